@@ -1,0 +1,23 @@
+//! Profile Model: turns a PyTorch profiler (Kineto) trace into columnar tables, analyses and a diagnosis.
+//!
+//! Layers point one way: [`trace`] (bytes → events, resumable across chunks) → [`table`] (arrow2
+//! columns, one table per rank) → [`analysis`] (pure, deterministic analyses) → [`report`] (plain serde
+//! structs and Markdown). Browser-only code (`ui`, `worker`) sits behind `cfg(target_arch = "wasm32")`;
+//! the native command line lives in [`cli`].
+
+pub mod analysis;
+pub mod report;
+pub mod table;
+pub mod trace;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cli;
+
+#[cfg(target_arch = "wasm32")]
+pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;
+
+pub use table::TraceLoader;
+pub use table::TraceTable;
+pub use trace::LoadError;

@@ -1,0 +1,644 @@
+//! Builds a [`TraceTable`] from events as the reader finds them (implements [`EventSink`]).
+
+use arrow2::array::{
+    BooleanArray, DictionaryArray, MutablePrimitiveArray, PrimitiveArray, Utf8Array,
+};
+use arrow2::bitmap::Bitmap;
+use arrow2::datatypes::DataType;
+
+use super::intern::{FxHashMap, Interner};
+use super::{ArgColumn, ArgValues, TraceMetadata, TraceTable};
+use crate::trace::dialect::{is_known_phase, kind_of_category, kind_of_event, EventKind};
+use crate::trace::{
+    ArgValue, DiagnosticKind, Diagnostics, EventSink, IdValue, RawEvent, ReadSummary,
+};
+
+/// The type a well-known args key always gets, whatever the values look like.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum FixedType {
+    Int,
+    Float,
+    Text,
+}
+
+fn fixed_type_of(key: &[u8]) -> Option<FixedType> {
+    Some(match key {
+        b"bytes"
+        | b"cbid"
+        | b"queued"
+        | b"context"
+        | b"registers per thread"
+        | b"shared memory"
+        | b"Record function id"
+        | b"Sequence number"
+        | b"Fwd thread id"
+        | b"Ev Idx"
+        | b"Python id"
+        | b"Python parent id"
+        | b"Python thread"
+        | b"In msg nelems"
+        | b"Out msg nelems"
+        | b"Group size"
+        | b"Process Group Ranks size" => FixedType::Int,
+        b"memory bandwidth (GB/s)"
+        | b"blocks per SM"
+        | b"warps per SM"
+        | b"est. achieved occupancy %" => FixedType::Float,
+        b"grid"
+        | b"block"
+        | b"Input Dims"
+        | b"Input type"
+        | b"Input Strides"
+        | b"Concrete Inputs"
+        | b"Collective name"
+        | b"Process Group Name"
+        | b"Process Group Description"
+        | b"dtype"
+        | b"kernel_backend"
+        | b"name" => FixedType::Text,
+        _ => return None,
+    })
+}
+
+enum ArgData {
+    /// Only nulls so far.
+    Empty,
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Bool(Vec<bool>),
+    Text(Vec<u32>),
+}
+
+/// One sparse args column under construction.
+struct ArgBuilder {
+    key: Vec<u8>,
+    rows: Vec<u32>,
+    data: ArgData,
+    /// Validity, created at the first null.
+    valid: Option<Vec<bool>>,
+    strings: Interner,
+    mixed: bool,
+    fixed: Option<FixedType>,
+}
+
+fn format_f64(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else if v.is_nan() {
+        "NaN".into()
+    } else if v > 0.0 {
+        "Infinity".into()
+    } else {
+        "-Infinity".into()
+    }
+}
+
+impl ArgBuilder {
+    fn new(key: &[u8]) -> Self {
+        ArgBuilder {
+            key: key.to_vec(),
+            rows: Vec::new(),
+            data: ArgData::Empty,
+            valid: None,
+            strings: Interner::default(),
+            mixed: false,
+            fixed: fixed_type_of(key),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn push_validity(&mut self, ok: bool) {
+        match (&mut self.valid, ok) {
+            (Some(v), _) => v.push(ok),
+            (None, true) => {}
+            (None, false) => {
+                let mut v = vec![true; self.len()];
+                v.push(false);
+                self.valid = Some(v);
+            }
+        }
+    }
+
+    fn to_text(&mut self) {
+        let n_before = self.len();
+        let texts: Vec<String> = match &self.data {
+            ArgData::Empty => vec![String::new(); n_before],
+            ArgData::Int(v) => v.iter().map(|x| x.to_string()).collect(),
+            ArgData::Float(v) => v.iter().map(|x| format_f64(*x)).collect(),
+            ArgData::Bool(v) => v.iter().map(|x| x.to_string()).collect(),
+            ArgData::Text(_) => return,
+        };
+        let ids = texts
+            .iter()
+            .map(|t| self.strings.intern(t.as_bytes()))
+            .collect();
+        self.data = ArgData::Text(ids);
+    }
+
+    /// Adds the value of `row`. Returns `false` when a well-known key got a value of the wrong type.
+    fn push(&mut self, row: u32, value: &ArgValue<'_>) -> bool {
+        let n = self.len();
+        let mut ok = true;
+        let value = match (self.fixed, *value) {
+            (Some(FixedType::Int), ArgValue::Float(f)) if f.fract() == 0.0 && f.abs() < 9e18 => {
+                ArgValue::Int(f as i64)
+            }
+            (Some(FixedType::Int), ArgValue::Int(_) | ArgValue::Null) => *value,
+            (Some(FixedType::Int), _) => {
+                ok = false;
+                ArgValue::Null
+            }
+            (Some(FixedType::Float), ArgValue::Int(i)) => ArgValue::Float(i as f64),
+            (Some(FixedType::Float), ArgValue::Float(_) | ArgValue::Null) => *value,
+            (Some(FixedType::Float), _) => {
+                ok = false;
+                ArgValue::Null
+            }
+            _ => *value,
+        };
+        if self.fixed == Some(FixedType::Text) && matches!(self.data, ArgData::Empty) {
+            self.to_text();
+        }
+        self.push_validity(!matches!(value, ArgValue::Null));
+        match value {
+            ArgValue::Null => match &mut self.data {
+                ArgData::Empty => {}
+                ArgData::Int(v) => v.push(0),
+                ArgData::Float(v) => v.push(0.0),
+                ArgData::Bool(v) => v.push(false),
+                ArgData::Text(v) => v.push(0),
+            },
+            ArgValue::Int(i) => match &mut self.data {
+                ArgData::Int(v) => v.push(i),
+                ArgData::Float(v) => v.push(i as f64),
+                ArgData::Empty => {
+                    let mut v = vec![0; n];
+                    v.push(i);
+                    self.data = ArgData::Int(v);
+                }
+                ArgData::Bool(_) | ArgData::Text(_) => {
+                    self.push_text(i.to_string().as_bytes(), false)
+                }
+            },
+            ArgValue::Float(f) => match &mut self.data {
+                ArgData::Float(v) => v.push(f),
+                ArgData::Int(v) => {
+                    let mut fl: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+                    fl.push(f);
+                    self.data = ArgData::Float(fl);
+                }
+                ArgData::Empty => {
+                    let mut v = vec![0.0; n];
+                    v.push(f);
+                    self.data = ArgData::Float(v);
+                }
+                ArgData::Bool(_) | ArgData::Text(_) => {
+                    self.push_text(format_f64(f).as_bytes(), false)
+                }
+            },
+            ArgValue::Bool(b) => match &mut self.data {
+                ArgData::Bool(v) => v.push(b),
+                ArgData::Empty => {
+                    let mut v = vec![false; n];
+                    v.push(b);
+                    self.data = ArgData::Bool(v);
+                }
+                _ => self.push_text(if b { b"true" } else { b"false" }, false),
+            },
+            ArgValue::Text(t) | ArgValue::Json(t) => self.push_text(t, true),
+        }
+        self.rows.push(row);
+        ok
+    }
+
+    /// Stores a value as text, turning the column into text first if it was not (a mixed-type key).
+    fn push_text(&mut self, t: &[u8], value_is_text: bool) {
+        let data_is_text = matches!(self.data, ArgData::Text(_));
+        let differs = if value_is_text {
+            !data_is_text && !matches!(self.data, ArgData::Empty)
+        } else {
+            data_is_text
+        };
+        if differs && self.fixed != Some(FixedType::Text) {
+            self.mixed = true;
+        }
+        self.to_text();
+        let id = self.strings.intern(t);
+        if let ArgData::Text(v) = &mut self.data {
+            v.push(id);
+        }
+    }
+
+    fn finish(self) -> ArgColumn {
+        let validity = self.valid.map(|v| Bitmap::from_iter(v.iter().copied()));
+        let n = self.rows.len();
+        let values = match self.data {
+            ArgData::Empty => ArgValues::Int(PrimitiveArray::new(
+                DataType::Int64,
+                vec![0i64; n].into(),
+                validity,
+            )),
+            ArgData::Int(v) => {
+                ArgValues::Int(PrimitiveArray::new(DataType::Int64, v.into(), validity))
+            }
+            ArgData::Float(v) => {
+                ArgValues::Float(PrimitiveArray::new(DataType::Float64, v.into(), validity))
+            }
+            ArgData::Bool(v) => ArgValues::Bool(BooleanArray::new(
+                DataType::Boolean,
+                Bitmap::from_iter(v),
+                validity,
+            )),
+            ArgData::Text(v) => {
+                let keys = PrimitiveArray::<u32>::new(DataType::UInt32, v.into(), validity);
+                ArgValues::Text(dictionary(keys, self.strings.into_strings()))
+            }
+        };
+        ArgColumn {
+            key: String::from_utf8_lossy(&self.key).into_owned(),
+            rows: PrimitiveArray::<u32>::from_vec(self.rows),
+            values,
+            mixed_types: self.mixed,
+        }
+    }
+}
+
+fn dictionary(keys: PrimitiveArray<u32>, values: Vec<String>) -> DictionaryArray<u32> {
+    let dict = Utf8Array::<i32>::from_iter_values(values.iter());
+    let dtype = DataType::Dictionary(
+        arrow2::datatypes::IntegerType::UInt32,
+        Box::new(DataType::Utf8),
+        false,
+    );
+    DictionaryArray::try_new(dtype, keys, dict.boxed()).expect("dictionary keys in range")
+}
+
+/// Interns `pid`/`tid` values, numbers and strings alike, as text.
+#[derive(Default)]
+struct IdInterner {
+    ints: FxHashMap<i64, u32>,
+    strings: Interner,
+}
+
+impl IdInterner {
+    #[inline]
+    fn intern(&mut self, v: Option<IdValue<'_>>) -> u32 {
+        match v {
+            Some(IdValue::Int(n)) => {
+                if let Some(&id) = self.ints.get(&n) {
+                    return id;
+                }
+                let id = self.strings.intern(n.to_string().as_bytes());
+                self.ints.insert(n, id);
+                id
+            }
+            Some(IdValue::Text(t)) => self.strings.intern(t),
+            None => self.strings.intern(b""),
+        }
+    }
+}
+
+/// The number a GPU row's `tid` names (`7`, `"stream 7"`), used when `args.stream` is absent.
+fn stream_from_tid(tid: Option<IdValue<'_>>) -> Option<i64> {
+    match tid? {
+        IdValue::Int(n) => Some(n),
+        IdValue::Text(t) => {
+            let digits_start = t
+                .iter()
+                .rposition(|b| !b.is_ascii_digit())
+                .map_or(0, |p| p + 1);
+            std::str::from_utf8(&t[digits_start..]).ok()?.parse().ok()
+        }
+    }
+}
+
+/// Receives events and grows the columns; [`TableBuilder::finish`] makes the table.
+pub struct TableBuilder {
+    file: String,
+    kind: Vec<u8>,
+    phase: Vec<u8>,
+    category: MutablePrimitiveArray<u32>,
+    name: Vec<u32>,
+    pid: Vec<u32>,
+    tid: Vec<u32>,
+    ts_ns: MutablePrimitiveArray<i64>,
+    dur_ns: MutablePrimitiveArray<i64>,
+    external_id: MutablePrimitiveArray<i64>,
+    correlation: MutablePrimitiveArray<i64>,
+    stream: MutablePrimitiveArray<i64>,
+    device: MutablePrimitiveArray<i64>,
+    flow_id: MutablePrimitiveArray<i64>,
+    names: Interner,
+    categories: Interner,
+    category_kinds: Vec<Option<EventKind>>,
+    pids: IdInterner,
+    tids: IdInterner,
+    arg_index: FxHashMap<Box<[u8]>, usize>,
+    args: Vec<ArgBuilder>,
+    open_begins: FxHashMap<(u32, u32), Vec<(usize, i64)>>,
+    process_names: Vec<(u32, String)>,
+    thread_names: Vec<(u32, u32, String)>,
+    diagnostics: Diagnostics,
+}
+
+impl TableBuilder {
+    pub fn new(file: &str) -> Self {
+        TableBuilder {
+            file: file.to_string(),
+            kind: Vec::new(),
+            phase: Vec::new(),
+            category: MutablePrimitiveArray::new(),
+            name: Vec::new(),
+            pid: Vec::new(),
+            tid: Vec::new(),
+            ts_ns: MutablePrimitiveArray::new(),
+            dur_ns: MutablePrimitiveArray::new(),
+            external_id: MutablePrimitiveArray::new(),
+            correlation: MutablePrimitiveArray::new(),
+            stream: MutablePrimitiveArray::new(),
+            device: MutablePrimitiveArray::new(),
+            flow_id: MutablePrimitiveArray::new(),
+            names: Interner::default(),
+            categories: Interner::default(),
+            category_kinds: Vec::new(),
+            pids: IdInterner::default(),
+            tids: IdInterner::default(),
+            arg_index: FxHashMap::default(),
+            args: Vec::new(),
+            open_begins: FxHashMap::default(),
+            process_names: Vec::new(),
+            thread_names: Vec::new(),
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    /// Reserves room for about `events` rows (e.g. the text size / 250 bytes).
+    pub fn reserve(&mut self, events: usize) {
+        self.kind.reserve(events);
+        self.phase.reserve(events);
+        self.category.reserve(events);
+        self.name.reserve(events);
+        self.pid.reserve(events);
+        self.tid.reserve(events);
+        for c in [
+            &mut self.ts_ns,
+            &mut self.dur_ns,
+            &mut self.external_id,
+            &mut self.correlation,
+            &mut self.stream,
+            &mut self.device,
+            &mut self.flow_id,
+        ] {
+            c.reserve(events);
+        }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.kind.len()
+    }
+
+    fn category_kind(&mut self, id: u32) -> Option<EventKind> {
+        let idx = id as usize;
+        while self.category_kinds.len() <= idx {
+            let cid = self.category_kinds.len() as u32;
+            let text = String::from_utf8_lossy(self.categories.get(cid)).into_owned();
+            let k = kind_of_category(&text);
+            self.category_kinds.push(k);
+        }
+        self.category_kinds[idx]
+    }
+
+    /// Makes the table. `summary` is what the reader found (metadata, diagnostics).
+    pub fn finish(mut self, summary: ReadSummary) -> TraceTable {
+        let unpaired: usize = self.open_begins.values().map(Vec::len).sum();
+        self.diagnostics
+            .add_n(DiagnosticKind::UnpairedBegin, unpaired as u64, || {
+                "a B event left open at the end".into()
+            });
+        let mut diagnostics = summary.diagnostics;
+        diagnostics.merge(&self.diagnostics);
+        let mut metadata = TraceMetadata::from_top_level(summary.metadata);
+        let pid_strings = self.pids.strings.into_strings();
+        let tid_strings = self.tids.strings.into_strings();
+        for (pid, name) in self.process_names {
+            metadata
+                .process_names
+                .insert(pid_strings[pid as usize].clone(), name);
+        }
+        for (pid, tid, name) in self.thread_names {
+            metadata.thread_names.insert(
+                format!(
+                    "{}/{}",
+                    pid_strings[pid as usize], tid_strings[tid as usize]
+                ),
+                name,
+            );
+        }
+        let mut args: Vec<ArgColumn> = self.args.into_iter().map(ArgBuilder::finish).collect();
+        args.sort_by(|a, b| a.key.cmp(&b.key));
+        for c in &args {
+            if c.mixed_types {
+                let key = c.key.clone();
+                diagnostics.add(DiagnosticKind::MixedTypeArg, || key);
+            }
+        }
+        let u32col = |v: Vec<u32>| PrimitiveArray::<u32>::from_vec(v);
+        TraceTable {
+            file: self.file,
+            kind: PrimitiveArray::from_vec(self.kind),
+            phase: PrimitiveArray::from_vec(self.phase),
+            category: dictionary(self.category.into(), self.categories.into_strings()),
+            name: dictionary(u32col(self.name), self.names.into_strings()),
+            pid: dictionary(u32col(self.pid), pid_strings),
+            tid: dictionary(u32col(self.tid), tid_strings),
+            ts_ns: self.ts_ns.into(),
+            dur_ns: self.dur_ns.into(),
+            external_id: self.external_id.into(),
+            correlation: self.correlation.into(),
+            stream: self.stream.into(),
+            device: self.device.into(),
+            flow_id: self.flow_id.into(),
+            args,
+            metadata,
+            diagnostics,
+        }
+    }
+}
+
+fn as_i64(v: &ArgValue<'_>) -> Option<Option<i64>> {
+    match *v {
+        ArgValue::Int(n) => Some(Some(n)),
+        ArgValue::Float(f) if f.fract() == 0.0 && f.abs() < 9e18 => Some(Some(f as i64)),
+        ArgValue::Null => Some(None),
+        ArgValue::Text(t) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .map(Some),
+        _ => None,
+    }
+}
+
+impl EventSink for TableBuilder {
+    fn event(&mut self, e: &RawEvent<'_>) {
+        let row = self.kind.len();
+        let phase = e.phase.unwrap_or(0);
+        if e.phase.is_none() {
+            self.diagnostics.add(DiagnosticKind::MissingPhase, || {
+                format!("traceEvents[{}]", e.index)
+            });
+        } else if !is_known_phase(phase) {
+            self.diagnostics.add(DiagnosticKind::UnknownPhase, || {
+                format!("ph \"{}\" at traceEvents[{}]", phase as char, e.index)
+            });
+        }
+        let cat_kind = match e.category {
+            Some(c) => {
+                let id = self.categories.intern(c);
+                self.category.push(Some(id));
+                let k = self.category_kind(id);
+                if k.is_none() && !matches!(phase, b'M' | b'C' | b's' | b'f' | b't') {
+                    self.diagnostics.add(DiagnosticKind::UnknownCategory, || {
+                        format!("\"{}\"", String::from_utf8_lossy(c))
+                    });
+                }
+                k
+            }
+            None => {
+                self.category.push(None);
+                None
+            }
+        };
+        let kind = kind_of_event(phase, cat_kind);
+        self.kind.push(kind as u8);
+        self.phase.push(phase);
+        self.name.push(self.names.intern(e.name.unwrap_or(b"")));
+        let pid = self.pids.intern(e.pid);
+        let tid = self.tids.intern(e.tid);
+        self.pid.push(pid);
+        self.tid.push(tid);
+        self.ts_ns.push(e.ts_ns);
+        let mut dur = e.dur_ns;
+        if let Some(d) = dur {
+            if d < 0 {
+                self.diagnostics.add(DiagnosticKind::NegativeDuration, || {
+                    format!("dur {d} ns at traceEvents[{}]", e.index)
+                });
+            }
+        } else if phase == b'X' {
+            self.diagnostics.add(DiagnosticKind::MissingDuration, || {
+                format!("traceEvents[{}]", e.index)
+            });
+            dur = None;
+        }
+        if e.ts_ns.is_none() && !matches!(phase, b'M') {
+            self.diagnostics.add(DiagnosticKind::MissingTimestamp, || {
+                format!("traceEvents[{}]", e.index)
+            });
+        }
+        self.dur_ns.push(dur);
+        // B/E pairing per (pid, tid): the E gives the B its duration.
+        match phase {
+            b'B' => {
+                if let Some(ts) = e.ts_ns {
+                    self.open_begins
+                        .entry((pid, tid))
+                        .or_default()
+                        .push((row, ts));
+                }
+            }
+            b'E' => match self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop) {
+                Some((b_row, b_ts)) => {
+                    if let Some(ts) = e.ts_ns {
+                        self.dur_ns.set(b_row, Some(ts - b_ts));
+                    }
+                }
+                None => self.diagnostics.add(DiagnosticKind::UnpairedEnd, || {
+                    format!("traceEvents[{}]", e.index)
+                }),
+            },
+            _ => {}
+        }
+        if e.bad_id {
+            self.diagnostics.add(DiagnosticKind::BadFlowId, || {
+                format!("traceEvents[{}]", e.index)
+            });
+        }
+        self.flow_id.push(e.id);
+
+        let (mut ext, mut corr, mut stream, mut device) = (None, None, None, None);
+        for (key, value) in &e.args {
+            let dense = match *key {
+                b"External id" | b"external id" => Some(&mut ext),
+                b"correlation" => Some(&mut corr),
+                b"stream" => Some(&mut stream),
+                b"device" => Some(&mut device),
+                _ => None,
+            };
+            if let Some(slot) = dense {
+                match as_i64(value) {
+                    Some(v) => *slot = v,
+                    None => self
+                        .diagnostics
+                        .add(DiagnosticKind::WellKnownArgWrongType, || {
+                            format!(
+                                "args[\"{}\"] = {value:?} at traceEvents[{}]",
+                                String::from_utf8_lossy(key),
+                                e.index
+                            )
+                        }),
+                }
+                continue;
+            }
+            let col = match self.arg_index.get(*key) {
+                Some(&c) => c,
+                None => {
+                    let c = self.args.len();
+                    self.args.push(ArgBuilder::new(key));
+                    self.arg_index.insert((*key).into(), c);
+                    c
+                }
+            };
+            if !self.args[col].push(row as u32, value) {
+                self.diagnostics
+                    .add(DiagnosticKind::WellKnownArgWrongType, || {
+                        format!(
+                            "args[\"{}\"] = {value:?} at traceEvents[{}]",
+                            String::from_utf8_lossy(key),
+                            e.index
+                        )
+                    });
+            }
+            if phase == b'M' && *key == b"name" {
+                if let ArgValue::Text(t) = value {
+                    match e.name {
+                        Some(b"process_name") => self
+                            .process_names
+                            .push((pid, String::from_utf8_lossy(t).into_owned())),
+                        Some(b"thread_name") => self.thread_names.push((
+                            pid,
+                            tid,
+                            String::from_utf8_lossy(t).into_owned(),
+                        )),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if stream.is_none() && kind.is_gpu_activity() {
+            stream = stream_from_tid(e.tid);
+        }
+        self.external_id.push(ext);
+        self.correlation.push(corr);
+        self.stream.push(stream);
+        self.device.push(device);
+    }
+
+    fn non_object_entry(&mut self, index: u64) {
+        self.diagnostics.add(DiagnosticKind::NonObjectEvent, || {
+            format!("traceEvents[{index}]")
+        });
+    }
+}

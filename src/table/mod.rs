@@ -1,0 +1,397 @@
+//! Events → arrow2 columns: one [`TraceTable`] per rank, every column documented; the only module that names arrow2.
+//!
+//! # Columns of a [`TraceTable`]
+//! One row per entry of `traceEvents`, **in file order** (row = the entry's index, as HTA's `index`).
+//! The table is not sorted by time; analyses sort the few rows they need.
+//!
+//! | column | arrow type | unit / meaning | null when |
+//! |---|---|---|---|
+//! | `kind` | UInt8 | canonical [`EventKind`] (`as u8`), from phase and category | never |
+//! | `phase` | UInt8 | first byte of `ph` (`b'X'`, `b'B'`, ...) | `ph` absent (stored as 0) |
+//! | `category` | Dictionary<UInt32, Utf8> | original `cat` | `cat` absent |
+//! | `name` | Dictionary<UInt32, Utf8> | `name` | `name` absent (key of `""`) |
+//! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent (key of `""`) |
+//! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent |
+//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration |
+//! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
+//! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
+//! | `stream` | Int64 | `args.stream`; for GPU activity without it, the number in `tid` | absent |
+//! | `device` | Int64 | `args.device` | absent |
+//! | `flow_id` | Int64 | `id` of flow events (`s`/`f`/`t`) and async events | absent |
+//! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |
+
+mod builder;
+pub mod intern;
+mod loader;
+pub mod set;
+
+use arrow2::array::{Array, BooleanArray, DictionaryArray, PrimitiveArray, Utf8Array};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+pub use crate::trace::dialect::EventKind;
+use crate::trace::Diagnostics;
+pub use builder::TableBuilder;
+#[cfg(not(target_arch = "wasm32"))]
+pub use loader::load_path;
+pub use loader::{load_bytes, TraceLoader};
+pub use set::{RankTrace, TraceSet};
+
+/// Values of one sparse args column.
+#[derive(Clone, Debug)]
+pub enum ArgValues {
+    Int(PrimitiveArray<i64>),
+    Float(PrimitiveArray<f64>),
+    Bool(BooleanArray),
+    /// Strings, and arrays/objects as compact JSON, dictionary-encoded.
+    Text(DictionaryArray<u32>),
+}
+
+/// One `args` key as a column. Stored sparse: `rows[i]` (ascending) holds `values[i]`; rows not listed
+/// did not have the key. JSON `null` is a null value.
+#[derive(Clone, Debug)]
+pub struct ArgColumn {
+    /// The key as written in the trace (`"Input Dims"`); the column's display name is `args_<key>`.
+    pub key: String,
+    pub rows: PrimitiveArray<u32>,
+    pub values: ArgValues,
+    /// Values of more than one JSON type were seen (stored as text).
+    pub mixed_types: bool,
+}
+
+impl ArgColumn {
+    pub fn type_name(&self) -> &'static str {
+        match self.values {
+            ArgValues::Int(_) => "Int64",
+            ArgValues::Float(_) => "Float64",
+            ArgValues::Bool(_) => "Boolean",
+            ArgValues::Text(_) => "Utf8",
+        }
+    }
+
+    /// Position in `rows` of `row`, if the row has this key.
+    pub fn find(&self, row: usize) -> Option<usize> {
+        self.rows.values().binary_search(&(row as u32)).ok()
+    }
+
+    /// The value at position `i` (not row) as JSON.
+    pub fn json_at(&self, i: usize) -> Value {
+        match &self.values {
+            ArgValues::Int(a) => a.get(i).map_or(Value::Null, Value::from),
+            ArgValues::Float(a) => a
+                .get(i)
+                .and_then(serde_json::Number::from_f64)
+                .map_or(Value::Null, Value::Number),
+            ArgValues::Bool(a) => a.get(i).map_or(Value::Null, Value::Bool),
+            ArgValues::Text(a) => {
+                if !a.is_valid(i) {
+                    return Value::Null;
+                }
+                let k = a.keys().value(i) as usize;
+                let dict = a
+                    .values()
+                    .as_any()
+                    .downcast_ref::<Utf8Array<i32>>()
+                    .expect("utf8 dictionary");
+                Value::String(dict.value(k).to_string())
+            }
+        }
+    }
+
+    pub fn i64_at(&self, i: usize) -> Option<i64> {
+        match &self.values {
+            ArgValues::Int(a) => a.get(i),
+            ArgValues::Float(a) => a.get(i).map(|v| v as i64),
+            _ => None,
+        }
+    }
+
+    pub fn f64_at(&self, i: usize) -> Option<f64> {
+        match &self.values {
+            ArgValues::Int(a) => a.get(i).map(|v| v as f64),
+            ArgValues::Float(a) => a.get(i),
+            _ => None,
+        }
+    }
+
+    pub fn text_at(&self, i: usize) -> Option<&str> {
+        match &self.values {
+            ArgValues::Text(a) if a.is_valid(i) => {
+                let k = a.keys().value(i) as usize;
+                let dict = a.values().as_any().downcast_ref::<Utf8Array<i32>>()?;
+                Some(dict.value(k))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What the trace says about itself (top-level keys and `M` events).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TraceMetadata {
+    /// `distributedInfo.rank`.
+    pub rank: Option<i64>,
+    pub world_size: Option<i64>,
+    pub backend: Option<String>,
+    /// Name of the first entry of `deviceProperties`.
+    pub device_name: Option<String>,
+    pub device_count: usize,
+    pub schema_version: Option<i64>,
+    pub trace_id: Option<String>,
+    pub display_time_unit: Option<String>,
+    pub base_time_ns: Option<i64>,
+    /// `M` events: pid → process name, (pid, tid) → thread name.
+    pub process_names: BTreeMap<String, String>,
+    pub thread_names: BTreeMap<String, String>,
+    /// Every top-level key except `traceEvents`, as written.
+    pub top_level: Map<String, Value>,
+    /// Entries of `traceEvents` (rows, plus entries that were not objects).
+    pub trace_events: u64,
+    /// `{"traceEvents": ...}` (false: old bare-array form).
+    pub object_form: bool,
+    /// The file was gzip-compressed.
+    pub gzip: bool,
+    /// Bytes of the file as given, and of its JSON text.
+    pub file_bytes: u64,
+    pub text_bytes: u64,
+}
+
+impl TraceMetadata {
+    pub fn from_top_level(top: Map<String, Value>) -> Self {
+        let dist = top.get("distributedInfo");
+        let int = |v: Option<&Value>| {
+            v.and_then(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            })
+        };
+        let devices = top.get("deviceProperties").and_then(Value::as_array);
+        TraceMetadata {
+            rank: int(dist.and_then(|d| d.get("rank"))),
+            world_size: int(dist.and_then(|d| d.get("world_size"))),
+            backend: dist
+                .and_then(|d| d.get("backend"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            device_name: devices
+                .and_then(|d| d.first())
+                .and_then(|d| d.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            device_count: devices.map_or(0, Vec::len),
+            schema_version: int(top.get("schemaVersion")),
+            trace_id: top.get("trace_id").map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            }),
+            display_time_unit: top
+                .get("displayTimeUnit")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            base_time_ns: int(top.get("baseTimeNanoseconds")),
+            top_level: top,
+            ..Default::default()
+        }
+    }
+}
+
+/// One rank's events as columns. See the module documentation for every column.
+#[derive(Clone, Debug)]
+pub struct TraceTable {
+    /// The file name it came from.
+    pub file: String,
+    pub kind: PrimitiveArray<u8>,
+    pub phase: PrimitiveArray<u8>,
+    pub category: DictionaryArray<u32>,
+    pub name: DictionaryArray<u32>,
+    pub pid: DictionaryArray<u32>,
+    pub tid: DictionaryArray<u32>,
+    pub ts_ns: PrimitiveArray<i64>,
+    pub dur_ns: PrimitiveArray<i64>,
+    pub external_id: PrimitiveArray<i64>,
+    pub correlation: PrimitiveArray<i64>,
+    pub stream: PrimitiveArray<i64>,
+    pub device: PrimitiveArray<i64>,
+    pub flow_id: PrimitiveArray<i64>,
+    /// Sparse args columns, sorted by key.
+    pub args: Vec<ArgColumn>,
+    pub metadata: TraceMetadata,
+    pub diagnostics: Diagnostics,
+}
+
+fn dict_strings(d: &DictionaryArray<u32>) -> &Utf8Array<i32> {
+    d.values()
+        .as_any()
+        .downcast_ref::<Utf8Array<i32>>()
+        .expect("utf8 dictionary")
+}
+
+impl TraceTable {
+    /// Number of rows (= entries of `traceEvents`).
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn kind_at(&self, row: usize) -> EventKind {
+        EventKind::from_u8(self.kind.value(row))
+    }
+
+    /// `ph` of a row as a char (`'\0'` when absent).
+    #[inline]
+    pub fn phase_at(&self, row: usize) -> char {
+        self.phase.value(row) as char
+    }
+
+    #[inline]
+    pub fn ts_at(&self, row: usize) -> Option<i64> {
+        self.ts_ns.get(row)
+    }
+
+    #[inline]
+    pub fn dur_at(&self, row: usize) -> Option<i64> {
+        self.dur_ns.get(row)
+    }
+
+    /// End (`ts + dur`), ns, for rows with both.
+    #[inline]
+    pub fn end_at(&self, row: usize) -> Option<i64> {
+        Some(self.ts_at(row)? + self.dur_at(row)?)
+    }
+
+    #[inline]
+    pub fn name_id(&self, row: usize) -> u32 {
+        self.name.keys().value(row)
+    }
+
+    /// Distinct names (the dictionary); `name_id` indexes it.
+    pub fn name_dictionary(&self) -> &Utf8Array<i32> {
+        dict_strings(&self.name)
+    }
+
+    #[inline]
+    pub fn name_of_id(&self, id: u32) -> &str {
+        dict_strings(&self.name).value(id as usize)
+    }
+
+    #[inline]
+    pub fn name_at(&self, row: usize) -> &str {
+        self.name_of_id(self.name_id(row))
+    }
+
+    pub fn category_at(&self, row: usize) -> Option<&str> {
+        if !self.category.is_valid(row) {
+            return None;
+        }
+        Some(dict_strings(&self.category).value(self.category.keys().value(row) as usize))
+    }
+
+    /// Dictionary id of a row's category (`None` when the event has no `cat`).
+    #[inline]
+    pub fn category_id_at(&self, row: usize) -> Option<u32> {
+        if self.category.is_valid(row) {
+            Some(self.category.keys().value(row))
+        } else {
+            None
+        }
+    }
+
+    pub fn category_dictionary(&self) -> &Utf8Array<i32> {
+        dict_strings(&self.category)
+    }
+
+    pub fn pid_at(&self, row: usize) -> &str {
+        dict_strings(&self.pid).value(self.pid.keys().value(row) as usize)
+    }
+
+    pub fn tid_at(&self, row: usize) -> &str {
+        dict_strings(&self.tid).value(self.tid.keys().value(row) as usize)
+    }
+
+    #[inline]
+    pub fn external_id_at(&self, row: usize) -> Option<i64> {
+        self.external_id.get(row)
+    }
+
+    #[inline]
+    pub fn correlation_at(&self, row: usize) -> Option<i64> {
+        self.correlation.get(row)
+    }
+
+    #[inline]
+    pub fn stream_at(&self, row: usize) -> Option<i64> {
+        self.stream.get(row)
+    }
+
+    #[inline]
+    pub fn device_at(&self, row: usize) -> Option<i64> {
+        self.device.get(row)
+    }
+
+    #[inline]
+    pub fn flow_id_at(&self, row: usize) -> Option<i64> {
+        self.flow_id.get(row)
+    }
+
+    /// The sparse column of an args key (exact key as written, e.g. `"bytes"`, `"Input Dims"`).
+    pub fn arg(&self, key: &str) -> Option<&ArgColumn> {
+        self.args
+            .binary_search_by(|c| c.key.as_str().cmp(key))
+            .ok()
+            .map(|i| &self.args[i])
+    }
+
+    /// Rows of one kind, in file order.
+    pub fn rows_of_kind(&self, kind: EventKind) -> impl Iterator<Item = usize> + '_ {
+        let k = kind as u8;
+        self.kind
+            .values()
+            .iter()
+            .enumerate()
+            .filter(move |(_, &v)| v == k)
+            .map(|(i, _)| i)
+    }
+
+    /// Rows whose original category is exactly `cat`.
+    pub fn rows_of_category<'a>(&'a self, cat: &str) -> impl Iterator<Item = usize> + 'a {
+        let id = self
+            .category_dictionary()
+            .iter()
+            .position(|v| v == Some(cat))
+            .map(|i| i as u32);
+        let keys = self.category.keys();
+        (0..self.len())
+            .filter(move |&r| id.is_some() && keys.is_valid(r) && Some(keys.value(r)) == id)
+    }
+
+    /// Approximate memory held by the columns, bytes (values, keys and dictionaries).
+    pub fn memory_bytes(&self) -> usize {
+        fn dict(d: &DictionaryArray<u32>) -> usize {
+            let s = dict_strings(d);
+            d.len() * 4 + s.values().len() + s.offsets().len() * 4
+        }
+        let n = self.len();
+        let mut total = n * 2
+            + n * 8 * 7
+            + dict(&self.category)
+            + dict(&self.name)
+            + dict(&self.pid)
+            + dict(&self.tid);
+        for c in &self.args {
+            total += c.rows.len() * 4;
+            total += match &c.values {
+                ArgValues::Int(a) => a.len() * 8,
+                ArgValues::Float(a) => a.len() * 8,
+                ArgValues::Bool(a) => a.len() / 8 + 1,
+                ArgValues::Text(a) => dict(a),
+            };
+        }
+        total
+    }
+}

@@ -1,0 +1,119 @@
+//! Several ranks of one job: one [`TraceTable`] per rank, with the rank found from the trace or the file name.
+
+use super::TraceTable;
+use crate::trace::DiagnosticKind;
+
+/// One rank's table.
+#[derive(Clone, Debug)]
+pub struct RankTrace {
+    pub rank: i64,
+    /// Where the rank number came from: `distributedInfo`, `file name` or `load order`.
+    pub rank_source: &'static str,
+    pub table: TraceTable,
+}
+
+/// All ranks loaded together, sorted by rank.
+#[derive(Clone, Debug, Default)]
+pub struct TraceSet {
+    pub ranks: Vec<RankTrace>,
+    /// Problems across files (duplicate or missing ranks), in plain words.
+    pub notes: Vec<String>,
+}
+
+/// The rank a file name names: `rank-3`, `rank3`, `rank_3`, `worker3` (case-insensitive).
+pub fn rank_from_file_name(name: &str) -> Option<i64> {
+    let lower = name.to_ascii_lowercase();
+    for tag in ["rank", "worker"] {
+        let mut from = 0;
+        while let Some(p) = lower[from..].find(tag) {
+            let start = from + p + tag.len();
+            let rest = &lower[start..];
+            let rest = rest.strip_prefix(['-', '_', '.']).unwrap_or(rest);
+            let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if !digits.is_empty() {
+                return digits.parse().ok();
+            }
+            from = start;
+        }
+    }
+    None
+}
+
+impl TraceSet {
+    /// Builds the set from tables in load order: rank from `distributedInfo.rank`, else the file name,
+    /// else the load order. Duplicate ranks are kept (both), counted and reported.
+    pub fn from_tables(tables: Vec<TraceTable>) -> TraceSet {
+        let mut set = TraceSet::default();
+        let mut used = std::collections::BTreeSet::new();
+        for (i, mut table) in tables.into_iter().enumerate() {
+            let (rank, source) = match table.metadata.rank {
+                Some(r) => (r, "distributedInfo"),
+                None => match rank_from_file_name(&table.file) {
+                    Some(r) => (r, "file name"),
+                    None => {
+                        table
+                            .diagnostics
+                            .add(DiagnosticKind::MissingRank, || table.file.clone());
+                        (i as i64, "load order")
+                    }
+                },
+            };
+            if !used.insert(rank) {
+                let file = table.file.clone();
+                table.diagnostics.add(DiagnosticKind::DuplicateRank, || {
+                    format!("rank {rank} in {file}")
+                });
+                set.notes.push(format!(
+                    "rank {rank} appears in more than one file ({file} is one); both are kept"
+                ));
+            }
+            set.ranks.push(RankTrace {
+                rank,
+                rank_source: source,
+                table,
+            });
+        }
+        set.ranks.sort_by(|a, b| {
+            a.rank
+                .cmp(&b.rank)
+                .then_with(|| a.table.file.cmp(&b.table.file))
+        });
+        if set.ranks.len() > 1 {
+            let lo = set.ranks.first().map_or(0, |r| r.rank);
+            let hi = set.ranks.last().map_or(0, |r| r.rank);
+            let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
+            if !missing.is_empty() && missing.len() < 64 {
+                set.notes
+                    .push(format!("ranks missing between {lo} and {hi}: {missing:?}"));
+            }
+        }
+        set
+    }
+
+    pub fn single(table: TraceTable) -> TraceSet {
+        TraceSet::from_tables(vec![table])
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_from_names() {
+        assert_eq!(rank_from_file_name("rank-3.json.gz"), Some(3));
+        assert_eq!(rank_from_file_name("trace_rank_12.json"), Some(12));
+        assert_eq!(rank_from_file_name("worker7.pt.trace.json"), Some(7));
+        assert_eq!(rank_from_file_name("Rank5"), Some(5));
+        assert_eq!(rank_from_file_name("hta__sampled_rank-1.json.gz"), Some(1));
+        assert_eq!(rank_from_file_name("trace.json"), None);
+    }
+}

@@ -1,0 +1,469 @@
+//! Low-level JSON scanning over byte slices: strings, numbers (with exact µs→ns), skipping and compacting.
+//!
+//! Every function reads from `input[pos..]` and returns `Err(Stop::Incomplete)` when the input ends
+//! before the value does, so callers can retry once more bytes have arrived.
+
+/// Why a scan stopped before finishing a value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stop {
+    /// The input ended inside the value.
+    Incomplete,
+    /// The input is not valid JSON at this byte offset (relative to the slice given).
+    Invalid { at: usize, expected: &'static str },
+}
+
+pub type Scan<T> = Result<T, Stop>;
+
+#[inline(always)]
+pub fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Index of the first non-white-space byte at or after `pos` (may be `input.len()`).
+#[inline(always)]
+pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
+    while pos < input.len() && is_ws(input[pos]) {
+        pos += 1;
+    }
+    pos
+}
+
+#[inline(always)]
+pub fn byte_at(input: &[u8], pos: usize) -> Scan<u8> {
+    input.get(pos).copied().ok_or(Stop::Incomplete)
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+#[inline(always)]
+fn has_byte(word: u64, byte: u8) -> u64 {
+    let x = word ^ (LO * byte as u64);
+    x.wrapping_sub(LO) & !x & HI
+}
+
+/// Position of the first `"` or `\` at or after `pos`, eight bytes at a time.
+#[inline(always)]
+fn find_quote_or_backslash(input: &[u8], mut pos: usize) -> Option<usize> {
+    while pos + 8 <= input.len() {
+        let word = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
+        let hits = has_byte(word, b'"') | has_byte(word, b'\\');
+        if hits != 0 {
+            return Some(pos + (hits.trailing_zeros() / 8) as usize);
+        }
+        pos += 8;
+    }
+    while pos < input.len() {
+        let b = input[pos];
+        if b == b'"' || b == b'\\' {
+            return Some(pos);
+        }
+        pos += 1;
+    }
+    None
+}
+
+/// Where a string's content lives: in the input, or unescaped into the scratch buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StrLoc {
+    Input(u32, u32),
+    Scratch(u32, u32),
+}
+
+impl StrLoc {
+    #[inline(always)]
+    pub fn get<'a>(self, input: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
+        match self {
+            StrLoc::Input(a, b) => &input[a as usize..b as usize],
+            StrLoc::Scratch(a, b) => &scratch[a as usize..b as usize],
+        }
+    }
+}
+
+/// Reads a string whose opening quote is at `pos`. Returns its location and the index after the
+/// closing quote. Escapes are decoded into `scratch`.
+#[inline]
+pub fn read_string(input: &[u8], pos: usize, scratch: &mut Vec<u8>) -> Scan<(StrLoc, usize)> {
+    debug_assert_eq!(input.get(pos), Some(&b'"'));
+    let start = pos + 1;
+    let hit = find_quote_or_backslash(input, start).ok_or(Stop::Incomplete)?;
+    if input[hit] == b'"' {
+        return Ok((StrLoc::Input(start as u32, hit as u32), hit + 1));
+    }
+    // Slow path: the string has escapes.
+    let s0 = scratch.len();
+    scratch.extend_from_slice(&input[start..hit]);
+    let mut i = hit;
+    loop {
+        let b = byte_at(input, i)?;
+        match b {
+            b'"' => return Ok((StrLoc::Scratch(s0 as u32, scratch.len() as u32), i + 1)),
+            b'\\' => {
+                let e = byte_at(input, i + 1)?;
+                i += 2;
+                match e {
+                    b'"' => scratch.push(b'"'),
+                    b'\\' => scratch.push(b'\\'),
+                    b'/' => scratch.push(b'/'),
+                    b'b' => scratch.push(8),
+                    b'f' => scratch.push(12),
+                    b'n' => scratch.push(b'\n'),
+                    b'r' => scratch.push(b'\r'),
+                    b't' => scratch.push(b'\t'),
+                    b'u' => {
+                        let (mut cp, next) = read_hex4(input, i)?;
+                        i = next;
+                        if (0xD800..0xDC00).contains(&cp) {
+                            // A surrogate pair: \uD83D\uDE00.
+                            if byte_at(input, i)? == b'\\' && byte_at(input, i + 1)? == b'u' {
+                                let (lo, next2) = read_hex4(input, i + 2)?;
+                                if (0xDC00..0xE000).contains(&lo) {
+                                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                                    i = next2;
+                                }
+                            }
+                        }
+                        let ch = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                        let mut buf = [0u8; 4];
+                        scratch.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    }
+                    _ => {
+                        return Err(Stop::Invalid {
+                            at: i - 1,
+                            expected: "a valid escape after '\\'",
+                        })
+                    }
+                }
+            }
+            _ => {
+                let run_end = find_quote_or_backslash(input, i).ok_or(Stop::Incomplete)?;
+                scratch.extend_from_slice(&input[i..run_end]);
+                i = run_end;
+            }
+        }
+    }
+}
+
+fn read_hex4(input: &[u8], pos: usize) -> Scan<(u32, usize)> {
+    let mut v = 0u32;
+    for k in 0..4 {
+        let b = byte_at(input, pos + k)?;
+        let d = (b as char).to_digit(16).ok_or(Stop::Invalid {
+            at: pos + k,
+            expected: "four hex digits after \\u",
+        })?;
+        v = v * 16 + d;
+    }
+    Ok((v, pos + 4))
+}
+
+/// Index just past the number starting at `pos`. Incomplete when the input ends inside it, unless
+/// `eof` says the end of the input is the end of the text.
+#[inline(always)]
+pub fn number_end(input: &[u8], pos: usize, eof: bool) -> Scan<usize> {
+    let mut i = pos;
+    while i < input.len() {
+        match input[i] {
+            b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' => i += 1,
+            _ => return Ok(i),
+        }
+    }
+    if eof {
+        Ok(i)
+    } else {
+        Err(Stop::Incomplete)
+    }
+}
+
+/// A JSON number, as an exact integer when it is written as one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+/// Parses the text of a JSON number.
+#[inline]
+pub fn parse_number(text: &[u8]) -> Option<Number> {
+    let (neg, digits) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
+    };
+    if !digits.is_empty() && digits.len() <= 18 && digits.iter().all(u8::is_ascii_digit) {
+        let mut v: i64 = 0;
+        for &d in digits {
+            v = v * 10 + (d - b'0') as i64;
+        }
+        return Some(Number::Int(if neg { -v } else { v }));
+    }
+    let s = std::str::from_utf8(text).ok()?;
+    if digits.iter().all(u8::is_ascii_digit) && !digits.is_empty() {
+        if let Ok(v) = s.parse::<i64>() {
+            return Some(Number::Int(v));
+        }
+    }
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .map(Number::Float)
+}
+
+/// Converts the text of a JSON number of microseconds into integer nanoseconds, exactly for decimal
+/// text (`1234.567` µs → `1234567` ns; digits past the ns are rounded half away from zero).
+#[inline]
+pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
+    let (neg, body) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
+    };
+    let mut int_part: i64 = 0;
+    let mut i = 0;
+    let mut any = false;
+    while i < body.len() && body[i].is_ascii_digit() {
+        int_part = int_part
+            .checked_mul(10)?
+            .checked_add((body[i] - b'0') as i64)?;
+        i += 1;
+        any = true;
+    }
+    let mut frac: i64 = 0;
+    let mut frac_digits = 0;
+    let mut round_up = false;
+    if i < body.len() && body[i] == b'.' {
+        i += 1;
+        while i < body.len() && body[i].is_ascii_digit() {
+            if frac_digits < 3 {
+                frac = frac * 10 + (body[i] - b'0') as i64;
+                frac_digits += 1;
+            } else if frac_digits == 3 {
+                round_up = body[i] >= b'5';
+                frac_digits += 1;
+            }
+            i += 1;
+            any = true;
+        }
+    }
+    if !any {
+        return None;
+    }
+    if i < body.len() {
+        // An exponent (rare): go through f64.
+        let s = std::str::from_utf8(text).ok()?;
+        let v: f64 = s.parse().ok()?;
+        let ns = (v * 1000.0).round();
+        return if ns.is_finite() && ns.abs() < 9.0e18 {
+            Some(ns as i64)
+        } else {
+            None
+        };
+    }
+    while frac_digits < 3 {
+        frac *= 10;
+        frac_digits += 1;
+    }
+    let mut ns = int_part.checked_mul(1000)?.checked_add(frac)?;
+    if round_up {
+        ns += 1;
+    }
+    Some(if neg { -ns } else { ns })
+}
+
+/// Index just past the JSON value starting at `pos` (which must not be white space).
+pub fn skip_value(input: &[u8], pos: usize, eof: bool) -> Scan<usize> {
+    let mut scanner = ValueScanner::default();
+    match scanner.scan(&input[pos..]) {
+        ScanResult::Complete(n) => Ok(pos + n),
+        ScanResult::NeedMore if eof && scanner.is_scalar_pending() => Ok(input.len()),
+        ScanResult::NeedMore => Err(Stop::Incomplete),
+        ScanResult::Invalid(at) => Err(Stop::Invalid {
+            at: pos + at,
+            expected: "a JSON value",
+        }),
+    }
+}
+
+/// Result of feeding bytes to a [`ValueScanner`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanResult {
+    /// The value ends after this many bytes of the slice given.
+    Complete(usize),
+    /// Every byte was consumed and the value has not ended yet.
+    NeedMore,
+    /// A closing bracket with nothing open, at this offset.
+    Invalid(usize),
+}
+
+/// Finds where one JSON value ends, fed in pieces of any size (state is kept between calls).
+/// It tracks only nesting, strings and escapes, so it is fast and never needs to look back.
+#[derive(Clone, Debug, Default)]
+pub struct ValueScanner {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+    in_scalar: bool,
+}
+
+impl ValueScanner {
+    pub fn is_scalar_pending(&self) -> bool {
+        self.in_scalar && self.depth == 0
+    }
+
+    pub fn scan(&mut self, bytes: &[u8]) -> ScanResult {
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                    if self.depth == 0 {
+                        return ScanResult::Complete(i + 1);
+                    }
+                } else {
+                    // Jump to the next quote or backslash.
+                    match find_quote_or_backslash(bytes, i + 1) {
+                        Some(j) => {
+                            i = j;
+                            continue;
+                        }
+                        None => return ScanResult::NeedMore,
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            match b {
+                b'"' => {
+                    if self.in_scalar && self.depth == 0 {
+                        return ScanResult::Complete(i);
+                    }
+                    self.in_string = true;
+                }
+                b'{' | b'[' => {
+                    if self.in_scalar && self.depth == 0 {
+                        return ScanResult::Complete(i);
+                    }
+                    self.depth += 1;
+                }
+                b'}' | b']' => {
+                    if self.depth == 0 {
+                        return if self.in_scalar {
+                            ScanResult::Complete(i)
+                        } else {
+                            ScanResult::Invalid(i)
+                        };
+                    }
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return ScanResult::Complete(i + 1);
+                    }
+                }
+                b' ' | b'\n' | b'\r' | b'\t' | b',' | b':' => {
+                    if self.in_scalar && self.depth == 0 {
+                        return ScanResult::Complete(i);
+                    }
+                }
+                _ => {
+                    if self.depth == 0 {
+                        self.in_scalar = true;
+                    }
+                }
+            }
+            i += 1;
+        }
+        ScanResult::NeedMore
+    }
+}
+
+/// Appends `raw` (one JSON value) to `out` without white space outside strings.
+pub fn compact_json_into(raw: &[u8], out: &mut Vec<u8>) {
+    let mut in_string = false;
+    let mut escape = false;
+    for &b in raw {
+        if in_string {
+            out.push(b);
+            if escape {
+                escape = false;
+            } else if b == b'\\' {
+                escape = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if !is_ws(b) {
+            if b == b'"' {
+                in_string = true;
+            }
+            out.push(b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanos_are_exact() {
+        assert_eq!(
+            micros_text_to_nanos(b"4458676522690.655"),
+            Some(4458676522690655)
+        );
+        assert_eq!(micros_text_to_nanos(b"12"), Some(12000));
+        assert_eq!(micros_text_to_nanos(b"-1.5"), Some(-1500));
+        assert_eq!(micros_text_to_nanos(b"0.0005"), Some(1));
+        assert_eq!(micros_text_to_nanos(b"0.0004"), Some(0));
+        assert_eq!(micros_text_to_nanos(b"1.5e3"), Some(1_500_000));
+        assert_eq!(micros_text_to_nanos(b""), None);
+    }
+
+    #[test]
+    fn strings_with_escapes() {
+        let mut scratch = Vec::new();
+        let input = br#""a\"b\u00e9\ud83d\ude00c" "#;
+        let (loc, end) = read_string(input, 0, &mut scratch).unwrap();
+        assert_eq!(loc.get(input, &scratch), "a\"bé😀c".as_bytes());
+        assert_eq!(end, input.len() - 1);
+        assert_eq!(
+            read_string(br#""abc"#, 0, &mut scratch),
+            Err(Stop::Incomplete)
+        );
+    }
+
+    #[test]
+    fn scanner_resumes_byte_by_byte() {
+        let text = br#"{"a": [1, "x}]\"", {"b": null}]} ,"#;
+        let mut s = ValueScanner::default();
+        let mut done = None;
+        for (i, b) in text.iter().enumerate() {
+            if let ScanResult::Complete(n) = s.scan(std::slice::from_ref(b)) {
+                done = Some(i + n);
+                break;
+            }
+        }
+        assert_eq!(done, Some(text.len() - 2));
+        assert_eq!(skip_value(b"123,", 0, false), Ok(3));
+        assert_eq!(skip_value(b"123", 0, false), Err(Stop::Incomplete));
+        assert_eq!(skip_value(b"123", 0, true), Ok(3));
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_number(b"-42"), Some(Number::Int(-42)));
+        assert_eq!(parse_number(b"4.5"), Some(Number::Float(4.5)));
+        assert_eq!(
+            parse_number(b"9223372036854775807"),
+            Some(Number::Int(i64::MAX))
+        );
+        assert_eq!(parse_number(b"1e400"), None);
+    }
+
+    #[test]
+    fn compacts() {
+        let mut out = Vec::new();
+        compact_json_into(br#"[ [1, 2], "a b" ]"#, &mut out);
+        assert_eq!(out, br#"[[1,2],"a b"]"#);
+    }
+}

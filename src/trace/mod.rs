@@ -1,0 +1,310 @@
+//! Bytes → events: gzip sniffing and streaming inflate, a resumable JSON reader, Kineto dialects and
+//! counted diagnostics. Nothing here holds the whole text; nothing here knows about tables.
+
+pub mod diagnostics;
+pub mod dialect;
+pub mod event;
+pub mod json;
+pub mod parse_event;
+pub mod reader;
+pub mod source;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity};
+pub use event::{ArgValue, EventSink, IdValue, RawEvent};
+pub use reader::{ReadSummary, TraceReader};
+pub use source::Decompressor;
+
+/// Why a file could not be loaded at all.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadErrorKind {
+    Empty,
+    CorruptGzip,
+    NotJson,
+    NotATrace,
+    Truncated,
+    Cancelled,
+    Io,
+}
+
+/// A fatal load error: what was expected, what was found, and where, in the user's words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadError {
+    pub kind: LoadErrorKind,
+    pub file: String,
+    /// Byte offset in the (decompressed) text, when it helps.
+    pub offset: Option<u64>,
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+const WHAT_WE_READ: &str =
+    "a PyTorch profiler trace (the Chrome-trace JSON that torch.profiler writes, \
+                            with a \"traceEvents\" list; .json or .json.gz)";
+
+fn name(file: &str) -> &str {
+    if file.is_empty() {
+        "the input"
+    } else {
+        file
+    }
+}
+
+impl LoadError {
+    pub fn new(kind: LoadErrorKind, file: &str, offset: Option<u64>, message: String) -> Self {
+        LoadError {
+            kind,
+            file: file.to_string(),
+            offset,
+            message,
+        }
+    }
+
+    pub fn empty(file: &str, bytes: u64) -> Self {
+        let what = if bytes == 0 {
+            "is empty (0 bytes)".to_string()
+        } else {
+            format!("holds only white space ({bytes} bytes)")
+        };
+        Self::new(
+            LoadErrorKind::Empty,
+            file,
+            None,
+            format!("{} {what}: expected {WHAT_WE_READ}.", name(file)),
+        )
+    }
+
+    pub fn truncated(file: &str, bytes: u64) -> Self {
+        Self::new(
+            LoadErrorKind::Truncated,
+            file,
+            Some(bytes),
+            format!(
+                "{} ends after {bytes} bytes, before any complete trace event: the file was cut off \
+                 (an interrupted download or a profiler that did not finish writing).",
+                name(file)
+            ),
+        )
+    }
+
+    pub fn corrupt_gzip(file: &str, offset: u64, detail: &str) -> Self {
+        Self::new(
+            LoadErrorKind::CorruptGzip,
+            file,
+            Some(offset),
+            format!(
+                "{} starts like a gzip file, but its compressed data is damaged at compressed byte {offset} \
+                 ({detail}). Try `gunzip -t` on it, or export the trace again.",
+                name(file)
+            ),
+        )
+    }
+
+    pub fn not_json(file: &str, offset: u64, expected: &str) -> Self {
+        Self::new(
+            LoadErrorKind::NotJson,
+            file,
+            Some(offset),
+            format!(
+                "{} is not valid JSON: at byte {offset} expected {expected}.",
+                name(file)
+            ),
+        )
+    }
+
+    pub fn not_json_start(file: &str, offset: u64, head: &[u8]) -> Self {
+        let hex: Vec<String> = head.iter().take(4).map(|b| format!("{b:02X}")).collect();
+        let guess = if head.starts_with(b"PK\x03\x04") {
+            " (a zip archive: unzip it first)"
+        } else if head.starts_with(b"\x28\xb5\x2f\xfd") {
+            " (zstd-compressed: decompress it first)"
+        } else if head.starts_with(b"BZh") {
+            " (bzip2-compressed: decompress it first)"
+        } else if head.starts_with(b"\x80") || head.starts_with(b"PTMF") {
+            " (a binary file, perhaps a pickle or a protobuf trace)"
+        } else {
+            ""
+        };
+        Self::new(
+            LoadErrorKind::NotJson,
+            file,
+            Some(offset),
+            format!(
+                "{} is neither JSON nor gzip: expected '{{' or '[' (or gzip data), found bytes {}{guess} at byte {offset}. \
+                 Expected {WHAT_WE_READ}.",
+                name(file),
+                hex.join(" ")
+            ),
+        )
+    }
+
+    pub fn not_a_trace_array(file: &str, first: u8) -> Self {
+        let found = match first {
+            b'[' => "a JSON array of arrays (this looks like a memory-timeline export, e.g. from export_memory_timeline)",
+            b'0'..=b'9' | b'-' => "a JSON array of numbers",
+            b'"' => "a JSON array of strings",
+            _ => "a JSON array whose entries are not events",
+        };
+        Self::new(
+            LoadErrorKind::NotATrace,
+            file,
+            None,
+            format!("{} is JSON but not a profiler trace: expected a list of trace events (objects), found {found}. Expected {WHAT_WE_READ}.", name(file)),
+        )
+    }
+
+    pub fn not_a_trace_object(file: &str, keys: &[String]) -> Self {
+        let has = |k: &str| keys.iter().any(|x| x == k);
+        let guess = if has("nodes") && (has("schema") || has("pid")) {
+            " This looks like a PyTorch execution trace (Chakra ET, from ExecutionTraceObserver), which records \
+             the operator graph but not timings. Record a Kineto trace with torch.profiler \
+             (export_chrome_trace or tensorboard_trace_handler)."
+        } else if has("segments") || has("device_traces") {
+            " This looks like a CUDA memory snapshot (torch.cuda.memory._snapshot), not a profiler trace."
+        } else {
+            ""
+        };
+        let shown: Vec<&str> = keys.iter().take(12).map(|s| s.as_str()).collect();
+        let found = if keys.is_empty() {
+            "an object with no keys".to_string()
+        } else {
+            format!("top-level keys {}", shown.join(", "))
+        };
+        Self::new(
+            LoadErrorKind::NotATrace,
+            file,
+            None,
+            format!("{} is JSON but not a profiler trace: expected a \"traceEvents\" list, found {found}.{guess}", name(file)),
+        )
+    }
+
+    pub fn cancelled(file: &str) -> Self {
+        Self::new(
+            LoadErrorKind::Cancelled,
+            file,
+            None,
+            format!("Loading {} was cancelled.", name(file)),
+        )
+    }
+
+    pub fn io(file: &str, detail: &str) -> Self {
+        Self::new(
+            LoadErrorKind::Io,
+            file,
+            None,
+            format!("{} could not be read: {detail}.", name(file)),
+        )
+    }
+}
+
+/// Raw file bytes (plain or gzip) → events into a sink, fed in chunks of any size.
+pub struct StreamReader<S: EventSink> {
+    file: String,
+    decompressor: Decompressor,
+    reader: TraceReader,
+    pub sink: S,
+    text_bytes: u64,
+    /// The gzip data broke after some events were read: the rest is ignored, what was read is kept.
+    broken: Option<source::CorruptGzip>,
+}
+
+impl<S: EventSink> StreamReader<S> {
+    pub fn new(file: &str, sink: S) -> Self {
+        StreamReader {
+            file: file.to_string(),
+            decompressor: Decompressor::new(),
+            reader: TraceReader::new(file),
+            sink,
+            text_bytes: 0,
+            broken: None,
+        }
+    }
+
+    /// Raw bytes taken so far (compressed, for gzip).
+    pub fn raw_bytes(&self) -> u64 {
+        self.decompressor.raw_bytes()
+    }
+
+    /// JSON text bytes read so far.
+    pub fn text_bytes(&self) -> u64 {
+        self.text_bytes
+    }
+
+    /// Entries of `traceEvents` read so far.
+    pub fn entries(&self) -> u64 {
+        self.reader.entries()
+    }
+
+    pub fn is_gzip(&self) -> bool {
+        self.decompressor.is_gzip
+    }
+
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        if self.broken.is_some() {
+            return Ok(());
+        }
+        let reader = &mut self.reader;
+        let sink = &mut self.sink;
+        let text_bytes = &mut self.text_bytes;
+        let mut emit = |text: &[u8]| {
+            *text_bytes += text.len() as u64;
+            reader.feed(text, sink)
+        };
+        match self.decompressor.feed(bytes, &mut emit) {
+            Ok(()) => Ok(()),
+            Err(source::Feed::Sink(e)) => Err(e),
+            Err(source::Feed::Corrupt(c)) => {
+                if self.reader.entries() > 0 {
+                    // Keep what was loaded: a damaged tail is like a truncated one.
+                    self.broken = Some(c);
+                    Ok(())
+                } else {
+                    Err(LoadError::corrupt_gzip(&self.file, c.offset, &c.detail))
+                }
+            }
+        }
+    }
+
+    /// Ends the input; returns the reader's summary and the sink.
+    pub fn finish(mut self) -> Result<(ReadSummary, S), LoadError> {
+        let reader = &mut self.reader;
+        let sink = &mut self.sink;
+        let text_bytes = &mut self.text_bytes;
+        let mut emit = |text: &[u8]| {
+            *text_bytes += text.len() as u64;
+            reader.feed(text, sink)
+        };
+        let gzip_cut = if self.broken.is_none() {
+            self.decompressor.finish(&mut emit)?
+        } else {
+            false
+        };
+        let mut summary = self.reader.finish(&mut self.sink)?;
+        if let Some(c) = &self.broken {
+            let detail = format!(
+                "the gzip data is damaged at compressed byte {} ({}); the rest was not read",
+                c.offset, c.detail
+            );
+            summary
+                .diagnostics
+                .add(DiagnosticKind::TruncatedTail, || detail);
+        }
+        if gzip_cut {
+            summary.diagnostics.add(DiagnosticKind::TruncatedTail, || {
+                "the gzip stream ends before its end marker".into()
+            });
+        }
+        Ok((summary, self.sink))
+    }
+}

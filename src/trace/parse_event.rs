@@ -1,0 +1,438 @@
+//! Parses one `traceEvents` entry (a JSON object) from a contiguous slice into field locations.
+
+use super::event::{ArgValue, IdValue, RawEvent};
+use super::json::{
+    byte_at, compact_json_into, is_ws, micros_text_to_nanos, number_end, parse_number, read_string,
+    skip_value, skip_ws, Number, Scan, Stop, StrLoc,
+};
+
+#[derive(Clone, Copy, Debug)]
+enum IdLoc {
+    Int(i64),
+    Text(StrLoc),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum ValLoc {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(StrLoc),
+    Json(StrLoc),
+}
+
+/// Field locations of one event, reused from event to event (no allocation in the steady state).
+#[derive(Default)]
+pub struct EventParser {
+    scratch: Vec<u8>,
+    phase: Option<u8>,
+    name: Option<StrLoc>,
+    category: Option<StrLoc>,
+    pid: Option<IdLoc>,
+    tid: Option<IdLoc>,
+    ts_ns: Option<i64>,
+    dur_ns: Option<i64>,
+    id: Option<i64>,
+    bad_id: bool,
+    binding_point: Option<u8>,
+    args: Vec<(StrLoc, ValLoc)>,
+    /// Storage reused for [`RawEvent::args`].
+    arg_store: Vec<(&'static [u8], ArgValue<'static>)>,
+}
+
+/// Reuses a vector's allocation for a vector of another element type with the same layout.
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!()).collect()
+}
+
+impl EventParser {
+    fn reset(&mut self) {
+        self.scratch.clear();
+        self.phase = None;
+        self.name = None;
+        self.category = None;
+        self.pid = None;
+        self.tid = None;
+        self.ts_ns = None;
+        self.dur_ns = None;
+        self.id = None;
+        self.bad_id = false;
+        self.binding_point = None;
+        self.args.clear();
+    }
+
+    /// Parses the object whose `{` is at `pos`; returns the index after its `}`.
+    /// Then [`EventParser::with_event`] hands out the event.
+    pub fn parse(&mut self, input: &[u8], pos: usize) -> Scan<usize> {
+        self.reset();
+        debug_assert_eq!(input.get(pos), Some(&b'{'));
+        let mut i = skip_ws(input, pos + 1);
+        if byte_at(input, i)? == b'}' {
+            return Ok(i + 1);
+        }
+        loop {
+            if byte_at(input, i)? != b'"' {
+                // Tolerate a trailing comma: `{"a": 1,}`.
+                if input[i] == b'}' {
+                    return Ok(i + 1);
+                }
+                return Err(Stop::Invalid {
+                    at: i,
+                    expected: "a quoted key",
+                });
+            }
+            let (key, after_key) = read_string(input, i, &mut self.scratch)?;
+            i = skip_ws(input, after_key);
+            if byte_at(input, i)? != b':' {
+                return Err(Stop::Invalid {
+                    at: i,
+                    expected: "':' after a key",
+                });
+            }
+            i = skip_ws(input, i + 1);
+            let first = byte_at(input, i)?;
+            let key_bytes: &[u8] = match key {
+                StrLoc::Input(a, b) => &input[a as usize..b as usize],
+                StrLoc::Scratch(..) => b"", // escaped keys are never one of ours
+            };
+            i = match key_bytes {
+                b"ph" => {
+                    let (b, next) = self.first_byte_of_string(input, i, first)?;
+                    self.phase = b;
+                    next
+                }
+                b"name" => {
+                    let (loc, next) = self.any_as_text(input, i, first)?;
+                    self.name = Some(loc);
+                    next
+                }
+                b"cat" => {
+                    let (loc, next) = self.any_as_text(input, i, first)?;
+                    self.category = Some(loc);
+                    next
+                }
+                b"pid" => {
+                    let (v, next) = self.id_value(input, i, first)?;
+                    self.pid = Some(v);
+                    next
+                }
+                b"tid" => {
+                    let (v, next) = self.id_value(input, i, first)?;
+                    self.tid = Some(v);
+                    next
+                }
+                b"ts" => {
+                    let (v, next) = time_value(input, i, first)?;
+                    self.ts_ns = v;
+                    next
+                }
+                b"dur" => {
+                    let (v, next) = time_value(input, i, first)?;
+                    self.dur_ns = v;
+                    next
+                }
+                b"id" => {
+                    let (v, next) = self.id_value(input, i, first)?;
+                    match v {
+                        IdLoc::Int(n) => self.id = Some(n),
+                        IdLoc::Text(loc) => {
+                            let t = loc.get(input, &self.scratch);
+                            match parse_flow_id(t) {
+                                Some(n) => self.id = Some(n),
+                                None => self.bad_id = true,
+                            }
+                        }
+                    }
+                    next
+                }
+                b"bp" => {
+                    let (b, next) = self.first_byte_of_string(input, i, first)?;
+                    self.binding_point = b;
+                    next
+                }
+                b"args" if first == b'{' => self.args_object(input, i)?,
+                _ => skip_value(input, i, false)?,
+            };
+            i = skip_ws(input, i);
+            match byte_at(input, i)? {
+                b',' => i = skip_ws(input, i + 1),
+                b'}' => return Ok(i + 1),
+                _ => {
+                    return Err(Stop::Invalid {
+                        at: i,
+                        expected: "',' or '}' in an event",
+                    })
+                }
+            }
+        }
+    }
+
+    /// The first byte of a string value (`ph`, `bp`); other values are skipped.
+    fn first_byte_of_string(
+        &mut self,
+        input: &[u8],
+        i: usize,
+        first: u8,
+    ) -> Scan<(Option<u8>, usize)> {
+        if first == b'"' {
+            let (loc, next) = read_string(input, i, &mut self.scratch)?;
+            Ok((loc.get(input, &self.scratch).first().copied(), next))
+        } else {
+            Ok((None, skip_value(input, i, false)?))
+        }
+    }
+
+    /// A string, or any other value kept as its JSON text (a numeric name, say).
+    fn any_as_text(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(StrLoc, usize)> {
+        if first == b'"' {
+            read_string(input, i, &mut self.scratch)
+        } else {
+            let end = skip_value(input, i, false)?;
+            Ok((StrLoc::Input(i as u32, end as u32), end))
+        }
+    }
+
+    fn id_value(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(IdLoc, usize)> {
+        if first == b'"' {
+            let (loc, next) = read_string(input, i, &mut self.scratch)?;
+            return Ok((IdLoc::Text(loc), next));
+        }
+        if first == b'-' || first.is_ascii_digit() {
+            let end = number_end(input, i, false)?;
+            return Ok(match parse_number(&input[i..end]) {
+                Some(Number::Int(n)) => (IdLoc::Int(n), end),
+                Some(Number::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e18 => {
+                    (IdLoc::Int(f as i64), end)
+                }
+                _ => (IdLoc::Text(StrLoc::Input(i as u32, end as u32)), end),
+            });
+        }
+        let end = skip_value(input, i, false)?;
+        Ok((IdLoc::Text(StrLoc::Input(i as u32, end as u32)), end))
+    }
+
+    fn args_object(&mut self, input: &[u8], pos: usize) -> Scan<usize> {
+        let mut i = skip_ws(input, pos + 1);
+        if byte_at(input, i)? == b'}' {
+            return Ok(i + 1);
+        }
+        loop {
+            if byte_at(input, i)? != b'"' {
+                if input[i] == b'}' {
+                    return Ok(i + 1);
+                }
+                return Err(Stop::Invalid {
+                    at: i,
+                    expected: "a quoted key in args",
+                });
+            }
+            let (key, after_key) = read_string(input, i, &mut self.scratch)?;
+            i = skip_ws(input, after_key);
+            if byte_at(input, i)? != b':' {
+                return Err(Stop::Invalid {
+                    at: i,
+                    expected: "':' after an args key",
+                });
+            }
+            i = skip_ws(input, i + 1);
+            let (value, next) = self.arg_value(input, i)?;
+            self.args.push((key, value));
+            i = skip_ws(input, next);
+            match byte_at(input, i)? {
+                b',' => i = skip_ws(input, i + 1),
+                b'}' => return Ok(i + 1),
+                _ => {
+                    return Err(Stop::Invalid {
+                        at: i,
+                        expected: "',' or '}' in args",
+                    })
+                }
+            }
+        }
+    }
+
+    fn arg_value(&mut self, input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
+        let first = byte_at(input, i)?;
+        match first {
+            b'"' => {
+                let (loc, next) = read_string(input, i, &mut self.scratch)?;
+                Ok((ValLoc::Text(loc), next))
+            }
+            b'{' | b'[' => {
+                let end = skip_value(input, i, false)?;
+                let raw = &input[i..end];
+                if raw.iter().any(|&b| is_ws(b)) {
+                    let s0 = self.scratch.len();
+                    compact_json_into(raw, &mut self.scratch);
+                    Ok((
+                        ValLoc::Json(StrLoc::Scratch(s0 as u32, self.scratch.len() as u32)),
+                        end,
+                    ))
+                } else {
+                    Ok((ValLoc::Json(StrLoc::Input(i as u32, end as u32)), end))
+                }
+            }
+            b'-' | b'0'..=b'9' => {
+                let end = number_end(input, i, false)?;
+                let v = match parse_number(&input[i..end]) {
+                    Some(Number::Int(n)) => ValLoc::Int(n),
+                    Some(Number::Float(f)) => ValLoc::Float(f),
+                    None if &input[i..end] == b"-" => return literal(input, i),
+                    None => ValLoc::Null,
+                };
+                Ok((v, end))
+            }
+            _ => literal(input, i),
+        }
+    }
+
+    /// Hands the parsed event to `f`, with strings borrowed from `input` and the scratch space.
+    pub fn with_event<R>(
+        &mut self,
+        input: &[u8],
+        index: u64,
+        f: impl FnOnce(&RawEvent<'_>) -> R,
+    ) -> R {
+        let scratch = &self.scratch[..];
+        let text = |loc: StrLoc| loc.get(input, scratch);
+        let id = |v: IdLoc| match v {
+            IdLoc::Int(n) => IdValue::Int(n),
+            IdLoc::Text(loc) => IdValue::Text(text(loc)),
+        };
+        let mut args: Vec<(&[u8], ArgValue<'_>)> = recycle(std::mem::take(&mut self.arg_store));
+        args.extend(self.args.iter().map(|&(k, v)| {
+            let value = match v {
+                ValLoc::Null => ArgValue::Null,
+                ValLoc::Bool(b) => ArgValue::Bool(b),
+                ValLoc::Int(n) => ArgValue::Int(n),
+                ValLoc::Float(x) => ArgValue::Float(x),
+                ValLoc::Text(loc) => ArgValue::Text(text(loc)),
+                ValLoc::Json(loc) => ArgValue::Json(text(loc)),
+            };
+            (text(k), value)
+        }));
+        let event = RawEvent {
+            index,
+            phase: self.phase,
+            name: self.name.map(text),
+            category: self.category.map(text),
+            pid: self.pid.map(id),
+            tid: self.tid.map(id),
+            ts_ns: self.ts_ns,
+            dur_ns: self.dur_ns,
+            id: self.id,
+            bad_id: self.bad_id,
+            binding_point: self.binding_point,
+            args,
+        };
+        let r = f(&event);
+        self.arg_store = recycle(event.args);
+        r
+    }
+}
+
+fn literal(input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
+    let mut end = i;
+    while end < input.len() && (input[end].is_ascii_alphanumeric() || input[end] == b'-') {
+        end += 1;
+    }
+    if end == input.len() {
+        return Err(Stop::Incomplete);
+    }
+    let v = match &input[i..end] {
+        b"true" => ValLoc::Bool(true),
+        b"false" => ValLoc::Bool(false),
+        b"null" => ValLoc::Null,
+        b"NaN" => ValLoc::Float(f64::NAN),
+        b"Infinity" => ValLoc::Float(f64::INFINITY),
+        b"-Infinity" => ValLoc::Float(f64::NEG_INFINITY),
+        _ => {
+            return Err(Stop::Invalid {
+                at: i,
+                expected: "a JSON value",
+            })
+        }
+    };
+    Ok((v, end))
+}
+
+/// `ts`/`dur`: a number of µs (a numeric string is accepted too).
+fn time_value(input: &[u8], i: usize, first: u8) -> Scan<(Option<i64>, usize)> {
+    if first == b'"' {
+        let end = skip_value(input, i, false)?;
+        let inner = &input[i + 1..end - 1];
+        return Ok((micros_text_to_nanos(inner), end));
+    }
+    if first == b'-' || first.is_ascii_digit() {
+        let end = number_end(input, i, false)?;
+        return Ok((micros_text_to_nanos(&input[i..end]), end));
+    }
+    let end = skip_value(input, i, false)?;
+    Ok((None, end))
+}
+
+/// A flow id written as a string: decimal, or hex with `0x`.
+fn parse_flow_id(text: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(text).ok()?.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u64::from_str_radix(hex, 16).ok().map(|v| v as i64);
+    }
+    s.parse::<i64>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_one(text: &str) -> (String, Option<i64>, Option<i64>, Vec<(String, String)>) {
+        let mut p = EventParser::default();
+        let end = p.parse(text.as_bytes(), 0).unwrap();
+        assert_eq!(end, text.len());
+        p.with_event(text.as_bytes(), 0, |e| {
+            (
+                String::from_utf8_lossy(e.name.unwrap_or(b"")).into_owned(),
+                e.ts_ns,
+                e.dur_ns,
+                e.args
+                    .iter()
+                    .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), format!("{v:?}")))
+                    .collect(),
+            )
+        })
+    }
+
+    #[test]
+    fn parses_fields_and_args() {
+        let (name, ts, dur, args) = parse_one(
+            r#"{"ph": "X", "cat": "kernel", "name": "k\"1", "pid": 0, "tid": "stream 7", "ts": 10.5, "dur": 2,
+               "args": {"stream": 7, "grid": [1, 2, 1], "x": 1.5, "ok": true, "n": null, "s": "a"}}"#,
+        );
+        assert_eq!(name, "k\"1");
+        assert_eq!(ts, Some(10_500));
+        assert_eq!(dur, Some(2_000));
+        assert_eq!(args.len(), 6);
+        assert_eq!(args[1].1, format!("{:?}", ArgValue::Json(b"[1,2,1]")));
+    }
+
+    #[test]
+    fn incomplete_anywhere_is_incomplete() {
+        let text = r#"{"ph": "X", "name": "abc", "ts": 12, "args": {"a": [1, 2]}}"#;
+        let mut p = EventParser::default();
+        for cut in 1..text.len() {
+            assert_eq!(
+                p.parse(&text.as_bytes()[..cut], 0),
+                Err(Stop::Incomplete),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn flow_ids() {
+        assert_eq!(parse_flow_id(b"0x1f"), Some(31));
+        assert_eq!(parse_flow_id(b"12"), Some(12));
+        assert_eq!(parse_flow_id(b"zz"), None);
+    }
+}

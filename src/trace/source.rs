@@ -1,0 +1,270 @@
+//! Byte sources: recognises gzip by its magic bytes and inflates it in a streaming fashion (miniz_oxide).
+
+use miniz_oxide::inflate::stream::{inflate, InflateState};
+use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
+
+/// Size of the inflate output buffer handed to the JSON reader at a time.
+pub const INFLATE_CHUNK: usize = 1 << 20;
+
+#[derive(Debug)]
+enum Mode {
+    /// Not enough bytes yet to tell gzip from plain text.
+    Sniffing,
+    Plain,
+    /// Reading a gzip member header (kept until complete).
+    GzipHeader,
+    Inflating,
+    /// Reading the 8-byte trailer after a member.
+    GzipTrailer(usize),
+    /// Padding after the last gzip member: ignored.
+    Ignore,
+}
+
+/// Error from the decompressor, with the compressed byte offset where it happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CorruptGzip {
+    pub offset: u64,
+    pub detail: String,
+}
+
+/// Turns raw file bytes (plain JSON or gzip, told apart by the first two bytes) into JSON text, piece
+/// by piece. Memory: one output buffer and the inflate window, whatever the file size.
+pub struct Decompressor {
+    mode: Mode,
+    pending: Vec<u8>,
+    state: Option<Box<InflateState>>,
+    out: Vec<u8>,
+    consumed: u64,
+    pub is_gzip: bool,
+    members_done: u32,
+}
+
+impl Default for Decompressor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Decompressor {
+    pub fn new() -> Self {
+        Decompressor {
+            mode: Mode::Sniffing,
+            pending: Vec::new(),
+            state: None,
+            out: Vec::new(),
+            consumed: 0,
+            is_gzip: false,
+            members_done: 0,
+        }
+    }
+
+    /// Compressed (raw) bytes taken so far.
+    pub fn raw_bytes(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Takes the next raw bytes; calls `emit` with each piece of text produced.
+    pub fn feed<E>(
+        &mut self,
+        mut input: &[u8],
+        emit: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), Feed<E>> {
+        while !input.is_empty() {
+            match self.mode {
+                Mode::Sniffing => {
+                    let need = 2 - self.pending.len();
+                    let take = need.min(input.len());
+                    self.pending.extend_from_slice(&input[..take]);
+                    input = &input[take..];
+                    self.consumed += take as u64;
+                    if self.pending.len() == 2 {
+                        if self.pending[..] == [0x1f, 0x8b] {
+                            self.is_gzip = true;
+                            self.mode = Mode::GzipHeader;
+                        } else if self.members_done > 0 {
+                            self.mode = Mode::Ignore;
+                        } else {
+                            self.mode = Mode::Plain;
+                            let head = std::mem::take(&mut self.pending);
+                            emit(&head).map_err(Feed::Sink)?;
+                        }
+                    }
+                }
+                Mode::Ignore => {
+                    self.consumed += input.len() as u64;
+                    return Ok(());
+                }
+                Mode::Plain => {
+                    self.consumed += input.len() as u64;
+                    emit(input).map_err(Feed::Sink)?;
+                    return Ok(());
+                }
+                Mode::GzipHeader => {
+                    // Keep header bytes until the whole header is here (it is short).
+                    let before = self.pending.len();
+                    let take = input.len().min(4096);
+                    self.pending.extend_from_slice(&input[..take]);
+                    match gzip_header_len(&self.pending) {
+                        HeaderLen::Complete(n) => {
+                            let used = n - before;
+                            self.consumed += used as u64;
+                            input = &input[used..];
+                            self.pending.clear();
+                            self.state = Some(InflateState::new_boxed(DataFormat::Raw));
+                            if self.out.is_empty() {
+                                self.out = vec![0u8; INFLATE_CHUNK];
+                            }
+                            self.mode = Mode::Inflating;
+                        }
+                        HeaderLen::NeedMore => {
+                            self.consumed += take as u64;
+                            input = &input[take..];
+                        }
+                        HeaderLen::Bad(why) => {
+                            return Err(Feed::Corrupt(CorruptGzip {
+                                offset: self.consumed,
+                                detail: why.into(),
+                            }))
+                        }
+                    }
+                }
+                Mode::Inflating => {
+                    let state = self.state.as_mut().expect("inflate state");
+                    let r = inflate(state, input, &mut self.out, MZFlush::None);
+                    self.consumed += r.bytes_consumed as u64;
+                    input = &input[r.bytes_consumed..];
+                    if r.bytes_written > 0 {
+                        emit(&self.out[..r.bytes_written]).map_err(Feed::Sink)?;
+                    }
+                    match r.status {
+                        Ok(MZStatus::StreamEnd) => {
+                            self.members_done += 1;
+                            self.mode = Mode::GzipTrailer(0);
+                        }
+                        Ok(_) => {
+                            if r.bytes_consumed == 0 && r.bytes_written == 0 {
+                                return Err(Feed::Corrupt(CorruptGzip {
+                                    offset: self.consumed,
+                                    detail: "the deflate stream made no progress".into(),
+                                }));
+                            }
+                        }
+                        Err(MZError::Buf) => {
+                            if r.bytes_consumed == 0 && r.bytes_written == 0 {
+                                return Err(Feed::Corrupt(CorruptGzip {
+                                    offset: self.consumed,
+                                    detail: "the deflate stream made no progress".into(),
+                                }));
+                            }
+                        }
+                        Err(e) => {
+                            return Err(Feed::Corrupt(CorruptGzip {
+                                offset: self.consumed,
+                                detail: format!("the deflate data is invalid ({e:?})"),
+                            }))
+                        }
+                    }
+                }
+                Mode::GzipTrailer(seen) => {
+                    let take = (8 - seen).min(input.len());
+                    self.consumed += take as u64;
+                    input = &input[take..];
+                    if seen + take == 8 {
+                        // Another member may follow (concatenated gzip), or padding.
+                        self.mode = Mode::Sniffing;
+                        self.pending.clear();
+                    } else {
+                        self.mode = Mode::GzipTrailer(seen + take);
+                    }
+                }
+            }
+        }
+        // Drain output the inflater still holds for the input already given.
+        if let Mode::Inflating = self.mode {
+            loop {
+                let state = self.state.as_mut().expect("inflate state");
+                let r = inflate(state, &[], &mut self.out, MZFlush::None);
+                if r.bytes_written > 0 {
+                    emit(&self.out[..r.bytes_written]).map_err(Feed::Sink)?;
+                }
+                match r.status {
+                    Ok(MZStatus::StreamEnd) => {
+                        self.members_done += 1;
+                        self.mode = Mode::GzipTrailer(0);
+                        break;
+                    }
+                    _ if r.bytes_written < self.out.len() => break,
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the input. Returns whether a gzip stream was cut off before its end.
+    pub fn finish<E>(&mut self, emit: &mut impl FnMut(&[u8]) -> Result<(), E>) -> Result<bool, E> {
+        match self.mode {
+            Mode::Sniffing if !self.pending.is_empty() && self.members_done == 0 => {
+                let head = std::mem::take(&mut self.pending);
+                emit(&head)?;
+                Ok(false)
+            }
+            Mode::Inflating | Mode::GzipHeader => Ok(true),
+            _ => Ok(false),
+        }
+    }
+}
+
+/// Error of [`Decompressor::feed`]: the data is corrupt, or the receiver failed.
+#[derive(Debug)]
+pub enum Feed<E> {
+    Corrupt(CorruptGzip),
+    Sink(E),
+}
+
+enum HeaderLen {
+    Complete(usize),
+    NeedMore,
+    Bad(&'static str),
+}
+
+/// Length of a gzip member header (RFC 1952), magic bytes included.
+fn gzip_header_len(h: &[u8]) -> HeaderLen {
+    if h.len() < 10 {
+        return HeaderLen::NeedMore;
+    }
+    if h[0] != 0x1f || h[1] != 0x8b {
+        return HeaderLen::Bad("bad gzip magic");
+    }
+    if h[2] != 8 {
+        return HeaderLen::Bad("the gzip compression method is not deflate");
+    }
+    let flags = h[3];
+    let mut i = 10;
+    if flags & 0x04 != 0 {
+        if h.len() < i + 2 {
+            return HeaderLen::NeedMore;
+        }
+        let xlen = u16::from_le_bytes([h[i], h[i + 1]]) as usize;
+        i += 2 + xlen;
+    }
+    for flag in [0x08u8, 0x10] {
+        if flags & flag != 0 {
+            match h
+                .get(i..)
+                .and_then(|rest| rest.iter().position(|&b| b == 0))
+            {
+                Some(p) => i += p + 1,
+                None => return HeaderLen::NeedMore,
+            }
+        }
+    }
+    if flags & 0x02 != 0 {
+        i += 2;
+    }
+    if h.len() < i {
+        HeaderLen::NeedMore
+    } else {
+        HeaderLen::Complete(i)
+    }
+}
