@@ -578,19 +578,12 @@ impl EventSink for TableBuilder {
                 _ => None,
             };
             if let Some(slot) = dense {
-                match as_i64(value) {
-                    Some(v) => *slot = v,
-                    None => self
-                        .diagnostics
-                        .add(DiagnosticKind::WellKnownArgWrongType, || {
-                            format!(
-                                "args[\"{}\"] = {value:?} at traceEvents[{}]",
-                                String::from_utf8_lossy(key),
-                                e.index
-                            )
-                        }),
+                if let Some(v) = as_i64(value) {
+                    *slot = v;
+                    continue;
                 }
-                continue;
+                // Not a decimal integer (ROCm writes `"stream": "0x0"` on runtime calls): the typed
+                // column stays null and the value is kept, as written, in a sparse column of that key.
             }
             let col = match self.arg_index.get(*key) {
                 Some(&c) => c,

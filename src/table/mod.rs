@@ -15,7 +15,7 @@
 //! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
-//! | `stream` | Int64 | `args.stream`; for GPU activity without it, the number in `tid` | absent |
+//! | `stream` | Int64 | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
 //! | `device` | Int64 | `args.device` | absent |
 //! | `flow_id` | Int64 | `id` of flow events (`s`/`f`/`t`) and async events | absent |
 //! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |

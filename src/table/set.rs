@@ -12,7 +12,7 @@ pub struct RankTrace {
     pub table: TraceTable,
 }
 
-/// All ranks loaded together, sorted by rank.
+/// All ranks loaded together, sorted by rank (ties in load order).
 #[derive(Clone, Debug, Default)]
 pub struct TraceSet {
     pub ranks: Vec<RankTrace>,
@@ -73,11 +73,8 @@ impl TraceSet {
                 table,
             });
         }
-        set.ranks.sort_by(|a, b| {
-            a.rank
-                .cmp(&b.rank)
-                .then_with(|| a.table.file.cmp(&b.table.file))
-        });
+        // Stable: files of the same rank stay in load order.
+        set.ranks.sort_by_key(|r| r.rank);
         if set.ranks.len() > 1 {
             let lo = set.ranks.first().map_or(0, |r| r.rank);
             let hi = set.ranks.last().map_or(0, |r| r.rank);

@@ -78,7 +78,7 @@ impl DiagnosticKind {
             MissingDuration => "complete events (ph X) without a duration (dur)",
             NegativeDuration => "events with a negative duration; left out of time figures",
             MixedTypeArg => "args keys whose values have different types across events; stored as text",
-            WellKnownArgWrongType => "well-known args (stream, correlation, ...) with a value of the wrong type; set to null",
+            WellKnownArgWrongType => "well-known args (bytes, memory bandwidth, ...) with a value of the wrong type; set to null",
             TruncatedTail => "the file ends inside an event: the trace was cut off mid-write; the incomplete event was dropped",
             MissingClosingBrackets => "the file ends before its closing brackets; every complete event before that was loaded",
             TrailingComma => "a trailing comma before a closing bracket; tolerated",

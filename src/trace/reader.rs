@@ -448,7 +448,7 @@ impl TraceReader {
             _ => {}
         }
         if !self.saw_trace_events {
-            if self.state != State::Done && self.summary.top_level_keys.is_empty() {
+            if self.state != State::Done {
                 return Err(LoadError::truncated(&self.file, self.offset));
             }
             return Err(LoadError::not_a_trace_object(

@@ -1,0 +1,374 @@
+//! One small inline trace per dialect and oddity (speedscope-style fixtures built in code).
+
+use profile_model::analysis::summary::summarize;
+use profile_model::table::{load_bytes, EventKind, TraceLoader, TraceSet, TraceTable};
+use profile_model::trace::{DiagnosticKind, LoadErrorKind};
+
+fn load(text: &str) -> TraceTable {
+    load_bytes("fixture.json", text.as_bytes()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn load_chunked(text: &str, chunk: usize) -> TraceTable {
+    let mut l = TraceLoader::new("fixture.json", None);
+    for c in text.as_bytes().chunks(chunk) {
+        l.feed(c).unwrap();
+    }
+    l.finish().unwrap()
+}
+
+fn gzip(text: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(text).unwrap();
+    e.finish().unwrap()
+}
+
+const OLD_KINETO: &str = r#"[
+  {"ph": "X", "cat": "Operator", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 50, "args": {"external id": 7}},
+  {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110, "dur": 5, "args": {"correlation": 99, "external id": 7}},
+  {"ph": "X", "cat": "Kernel", "name": "volta_sgemm_128x64_nn", "pid": 0, "tid": "stream 7", "ts": 120, "dur": 30, "args": {"correlation": 99, "external id": 7, "device": 0}},
+  {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": "stream 7", "ts": 160, "dur": 4, "args": {"bytes": 4096}},
+  {"ph": "X", "cat": "Memset", "name": "Memset (Device)", "pid": 0, "tid": "stream 7", "ts": 170, "dur": 1},
+  {"ph": "s", "cat": "async", "name": "launch", "pid": 1, "tid": 1, "ts": 110, "id": 99},
+  {"ph": "f", "cat": "async", "name": "launch", "pid": 0, "tid": "stream 7", "ts": 120, "id": 99, "bp": "e"}
+]"#;
+
+#[test]
+fn old_kineto_bare_array_with_old_categories() {
+    let t = load(OLD_KINETO);
+    assert_eq!(t.len(), 7);
+    assert!(!t.metadata.object_form);
+    let kinds: Vec<EventKind> = (0..t.len()).map(|r| t.kind_at(r)).collect();
+    use EventKind::*;
+    assert_eq!(
+        kinds,
+        vec![CpuOp, Runtime, Kernel, Memcpy, Memset, Flow, Flow]
+    );
+    // Original categories are kept.
+    assert_eq!(t.category_at(2), Some("Kernel"));
+    // Lower-case "external id" lands in the same column as "External id".
+    assert_eq!(t.external_id_at(0), Some(7));
+    // A string tid: kept as written; the kernel's stream comes from it when args.stream is absent.
+    assert_eq!(t.tid_at(2), "stream 7");
+    assert_eq!(t.stream_at(2), Some(7));
+    assert_eq!(t.stream_at(0), None);
+    assert_eq!(t.flow_id_at(5), Some(99));
+    let s = summarize(&t);
+    assert_eq!((s.kernels, s.kernel_time_us), (1, 30.0));
+    assert!(t.diagnostics.is_empty(), "{:?}", t.diagnostics.list());
+}
+
+#[test]
+fn metadata_keys_before_and_after_the_events() {
+    let t = load(
+        r#"{"schemaVersion": 1, "distributedInfo": {"rank": 3, "world_size": 8, "backend": "nccl"},
+            "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {"stream": 7}}],
+            "deviceProperties": [{"id": 0, "name": "NVIDIA H100"}], "displayTimeUnit": "ms", "baseTimeNanoseconds": 1700000000000000000,
+            "trace_id": "ABC"}"#,
+    );
+    assert_eq!(t.metadata.rank, Some(3));
+    assert_eq!(t.metadata.world_size, Some(8));
+    assert_eq!(t.metadata.backend.as_deref(), Some("nccl"));
+    assert_eq!(t.metadata.device_name.as_deref(), Some("NVIDIA H100"));
+    assert_eq!(t.metadata.display_time_unit.as_deref(), Some("ms"));
+    assert_eq!(t.metadata.base_time_ns, Some(1_700_000_000_000_000_000));
+    assert_eq!(t.metadata.trace_id.as_deref(), Some("ABC"));
+    assert_eq!(t.metadata.top_level.len(), 6);
+    assert!(t.metadata.object_form);
+}
+
+#[test]
+fn truncated_file_keeps_complete_events_and_says_what_was_lost() {
+    let full = r#"{"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 1, "dur": 2},
+        {"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 7, "ts": 5, "dur": 3},
+        {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 9, "dur": 4}]}"#;
+    let cut = full.find(r#""name": "c""#).unwrap();
+    for chunk in [1, 3, 1000] {
+        let t = load_chunked(&full[..cut], chunk);
+        assert_eq!(t.len(), 2, "chunk {chunk}");
+        assert_eq!(t.diagnostics.count(DiagnosticKind::TruncatedTail), 1);
+        assert_eq!(
+            t.diagnostics.count(DiagnosticKind::MissingClosingBrackets),
+            1
+        );
+    }
+    // Cut right after a complete event: nothing truncated, only the brackets missing.
+    let after_b = full
+        .find(r#"{"ph": "X", "cat": "kernel", "name": "c""#)
+        .unwrap();
+    let t = load(&full[..after_b]);
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TruncatedTail), 0);
+    assert_eq!(
+        t.diagnostics.count(DiagnosticKind::MissingClosingBrackets),
+        1
+    );
+    // A gzip file cut in the middle behaves the same.
+    let gz = gzip(full.as_bytes());
+    let t = load_bytes("cut.json.gz", &gz[..gz.len() * 2 / 3]).unwrap();
+    assert!(t.len() < 3);
+    assert!(t.diagnostics.count(DiagnosticKind::TruncatedTail) >= 1);
+}
+
+#[test]
+fn truncated_before_any_event_is_an_error() {
+    let e = load_bytes("t.json", br#"{"schemaVersion": 1, "traceEv"#).unwrap_err();
+    assert_eq!(e.kind, LoadErrorKind::Truncated, "{e}");
+}
+
+#[test]
+fn trailing_commas_are_tolerated() {
+    let t = load(
+        r#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1, "args": {"x": 1,},},],}"#,
+    );
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingComma), 1);
+    assert_eq!(t.arg("x").unwrap().i64_at(0), Some(1));
+}
+
+#[test]
+fn float_nanosecond_timestamps_are_exact() {
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 4458676522690.655, "dur": 41.407}]"#,
+    );
+    assert_eq!(t.ts_at(0), Some(4_458_676_522_690_655));
+    assert_eq!(t.dur_at(0), Some(41_407));
+    let s = summarize(&t);
+    assert_eq!(s.kernel_time_us, 41.407);
+}
+
+#[test]
+fn begin_end_pairs_become_durations() {
+    let t = load(
+        r#"[{"ph": "B", "name": "outer", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": 10},
+            {"ph": "B", "name": "inner", "cat": "user_annotation", "pid": 1, "tid": 1, "ts": 12},
+            {"ph": "B", "name": "other thread", "cat": "user_annotation", "pid": 1, "tid": 2, "ts": 13},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 15},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 30},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 31}]"#,
+    );
+    assert_eq!(t.dur_at(0), Some(20_000));
+    assert_eq!(t.dur_at(1), Some(3_000));
+    assert_eq!(t.dur_at(2), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::UnpairedBegin), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::UnpairedEnd), 1);
+}
+
+#[test]
+fn args_become_typed_columns() {
+    let t = load(
+        r#"[{"ph": "X", "name": "a", "cat": "cpu_op", "ts": 1, "dur": 1, "args": {"i": 1, "f": 1, "b": true, "s": "x", "m": 1, "dims": [[1, 2], []], "n": null}},
+            {"ph": "X", "name": "b", "cat": "cpu_op", "ts": 2, "dur": 1, "args": {"i": 2, "f": 2.5, "b": false, "s": "x", "m": "one"}},
+            {"ph": "X", "name": "c", "cat": "cpu_op", "ts": 3, "dur": 1, "args": {"n": 4}}]"#,
+    );
+    let ty = |k: &str| t.arg(k).unwrap().type_name();
+    assert_eq!(ty("i"), "Int64");
+    assert_eq!(ty("f"), "Float64");
+    assert_eq!(ty("b"), "Boolean");
+    assert_eq!(ty("s"), "Utf8");
+    assert_eq!(ty("m"), "Utf8");
+    assert_eq!(ty("dims"), "Utf8");
+    assert_eq!(ty("n"), "Int64");
+    assert!(t.arg("m").unwrap().mixed_types);
+    assert!(!t.arg("i").unwrap().mixed_types);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MixedTypeArg), 1);
+    assert_eq!(t.arg("m").unwrap().text_at(0), Some("1"));
+    assert_eq!(t.arg("dims").unwrap().text_at(0), Some("[[1,2],[]]"));
+    let f = t.arg("f").unwrap();
+    assert_eq!((f.f64_at(0), f.f64_at(1)), (Some(1.0), Some(2.5)));
+    let n = t.arg("n").unwrap();
+    assert_eq!(n.rows.values().as_slice(), &[0, 2]);
+    assert_eq!((n.i64_at(0), n.i64_at(1)), (None, Some(4)));
+    // A row without the key is not listed.
+    assert_eq!(t.arg("i").unwrap().find(2), None);
+}
+
+#[test]
+fn well_known_args_keep_their_type() {
+    let t = load(
+        r#"[{"ph": "X", "name": "Memcpy HtoD", "cat": "gpu_memcpy", "pid": 0, "tid": 7, "ts": 1, "dur": 1,
+             "args": {"bytes": 4096.0, "memory bandwidth (GB/s)": 3, "stream": 7, "correlation": 5, "grid": [1, 1, 1]}}]"#,
+    );
+    assert_eq!(t.arg("bytes").unwrap().type_name(), "Int64");
+    assert_eq!(
+        t.arg("memory bandwidth (GB/s)").unwrap().type_name(),
+        "Float64"
+    );
+    assert_eq!(t.arg("grid").unwrap().type_name(), "Utf8");
+    assert_eq!((t.stream_at(0), t.correlation_at(0)), (Some(7), Some(5)));
+}
+
+#[test]
+fn ids_as_strings_and_numbers() {
+    let t = load(
+        r#"[{"ph": "X", "name": "a", "cat": "cpu_op", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 1, "dur": 1},
+            {"ph": "X", "name": "b", "cat": "cpu_op", "pid": 12, "tid": 13, "ts": 1, "dur": 1},
+            {"ph": "s", "name": "f", "cat": "ac2g", "pid": 12, "tid": 13, "ts": 1, "id": "0x1f"},
+            {"ph": "M", "name": "process_name", "pid": 12, "tid": 0, "args": {"name": "python3"}},
+            {"ph": "M", "name": "thread_name", "pid": 12, "tid": 13, "args": {"name": "main"}}]"#,
+    );
+    assert_eq!((t.pid_at(0), t.tid_at(0)), ("Spans", "PyTorch Profiler"));
+    assert_eq!((t.pid_at(1), t.tid_at(1)), ("12", "13"));
+    assert_eq!(t.flow_id_at(2), Some(31));
+    assert_eq!(
+        t.metadata.process_names.get("12").map(String::as_str),
+        Some("python3")
+    );
+    assert_eq!(
+        t.metadata.thread_names.get("12/13").map(String::as_str),
+        Some("main")
+    );
+}
+
+#[test]
+fn new_kineto_categories_map_to_one_kind() {
+    let cats = [
+        ("kernel", EventKind::Kernel),
+        ("gpu_memcpy", EventKind::Memcpy),
+        ("gpu_memset", EventKind::Memset),
+        ("cpu_op", EventKind::CpuOp),
+        ("cuda_runtime", EventKind::Runtime),
+        ("cuda_driver", EventKind::Driver),
+        ("user_annotation", EventKind::UserAnnotation),
+        ("gpu_user_annotation", EventKind::GpuUserAnnotation),
+        ("python_function", EventKind::PythonFunction),
+        ("cuda_sync", EventKind::Sync),
+        ("overhead", EventKind::Overhead),
+        ("Trace", EventKind::Trace),
+        ("mtia_ccp_events", EventKind::AcceleratorOp),
+        ("mtia_runtime", EventKind::Runtime),
+    ];
+    let events: Vec<String> = cats
+        .iter()
+        .map(|(c, _)| format!(r#"{{"ph": "X", "cat": "{c}", "name": "n", "pid": 1, "tid": 1, "ts": 1, "dur": 1}}"#))
+        .chain([r#"{"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1, "s": "t"}"#.to_string()])
+        .collect();
+    let t = load(&format!("[{}]", events.join(",")));
+    for (row, (cat, kind)) in cats.iter().enumerate() {
+        assert_eq!(t.kind_at(row), *kind, "{cat}");
+    }
+    assert_eq!(t.kind_at(cats.len()), EventKind::Instant);
+    assert!(t.diagnostics.is_empty(), "{:?}", t.diagnostics.list());
+}
+
+#[test]
+fn unknown_phases_and_categories_are_counted_not_dropped() {
+    let t = load(
+        r#"[{"ph": "Z", "cat": "cpu_op", "name": "a", "ts": 1},
+            {"ph": "X", "cat": "brand_new_thing", "name": "b", "ts": 1, "dur": 1},
+            {"ph": "X", "cat": "cpu_op", "name": "neg", "ts": 5, "dur": -2},
+            {"ph": "X", "cat": "cpu_op", "name": "nodur", "ts": 5},
+            7]"#,
+    );
+    assert_eq!(t.len(), 4);
+    assert_eq!(t.metadata.trace_events, 5);
+    assert_eq!(t.kind_at(1), EventKind::Other);
+    assert_eq!(t.category_at(1), Some("brand_new_thing"));
+    for k in [
+        DiagnosticKind::UnknownPhase,
+        DiagnosticKind::UnknownCategory,
+        DiagnosticKind::NegativeDuration,
+        DiagnosticKind::MissingDuration,
+        DiagnosticKind::NonObjectEvent,
+    ] {
+        assert_eq!(t.diagnostics.count(k), 1, "{k:?}");
+    }
+}
+
+#[test]
+fn escaped_names_are_unescaped() {
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "void k<\"a\">(float\u0020x) \\ \ud83d\ude00", "ts": 1, "dur": 1}]"#,
+    );
+    assert_eq!(t.name_at(0), "void k<\"a\">(float x) \\ 😀");
+}
+
+#[test]
+fn bad_inputs_get_specific_messages() {
+    let cases: [(&[u8], LoadErrorKind, &str); 6] = [
+        (b"", LoadErrorKind::Empty, "empty"),
+        (b"  \n ", LoadErrorKind::Empty, "white space"),
+        (b"PK\x03\x04rest", LoadErrorKind::NotJson, "zip"),
+        (b"hello", LoadErrorKind::NotJson, "neither JSON nor gzip"),
+        (
+            br#"{"nodes": [], "schema": "1.0.1", "pid": 1}"#,
+            LoadErrorKind::NotATrace,
+            "execution trace",
+        ),
+        (
+            b"[[1, 2], [3, 4]]",
+            LoadErrorKind::NotATrace,
+            "memory-timeline",
+        ),
+    ];
+    for (bytes, kind, words) in cases {
+        let e = load_bytes("bad.json", bytes).unwrap_err();
+        assert_eq!(e.kind, kind, "{e}");
+        assert!(e.message.contains(words), "{e}");
+        assert!(e.message.contains("bad.json"), "{e}");
+    }
+    let gz = gzip(br#"{"traceEvents": []}"#);
+    let mut broken = gz.clone();
+    for b in &mut broken[12..20] {
+        *b ^= 0xA5;
+    }
+    let e = load_bytes("broken.json.gz", &broken).unwrap_err();
+    assert!(
+        matches!(
+            e.kind,
+            LoadErrorKind::CorruptGzip | LoadErrorKind::NotJson | LoadErrorKind::Truncated
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn concatenated_gzip_members_are_one_text() {
+    let text = r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "ts": 1, "dur": 2}, {"ph": "X", "cat": "kernel", "name": "b", "ts": 5, "dur": 3}]}"#;
+    let (a, b) = text.split_at(40);
+    let mut gz = gzip(a.as_bytes());
+    gz.extend(gzip(b.as_bytes()));
+    let t = load_bytes("multi.json.gz", &gz).unwrap();
+    assert_eq!(t.len(), 2);
+    assert!(t.metadata.gzip);
+}
+
+#[test]
+fn duplicate_and_missing_ranks_are_reported() {
+    let mk = |file: &str, meta: &str| {
+        load_bytes(file, format!(r#"{{{meta} "traceEvents": [{{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1}}]}}"#).as_bytes())
+            .unwrap()
+    };
+    let set = TraceSet::from_tables(vec![
+        mk("a.json", r#""distributedInfo": {"rank": 1},"#),
+        mk("trace_rank-3.json", ""),
+        mk("b.json", r#""distributedInfo": {"rank": 1},"#),
+        mk("c.json", ""),
+    ]);
+    let ranks: Vec<(i64, &str)> = set.ranks.iter().map(|r| (r.rank, r.rank_source)).collect();
+    assert_eq!(
+        ranks,
+        vec![
+            (1, "distributedInfo"),
+            (1, "distributedInfo"),
+            (3, "file name"),
+            (3, "load order")
+        ]
+    );
+    assert!(
+        set.notes.iter().any(|n| n.contains("rank 1")),
+        "{:?}",
+        set.notes
+    );
+    assert!(
+        set.notes.iter().any(|n| n.contains("rank 3")),
+        "{:?}",
+        set.notes
+    );
+    assert!(
+        set.notes.iter().any(|n| n.contains("missing")),
+        "{:?}",
+        set.notes
+    );
+}
