@@ -20,8 +20,54 @@ pub fn is_ws(b: u8) -> bool {
 }
 
 /// Index of the first non-white-space byte at or after `pos` (may be `input.len()`).
+/// Most calls see none or one space; indentation runs are skipped 16 bytes at a time.
 #[inline(always)]
 pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
+    for _ in 0..2 {
+        match input.get(pos) {
+            Some(&b) if is_ws(b) => pos += 1,
+            _ => return pos,
+        }
+    }
+    skip_ws_run(input, pos)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn skip_ws_run(input: &[u8], mut pos: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of the x86-64 baseline; every load reads 16 bytes inside `input`.
+    unsafe {
+        let (sp, nl, cr, tab) = (
+            _mm_set1_epi8(b' ' as i8),
+            _mm_set1_epi8(b'\n' as i8),
+            _mm_set1_epi8(b'\r' as i8),
+            _mm_set1_epi8(b'\t' as i8),
+        );
+        while pos + 16 <= input.len() {
+            let c = _mm_loadu_si128(input.as_ptr().add(pos) as *const __m128i);
+            let ws = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(c, sp), _mm_cmpeq_epi8(c, nl)),
+                _mm_or_si128(_mm_cmpeq_epi8(c, cr), _mm_cmpeq_epi8(c, tab)),
+            );
+            let not_ws = !_mm_movemask_epi8(ws) & 0xFFFF;
+            if not_ws != 0 {
+                return pos + not_ws.trailing_zeros() as usize;
+            }
+            pos += 16;
+        }
+    }
+    while pos < input.len() && is_ws(input[pos]) {
+        pos += 1;
+    }
+    pos
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(never)]
+fn skip_ws_run(input: &[u8], mut pos: usize) -> usize {
     while pos < input.len() && is_ws(input[pos]) {
         pos += 1;
     }
@@ -42,9 +88,41 @@ fn has_byte(word: u64, byte: u8) -> u64 {
     x.wrapping_sub(LO) & !x & HI
 }
 
-/// Position of the first `"` or `\` at or after `pos`, eight bytes at a time.
+/// Position of the first `"` or `\` at or after `pos`: 16 bytes at a time with SSE2 on x86-64.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn find_quote_or_backslash(input: &[u8], mut pos: usize) -> Option<usize> {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of the x86-64 baseline; every load reads 16 bytes inside `input`.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        while pos + 16 <= input.len() {
+            let chunk = _mm_loadu_si128(input.as_ptr().add(pos) as *const __m128i);
+            let hits = _mm_movemask_epi8(_mm_or_si128(
+                _mm_cmpeq_epi8(chunk, quote),
+                _mm_cmpeq_epi8(chunk, backslash),
+            ));
+            if hits != 0 {
+                return Some(pos + hits.trailing_zeros() as usize);
+            }
+            pos += 16;
+        }
+    }
+    find_quote_or_backslash_swar(input, pos)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn find_quote_or_backslash(input: &[u8], pos: usize) -> Option<usize> {
+    find_quote_or_backslash_swar(input, pos)
+}
+
+/// Position of the first `"` or `\` at or after `pos`, eight bytes at a time (portable).
+#[inline(always)]
+fn find_quote_or_backslash_swar(input: &[u8], mut pos: usize) -> Option<usize> {
     while pos + 8 <= input.len() {
         let word = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
         let hits = has_byte(word, b'"') | has_byte(word, b'\\');
@@ -61,6 +139,95 @@ fn find_quote_or_backslash(input: &[u8], mut pos: usize) -> Option<usize> {
         pos += 1;
     }
     None
+}
+
+/// A plain integer (optional `-`, at most 18 digits) at `pos`, read in one pass. `Ok(None)` when the
+/// number has a fraction or exponent or is longer, so the caller takes the general path.
+#[inline(always)]
+pub fn read_plain_int(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
+    let mut i = pos;
+    let neg = input.get(i) == Some(&b'-');
+    if neg {
+        i += 1;
+    }
+    let start = i;
+    let mut v: i64 = 0;
+    while i < input.len() {
+        let d = input[i].wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as i64);
+        i += 1;
+    }
+    if i == input.len() {
+        return Err(Stop::Incomplete);
+    }
+    let n = i - start;
+    if n == 0 || n > 18 || matches!(input[i], b'.' | b'e' | b'E') {
+        return Ok(None);
+    }
+    Ok(Some((if neg { -v } else { v }, i)))
+}
+
+/// A number of µs at `pos` as integer ns, in one pass (`1234.5678` → 1234568). `Ok(None)` for an
+/// exponent or an integer part too long to scale, so the caller takes the general path.
+#[inline(always)]
+pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
+    let mut i = pos;
+    let neg = input.get(i) == Some(&b'-');
+    if neg {
+        i += 1;
+    }
+    let start = i;
+    let mut int_part: i64 = 0;
+    while i < input.len() {
+        let d = input[i].wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        int_part = int_part.wrapping_mul(10).wrapping_add(d as i64);
+        i += 1;
+    }
+    if i == input.len() {
+        return Err(Stop::Incomplete);
+    }
+    let int_digits = i - start;
+    if int_digits > 16 || int_part > i64::MAX / 1000 - 1 {
+        return Ok(None);
+    }
+    let mut frac: i64 = 0;
+    let mut frac_digits = 0;
+    let mut round_up = false;
+    if input[i] == b'.' {
+        i += 1;
+        while i < input.len() {
+            let d = input[i].wrapping_sub(b'0');
+            if d >= 10 {
+                break;
+            }
+            if frac_digits < 3 {
+                frac = frac * 10 + d as i64;
+            } else if frac_digits == 3 {
+                round_up = d >= 5;
+            }
+            frac_digits += 1;
+            i += 1;
+        }
+        if i == input.len() {
+            return Err(Stop::Incomplete);
+        }
+    }
+    if int_digits + frac_digits == 0 || matches!(input[i], b'e' | b'E') {
+        return Ok(None);
+    }
+    let mut k = frac_digits.min(3);
+    while k < 3 {
+        frac *= 10;
+        k += 1;
+    }
+    let ns = int_part * 1000 + frac + round_up as i64;
+    Ok(Some((if neg { -ns } else { ns }, i)))
 }
 
 /// Where a string's content lives: in the input, or unescaped into the scratch buffer.
@@ -447,6 +614,68 @@ mod tests {
         assert_eq!(skip_value(b"123,", 0, false), Ok(3));
         assert_eq!(skip_value(b"123", 0, false), Err(Stop::Incomplete));
         assert_eq!(skip_value(b"123", 0, true), Ok(3));
+    }
+
+    #[test]
+    fn one_pass_numbers_agree_with_the_general_path() {
+        for text in [
+            "0",
+            "12",
+            "-7",
+            "4458676522690.655",
+            "1.5",
+            "0.0005",
+            "0.0004",
+            "-1.5",
+            "12.3456789",
+            "999999999999999",
+            "1669850453938123",
+            "1669850453938123.5",
+        ] {
+            let input = format!("{text},");
+            let (ns, end) = read_micros(input.as_bytes(), 0).unwrap().unwrap();
+            assert_eq!(Some(ns), micros_text_to_nanos(text.as_bytes()), "{text}");
+            assert_eq!(end, text.len());
+        }
+        assert_eq!(read_micros(b"1e3,", 0), Ok(None));
+        assert_eq!(read_micros(b"12", 0), Err(Stop::Incomplete));
+        assert_eq!(read_plain_int(b"-42}", 0), Ok(Some((-42, 3))));
+        assert_eq!(read_plain_int(b"4.5,", 0), Ok(None));
+        assert_eq!(read_plain_int(b"42", 0), Err(Stop::Incomplete));
+        let long = b"1234567890123456789,";
+        assert_eq!(read_plain_int(long, 0), Ok(None));
+    }
+
+    #[test]
+    fn white_space_runs_of_any_length() {
+        for n in 0..70 {
+            let text = format!("{}x", " \n\t\r".repeat(n / 4 + 1)[..n].to_string());
+            assert_eq!(skip_ws(text.as_bytes(), 0), n, "{n}");
+            assert_eq!(skip_ws(&text.as_bytes()[..n], 0), n);
+        }
+    }
+
+    #[test]
+    fn quote_search_agrees_with_a_byte_loop() {
+        let text: Vec<u8> = (0..200u8)
+            .map(|i| {
+                if i % 37 == 5 {
+                    b'"'
+                } else if i % 53 == 7 {
+                    b'\\'
+                } else {
+                    b'a' + i % 20
+                }
+            })
+            .collect();
+        for start in 0..text.len() {
+            let want = text[start..]
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\')
+                .map(|p| p + start);
+            assert_eq!(find_quote_or_backslash(&text, start), want);
+            assert_eq!(find_quote_or_backslash_swar(&text, start), want);
+        }
     }
 
     #[test]

@@ -2,9 +2,41 @@
 
 use super::event::{ArgValue, IdValue, RawEvent};
 use super::json::{
-    byte_at, compact_json_into, is_ws, micros_text_to_nanos, number_end, parse_number, read_string,
-    skip_value, skip_ws, Number, Scan, Stop, StrLoc,
+    byte_at, compact_json_into, is_ws, micros_text_to_nanos, number_end, parse_number, read_micros,
+    read_plain_int, read_string, skip_value, skip_ws, Number, Scan, Stop, StrLoc,
 };
+
+/// The event fields the tables keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Ph,
+    Name,
+    Cat,
+    Pid,
+    Tid,
+    Ts,
+    Dur,
+    Id,
+    Bp,
+    Args,
+    Other,
+}
+
+fn field_of(key: &[u8]) -> Field {
+    match key {
+        b"ph" => Field::Ph,
+        b"name" => Field::Name,
+        b"cat" => Field::Cat,
+        b"pid" => Field::Pid,
+        b"tid" => Field::Tid,
+        b"ts" => Field::Ts,
+        b"dur" => Field::Dur,
+        b"id" => Field::Id,
+        b"bp" => Field::Bp,
+        b"args" => Field::Args,
+        _ => Field::Other,
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 enum IdLoc {
@@ -84,6 +116,10 @@ impl EventParser {
                 });
             }
             let (key, after_key) = read_string(input, i, &mut self.scratch)?;
+            let field = match key {
+                StrLoc::Input(a, b) => field_of(&input[a as usize..b as usize]),
+                StrLoc::Scratch(..) => Field::Other, // escaped keys are never one of ours
+            };
             i = skip_ws(input, after_key);
             if byte_at(input, i)? != b':' {
                 return Err(Stop::Invalid {
@@ -93,47 +129,43 @@ impl EventParser {
             }
             i = skip_ws(input, i + 1);
             let first = byte_at(input, i)?;
-            let key_bytes: &[u8] = match key {
-                StrLoc::Input(a, b) => &input[a as usize..b as usize],
-                StrLoc::Scratch(..) => b"", // escaped keys are never one of ours
-            };
-            i = match key_bytes {
-                b"ph" => {
+            i = match field {
+                Field::Ph => {
                     let (b, next) = self.first_byte_of_string(input, i, first)?;
                     self.phase = b;
                     next
                 }
-                b"name" => {
+                Field::Name => {
                     let (loc, next) = self.any_as_text(input, i, first)?;
                     self.name = Some(loc);
                     next
                 }
-                b"cat" => {
+                Field::Cat => {
                     let (loc, next) = self.any_as_text(input, i, first)?;
                     self.category = Some(loc);
                     next
                 }
-                b"pid" => {
+                Field::Pid => {
                     let (v, next) = self.id_value(input, i, first)?;
                     self.pid = Some(v);
                     next
                 }
-                b"tid" => {
+                Field::Tid => {
                     let (v, next) = self.id_value(input, i, first)?;
                     self.tid = Some(v);
                     next
                 }
-                b"ts" => {
+                Field::Ts => {
                     let (v, next) = time_value(input, i, first)?;
                     self.ts_ns = v;
                     next
                 }
-                b"dur" => {
+                Field::Dur => {
                     let (v, next) = time_value(input, i, first)?;
                     self.dur_ns = v;
                     next
                 }
-                b"id" => {
+                Field::Id => {
                     let (v, next) = self.id_value(input, i, first)?;
                     match v {
                         IdLoc::Int(n) => self.id = Some(n),
@@ -147,12 +179,12 @@ impl EventParser {
                     }
                     next
                 }
-                b"bp" => {
+                Field::Bp => {
                     let (b, next) = self.first_byte_of_string(input, i, first)?;
                     self.binding_point = b;
                     next
                 }
-                b"args" if first == b'{' => self.args_object(input, i)?,
+                Field::Args if first == b'{' => self.args_object(input, i)?,
                 _ => skip_value(input, i, false)?,
             };
             i = skip_ws(input, i);
@@ -200,6 +232,9 @@ impl EventParser {
             return Ok((IdLoc::Text(loc), next));
         }
         if first == b'-' || first.is_ascii_digit() {
+            if let Some((n, end)) = read_plain_int(input, i)? {
+                return Ok((IdLoc::Int(n), end));
+            }
             let end = number_end(input, i, false)?;
             return Ok(match parse_number(&input[i..end]) {
                 Some(Number::Int(n)) => (IdLoc::Int(n), end),
@@ -275,6 +310,9 @@ impl EventParser {
                 }
             }
             b'-' | b'0'..=b'9' => {
+                if let Some((n, end)) = read_plain_int(input, i)? {
+                    return Ok((ValLoc::Int(n), end));
+                }
                 let end = number_end(input, i, false)?;
                 let v = match parse_number(&input[i..end]) {
                     Some(Number::Int(n)) => ValLoc::Int(n),
@@ -366,6 +404,9 @@ fn time_value(input: &[u8], i: usize, first: u8) -> Scan<(Option<i64>, usize)> {
         return Ok((micros_text_to_nanos(inner), end));
     }
     if first == b'-' || first.is_ascii_digit() {
+        if let Some((ns, end)) = read_micros(input, i)? {
+            return Ok((Some(ns), end));
+        }
         let end = number_end(input, i, false)?;
         return Ok((micros_text_to_nanos(&input[i..end]), end));
     }
