@@ -1,73 +1,260 @@
-//! The native command line: `summary` (and later `analyze`, `report`) over the same core as the page.
+//! The native command line: `summary` and `analyze` (and `report`) over the same core as the page.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::analysis::all::{analyze_all, render_text, AnalysisOptions, Mode};
 use crate::analysis::summary::summarize;
 use crate::report::markdown::summary_markdown;
-use crate::table::load_path;
+use crate::table::{load_path, TraceSet, TraceTable};
+use crate::trace::LoadError;
 
 const USAGE: &str = "\
 profile-model: why is my PyTorch job slow? (reads torch.profiler Kineto traces, .json or .json.gz)
 
 usage:
-  profile-model summary [--json] PATH    quick summary of a trace file
-  profile-model help                     this text
+  profile-model summary [--json] PATH                                quick summary
+  profile-model analyze [--json] [--compat hta] [--steps A..B] PATH  every deeper analysis
+  profile-model help                                                 this text
+
+PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
+else the file name: rank-3, rank3, rank_3, worker3). Exit status: 0 ok, 1 bad input, 2 bad usage.
 ";
 
-/// Runs the command line; returns the process exit code (0 ok, 1 bad input, 2 bad usage).
-pub fn run(args: Vec<String>) -> i32 {
-    let mut json = false;
-    let mut positional: Vec<&str> = Vec::new();
-    for a in &args {
+/// Parsed command-line options.
+#[derive(Default)]
+struct Args {
+    json: bool,
+    compat_hta: bool,
+    steps: Option<(i64, i64)>,
+    positional: Vec<String>,
+}
+
+fn parse_args(args: Vec<String>) -> Result<Args, String> {
+    let mut out = Args::default();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
         match a.as_str() {
-            "--json" => json = true,
-            "-h" | "--help" | "help" => {
-                print!("{USAGE}");
-                return 0;
+            "--json" => out.json = true,
+            "--compat" => match it.next().as_deref() {
+                Some("hta") => out.compat_hta = true,
+                Some("exact") => out.compat_hta = false,
+                other => {
+                    return Err(format!(
+                        "--compat takes 'hta' (or 'exact'), found {other:?}"
+                    ))
+                }
+            },
+            "--steps" => {
+                let v = it.next().ok_or("--steps takes a range like 3..5")?;
+                out.steps = Some(
+                    parse_steps(&v)
+                        .ok_or(format!("--steps takes a range like 3..5, found {v:?}"))?,
+                );
             }
-            s if s.starts_with("--") => {
-                eprintln!("profile-model: unknown option {s}\n\n{USAGE}");
-                return 2;
-            }
-            s => positional.push(s),
+            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
+            _ => out.positional.push(a),
         }
     }
-    match positional.as_slice() {
-        ["summary", path] => summary(Path::new(path), json),
-        [] => {
-            eprint!("{USAGE}");
-            2
-        }
-        _ => {
-            eprintln!("profile-model: expected a command and a path\n\n{USAGE}");
-            2
+    Ok(out)
+}
+
+fn parse_steps(v: &str) -> Option<(i64, i64)> {
+    match v.split_once("..") {
+        Some((a, b)) => Some((a.trim().parse().ok()?, b.trim().parse().ok()?)),
+        None => {
+            let n = v.trim().parse().ok()?;
+            Some((n, n))
         }
     }
 }
 
-fn summary(path: &Path, json: bool) -> i32 {
-    let table = match load_path(path) {
-        Ok(t) => t,
+/// Runs the command line; returns the process exit code (0 ok, 1 bad input, 2 bad usage).
+pub fn run(args: Vec<String>) -> i32 {
+    if args
+        .iter()
+        .any(|a| matches!(a.as_str(), "-h" | "--help" | "help"))
+    {
+        print!("{USAGE}");
+        return 0;
+    }
+    let args = match parse_args(args) {
+        Ok(a) => a,
         Err(e) => {
-            eprintln!("profile-model: {e}");
-            return 1;
+            eprintln!("profile-model: {e}\n\n{USAGE}");
+            return 2;
         }
     };
-    let s = summarize(&table);
+    let command = args.positional.first().map(String::as_str);
+    let path = match args.positional.get(1) {
+        Some(p) if args.positional.len() == 2 => PathBuf::from(p),
+        _ => {
+            eprintln!("profile-model: expected a command and one path\n\n{USAGE}");
+            return 2;
+        }
+    };
+    let set = match load_set(&path) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    match command {
+        Some("summary") => summary(&set, args.json, path.is_dir()),
+        Some("analyze") => {
+            let opts = AnalysisOptions {
+                mode: if args.compat_hta {
+                    Mode::HtaCompat
+                } else {
+                    Mode::Exact
+                },
+                steps: args.steps,
+            };
+            let all = analyze_all(&set, &opts);
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&all).expect("json"));
+            } else {
+                print!("{}", render_text(&all));
+            }
+            0
+        }
+        Some(other) => {
+            eprintln!("profile-model: unknown command {other}\n\n{USAGE}");
+            2
+        }
+        None => 2,
+    }
+}
+
+/// Trace files of a folder: `*.json`, `*.json.gz`, `*.gz` (not recursive), sorted by name.
+fn trace_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default();
+            p.is_file() && (n.ends_with(".json") || n.ends_with(".gz"))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Loads a file, or every trace file of a folder (in parallel, one thread per core).
+fn load_set(path: &Path) -> Result<TraceSet, i32> {
+    if !path.is_dir() {
+        return match load_path(path) {
+            Ok(t) => Ok(TraceSet::single(t)),
+            Err(e) => {
+                eprintln!("profile-model: {e}");
+                Err(1)
+            }
+        };
+    }
+    let files = match trace_files_in(path) {
+        Ok(f) if !f.is_empty() => f,
+        Ok(_) => {
+            eprintln!(
+                "profile-model: {} holds no .json or .json.gz files",
+                path.display()
+            );
+            return Err(1);
+        }
+        Err(e) => {
+            eprintln!("profile-model: {}: {e}", path.display());
+            return Err(1);
+        }
+    };
+    let results = load_parallel(&files);
+    let mut tables = Vec::new();
+    for r in results {
+        match r {
+            Ok(t) => tables.push(t),
+            Err(e) => eprintln!("profile-model: skipped: {e}"),
+        }
+    }
+    if tables.is_empty() {
+        eprintln!(
+            "profile-model: no file in {} could be loaded",
+            path.display()
+        );
+        return Err(1);
+    }
+    let set = TraceSet::from_tables(tables);
+    for note in &set.notes {
+        eprintln!("profile-model: note: {note}");
+    }
+    Ok(set)
+}
+
+fn load_parallel(files: &[PathBuf]) -> Vec<Result<TraceTable, LoadError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut slots: Vec<Option<Result<TraceTable, LoadError>>> =
+        (0..files.len()).map(|_| None).collect();
+    let results = std::sync::Mutex::new(&mut slots);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= files.len() {
+                    break;
+                }
+                let r = load_path(&files[i]);
+                results.lock().expect("no poisoned lock")[i] = Some(r);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.expect("every file loaded"))
+        .collect()
+}
+
+fn summary_json(t: &TraceTable) -> serde_json::Value {
+    let mut v = serde_json::to_value(summarize(t)).expect("summary serialises");
+    v["file"] = serde_json::Value::from(t.file.clone());
+    v["diagnostics"] = serde_json::to_value(t.diagnostics.list()).expect("diagnostics serialise");
+    v
+}
+
+fn summary(set: &TraceSet, json: bool, folder: bool) -> i32 {
     if json {
-        let mut v = serde_json::to_value(&s).expect("summary serialises");
-        let diags = table.diagnostics.list();
-        v["file"] = serde_json::Value::from(table.file.clone());
-        v["diagnostics"] = serde_json::to_value(diags).expect("diagnostics serialise");
+        let v = if folder {
+            let ranks: Vec<serde_json::Value> = set
+                .ranks
+                .iter()
+                .map(|r| {
+                    let mut v = summary_json(&r.table);
+                    v["rank"] = serde_json::Value::from(r.rank);
+                    v["rank_source"] = serde_json::Value::from(r.rank_source);
+                    v
+                })
+                .collect();
+            serde_json::json!({ "ranks": ranks, "notes": set.notes })
+        } else {
+            summary_json(&set.ranks[0].table)
+        };
         println!("{}", serde_json::to_string_pretty(&v).expect("json"));
-    } else {
-        print!("{}", summary_markdown(&s));
-        for d in table.diagnostics.list() {
+        return 0;
+    }
+    for r in &set.ranks {
+        if set.len() > 1 {
+            println!(
+                "# Rank {} ({}, rank from {})\n",
+                r.rank, r.table.file, r.rank_source
+            );
+        }
+        print!("{}", summary_markdown(&summarize(&r.table)));
+        for d in r.table.diagnostics.list() {
             println!(
                 "- note ({:?}, {}×): {} — e.g. {}",
                 d.severity, d.count, d.description, d.example
             );
         }
+        println!();
     }
     0
 }

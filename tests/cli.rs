@@ -1,0 +1,88 @@
+//! The command line: figures equal the library's, folders load as ranks, bad input exits non-zero with a message.
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_profile-model"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn summary_json_of_a_file() {
+    let path = common::trace("hta__nccl_data.json.gz");
+    let (code, out, err) = cli(&["summary", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // Independent count from the JSON itself.
+    let doc: Value = serde_json::from_slice(&common::json_text(&path)).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let kernels: Vec<&Value> = events.iter().filter(|e| e["cat"] == "kernel").collect();
+    let time: f64 = kernels.iter().map(|e| e["dur"].as_f64().unwrap()).sum();
+    assert_eq!(v["events"].as_u64().unwrap() as usize, events.len());
+    assert_eq!(v["kernels"].as_u64().unwrap() as usize, kernels.len());
+    assert!((v["kernel_time_us"].as_f64().unwrap() - time).abs() < 1e-6 * time);
+    assert_eq!(v["rank"], 0);
+    assert_eq!(v["top_kernels"].as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn summary_of_a_rank_folder() {
+    let dir = std::env::temp_dir().join(format!("pm-cli-ranks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for r in [0, 1] {
+        let name = format!("hta__sampled_rank-{r}.json.gz");
+        std::fs::copy(common::trace(&name), dir.join(&name)).unwrap();
+    }
+    std::fs::write(dir.join("notes.json"), b"{\"not\": \"a trace\"}").unwrap();
+    let (code, out, err) = cli(&["summary", "--json", dir.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("notes.json"),
+        "the skipped file is named: {err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let ranks = v["ranks"].as_array().unwrap();
+    assert_eq!(ranks.len(), 2);
+    for (i, r) in ranks.iter().enumerate() {
+        assert_eq!(r["rank"], i as i64);
+        assert_eq!(r["rank_source"], "distributedInfo");
+        let doc: Value = serde_json::from_slice(&common::json_text(&common::trace(&format!(
+            "hta__sampled_rank-{i}.json.gz"
+        ))))
+        .unwrap();
+        assert_eq!(
+            r["events"].as_u64().unwrap() as usize,
+            doc["traceEvents"].as_array().unwrap().len()
+        );
+    }
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_a_message() {
+    let et = common::trace("hta__simple_add_execution_trace_NOT_KINETO.json.gz");
+    let (code, out, err) = cli(&["summary", "--json", et.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert!(err.contains("execution trace"), "{err}");
+    let (code, _, err) = cli(&["summary", "/no/such/file.json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("could not be read"), "{err}");
+    let (code, _, err) = cli(&["summary"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("usage"), "{err}");
+    let (code, _, err) = cli(&["summary", "--bogus", "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown option"), "{err}");
+}
