@@ -1,7 +1,7 @@
 //! Builds a [`TraceTable`] from events as the reader finds them (implements [`EventSink`]).
 
 use arrow2::array::{
-    BooleanArray, DictionaryArray, MutablePrimitiveArray, PrimitiveArray, Utf8Array,
+    BooleanArray, DictionaryArray, MutableArray, MutablePrimitiveArray, PrimitiveArray, Utf8Array,
 };
 use arrow2::bitmap::Bitmap;
 use arrow2::datatypes::DataType;
@@ -411,6 +411,54 @@ impl TableBuilder {
         self.category_kinds[idx]
     }
 
+    /// Counts timed events that start outside the profiler's own span (the `Trace` event, when there is one).
+    fn count_outside_profiling_window(&mut self) {
+        let trace = EventKind::Trace as u8;
+        let mut window: Option<(i64, i64)> = None;
+        for (row, &k) in self.kind.iter().enumerate() {
+            if k != trace {
+                continue;
+            }
+            if let (Some(ts), Some(dur)) =
+                (self.ts_ns.values().get(row), self.dur_ns.values().get(row))
+            {
+                if self.ts_ns.validity().is_none_or(|v| v.get(row))
+                    && self.dur_ns.validity().is_none_or(|v| v.get(row))
+                {
+                    let (lo, hi) = window.unwrap_or((i64::MAX, i64::MIN));
+                    window = Some((lo.min(*ts), hi.max(ts + dur)));
+                }
+            }
+        }
+        let Some((lo, hi)) = window else { return };
+        let meta = EventKind::Metadata as u8;
+        let mut outside = 0u64;
+        let mut example = None;
+        for (row, &k) in self.kind.iter().enumerate() {
+            // Markers without a category ("Record Window End", "Iteration Start") sit at the edges by design.
+            let marker = !self.category.validity().is_none_or(|v| v.get(row));
+            if k == meta
+                || k == trace
+                || marker
+                || !self.ts_ns.validity().is_none_or(|v| v.get(row))
+            {
+                continue;
+            }
+            let ts = self.ts_ns.values()[row];
+            if ts < lo || ts > hi {
+                outside += 1;
+                example.get_or_insert(row);
+            }
+        }
+        self.diagnostics
+            .add_n(DiagnosticKind::OutsideProfilingWindow, outside, || {
+                format!(
+                    "row {} starts outside the profiler span [{lo}, {hi}] ns",
+                    example.unwrap_or(0)
+                )
+            });
+    }
+
     /// Makes the table. `summary` is what the reader found (metadata, diagnostics).
     pub fn finish(mut self, summary: ReadSummary) -> TraceTable {
         let unpaired: usize = self.open_begins.values().map(Vec::len).sum();
@@ -418,6 +466,7 @@ impl TableBuilder {
             .add_n(DiagnosticKind::UnpairedBegin, unpaired as u64, || {
                 "a B event left open at the end".into()
             });
+        self.count_outside_profiling_window();
         let mut diagnostics = summary.diagnostics;
         diagnostics.merge(&self.diagnostics);
         let mut metadata = TraceMetadata::from_top_level(summary.metadata);

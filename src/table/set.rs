@@ -45,15 +45,18 @@ impl TraceSet {
     pub fn from_tables(tables: Vec<TraceTable>) -> TraceSet {
         let mut set = TraceSet::default();
         let mut used = std::collections::BTreeSet::new();
+        let several = tables.len() > 1;
         for (i, mut table) in tables.into_iter().enumerate() {
             let (rank, source) = match table.metadata.rank {
                 Some(r) => (r, "distributedInfo"),
                 None => match rank_from_file_name(&table.file) {
                     Some(r) => (r, "file name"),
                     None => {
-                        table
-                            .diagnostics
-                            .add(DiagnosticKind::MissingRank, || table.file.clone());
+                        if several {
+                            table
+                                .diagnostics
+                                .add(DiagnosticKind::MissingRank, || table.file.clone());
+                        }
                         (i as i64, "load order")
                     }
                 },
