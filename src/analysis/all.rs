@@ -252,7 +252,12 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
         "rank", "stream", "idle (us)", "host wait", "kernel wait", "other"
     );
     for i in &a.idle_time_breakdown {
-        let c = |k: usize| i.categories.get(k).map_or(0.0, |c| c.idle_us);
+        let c = |k: usize| {
+            i.categories
+                .iter()
+                .find(|c| c.category == super::idle::IDLE_CATEGORIES[k])
+                .map_or(0.0, |c| c.idle_us)
+        };
         let _ = writeln!(
             s,
             "  {:>5} {:>7} {:>14} {:>14} {:>14} {:>14}",

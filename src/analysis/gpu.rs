@@ -160,6 +160,19 @@ pub fn is_launch_call(name: &str) -> bool {
             | "hipExtModuleLaunchKernel"
             | "hipMemcpyAsync"
             | "hipMemsetAsync"
+            | "hipMemcpyWithStream"
+            | "runFunction"
+    )
+}
+
+/// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
+pub fn is_hta_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
             | "runFunction"
     )
 }

@@ -17,8 +17,9 @@ pub struct IdleCategory {
     /// `host_wait`, `kernel_wait` or `other`.
     pub category: String,
     pub idle_us: f64,
-    /// Share of the stream's idle time (0-1; 2 decimals in HTA-compat mode).
-    pub ratio: f64,
+    /// Share of the stream's idle time (0-1; 2 decimals in HTA-compat mode); `None` when the stream
+    /// has no idle time.
+    pub ratio: Option<f64>,
     /// Statistics of the gaps, µs.
     pub gaps_us: Describe,
 }
@@ -73,13 +74,16 @@ pub fn idle_prepared(rank: i64, prep: &RankPrep, opts: &AnalysisOptions) -> Vec<
         }
         let sums: Vec<f64> = gaps.iter().map(|g| g.iter().sum()).collect();
         let total: f64 = sums.iter().sum();
+        let present: Vec<bool> = gaps.iter().map(|g| !g.is_empty()).collect();
         let categories = (0..3)
+            // HTA lists a category only when it has gaps, but always lists `other`.
+            .filter(|&i| !compat || i == 2 || present[i])
             .map(|i| {
-                let r = if total != 0.0 { sums[i] / total } else { 0.0 };
+                let r = (total != 0.0).then(|| sums[i] / total);
                 IdleCategory {
                     category: IDLE_CATEGORIES[i].into(),
                     idle_us: sums[i],
-                    ratio: if compat { round_to(r, 2) } else { r },
+                    ratio: if compat { r.map(|r| round_to(r, 2)) } else { r },
                     gaps_us: describe(std::mem::take(&mut gaps[i])),
                 }
             })

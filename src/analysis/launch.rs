@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::AnalysisOptions;
-use super::gpu::{describe, is_launch_call, us, Describe, RankPrep};
+use super::all::{AnalysisOptions, Mode};
+use super::gpu::{describe, is_hta_launch_call, is_launch_call, us, Describe, RankPrep};
 use crate::table::TraceSet;
 
 /// One launch joined to its device event.
@@ -53,7 +53,13 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
     for d in &prep.dev {
         let Some(l) = d.launch else { continue };
         let l = l as usize;
-        if !is_launch_call(t.name_at(l)) {
+        let name = t.name_at(l);
+        let counted = if prep.mode == Mode::HtaCompat {
+            is_hta_launch_call(name)
+        } else {
+            is_launch_call(name)
+        };
+        if !counted {
             continue;
         }
         let Some((cts, cend)) = prep.span(l) else {

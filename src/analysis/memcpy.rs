@@ -70,6 +70,11 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
             .unwrap_or(0)
             .max(0) as u64;
         let dur = d.end - d.ts;
+        let bw_arg = bw_col.and_then(|c| c.find(row).and_then(|p| c.f64_at(p)));
+        if compat && bw_arg.is_none() {
+            // HTA reads the bandwidth from the trace only.
+            continue;
+        }
         let bw = bw_col
             .and_then(|c| c.find(row).and_then(|p| c.f64_at(p)))
             .or_else(|| (dur > 0).then(|| bytes as f64 / dur as f64));

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::all::AnalysisOptions;
-use super::gpu::{describe, is_launch_call, us, Describe, RankPrep};
+use super::gpu::{describe, us, Describe, RankPrep};
 use crate::table::TraceSet;
 
 /// CUDA's launch queue depth: at this length the launching thread blocks.
@@ -25,16 +25,12 @@ pub struct StreamQueue {
 }
 
 pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
-    let t = prep.table;
     let mut ev: BTreeMap<i64, Vec<(i64, i32)>> = BTreeMap::new();
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     for d in &prep.dev {
         lo = lo.min(d.ts);
         hi = hi.max(d.end);
         let Some(l) = d.launch else { continue };
-        if !is_launch_call(t.name_at(l as usize)) {
-            continue;
-        }
         let Some((lts, lend)) = prep.span(l as usize) else {
             continue;
         };
@@ -44,7 +40,7 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
         e.push((lts, 1));
         e.push((d.ts, -1));
     }
-    let span = (hi - lo).max(0);
+    let span = if hi > lo { hi - lo } else { 0 };
     let mut out = Vec::new();
     for (stream, mut e) in ev {
         e.sort_by_key(|x| x.0);
