@@ -137,8 +137,10 @@ pub fn hta_round(ts_ns: i64, dur_ns: i64) -> (i64, i64) {
     if ts_ns % 1000 == 0 && dur_ns % 1000 == 0 {
         return (ts_ns, ts_ns + dur_ns);
     }
-    let ts_f = ts_ns as f64 / 1000.0;
-    let dur_f = dur_ns as f64 / 1000.0;
+    // The double a JSON parser makes of the µs text (ulp 0.25 µs at today's epoch): whole µs exact,
+    // plus the fraction, rounded once.
+    let ts_f = ts_ns.div_euclid(1000) as f64 + ts_ns.rem_euclid(1000) as f64 / 1000.0;
+    let dur_f = dur_ns.div_euclid(1000) as f64 + dur_ns.rem_euclid(1000) as f64 / 1000.0;
     let end = (ts_f + dur_f).floor() as i64 * 1000;
     let ts = ts_f.ceil() as i64 * 1000;
     (ts, end)
@@ -161,8 +163,7 @@ pub fn is_launch_call(name: &str) -> bool {
             | "hipMemcpyAsync"
             | "hipMemsetAsync"
             | "hipMemcpyWithStream"
-            | "runFunction"
-    )
+    ) || name.starts_with("runFunction")
 }
 
 /// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
@@ -173,8 +174,7 @@ pub fn is_hta_launch_call(name: &str) -> bool {
             | "cudaLaunchKernelExC"
             | "cudaMemcpyAsync"
             | "cudaMemsetAsync"
-            | "runFunction"
-    )
+    ) || name.starts_with("runFunction")
 }
 
 impl<'a> RankPrep<'a> {

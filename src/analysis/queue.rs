@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::all::AnalysisOptions;
-use super::gpu::{describe, us, Describe, RankPrep};
+use super::gpu::{describe, is_launch_call, us, Describe, RankPrep};
 use crate::table::TraceSet;
 
 /// CUDA's launch queue depth: at this length the launching thread blocks.
@@ -31,6 +31,9 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
         lo = lo.min(d.ts);
         hi = hi.max(d.end);
         let Some(l) = d.launch else { continue };
+        if !is_launch_call(prep.table.name_at(l as usize)) {
+            continue;
+        }
         let Some((lts, lend)) = prep.span(l as usize) else {
             continue;
         };
