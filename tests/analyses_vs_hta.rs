@@ -35,6 +35,8 @@ struct Checker {
     trace: String,
     analysis: &'static str,
     errors: Vec<String>,
+    /// Relative differences of the values that differ (row-count differences count as 1.0).
+    worst: f64,
     checked: usize,
 }
 
@@ -43,9 +45,15 @@ impl Checker {
         self.checked += 1;
         match hta {
             None if !ours.is_finite() => {}
-            None => self.errors.push(format!("{what}: ours {ours}, HTA null")),
+            None => {
+                self.worst = f64::INFINITY;
+                self.errors.push(format!("{what}: ours {ours}, HTA null"))
+            }
             Some(h) if close(ours, h) => {}
-            Some(h) => self.errors.push(format!("{what}: ours {ours}, HTA {h}")),
+            Some(h) => {
+                self.worst = self.worst.max((ours - h).abs() / h.abs().max(1e-9));
+                self.errors.push(format!("{what}: ours {ours}, HTA {h}"))
+            }
         }
     }
 }
@@ -73,6 +81,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
         trace: trace.clone(),
         analysis,
         errors: Vec::new(),
+        worst: 0.0,
         checked: 0,
     };
     let load = |f: &str| read_json(&dir.join(format!("{f}.json")));
@@ -82,7 +91,19 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
         let mut c = new("kernel_type_breakdown");
         // 0.1% of the table's total time; HTA also lists zero-length combinations (rows of 0 us).
         let total: f64 = rows.iter().filter_map(|r| num(r, "sum")).sum();
-        let hta_rows = rows.iter().filter(|r| num(r, "sum") != Some(0.0)).count();
+        // HTA's sweep also lists zero-length and tiny combinations (from negative durations):
+        // rows count when above 0.1% of the total.
+        let big = |x: f64| x > 0.001 * total;
+        let hta_rows = rows
+            .iter()
+            .filter(|r| big(num(r, "sum").unwrap_or(0.0)))
+            .count();
+        let our_rows = a
+            .kernel_breakdown
+            .by_type_all_ranks
+            .iter()
+            .filter(|x| big(x.time_us))
+            .count();
         for r in &rows {
             let t = r["kernel_type"].as_str().unwrap_or("");
             let ours = a
@@ -105,11 +126,9 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
             c.eq(format!("{t} pct"), p, num(r, "percentage"));
         }
         c.checked += 1;
-        if a.kernel_breakdown.by_type_all_ranks.len() != hta_rows {
-            c.errors.push(format!(
-                "rows: ours {}, HTA {hta_rows} (non-zero)",
-                a.kernel_breakdown.by_type_all_ranks.len()
-            ));
+        if our_rows != hta_rows {
+            c.errors
+                .push(format!("rows above 0.1%: ours {our_rows}, HTA {hta_rows}"));
         }
         out.push(c);
     }
@@ -455,8 +474,25 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
     out
 }
 
-/// (trace, analysis) pairs where HTA-compat mode is known not to reproduce HTA, with why.
-const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[];
+/// (trace, analysis, largest relative difference allowed, why) where HTA-compat mode cannot
+/// reproduce HTA to 0.1%.
+const KNOWN_DIFFERENCES: &[(&str, &str, f64, &str)] = &[
+    (
+        "hta__critical_path_simple_add",
+        "queue_length_summary",
+        0.015,
+        "HTA orders launches and kernel starts with numpy's unstable quicksort, so events at the \
+         same µs come in an arbitrary order; count, mean, min, max and quartiles agree, std differs by 1.1%",
+    ),
+    (
+        "hta__ns_resolution__rank-0.Apr_03_18_51_38.1102.pt.trace",
+        "memory_bw_summary",
+        0.01,
+        "HTA's bandwidth time series sorts copy starts and ends with the same unstable sort: a copy \
+         ending at the µs the next one starts gives 1280 (ends first) to 1288 (starts first) \
+         points; HTA has 1285 (0.4%)",
+    ),
+];
 
 #[test]
 fn hta_compat_matches_hta_reference() {

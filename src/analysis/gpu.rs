@@ -170,10 +170,7 @@ pub fn is_launch_call(name: &str) -> bool {
 pub fn is_hta_launch_call(name: &str) -> bool {
     matches!(
         name,
-        "cudaLaunchKernel"
-            | "cudaLaunchKernelExC"
-            | "cudaMemcpyAsync"
-            | "cudaMemsetAsync"
+        "cudaLaunchKernel" | "cudaLaunchKernelExC" | "cudaMemcpyAsync" | "cudaMemsetAsync"
     ) || name.starts_with("runFunction")
 }
 
@@ -359,6 +356,21 @@ impl<'a> RankPrep<'a> {
 /// intervals are skipped.
 pub fn union(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     iv.retain(|(s, e)| e > s);
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (s, e) in iv {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// HTA's merge: sort by start, a new group starts when `ts > running max(end)`; a group is (first
+/// start, max end), so an event with a negative duration (from whole-µs rounding) alone makes a
+/// group of negative length. Only for HTA-compat mode.
+pub fn hta_merge(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     iv.sort_unstable();
     let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
     for (s, e) in iv {

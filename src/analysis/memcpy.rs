@@ -27,6 +27,7 @@ pub struct MemoryOps {
     /// `bytes / time`, GB/s (10^9 bytes per second); 0 when time is 0.
     pub bandwidth_gbps: f64,
     /// Per-operation bandwidth (the trace's `memory bandwidth (GB/s)` arg, else bytes/dur), GB/s.
+    /// HTA-compat: statistics of HTA's bandwidth time series (running sum of concurrent copies).
     pub per_op_gbps: Describe,
 }
 
@@ -48,13 +49,41 @@ fn memory_of(name: &str) -> &str {
     }
 }
 
+/// HTA's bandwidth "time series": +bw at each start, −bw at each end, running sum in time order
+/// (ends before starts at the same instant), keeping the positive points.
+fn hta_bandwidth_series(ops: &[(i64, i64, f64)]) -> Vec<f64> {
+    let mut ev: Vec<(i64, u8, usize, f64)> = Vec::with_capacity(ops.len() * 2);
+    for (i, &(ts, end, bw)) in ops.iter().enumerate() {
+        ev.push((ts, 1, i, bw));
+        ev.push((end, 0, i, -bw));
+    }
+    ev.sort_by_key(|e| (e.0, e.1, e.2));
+    let mut sum = 0.0;
+    let mut out = Vec::new();
+    for (_, _, _, d) in ev {
+        sum += d;
+        if sum > 0.0 {
+            out.push(sum);
+        }
+    }
+    out
+}
+
 pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
     let t = prep.table;
     let compat = prep.mode == Mode::HtaCompat;
     let bytes_col = t.arg("bytes");
     let bw_col = t.arg("memory bandwidth (GB/s)");
-    let mut groups: BTreeMap<String, (String, String, String, u64, i64, Vec<f64>)> =
-        BTreeMap::new();
+    type Group = (
+        String,
+        String,
+        String,
+        u64,
+        i64,
+        Vec<f64>,
+        Vec<(i64, i64, f64)>,
+    );
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for d in &prep.dev {
         let name = t.name_of_id(d.name);
         let op = match d.kind {
@@ -98,18 +127,22 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
                 0,
                 0,
                 Vec::new(),
+                Vec::new(),
             )
         });
         g.3 += bytes;
         g.4 += dur.max(0);
         if let Some(bw) = bw {
             g.5.push(bw);
+            // HTA rounds 0-µs copies up to 1 µs in its bandwidth series.
+            let end = if dur == 0 { d.ts + 1000 } else { d.end };
+            g.6.push((d.ts, end, bw));
         }
     }
     groups
         .into_iter()
         .map(
-            |(name, (op, direction, memory, bytes, time, bws))| MemoryOps {
+            |(name, (op, direction, memory, bytes, time, bws, series))| MemoryOps {
                 rank,
                 name,
                 op,
@@ -123,7 +156,11 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
                 } else {
                     0.0
                 },
-                per_op_gbps: describe(bws),
+                per_op_gbps: if compat {
+                    describe(hta_bandwidth_series(&series))
+                } else {
+                    describe(bws)
+                },
             },
         )
         .collect()

@@ -25,7 +25,7 @@ pub struct StreamQueue {
 }
 
 pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
-    let mut ev: BTreeMap<i64, Vec<(i64, i32)>> = BTreeMap::new();
+    let mut ev: BTreeMap<i64, Vec<(i64, u32, i32)>> = BTreeMap::new();
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     for d in &prep.dev {
         lo = lo.min(d.ts);
@@ -40,18 +40,20 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
         lo = lo.min(lts);
         hi = hi.max(lend);
         let e = ev.entry(d.stream).or_default();
-        e.push((lts, 1));
-        e.push((d.ts, -1));
+        e.push((lts, l, 1));
+        e.push((d.ts, d.row, -1));
     }
     let span = if hi > lo { hi - lo } else { 0 };
     let mut out = Vec::new();
     for (stream, mut e) in ev {
-        e.sort_by_key(|x| x.0);
+        // Same instant: launches first (HTA's concatenation order; its sort is not stable, so ties
+        // can still differ).
+        e.sort_by_key(|x| (x.0, -x.2, x.1));
         let mut q = 0i64;
         let mut vals = Vec::with_capacity(e.len());
         let mut blocked = 0i64;
         let mut prev: Option<(i64, i64)> = None;
-        for (ts, d) in e {
+        for (ts, _, d) in e {
             if let Some((pts, pq)) = prev {
                 if pq >= FULL_QUEUE {
                     blocked += ts - pts;

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::all::{AnalysisOptions, Mode};
-use super::gpu::{round_to, total, union, us, KernelType, RankPrep};
+use super::gpu::{hta_merge, round_to, total, union, us, KernelType, RankPrep};
 use crate::table::TraceSet;
 
 /// Temporal breakdown of one rank.
@@ -26,8 +26,10 @@ pub fn temporal_prepared(rank: i64, prep: &RankPrep) -> Option<TemporalBreakdown
     if prep.dev.is_empty() {
         return None;
     }
-    let all = union(prep.dev.iter().map(|d| (d.ts, d.end)).collect());
-    let comp = union(
+    let compat = prep.mode == Mode::HtaCompat;
+    let merge = |iv: Vec<(i64, i64)>| if compat { hta_merge(iv) } else { union(iv) };
+    let all = merge(prep.dev.iter().map(|d| (d.ts, d.end)).collect());
+    let comp = merge(
         prep.dev
             .iter()
             .filter(|d| d.ktype == KernelType::Computation)
