@@ -77,7 +77,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
     let meta = read_json(&dir.join("meta.json")).unwrap_or(Value::Null);
     let trace = dir.file_name().unwrap().to_string_lossy().to_string();
     let mut out = Vec::new();
-    let mut new = |analysis| Checker {
+    let new = |analysis| Checker {
         trace: trace.clone(),
         analysis,
         errors: Vec::new(),
@@ -555,4 +555,396 @@ fn hta_compat_matches_hta_reference() {
     eprintln!("{matched} of {total} (trace, analysis) pairs match HTA");
     assert!(total > 0 || dirs.is_empty());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small traces built in code: exact-mode values computed by hand.
+
+fn kernel(name: &str, ts: f64, dur: f64, stream: i64, corr: i64) -> Value {
+    json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+           "args": {"stream": stream, "correlation": corr}})
+}
+
+fn launch(ts: f64, dur: f64, corr: i64) -> Value {
+    json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+           "ts": ts, "dur": dur, "args": {"correlation": corr}})
+}
+
+fn step(n: i64, ts: f64, dur: f64) -> Value {
+    json!({"ph": "X", "cat": "user_annotation", "name": format!("ProfilerStep#{n}"), "pid": 1,
+           "tid": 1, "ts": ts, "dur": dur})
+}
+
+fn set_of(events: Vec<Value>) -> TraceSet {
+    let bytes = serde_json::to_vec(&json!({ "traceEvents": events })).unwrap();
+    TraceSet::single(load_bytes("inline.json", &bytes).unwrap())
+}
+
+fn exact() -> AnalysisOptions {
+    AnalysisOptions::default()
+}
+
+fn type_time(a: &AllAnalyses, t: &str) -> f64 {
+    a.kernel_breakdown
+        .by_type_all_ranks
+        .iter()
+        .find(|x| x.kernel_type == t)
+        .map_or(0.0, |x| x.time_us)
+}
+
+#[test]
+fn overlapping_kernels_on_two_streams_and_touching_intervals() {
+    let a = analyze(
+        &set_of(vec![
+            kernel("a", 0.0, 10.0, 7, 1),
+            kernel("b", 5.0, 10.0, 8, 2),
+            kernel("c", 15.0, 5.0, 7, 3), // touches b's end
+            kernel("d", 30.0, 10.0, 7, 4),
+        ]),
+        &exact(),
+    );
+    let t = &a.temporal_breakdown[0];
+    assert_eq!(t.window_us, 40.0);
+    assert_eq!(t.compute_us, 30.0); // [0,20) + [30,40)
+    assert_eq!(t.idle_us, 10.0);
+    assert_eq!(t.non_compute_us, 0.0);
+    assert_eq!(t.idle_pct, 25.0);
+    assert_eq!(type_time(&a, "COMPUTATION"), 30.0);
+    let k = &a.kernel_breakdown.ranks[0].kernels;
+    assert_eq!(k.len(), 4);
+    assert_eq!(k[0].sum_us, 10.0);
+}
+
+#[test]
+fn communication_overlapping_computation() {
+    let a = analyze(
+        &set_of(vec![
+            kernel("gemm", 0.0, 10.0, 7, 1),
+            kernel(
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)",
+                5.0,
+                20.0,
+                8,
+                2,
+            ),
+            json!({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
+                   "tid": 9, "ts": 20.0, "dur": 10.0, "args": {"stream": 9, "correlation": 3, "bytes": 1000}}),
+        ]),
+        &exact(),
+    );
+    assert_eq!(type_time(&a, "COMPUTATION"), 5.0);
+    assert_eq!(type_time(&a, "COMPUTATION overlapping COMMUNICATION"), 5.0);
+    assert_eq!(type_time(&a, "COMMUNICATION"), 10.0);
+    assert_eq!(type_time(&a, "COMMUNICATION overlapping MEMORY"), 5.0);
+    assert_eq!(type_time(&a, "MEMORY"), 5.0);
+    let o = &a.comm_comp_overlap[0];
+    assert_eq!(o.comm_us, 20.0);
+    assert_eq!(o.overlap_us, 5.0);
+    assert_eq!(o.overlap_pct, Some(25.0));
+    // Non-compute = union of comm and memory minus compute: [10,30) = 20.
+    assert_eq!(a.temporal_breakdown[0].non_compute_us, 20.0);
+}
+
+#[test]
+fn idle_gaps_above_and_below_the_threshold() {
+    let events = vec![
+        launch(-5.0, 1.0, 1),
+        kernel("a", 0.0, 10.0, 7, 1),
+        launch(-4.0, 1.0, 2),
+        kernel("b", 15.0, 5.0, 7, 2), // gap 5, launched early: kernel wait
+        launch(-3.0, 1.0, 3),
+        kernel("c", 60.0, 10.0, 7, 3), // gap 40, launched early: other
+        launch(95.0, 1.0, 4),
+        kernel("d", 100.0, 10.0, 7, 4), // gap 30, launched after c ended: host wait
+    ];
+    let a = analyze(&set_of(events.clone()), &exact());
+    let s = &a.idle_time_breakdown[0];
+    let get = |s: &profile_model::analysis::idle::StreamIdle, c: &str| {
+        s.categories
+            .iter()
+            .find(|x| x.category == c)
+            .map(|x| (x.idle_us, x.gaps_us.count))
+            .unwrap()
+    };
+    assert_eq!(s.stream, 7);
+    assert_eq!(get(s, "host_wait"), (30.0, 1));
+    assert_eq!(get(s, "kernel_wait"), (5.0, 1));
+    assert_eq!(get(s, "other"), (40.0, 1));
+    assert_eq!(s.idle_us, 75.0);
+    // A 50 µs threshold makes the 40 µs gap a kernel wait.
+    let opts = AnalysisOptions {
+        kernel_wait_threshold_us: Some(50.0),
+        ..exact()
+    };
+    let a = analyze(&set_of(events), &opts);
+    let s = &a.idle_time_breakdown[0];
+    assert_eq!(get(s, "kernel_wait"), (45.0, 2));
+    assert_eq!(get(s, "other"), (0.0, 0));
+    // Launch statistics on the same trace: launch ends -4, -3, -2, 96; delays 4, 18, 62, 4 µs.
+    let l = &a.kernel_launch_stats[0];
+    assert_eq!(l.launches, 4);
+    assert_eq!(l.delay_total_us, 4.0 + 18.0 + 62.0 + 4.0);
+    assert_eq!(l.cpu_total_us, 4.0);
+    assert_eq!(l.gpu_total_us, 35.0);
+    assert_eq!(l.delay_outliers, 0);
+    // Queue on stream 7: +1 -1 ... launches at -5,-4,-3 before a starts at 0.
+    let q = &a.queue_length[0];
+    assert_eq!(q.queue_length.max, 3.0);
+    assert_eq!(q.queue_length.count, 8);
+}
+
+#[test]
+fn memcpy_pinned_and_pageable() {
+    let a = analyze(
+        &set_of(vec![
+            json!({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
+                   "tid": 7, "ts": 0.0, "dur": 1.0, "args": {"stream": 7, "correlation": 1, "bytes": 1000}}),
+            json!({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+                   "tid": 7, "ts": 5.0, "dur": 4.0, "args": {"stream": 7, "correlation": 2, "bytes": 2000}}),
+            json!({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0,
+                   "tid": 7, "ts": 10.0, "dur": 2.0, "args": {"stream": 7, "correlation": 3, "bytes": 4000}}),
+        ]),
+        &exact(),
+    );
+    let m = &a.memory_bandwidth;
+    assert_eq!(m.len(), 3);
+    let pinned = m.iter().find(|x| x.memory == "Pinned -> Device").unwrap();
+    let pageable = m.iter().find(|x| x.memory == "Pageable -> Device").unwrap();
+    let set = m.iter().find(|x| x.op == "memset").unwrap();
+    assert_eq!((pinned.direction.as_str(), pinned.bytes), ("HtoD", 1000));
+    assert_eq!(pinned.bandwidth_gbps, 1.0); // 1000 bytes / 1000 ns
+    assert_eq!(pageable.bandwidth_gbps, 0.5);
+    assert_eq!(pageable.time_us, 4.0);
+    assert_eq!(set.bandwidth_gbps, 2.0);
+    assert_eq!(type_time(&a, "MEMORY"), 7.0);
+}
+
+#[test]
+fn negative_and_zero_durations_do_not_break_anything() {
+    for mode in [Mode::Exact, Mode::HtaCompat] {
+        let a = analyze(
+            &set_of(vec![
+                kernel("zero", 0.0, 0.0, 7, 1),
+                kernel("negative", 5.0, -3.0, 7, 2),
+                kernel("real", 10.0, 10.0, 7, 3),
+            ]),
+            &AnalysisOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        let t = &a.temporal_breakdown[0];
+        // HTA's merge turns the lone negative event into a group of -3 µs; exact ignores it.
+        let expected = if mode == Mode::Exact { 10.0 } else { 7.0 };
+        assert_eq!(t.compute_us, expected, "{mode:?}");
+        assert_eq!(a.kernel_breakdown.ranks[0].kernels.len(), 3);
+        let _ = profile_model::analysis::all::render_analyses(&a);
+    }
+}
+
+#[test]
+fn no_gpu_events_gives_clear_empty_results() {
+    let set = set_of(vec![
+        json!({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1,
+                                  "tid": 1, "ts": 0.0, "dur": 5.0}),
+    ]);
+    for opts in [exact(), AnalysisOptions::hta_compat()] {
+        let a = analyze(&set, &opts);
+        assert!(a.kernel_breakdown.by_type_all_ranks.is_empty());
+        assert!(a
+            .kernel_breakdown
+            .notes
+            .iter()
+            .any(|n| n.contains("no GPU kernels")));
+        assert!(a.temporal_breakdown.is_empty());
+        assert!(a.idle_time_breakdown.is_empty());
+        assert_eq!(a.comm_comp_overlap[0].overlap_pct, None);
+        assert!(a.queue_length.is_empty());
+        assert!(a.memory_bandwidth.is_empty());
+        assert_eq!(a.kernel_launch_stats[0].launches, 0);
+        assert!(a.stragglers.ranks.is_empty());
+        assert!(a.stragglers.notes[0].contains("two or more ranks"));
+        let v = profile_model::analysis::all::analyze_all(&set, &opts);
+        let text = profile_model::analysis::all::render_text(&v);
+        assert!(text.contains("Temporal breakdown"));
+    }
+    // An empty set too.
+    let a = analyze(&TraceSet::default(), &exact());
+    assert!(a.ranks.is_empty());
+}
+
+#[test]
+fn float_timestamps_round_only_in_hta_compat() {
+    // ts 1.5 µs, dur 0.7 µs: HTA makes ts = 2, end = floor(2.2) = 2, so 0 µs (quirk 4).
+    let events = vec![kernel("k", 1.5, 0.7, 7, 1), kernel("k", 3.25, 1.5, 7, 2)];
+    let e = analyze(&set_of(events.clone()), &exact());
+    let c = analyze(&set_of(events), &AnalysisOptions::hta_compat());
+    let k = |a: &AllAnalyses| a.kernel_breakdown.ranks[0].kernels[0].sum_us;
+    assert!((k(&e) - 2.2).abs() < 1e-9);
+    // compat: [2,2) and [4,4): both 0 µs.
+    assert_eq!(k(&c), 0.0);
+}
+
+#[test]
+fn step_filter_and_step_selection() {
+    let events = vec![
+        step(1, 0.0, 100.0),
+        step(2, 100.0, 100.0),
+        launch(10.0, 1.0, 1),
+        kernel("k1", 20.0, 10.0, 7, 1),
+        launch(110.0, 1.0, 2),
+        kernel("k2", 120.0, 30.0, 7, 2),
+    ];
+    let set = set_of(events);
+    let sum = |a: &AllAnalyses| type_time(a, "COMPUTATION");
+    // Exact: every step.
+    let e = analyze(&set, &exact());
+    assert_eq!(sum(&e), 40.0);
+    assert_eq!(e.profiler_steps[0].analysed_steps, vec![1, 2]);
+    assert_eq!(e.profiler_steps[0].steps[1].duration_us, 100.0);
+    // HTA-compat drops the last step (quirk 3).
+    let c = analyze(&set, &AnalysisOptions::hta_compat());
+    assert_eq!(sum(&c), 10.0);
+    assert_eq!(c.profiler_steps[0].analysed_steps, vec![1]);
+    // Chosen steps.
+    let only2 = AnalysisOptions {
+        steps: Some((2, 2)),
+        ..exact()
+    };
+    let s = analyze(&set, &only2);
+    assert_eq!(sum(&s), 30.0);
+    assert_eq!(s.kernel_launch_stats[0].launches, 1);
+}
+
+fn rank_trace(rank: i64, late_us: [f64; 3], comm: &str) -> profile_model::table::TraceTable {
+    let mut ev = vec![];
+    for (i, late) in late_us.iter().enumerate() {
+        let base = i as f64 * 1000.0;
+        let corr = 10 + i as i64;
+        ev.push(step(i as i64 + 1, base, 1000.0));
+        ev.push(launch(base + 10.0, 5.0, corr));
+        ev.push(kernel(comm, base + 100.0 + late, 300.0 - late, 20, corr));
+    }
+    let doc = json!({"distributedInfo": {"rank": rank}, "traceEvents": ev});
+    load_bytes(
+        &format!("rank{rank}.json"),
+        &serde_json::to_vec(&doc).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn stragglers_need_two_ranks_and_count_current_nccl_names() {
+    let one = TraceSet::single(rank_trace(0, [0.0; 3], "ncclDevKernel_AllReduce"));
+    let a = analyze(&one, &exact());
+    assert!(a.stragglers.ranks.is_empty());
+    assert!(a.stragglers.notes[0].contains("two or more ranks"));
+    let three = |name: &str| {
+        TraceSet::from_tables(vec![
+            rank_trace(0, [0.0, 0.0, 0.0], name),
+            rank_trace(1, [5.0, 5.0, 5.0], name),
+            rank_trace(2, [150.0, 120.0, 170.0], name),
+        ])
+    };
+    let a = analyze(&three("ncclDevKernel_AllReduce"), &exact());
+    assert!(a.stragglers.ranks.contains(&2), "{:?}", a.stragglers);
+    assert!(!a.stragglers.ranks.contains(&0));
+    assert_eq!(a.stragglers.steps_used, vec![1, 2, 3]);
+    // HTA 0.5.0 only counts ncclKernel*: nothing found with the current NCCL name (quirk 7) ...
+    let c = analyze(
+        &three("ncclDevKernel_AllReduce"),
+        &AnalysisOptions::hta_compat(),
+    );
+    assert!(c.stragglers.ranks.is_empty());
+    // ... but the old name works, without the last step.
+    let c = analyze(
+        &three("ncclKernel_AllReduce"),
+        &AnalysisOptions::hta_compat(),
+    );
+    assert!(c.stragglers.ranks.contains(&2));
+    assert_eq!(c.stragglers.steps_used, vec![1, 2]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real traces where HTA is plainly wrong (README quirks): exact mode, checked against values
+// computed here from the table directly.
+
+/// Union (ns) of every kernel, copy and set of a table, computed independently of the analyses.
+fn device_union_ns(t: &profile_model::table::TraceTable) -> (i64, i64, i64) {
+    let mut iv: Vec<(i64, i64)> = (0..t.len())
+        .filter(|&r| t.kind_at(r).is_gpu_activity())
+        .filter_map(|r| Some((t.ts_at(r)?, t.end_at(r)?)))
+        .filter(|(s, e)| e > s)
+        .collect();
+    iv.sort_unstable();
+    let (mut busy, mut cur) = (0i64, None::<(i64, i64)>);
+    for (s, e) in &iv {
+        cur = match cur {
+            Some((cs, ce)) if *s <= ce => Some((cs, ce.max(*e))),
+            Some((cs, ce)) => {
+                busy += ce - cs;
+                Some((*s, *e))
+            }
+            None => Some((*s, *e)),
+        };
+    }
+    if let Some((cs, ce)) = cur {
+        busy += ce - cs;
+    }
+    let first = iv.first().map_or(0, |x| x.0);
+    let last = iv.iter().map(|x| x.1).max().unwrap_or(0);
+    (busy, first, last)
+}
+
+fn load_one(name: &str) -> Option<TraceSet> {
+    let p = traces_dir().join(name);
+    if !p.exists() {
+        eprintln!("{} absent: skipped", p.display());
+        return None;
+    }
+    Some(TraceSet::single(load_path(&p).ok()?))
+}
+
+fn hta_temporal(trace: &str) -> Option<Value> {
+    read_json(&ref_dir().join(trace).join("temporal_breakdown.json"))?
+        .as_array()?
+        .first()
+        .cloned()
+}
+
+#[test]
+fn exact_mode_on_real_traces_differs_from_hta_where_hta_is_wrong() {
+    // Quirk 4: ns_resolution loses 0.7% of kernel time to whole-µs rounding; exact keeps every ns.
+    // Quirk 5: triton_example counts a cpu_op with args.stream = 0 as GPU compute.
+    // Quirk 3: sampled_rank-0 drops the last ProfilerStep.
+    for trace in [
+        "hta__ns_resolution__rank-0.Apr_03_18_51_38.1102.pt.trace",
+        "hta__triton_example",
+        "hta__sampled_rank-0",
+        "hta__nccl_data",
+    ] {
+        let Some(set) = load_one(&format!("{trace}.json.gz")) else {
+            continue;
+        };
+        let Some(hta) = hta_temporal(trace) else {
+            continue;
+        };
+        let (busy, first, last) = device_union_ns(&set.ranks[0].table);
+        let a = analyze(&set, &exact());
+        let t = &a.temporal_breakdown[0];
+        let ours_busy = t.compute_us + t.non_compute_us;
+        assert!((ours_busy - busy as f64 / 1000.0).abs() < 1e-6, "{trace}");
+        assert!((t.window_us - (last - first) as f64 / 1000.0).abs() < 1e-6);
+        let hta_busy =
+            num(&hta, "compute_time(us)").unwrap() + num(&hta, "non_compute_time(us)").unwrap();
+        let diff = (ours_busy - hta_busy) / hta_busy;
+        eprintln!(
+            "{trace}: device busy exact {ours_busy:.3} us, HTA {hta_busy} us ({:+.2}%)",
+            100.0 * diff
+        );
+        assert!(
+            diff.abs() > 0.001,
+            "{trace}: expected a visible difference from HTA"
+        );
+    }
 }
