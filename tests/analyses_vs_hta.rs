@@ -948,3 +948,28 @@ fn exact_mode_on_real_traces_differs_from_hta_where_hta_is_wrong() {
         );
     }
 }
+
+/// Timing on a large trace: `PROFILE_MODEL_BIG=path cargo test --release --test analyses_vs_hta
+/// analyses_are_fast -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn analyses_are_fast_on_a_large_trace() {
+    let Ok(p) = std::env::var("PROFILE_MODEL_BIG") else {
+        eprintln!("PROFILE_MODEL_BIG not set: skipped");
+        return;
+    };
+    let t0 = std::time::Instant::now();
+    let set = TraceSet::single(load_path(std::path::Path::new(&p)).unwrap());
+    let rows = set.ranks[0].table.len();
+    eprintln!("load: {rows} rows in {:.2?}", t0.elapsed());
+    for opts in [exact(), AnalysisOptions::hta_compat()] {
+        let t1 = std::time::Instant::now();
+        let a = analyze(&set, &opts);
+        eprintln!(
+            "analyze ({:?}): {:.2?}, {} kernel names",
+            opts.mode,
+            t1.elapsed(),
+            a.kernel_breakdown.ranks[0].kernels.len()
+        );
+    }
+}
