@@ -973,3 +973,56 @@ fn analyses_are_fast_on_a_large_trace() {
         );
     }
 }
+
+#[test]
+fn top_kernels_with_others_and_stats_across_ranks() {
+    // 12 names: k00 (1 µs, 2 calls) .. k11 (12 µs, 2 calls) on each of two ranks.
+    let table = |rank: i64, extra: f64| {
+        let mut ev = vec![];
+        for i in 0..12 {
+            for c in 0..2 {
+                let ts = (i * 100 + c * 40) as f64;
+                ev.push(kernel(
+                    &format!("k{i:02}"),
+                    ts,
+                    (i + 1) as f64 + extra,
+                    7,
+                    i * 2 + c,
+                ));
+            }
+        }
+        let doc = json!({"distributedInfo": {"rank": rank}, "traceEvents": ev});
+        load_bytes(&format!("r{rank}.json"), &serde_json::to_vec(&doc).unwrap()).unwrap()
+    };
+    let set = TraceSet::from_tables(vec![table(0, 0.0), table(1, 2.0)]);
+    let a = analyze(&set, &exact());
+    let r0 = &a.kernel_breakdown.ranks[0];
+    assert_eq!(r0.kernels.len(), 12);
+    assert_eq!(r0.top.len(), 11);
+    assert_eq!(r0.top[0].name, "k11");
+    let others = r0.top.last().unwrap();
+    assert_eq!(others.name, "others");
+    // k00 and k01: calls of 1, 1, 2, 2 µs.
+    assert_eq!(others.count, 4);
+    assert_eq!(others.sum_us, 6.0);
+    assert_eq!(
+        (others.min_us, others.max_us, others.mean_us),
+        (1.0, 2.0, 1.5)
+    );
+    assert!((others.std_us - (1.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    // Across ranks: k00 has calls 1, 1 (rank 0) and 3, 3 (rank 1).
+    let k00 = a
+        .kernel_breakdown
+        .kernels_all_ranks
+        .iter()
+        .find(|k| k.name == "k00")
+        .unwrap();
+    assert_eq!((k00.count, k00.sum_us, k00.median_us), (4, 8.0, 2.0));
+    // Type time sums over ranks: rank 0 kernels total 156 µs (no overlap), rank 1 156 + 48.
+    assert_eq!(type_time(&a, "COMPUTATION"), 156.0 + 204.0);
+    // The text rendering round-trips the JSON.
+    let text = profile_model::analysis::all::render_text(
+        &profile_model::analysis::all::analyze_all(&set, &exact()),
+    );
+    assert!(text.contains("Top kernels, rank 1"), "{text}");
+}

@@ -276,6 +276,10 @@ impl<'a> RankPrep<'a> {
             if compat && table.category_id_at(row).is_none() {
                 continue;
             }
+            // Exact mode: only runtime/driver calls launch work.
+            if !compat && !matches!(k, EventKind::Runtime | EventKind::Driver) {
+                continue;
+            }
             let Some((ts, _)) = prep.span(row) else {
                 continue;
             };

@@ -54,6 +54,10 @@ pub struct KernelBreakdown {
     pub ranks: Vec<RankKernelBreakdown>,
     /// By-type times summed over ranks (HTA's `kernel_type_breakdown`).
     pub by_type_all_ranks: Vec<TypeTime>,
+    /// Per-kernel statistics over the calls of every rank (kernels matched by name).
+    pub kernels_all_ranks: Vec<KernelStats>,
+    /// Top `TOP_K` names per type over every rank, the rest as `others`.
+    pub top_all_ranks: Vec<KernelStats>,
     pub notes: Vec<String>,
 }
 
@@ -121,31 +125,14 @@ fn stats_of(name: String, kernel_type: KernelType, mut d: Vec<f64>) -> KernelSta
     }
 }
 
-/// Breakdown of one rank from its prepared rows.
-pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64; 8]) {
-    let compat = prep.mode == super::all::Mode::HtaCompat;
-    let tagged: Vec<(i64, i64, u8)> = prep
-        .dev
-        .iter()
-        .filter(|d| d.ktype != KernelType::Other)
-        .map(|d| (d.ts, d.end, d.ktype.bit()))
-        .collect();
-    let masks = sweep_masks(&tagged);
-    // Per name (by dictionary id), per type.
-    let mut per: BTreeMap<(KernelType, u32), Vec<f64>> = BTreeMap::new();
-    for d in prep.dev.iter().filter(|d| d.ktype != KernelType::Other) {
-        per.entry((d.ktype, d.name))
-            .or_default()
-            .push(us(d.end - d.ts));
-    }
+/// Per-kernel statistics and the top view from durations (µs) per (type, name).
+fn stats_and_top(
+    per: BTreeMap<(KernelType, String), Vec<f64>>,
+) -> (Vec<KernelStats>, Vec<KernelStats>) {
     let mut kernels: Vec<KernelStats> = Vec::with_capacity(per.len());
     let mut durs: BTreeMap<KernelType, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
-    for ((t, id), v) in per {
-        kernels.push(stats_of(
-            prep.table.name_of_id(id).to_string(),
-            t,
-            v.clone(),
-        ));
+    for ((t, name), v) in per {
+        kernels.push(stats_of(name, t, v.clone()));
         durs.entry(t).or_default().push((kernels.len() - 1, v));
     }
     let mut type_sum: BTreeMap<KernelType, f64> = BTreeMap::new();
@@ -186,6 +173,35 @@ pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64;
             .then_with(|| b.sum_us.total_cmp(&a.sum_us))
             .then_with(|| a.name.cmp(&b.name))
     });
+    (kernels, top)
+}
+
+/// Durations (µs) per (type, name id) of one rank.
+fn durations_by_name(prep: &RankPrep) -> BTreeMap<(KernelType, u32), Vec<f64>> {
+    let mut per: BTreeMap<(KernelType, u32), Vec<f64>> = BTreeMap::new();
+    for d in prep.dev.iter().filter(|d| d.ktype != KernelType::Other) {
+        per.entry((d.ktype, d.name))
+            .or_default()
+            .push(us(d.end - d.ts));
+    }
+    per
+}
+
+/// Breakdown of one rank from its prepared rows.
+pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64; 8]) {
+    let compat = prep.mode == super::all::Mode::HtaCompat;
+    let tagged: Vec<(i64, i64, u8)> = prep
+        .dev
+        .iter()
+        .filter(|d| d.ktype != KernelType::Other)
+        .map(|d| (d.ts, d.end, d.ktype.bit()))
+        .collect();
+    let masks = sweep_masks(&tagged);
+    let per = durations_by_name(prep)
+        .into_iter()
+        .map(|((t, id), v)| ((t, prep.table.name_of_id(id).to_string()), v))
+        .collect();
+    let (kernels, top) = stats_and_top(per);
     (
         RankKernelBreakdown {
             rank,
@@ -221,13 +237,30 @@ pub(crate) fn kernel_breakdown_prepared(
     let mut all = [0i64; 8];
     let mut ranks = Vec::new();
     let mut notes = Vec::new();
+    let mut across: BTreeMap<(KernelType, String), Vec<f64>> = BTreeMap::new();
     for (rank, prep) in preps {
         let (b, m) = rank_breakdown(*rank, prep);
         for i in 0..8 {
             all[i] += m[i];
         }
         ranks.push(b);
+        if preps.len() > 1 {
+            for ((t, id), v) in durations_by_name(prep) {
+                across
+                    .entry((t, prep.table.name_of_id(id).to_string()))
+                    .or_default()
+                    .extend(v);
+            }
+        }
     }
+    let (kernels_all_ranks, top_all_ranks) = if preps.len() > 1 {
+        stats_and_top(across)
+    } else {
+        ranks
+            .first()
+            .map(|r| (r.kernels.clone(), r.top.clone()))
+            .unwrap_or_default()
+    };
     if !compat {
         notes.push("kernel types come from the event kind (copies and sets are MEMORY) and current collective names (ncclDevKernel_*, RCCL, HCCL are COMMUNICATION); HTA 0.5.0 uses name patterns and rows with a stream".into());
     }
@@ -237,6 +270,8 @@ pub(crate) fn kernel_breakdown_prepared(
     KernelBreakdown {
         ranks,
         by_type_all_ranks: type_table(&all, compat),
+        kernels_all_ranks,
+        top_all_ranks,
         notes,
     }
 }
