@@ -73,6 +73,8 @@ pub fn hta_kernel_type(name: &str) -> KernelType {
 pub fn exact_kernel_type(kind: EventKind, name: &str) -> KernelType {
     match kind {
         EventKind::Memcpy | EventKind::Memset => KernelType::Memory,
+        // Accelerator DMA (MTIA `dma_request`).
+        EventKind::AcceleratorOp if name.starts_with("dma") => KernelType::Memory,
         _ if is_collective_name(name) => KernelType::Communication,
         _ => KernelType::Computation,
     }
