@@ -1,8 +1,22 @@
-//! Runs every analysis over a set of ranks and gathers the results as one JSON document.
+//! Runs every analysis over a set of ranks and gathers the results, typed ([`AllAnalyses`]) or as
+//! one JSON document ([`analyze_all`]), plus plain-text tables for the command line.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::Value;
+use std::fmt::Write;
 
+use super::critical_path::{critical_path, CriticalPathOptions, CriticalPathResult};
+use super::gpu::RankPrep;
+use super::idle::{idle_prepared, StreamIdle};
+use super::kernels::{kernel_breakdown_prepared, KernelBreakdown};
+use super::launch::{launch_prepared, LaunchStats};
+use super::memcpy::{memory_prepared, MemoryOps};
+use super::overlap::{overlap_prepared, CommCompOverlap};
+use super::queue::{queue_prepared, StreamQueue};
+use super::sequences::{frequent_kernel_sequences, SequenceOptions, SequencesResult};
+use super::steps::{steps_prepared, RankSteps};
+use super::stragglers::{stragglers_prepared, Stragglers};
+use super::temporal::{temporal_prepared, TemporalBreakdown};
 use crate::table::TraceSet;
 
 /// Which definitions to follow.
@@ -22,14 +36,320 @@ pub struct AnalysisOptions {
     pub mode: Mode,
     /// Restrict to these ProfilerStep numbers (inclusive range), when set.
     pub steps: Option<(i64, i64)>,
+    /// Idle gaps shorter than this (between queued work) are "kernel wait"; µs, default 30.
+    #[serde(default)]
+    pub kernel_wait_threshold_us: Option<f64>,
 }
 
-/// Every analysis, keyed by name (`kernel_type_breakdown`, `temporal_breakdown`, ...).
+impl AnalysisOptions {
+    pub fn hta_compat() -> Self {
+        AnalysisOptions {
+            mode: Mode::HtaCompat,
+            ..Default::default()
+        }
+    }
+
+    /// The kernel-wait threshold, ns.
+    pub fn kernel_wait_threshold_ns(&self) -> i64 {
+        (self.kernel_wait_threshold_us.unwrap_or(30.0) * 1000.0).round() as i64
+    }
+}
+
+/// Frequent kernel sequences of one rank.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RankSequences {
+    pub rank: i64,
+    pub result: SequencesResult,
+}
+
+/// Critical path of one rank.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RankCriticalPath {
+    pub rank: i64,
+    pub result: CriticalPathResult,
+}
+
+/// Every analysis, typed. Field names are stable (the JSON of [`analyze_all`] uses them as keys).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct AllAnalyses {
+    pub mode: Mode,
+    /// Ranks analysed, ascending.
+    pub ranks: Vec<i64>,
+    /// Time by kernel type and per-kernel statistics, per rank and summed over ranks.
+    pub kernel_breakdown: KernelBreakdown,
+    /// Idle / compute / non-compute per rank (ranks without device events are absent).
+    pub temporal_breakdown: Vec<TemporalBreakdown>,
+    /// Idle time per rank and stream: host wait / kernel wait / other.
+    pub idle_time_breakdown: Vec<StreamIdle>,
+    /// Share of communication hidden under computation, per rank.
+    pub comm_comp_overlap: Vec<CommCompOverlap>,
+    /// Stragglers across ranks (with a note when there is one rank only).
+    pub stragglers: Stragglers,
+    /// Launch call time, kernel time, launch delay per rank.
+    pub kernel_launch_stats: Vec<LaunchStats>,
+    /// Queue length per rank and stream, with time blocked on a full queue.
+    pub queue_length: Vec<StreamQueue>,
+    /// Memory copies and sets per rank and kind.
+    pub memory_bandwidth: Vec<MemoryOps>,
+    /// `ProfilerStep#N` times per rank.
+    pub profiler_steps: Vec<RankSteps>,
+    pub frequent_kernel_sequences: Vec<RankSequences>,
+    pub critical_path: Vec<RankCriticalPath>,
+    /// Notes on how the results were computed (differences from HTA, filters applied).
+    pub notes: Vec<String>,
+}
+
+/// Every analysis over a set of ranks.
+pub fn analyze(set: &TraceSet, opts: &AnalysisOptions) -> AllAnalyses {
+    let preps: Vec<(i64, RankPrep)> = set
+        .ranks
+        .iter()
+        .map(|r| (r.rank, RankPrep::new(&r.table, opts)))
+        .collect();
+    let mut notes: Vec<String> = set.notes.clone();
+    for (rank, p) in &preps {
+        for n in &p.notes {
+            notes.push(format!("rank {rank}: {n}"));
+        }
+    }
+    if opts.mode == Mode::Exact {
+        notes.push("exact mode: integer-ns timestamps, every event of the window, device events recognised by their kind; HTA 0.5.0 rounds float timestamps to whole µs, drops the last ProfilerStep and selects rows by `stream`".into());
+    }
+    let kernel_breakdown = kernel_breakdown_prepared(&preps, opts);
+    let seq_opts = SequenceOptions::default();
+    let cp_opts = CriticalPathOptions::default();
+    AllAnalyses {
+        mode: opts.mode,
+        ranks: set.ranks.iter().map(|r| r.rank).collect(),
+        temporal_breakdown: preps
+            .iter()
+            .filter_map(|(r, p)| temporal_prepared(*r, p))
+            .collect(),
+        idle_time_breakdown: preps
+            .iter()
+            .flat_map(|(r, p)| idle_prepared(*r, p, opts))
+            .collect(),
+        comm_comp_overlap: preps.iter().map(|(r, p)| overlap_prepared(*r, p)).collect(),
+        stragglers: stragglers_prepared(&preps, opts),
+        kernel_launch_stats: preps.iter().map(|(r, p)| launch_prepared(*r, p)).collect(),
+        queue_length: preps
+            .iter()
+            .flat_map(|(r, p)| queue_prepared(*r, p))
+            .collect(),
+        memory_bandwidth: preps
+            .iter()
+            .flat_map(|(r, p)| memory_prepared(*r, p))
+            .collect(),
+        profiler_steps: preps.iter().map(|(r, p)| steps_prepared(*r, p)).collect(),
+        frequent_kernel_sequences: set
+            .ranks
+            .iter()
+            .map(|r| RankSequences {
+                rank: r.rank,
+                result: frequent_kernel_sequences(&r.table, &seq_opts),
+            })
+            .collect(),
+        critical_path: set
+            .ranks
+            .iter()
+            .map(|r| RankCriticalPath {
+                rank: r.rank,
+                result: critical_path(&r.table, &cp_opts),
+            })
+            .collect(),
+        kernel_breakdown,
+        notes,
+    }
+}
+
+/// Every analysis, keyed by name (`kernel_breakdown`, `temporal_breakdown`, ...): [`AllAnalyses`] as JSON.
 pub fn analyze_all(set: &TraceSet, opts: &AnalysisOptions) -> Value {
-    json!({ "ranks": set.ranks.iter().map(|r| r.rank).collect::<Vec<_>>(), "mode": opts.mode })
+    serde_json::to_value(analyze(set, opts)).unwrap_or(Value::Null)
+}
+
+fn f(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.1}")
+    } else {
+        "-".into()
+    }
 }
 
 /// Plain-text tables of [`analyze_all`]'s result, for the command line.
 pub fn render_text(all: &Value) -> String {
-    serde_json::to_string_pretty(all).unwrap_or_default()
+    let Ok(a) = serde_json::from_value::<AllAnalyses>(all.clone()) else {
+        return serde_json::to_string_pretty(all).unwrap_or_default();
+    };
+    render_analyses(&a)
+}
+
+/// Plain-text tables of typed results.
+pub fn render_analyses(a: &AllAnalyses) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Analyses ({:?} mode), ranks {:?}", a.mode, a.ranks);
+    let _ = writeln!(s, "\nGPU time by kernel type (all ranks)");
+    let _ = writeln!(s, "  {:<58} {:>14} {:>7}", "type", "time (us)", "%");
+    for t in &a.kernel_breakdown.by_type_all_ranks {
+        let _ = writeln!(
+            s,
+            "  {:<58} {:>14} {:>7.1}",
+            t.kernel_type,
+            f(t.time_us),
+            t.pct
+        );
+    }
+    for r in &a.kernel_breakdown.ranks {
+        let _ = writeln!(s, "\nTop kernels, rank {}", r.rank);
+        let _ = writeln!(
+            s,
+            "  {:<14} {:>7} {:>12} {:>10} {:>10} {:>6}  name",
+            "type", "count", "sum (us)", "mean (us)", "max (us)", "%type"
+        );
+        for k in &r.top {
+            let mut name = k.name.clone();
+            if name.len() > 70 {
+                let mut cut = 67;
+                while !name.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                name.truncate(cut);
+                name.push_str("...");
+            }
+            let _ = writeln!(
+                s,
+                "  {:<14} {:>7} {:>12} {:>10} {:>10} {:>6.1}  {}",
+                k.kernel_type.as_str(),
+                k.count,
+                f(k.sum_us),
+                f(k.mean_us),
+                f(k.max_us),
+                k.pct_of_type,
+                name
+            );
+        }
+    }
+    let _ = writeln!(s, "\nTemporal breakdown");
+    let _ = writeln!(
+        s,
+        "  {:>5} {:>14} {:>8} {:>8} {:>12}",
+        "rank", "window (us)", "idle %", "comp %", "non-comp %"
+    );
+    for t in &a.temporal_breakdown {
+        let _ = writeln!(
+            s,
+            "  {:>5} {:>14} {:>8.2} {:>8.2} {:>12.2}",
+            t.rank,
+            f(t.window_us),
+            t.idle_pct,
+            t.compute_pct,
+            t.non_compute_pct
+        );
+    }
+    let _ = writeln!(s, "\nIdle time by stream");
+    let _ = writeln!(
+        s,
+        "  {:>5} {:>7} {:>14} {:>14} {:>14} {:>14}",
+        "rank", "stream", "idle (us)", "host wait", "kernel wait", "other"
+    );
+    for i in &a.idle_time_breakdown {
+        let c = |k: usize| {
+            i.categories
+                .iter()
+                .find(|c| c.category == super::idle::IDLE_CATEGORIES[k])
+                .map_or(0.0, |c| c.idle_us)
+        };
+        let _ = writeln!(
+            s,
+            "  {:>5} {:>7} {:>14} {:>14} {:>14} {:>14}",
+            i.rank,
+            i.stream,
+            f(i.idle_us),
+            f(c(0)),
+            f(c(1)),
+            f(c(2))
+        );
+    }
+    let _ = writeln!(s, "\nCommunication/computation overlap");
+    for o in &a.comm_comp_overlap {
+        let _ = writeln!(
+            s,
+            "  rank {:>4}: comm {} us, overlapped {} us ({})",
+            o.rank,
+            f(o.comm_us),
+            f(o.overlap_us),
+            o.overlap_pct
+                .map_or("no communication".into(), |p| format!("{p:.2}%"))
+        );
+    }
+    let _ = writeln!(s, "\nKernel launches");
+    for l in &a.kernel_launch_stats {
+        let _ = writeln!(
+            s,
+            "  rank {:>4}: {} launches, cpu mean {} us, gpu mean {} us, delay mean {} us; short kernels {}, runtime outliers {}, delay outliers {}",
+            l.rank,
+            l.launches,
+            f(l.cpu_us.mean),
+            f(l.gpu_us.mean),
+            f(l.delay_us.mean),
+            l.short_kernels,
+            l.runtime_outliers,
+            l.delay_outliers
+        );
+    }
+    let _ = writeln!(s, "\nQueue length");
+    for q in &a.queue_length {
+        let _ = writeln!(
+            s,
+            "  rank {:>4} stream {:>4}: mean {:.1}, max {}, blocked {} us",
+            q.rank,
+            q.stream,
+            q.queue_length.mean,
+            q.queue_length.max,
+            f(q.blocked_us)
+        );
+    }
+    let _ = writeln!(s, "\nMemory copies and sets");
+    for m in &a.memory_bandwidth {
+        let _ = writeln!(
+            s,
+            "  rank {:>4} {:<40} {:>6} ops {:>14} bytes {:>12} us {:>10.3} GB/s",
+            m.rank,
+            m.name,
+            m.count,
+            m.bytes,
+            f(m.time_us),
+            m.bandwidth_gbps
+        );
+    }
+    let _ = writeln!(s, "\nProfiler steps");
+    for r in &a.profiler_steps {
+        let list: Vec<String> = r
+            .steps
+            .iter()
+            .map(|st| format!("#{} {} us", st.step, f(st.duration_us)))
+            .collect();
+        let _ = writeln!(s, "  rank {:>4}: {}", r.rank, list.join(", "));
+    }
+    let _ = writeln!(s, "\nStragglers");
+    if a.stragglers.ranks.is_empty() {
+        let _ = writeln!(s, "  none found");
+    } else {
+        let _ = writeln!(
+            s,
+            "  ranks {:?} (collective {} on stream {})",
+            a.stragglers.ranks,
+            a.stragglers.kernel.as_deref().unwrap_or("?"),
+            a.stragglers.stream.unwrap_or(-1)
+        );
+    }
+    for n in &a.stragglers.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+    if !a.notes.is_empty() {
+        let _ = writeln!(s, "\nNotes");
+        for n in &a.notes {
+            let _ = writeln!(s, "  - {n}");
+        }
+    }
+    s
 }

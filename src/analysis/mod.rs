@@ -3,5 +3,15 @@
 
 pub mod all;
 pub mod critical_path;
+pub mod gpu;
+pub mod idle;
+pub mod kernels;
+pub mod launch;
+pub mod memcpy;
+pub mod overlap;
+pub mod queue;
 pub mod sequences;
+pub mod steps;
+pub mod stragglers;
 pub mod summary;
+pub mod temporal;

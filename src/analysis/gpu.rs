@@ -1,0 +1,557 @@
+//! Shared preparation for the GPU analyses: selecting device rows per mode, joining launches by
+//! correlation, HTA-compatible rounding and step filter, kernel types, interval unions and statistics.
+
+use serde::{Deserialize, Serialize};
+
+use super::all::{AnalysisOptions, Mode};
+use crate::table::intern::FxHashMap;
+use crate::table::{EventKind, TraceTable};
+
+/// What a device operation does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum KernelType {
+    Computation,
+    Communication,
+    Memory,
+    /// Neither (HTA-compat only: e.g. `Event Sync`); dropped from the type breakdowns.
+    Other,
+}
+
+impl KernelType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KernelType::Computation => "COMPUTATION",
+            KernelType::Communication => "COMMUNICATION",
+            KernelType::Memory => "MEMORY",
+            KernelType::Other => "OTHER",
+        }
+    }
+    /// Bit of the type in overlap masks (COMPUTATION=1, COMMUNICATION=2, MEMORY=4).
+    pub fn bit(self) -> u8 {
+        match self {
+            KernelType::Computation => 1,
+            KernelType::Communication => 2,
+            KernelType::Memory => 4,
+            KernelType::Other => 0,
+        }
+    }
+}
+
+/// Communication kernel of any current collective library: NCCL (`ncclKernel_*`, `ncclDevKernel_*`),
+/// RCCL, HCCL, oneCCL.
+pub fn is_collective_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let starts = |p: &str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    starts("nccl")
+        || starts("rccl")
+        || starts("hccl")
+        || starts("ccl")
+        || name.contains("ncclKernel")
+        || name.contains("ncclDevKernel")
+}
+
+/// HTA 0.5.0 `^nccl.*Kernel`.
+fn hta_comm(name: &str) -> bool {
+    name.starts_with("nccl") && name[4..].contains("Kernel")
+}
+
+/// Kernel type with HTA 0.5.0's name patterns (anchored, first hit wins).
+pub fn hta_kernel_type(name: &str) -> KernelType {
+    if hta_comm(name) {
+        KernelType::Communication
+    } else if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
+        KernelType::Memory
+    } else if name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync") {
+        KernelType::Other
+    } else {
+        KernelType::Computation
+    }
+}
+
+/// Kernel type by what the event is (exact mode).
+pub fn exact_kernel_type(kind: EventKind, name: &str) -> KernelType {
+    match kind {
+        EventKind::Memcpy | EventKind::Memset => KernelType::Memory,
+        // Accelerator DMA (MTIA `dma_request`).
+        EventKind::AcceleratorOp if name.starts_with("dma") => KernelType::Memory,
+        _ if is_collective_name(name) => KernelType::Communication,
+        _ => KernelType::Computation,
+    }
+}
+
+/// One device operation selected for the analyses. Times are ns (in HTA-compat mode already rounded to
+/// whole µs, so multiples of 1000).
+#[derive(Clone, Copy, Debug)]
+pub struct DevRow {
+    pub row: u32,
+    pub ts: i64,
+    pub end: i64,
+    pub stream: i64,
+    pub name: u32,
+    pub kind: EventKind,
+    pub ktype: KernelType,
+    /// Row of the CPU-side call that launched it (same correlation), if any.
+    pub launch: Option<u32>,
+}
+
+/// One `ProfilerStep#N` annotation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepSpan {
+    pub step: i64,
+    pub row: u32,
+    pub ts: i64,
+    pub end: i64,
+}
+
+/// Everything the GPU analyses of one rank share.
+pub struct RankPrep<'a> {
+    pub table: &'a TraceTable,
+    pub mode: Mode,
+    /// Selected device rows, sorted by (ts, row).
+    pub dev: Vec<DevRow>,
+    /// Correlation → CPU-side row (kept after filtering), for launch joins.
+    pub cpu_by_corr: FxHashMap<i64, u32>,
+    /// Steps found in the trace (all of them, sorted by start).
+    pub steps: Vec<StepSpan>,
+    /// Steps the analyses cover (after HTA's last-step filter or `opts.steps`).
+    pub kept_steps: Vec<i64>,
+    /// CPU rows are kept when `ts` is within `[window.0, window.1)`.
+    pub window: (i64, i64),
+    pub notes: Vec<String>,
+}
+
+/// Parses `ProfilerStep#N` (spaces allowed around `#`).
+pub fn profiler_step_number(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("ProfilerStep")?.trim_start();
+    let rest = rest.strip_prefix('#')?.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    rest[..digits].parse().ok()
+}
+
+/// HTA's whole-µs rounding of float-µs timestamps: `ts = ceil(ts)`, `end = floor(ts + dur)` (µs),
+/// returned as ns. Integer-µs values are unchanged.
+#[inline]
+pub fn hta_round(ts_ns: i64, dur_ns: i64) -> (i64, i64) {
+    if ts_ns % 1000 == 0 && dur_ns % 1000 == 0 {
+        return (ts_ns, ts_ns + dur_ns);
+    }
+    // The double a JSON parser makes of the µs text (ulp 0.25 µs at today's epoch): whole µs exact,
+    // plus the fraction, rounded once.
+    let ts_f = ts_ns.div_euclid(1000) as f64 + ts_ns.rem_euclid(1000) as f64 / 1000.0;
+    let dur_f = dur_ns.div_euclid(1000) as f64 + dur_ns.rem_euclid(1000) as f64 / 1000.0;
+    let end = (ts_f + dur_f).floor() as i64 * 1000;
+    let ts = ts_f.ceil() as i64 * 1000;
+    (ts, end)
+}
+
+/// Names of the runtime calls that put work on a stream (HTA's launch list, CUDA and HIP).
+pub fn is_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cuLaunchKernel"
+            | "cuLaunchKernelEx"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "hipLaunchKernel"
+            | "hipExtLaunchKernel"
+            | "hipModuleLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipMemcpyAsync"
+            | "hipMemsetAsync"
+            | "hipMemcpyWithStream"
+    ) || name.starts_with("runFunction")
+}
+
+/// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
+pub fn is_hta_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel" | "cudaLaunchKernelExC" | "cudaMemcpyAsync" | "cudaMemsetAsync"
+    ) || name.starts_with("runFunction")
+}
+
+impl<'a> RankPrep<'a> {
+    /// Start and end (ns) of any row, rounded as the mode says. `None` without ts.
+    #[inline]
+    pub fn span(&self, row: usize) -> Option<(i64, i64)> {
+        let ts = self.table.ts_at(row)?;
+        let dur = self.table.dur_at(row).unwrap_or(0);
+        Some(if self.mode == Mode::HtaCompat {
+            hta_round(ts, dur)
+        } else {
+            (ts, ts + dur.max(0))
+        })
+    }
+
+    pub fn new(table: &'a TraceTable, opts: &AnalysisOptions) -> RankPrep<'a> {
+        let compat = opts.mode == Mode::HtaCompat;
+        let n = table.len();
+        let mut notes = Vec::new();
+        // Which name ids are ProfilerSteps.
+        let dict = table.name_dictionary();
+        let step_of_name: Vec<Option<i64>> = (0..dict.len())
+            .map(|i| profiler_step_number(dict.value(i)))
+            .collect();
+        let mut prep = RankPrep {
+            table,
+            mode: opts.mode,
+            dev: Vec::new(),
+            cpu_by_corr: FxHashMap::default(),
+            steps: Vec::new(),
+            kept_steps: Vec::new(),
+            window: (i64::MIN, i64::MAX),
+            notes: Vec::new(),
+        };
+        for row in 0..n {
+            if let Some(step) = step_of_name[table.name_id(row) as usize] {
+                if table.dur_at(row).is_some() && table.kind_at(row) != EventKind::Metadata {
+                    if let Some((ts, end)) = prep.span(row) {
+                        prep.steps.push(StepSpan {
+                            step,
+                            row: row as u32,
+                            ts,
+                            end,
+                        });
+                    }
+                }
+            }
+        }
+        prep.steps.sort_by_key(|s| (s.ts, s.row));
+        let mut kept: Vec<i64> = prep.steps.iter().map(|s| s.step).collect();
+        kept.sort_unstable();
+        kept.dedup();
+        if let Some((lo, hi)) = opts.steps {
+            let sel: Vec<&StepSpan> = prep
+                .steps
+                .iter()
+                .filter(|s| s.step >= lo && s.step <= hi)
+                .collect();
+            if sel.is_empty() {
+                notes.push(format!(
+                    "no ProfilerStep in {lo}..={hi}; the analyses cover the whole trace"
+                ));
+            } else {
+                let start = sel.iter().map(|s| s.ts).min().unwrap_or(i64::MIN);
+                let end = sel.iter().map(|s| s.end).max().unwrap_or(i64::MAX);
+                prep.window = (start, end);
+                kept.retain(|s| *s >= lo && *s <= hi);
+            }
+        } else if compat && kept.len() >= 2 {
+            let last = prep.steps.iter().map(|s| s.ts).max().unwrap_or(i64::MAX);
+            prep.window = (i64::MIN, last);
+            if let Some(last_step) = prep.steps.iter().max_by_key(|s| s.ts) {
+                let l = last_step.step;
+                kept.retain(|s| *s != l);
+                notes.push(format!(
+                    "HTA-compat: the last ProfilerStep (#{l}) and everything after its start are left out"
+                ));
+            }
+        }
+        prep.kept_steps = kept;
+
+        // CPU-side rows with a correlation, within the window.
+        let is_dev = |row: usize| -> bool {
+            if compat {
+                table.stream_at(row).is_some_and(|s| s >= 0)
+                    && table.correlation_at(row).is_some_and(|c| c >= 0)
+            } else {
+                table.kind_at(row).is_gpu_activity()
+            }
+        };
+        for row in 0..n {
+            let Some(c) = table.correlation_at(row) else {
+                continue;
+            };
+            if is_dev(row) || table.dur_at(row).is_none() {
+                continue;
+            }
+            let k = table.kind_at(row);
+            if matches!(k, EventKind::Flow | EventKind::Metadata | EventKind::Trace) {
+                continue;
+            }
+            if compat && table.category_id_at(row).is_none() {
+                continue;
+            }
+            // Exact mode: only runtime/driver calls launch work.
+            if !compat && !matches!(k, EventKind::Runtime | EventKind::Driver) {
+                continue;
+            }
+            let Some((ts, _)) = prep.span(row) else {
+                continue;
+            };
+            if ts < prep.window.0 || ts >= prep.window.1 {
+                continue;
+            }
+            prep.cpu_by_corr.entry(c).or_insert(row as u32);
+        }
+        let filtered = prep.window != (i64::MIN, i64::MAX);
+        // Device rows.
+        for row in 0..n {
+            let kind = table.kind_at(row);
+            let selected = if compat {
+                table.stream_at(row).is_some_and(|s| s != -1)
+                    && table.dur_at(row).is_some()
+                    && table.category_id_at(row).is_some()
+                    && kind != EventKind::Trace
+            } else {
+                kind.is_gpu_activity() && table.dur_at(row).is_some()
+            };
+            if !selected {
+                continue;
+            }
+            let Some((ts, end)) = prep.span(row) else {
+                continue;
+            };
+            let launch = table
+                .correlation_at(row)
+                .and_then(|c| prep.cpu_by_corr.get(&c).copied());
+            if filtered {
+                // HTA keeps GPU rows launched by a kept CPU row; CPU rows with a stream by their ts.
+                let keep = if is_dev(row) {
+                    if compat {
+                        launch.is_some()
+                    } else {
+                        launch.is_some() || (ts >= prep.window.0 && ts < prep.window.1)
+                    }
+                } else {
+                    ts >= prep.window.0 && ts < prep.window.1
+                };
+                if !keep {
+                    continue;
+                }
+            }
+            let name = table.name_id(row);
+            let nm = table.name_of_id(name);
+            let ktype = if compat {
+                hta_kernel_type(nm)
+            } else {
+                exact_kernel_type(kind, nm)
+            };
+            prep.dev.push(DevRow {
+                row: row as u32,
+                ts,
+                end,
+                stream: table.stream_at(row).unwrap_or(-1),
+                name,
+                kind,
+                ktype,
+                launch,
+            });
+        }
+        prep.dev.sort_by_key(|d| (d.ts, d.row));
+        if compat {
+            let neg = prep.dev.iter().filter(|d| d.end < d.ts).count();
+            if neg > 0 {
+                notes.push(format!(
+                    "HTA-compat: whole-µs rounding gives {neg} device events a negative duration"
+                ));
+            }
+        }
+        prep.notes = notes;
+        prep
+    }
+}
+
+/// Merges intervals (any order) into a sorted union; touching intervals merge. Empty or negative
+/// intervals are skipped.
+pub fn union(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    iv.retain(|(s, e)| e > s);
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (s, e) in iv {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// HTA's merge: sort by start, a new group starts when `ts > running max(end)`; a group is (first
+/// start, max end), so an event with a negative duration (from whole-µs rounding) alone makes a
+/// group of negative length. Only for HTA-compat mode.
+pub fn hta_merge(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    iv.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
+    for (s, e) in iv {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Total length of a sorted, disjoint union.
+pub fn total(u: &[(i64, i64)]) -> i64 {
+    u.iter().map(|(s, e)| e - s).sum()
+}
+
+/// Sweeps tagged intervals (tag = bit mask) and returns time per exact combination of active tags
+/// (index = mask, 0..256).
+pub fn sweep_masks(iv: &[(i64, i64, u8)]) -> [i64; 8] {
+    let mut ev: Vec<(i64, i32, u8)> = Vec::with_capacity(iv.len() * 2);
+    for &(s, e, b) in iv {
+        if e > s && b != 0 {
+            ev.push((s, 1, b));
+            ev.push((e, -1, b));
+        }
+    }
+    ev.sort_unstable_by_key(|x| (x.0, x.1));
+    let mut counts = [0i64; 3];
+    let mut out = [0i64; 8];
+    let mut prev = i64::MIN;
+    for (t, d, b) in ev {
+        let mask = (0..3).fold(0usize, |m, i| if counts[i] > 0 { m | 1 << i } else { m });
+        if prev != i64::MIN && mask != 0 {
+            out[mask] += t - prev;
+        }
+        prev = t;
+        for (i, c) in counts.iter_mut().enumerate() {
+            if b & (1 << i) != 0 {
+                *c += d as i64;
+            }
+        }
+    }
+    out
+}
+
+/// Pandas-style `describe()` of a sample: count, mean, sample std (n−1), min, quartiles, max.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Describe {
+    pub count: u64,
+    pub mean: f64,
+    /// Sample standard deviation (ddof 1); `None` for fewer than two values.
+    pub std: Option<f64>,
+    pub min: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub max: f64,
+}
+
+/// Linear-interpolated percentile (pandas/numpy default) of sorted values, `q` in 0..=1.
+pub fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    let frac = pos - lo as f64;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * frac
+}
+
+/// Mean and sample std (ddof 1, `None` below two values).
+pub fn mean_std(v: &[f64]) -> (f64, Option<f64>) {
+    if v.is_empty() {
+        return (f64::NAN, None);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (mean, None);
+    }
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, Some(var.sqrt()))
+}
+
+pub fn describe(mut v: Vec<f64>) -> Describe {
+    if v.is_empty() {
+        return Describe::default();
+    }
+    v.sort_unstable_by(|a, b| a.total_cmp(b));
+    let (mean, std) = mean_std(&v);
+    Describe {
+        count: v.len() as u64,
+        mean,
+        std,
+        min: v[0],
+        p25: percentile_sorted(&v, 0.25),
+        p50: percentile_sorted(&v, 0.5),
+        p75: percentile_sorted(&v, 0.75),
+        max: v[v.len() - 1],
+    }
+}
+
+/// ns → µs.
+#[inline]
+pub fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// Rounds to `d` decimals (as HTA's `round`).
+pub fn round_to(x: f64, d: i32) -> f64 {
+    let p = 10f64.powi(d);
+    (x * p).round() / p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_merges_overlapping_and_touching() {
+        let u = union(vec![(5, 7), (0, 2), (2, 3), (1, 2), (10, 10), (8, 6)]);
+        assert_eq!(u, vec![(0, 3), (5, 7)]);
+        assert_eq!(total(&u), 5);
+        assert!(union(vec![]).is_empty());
+    }
+
+    #[test]
+    fn sweep_splits_exclusive_combinations() {
+        // comp [0,10), comm [5,15), mem [12,20)
+        let m = sweep_masks(&[(0, 10, 1), (5, 15, 2), (12, 20, 4), (1, 3, 1)]);
+        assert_eq!(m[1], 5);
+        assert_eq!(m[3], 5);
+        assert_eq!(m[2], 2);
+        assert_eq!(m[6], 3);
+        assert_eq!(m[4], 5);
+        assert_eq!(m.iter().sum::<i64>(), 20);
+    }
+
+    #[test]
+    fn percentiles_interpolate_like_pandas() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile_sorted(&v, 0.25), 1.75);
+        assert_eq!(percentile_sorted(&v, 0.5), 2.5);
+        assert_eq!(percentile_sorted(&[7.0], 0.75), 7.0);
+        let d = describe(vec![4.0, 1.0, 3.0, 2.0]);
+        assert_eq!(d.count, 4);
+        assert!((d.std.unwrap() - 1.2909944487).abs() < 1e-9);
+        assert_eq!(describe(vec![5.0]).std, None);
+    }
+
+    #[test]
+    fn rounding_and_names() {
+        assert_eq!(hta_round(1_500, 1_000), (2_000, 2_000));
+        assert_eq!(hta_round(1_200, 300), (2_000, 1_000));
+        assert_eq!(hta_round(3_000, 2_000), (3_000, 5_000));
+        assert_eq!(profiler_step_number("ProfilerStep#12"), Some(12));
+        assert_eq!(profiler_step_number("ProfilerStep # 3"), Some(3));
+        assert_eq!(profiler_step_number("ProfilerStepX"), None);
+        assert_eq!(
+            hta_kernel_type("ncclKernel_AllReduce"),
+            KernelType::Communication
+        );
+        assert_eq!(
+            hta_kernel_type("ncclDevKernel_AllReduce"),
+            KernelType::Communication
+        );
+        assert_eq!(hta_kernel_type("Memcpy HtoD"), KernelType::Memory);
+        assert_eq!(hta_kernel_type("Event Sync"), KernelType::Other);
+        assert_eq!(
+            hta_kernel_type("Stream Wait Event"),
+            KernelType::Computation
+        );
+        assert!(is_collective_name("ncclDevKernel_AllGather_RING_LL"));
+        assert!(is_collective_name("rcclGenericKernel"));
+        assert!(!is_collective_name("sgemm"));
+    }
+}

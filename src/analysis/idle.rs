@@ -1,0 +1,107 @@
+//! Idle-time breakdown per rank and stream: gaps between device operations split into host wait
+//! (the launch came late), kernel wait (a short gap between queued work) and other.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use super::all::{AnalysisOptions, Mode};
+use super::gpu::{describe, round_to, us, Describe, RankPrep};
+use crate::table::TraceSet;
+
+/// Gap kinds, in output order.
+pub const IDLE_CATEGORIES: [&str; 3] = ["host_wait", "kernel_wait", "other"];
+
+/// One category of one stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdleCategory {
+    /// `host_wait`, `kernel_wait` or `other`.
+    pub category: String,
+    pub idle_us: f64,
+    /// Share of the stream's idle time (0-1; 2 decimals in HTA-compat mode); `None` when the stream
+    /// has no idle time.
+    pub ratio: Option<f64>,
+    /// Statistics of the gaps, µs.
+    pub gaps_us: Describe,
+}
+
+/// Idle time of one stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamIdle {
+    pub rank: i64,
+    pub stream: i64,
+    pub idle_us: f64,
+    pub categories: Vec<IdleCategory>,
+}
+
+/// Idle-time breakdown of one rank's streams, sorted by stream.
+pub fn idle_prepared(rank: i64, prep: &RankPrep, opts: &AnalysisOptions) -> Vec<StreamIdle> {
+    let compat = prep.mode == Mode::HtaCompat;
+    let threshold = opts.kernel_wait_threshold_ns();
+    let mut by_stream: BTreeMap<i64, Vec<(i64, i64, Option<i64>)>> = BTreeMap::new();
+    for d in prep.dev.iter().filter(|d| d.kind.is_gpu_activity()) {
+        let launch_ts = d
+            .launch
+            .and_then(|r| prep.span(r as usize))
+            .map(|(ts, _)| ts);
+        by_stream
+            .entry(d.stream)
+            .or_default()
+            .push((d.ts, d.end, launch_ts));
+    }
+    let mut out = Vec::new();
+    for (stream, rows) in by_stream {
+        let mut gaps: [Vec<f64>; 3] = Default::default();
+        let mut prev_end: Option<i64> = None;
+        for (ts, end, launch) in rows {
+            if let Some(pe) = prev_end {
+                let gap = ts - pe;
+                if compat || gap > 0 {
+                    let cat = if launch.is_some_and(|l| l > pe) {
+                        0
+                    } else if gap < threshold {
+                        1
+                    } else {
+                        2
+                    };
+                    gaps[cat].push(us(gap));
+                }
+            }
+            prev_end = Some(if compat {
+                end
+            } else {
+                prev_end.map_or(end, |p| p.max(end))
+            });
+        }
+        let sums: Vec<f64> = gaps.iter().map(|g| g.iter().sum()).collect();
+        let total: f64 = sums.iter().sum();
+        let present: Vec<bool> = gaps.iter().map(|g| !g.is_empty()).collect();
+        let categories = (0..3)
+            // HTA lists a category only when it has gaps, but always lists `other`.
+            .filter(|&i| !compat || i == 2 || present[i])
+            .map(|i| {
+                let r = (total != 0.0).then(|| sums[i] / total);
+                IdleCategory {
+                    category: IDLE_CATEGORIES[i].into(),
+                    idle_us: sums[i],
+                    ratio: if compat { r.map(|r| round_to(r, 2)) } else { r },
+                    gaps_us: describe(std::mem::take(&mut gaps[i])),
+                }
+            })
+            .collect();
+        out.push(StreamIdle {
+            rank,
+            stream,
+            idle_us: total,
+            categories,
+        });
+    }
+    out
+}
+
+/// Idle-time breakdown of every rank and stream.
+pub fn idle_time_breakdown(set: &TraceSet, opts: &AnalysisOptions) -> Vec<StreamIdle> {
+    set.ranks
+        .iter()
+        .flat_map(|r| idle_prepared(r.rank, &RankPrep::new(&r.table, opts), opts))
+        .collect()
+}

@@ -1,0 +1,277 @@
+//! GPU kernel breakdown: time by kernel type (unions, with exclusive overlap combinations) and
+//! per-kernel statistics with a top-k view, per rank and across ranks.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use super::all::AnalysisOptions;
+use super::gpu::{mean_std, sweep_masks, us, KernelType, RankPrep};
+use crate::table::{TraceSet, TraceTable};
+
+/// Time of one exclusive combination of kernel types (`COMPUTATION`, `COMPUTATION overlapping
+/// COMMUNICATION`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TypeTime {
+    pub kernel_type: String,
+    /// Wall-clock time with exactly this combination active, µs.
+    pub time_us: f64,
+    /// Share of all kernel wall-clock time, percent (1 decimal in HTA-compat mode).
+    pub pct: f64,
+}
+
+/// Statistics of one kernel name (per invocation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelStats {
+    pub name: String,
+    pub kernel_type: KernelType,
+    pub count: u64,
+    pub sum_us: f64,
+    pub mean_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    /// Sample standard deviation (0 for a single call).
+    pub std_us: f64,
+    pub median_us: f64,
+    /// Share of the total time of its kernel type, percent.
+    pub pct_of_type: f64,
+}
+
+/// Kernel breakdown of one rank.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankKernelBreakdown {
+    pub rank: i64,
+    /// Exclusive combinations, largest first.
+    pub by_type: Vec<TypeTime>,
+    /// Every kernel name, by type then largest total first.
+    pub kernels: Vec<KernelStats>,
+    /// The `top_k` largest names of each type, the rest gathered as `others` (true per-call stats).
+    pub top: Vec<KernelStats>,
+}
+
+/// Kernel breakdown of every rank and the type table summed over ranks.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelBreakdown {
+    pub ranks: Vec<RankKernelBreakdown>,
+    /// By-type times summed over ranks (HTA's `kernel_type_breakdown`).
+    pub by_type_all_ranks: Vec<TypeTime>,
+    /// Per-kernel statistics over the calls of every rank (kernels matched by name).
+    pub kernels_all_ranks: Vec<KernelStats>,
+    /// Top `TOP_K` names per type over every rank, the rest as `others`.
+    pub top_all_ranks: Vec<KernelStats>,
+    pub notes: Vec<String>,
+}
+
+/// How many kernel names per type the top view keeps.
+pub const TOP_K: usize = 10;
+
+/// Name of an exclusive type combination (mask bits: COMPUTATION=1, COMMUNICATION=2, MEMORY=4).
+pub fn combination_name(mask: usize) -> String {
+    let mut parts = Vec::new();
+    for t in [
+        KernelType::Computation,
+        KernelType::Communication,
+        KernelType::Memory,
+    ] {
+        if mask & t.bit() as usize != 0 {
+            parts.push(t.as_str());
+        }
+    }
+    parts.join(" overlapping ")
+}
+
+fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
+    let total: i64 = masks.iter().sum();
+    let mut out: Vec<TypeTime> = (1..8)
+        .filter(|&m| masks[m] > 0)
+        .map(|m| {
+            let pct = if total > 0 {
+                100.0 * masks[m] as f64 / total as f64
+            } else {
+                0.0
+            };
+            TypeTime {
+                kernel_type: combination_name(m),
+                time_us: us(masks[m]),
+                pct: if compat {
+                    super::gpu::round_to(pct, 1)
+                } else {
+                    pct
+                },
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.time_us
+            .total_cmp(&a.time_us)
+            .then_with(|| a.kernel_type.cmp(&b.kernel_type))
+    });
+    out
+}
+
+fn stats_of(name: String, kernel_type: KernelType, mut d: Vec<f64>) -> KernelStats {
+    d.sort_unstable_by(|a, b| a.total_cmp(b));
+    let (mean, std) = mean_std(&d);
+    KernelStats {
+        name,
+        kernel_type,
+        count: d.len() as u64,
+        sum_us: d.iter().sum(),
+        mean_us: mean,
+        min_us: d.first().copied().unwrap_or(0.0),
+        max_us: d.last().copied().unwrap_or(0.0),
+        std_us: std.unwrap_or(0.0),
+        median_us: super::gpu::percentile_sorted(&d, 0.5),
+        pct_of_type: 0.0,
+    }
+}
+
+/// Per-kernel statistics and the top view from durations (µs) per (type, name).
+fn stats_and_top(
+    per: BTreeMap<(KernelType, String), Vec<f64>>,
+) -> (Vec<KernelStats>, Vec<KernelStats>) {
+    let mut kernels: Vec<KernelStats> = Vec::with_capacity(per.len());
+    let mut durs: BTreeMap<KernelType, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
+    for ((t, name), v) in per {
+        kernels.push(stats_of(name, t, v.clone()));
+        durs.entry(t).or_default().push((kernels.len() - 1, v));
+    }
+    let mut type_sum: BTreeMap<KernelType, f64> = BTreeMap::new();
+    for k in &kernels {
+        *type_sum.entry(k.kernel_type).or_default() += k.sum_us;
+    }
+    for k in kernels.iter_mut() {
+        let t = type_sum.get(&k.kernel_type).copied().unwrap_or(0.0);
+        k.pct_of_type = if t > 0.0 { 100.0 * k.sum_us / t } else { 0.0 };
+    }
+    // Top view: per type, top_k by sum; the rest as `others` with stats over their calls.
+    let mut top = Vec::new();
+    for (t, mut list) in durs {
+        list.sort_by(|a, b| {
+            kernels[b.0]
+                .sum_us
+                .total_cmp(&kernels[a.0].sum_us)
+                .then_with(|| kernels[a.0].name.cmp(&kernels[b.0].name))
+        });
+        let mut rest = Vec::new();
+        for (i, (k, v)) in list.into_iter().enumerate() {
+            if i < TOP_K {
+                top.push(kernels[k].clone());
+            } else {
+                rest.extend(v);
+            }
+        }
+        if !rest.is_empty() {
+            let mut s = stats_of("others".into(), t, rest);
+            let tt = type_sum.get(&t).copied().unwrap_or(0.0);
+            s.pct_of_type = if tt > 0.0 { 100.0 * s.sum_us / tt } else { 0.0 };
+            top.push(s);
+        }
+    }
+    kernels.sort_by(|a, b| {
+        a.kernel_type
+            .cmp(&b.kernel_type)
+            .then_with(|| b.sum_us.total_cmp(&a.sum_us))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    (kernels, top)
+}
+
+/// Durations (µs) per (type, name id) of one rank.
+fn durations_by_name(prep: &RankPrep) -> BTreeMap<(KernelType, u32), Vec<f64>> {
+    let mut per: BTreeMap<(KernelType, u32), Vec<f64>> = BTreeMap::new();
+    for d in prep.dev.iter().filter(|d| d.ktype != KernelType::Other) {
+        per.entry((d.ktype, d.name))
+            .or_default()
+            .push(us(d.end - d.ts));
+    }
+    per
+}
+
+/// Breakdown of one rank from its prepared rows.
+pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64; 8]) {
+    let compat = prep.mode == super::all::Mode::HtaCompat;
+    let tagged: Vec<(i64, i64, u8)> = prep
+        .dev
+        .iter()
+        .filter(|d| d.ktype != KernelType::Other)
+        .map(|d| (d.ts, d.end, d.ktype.bit()))
+        .collect();
+    let masks = sweep_masks(&tagged);
+    let per = durations_by_name(prep)
+        .into_iter()
+        .map(|((t, id), v)| ((t, prep.table.name_of_id(id).to_string()), v))
+        .collect();
+    let (kernels, top) = stats_and_top(per);
+    (
+        RankKernelBreakdown {
+            rank,
+            by_type: type_table(&masks, compat),
+            kernels,
+            top,
+        },
+        masks,
+    )
+}
+
+/// Kernel breakdown of every rank of a set.
+pub fn kernel_breakdown(set: &TraceSet, opts: &AnalysisOptions) -> KernelBreakdown {
+    let preps: Vec<(i64, RankPrep)> = set
+        .ranks
+        .iter()
+        .map(|r| (r.rank, RankPrep::new(&r.table, opts)))
+        .collect();
+    kernel_breakdown_prepared(&preps, opts)
+}
+
+/// Kernel breakdown of one table (rank from its metadata, else 0).
+pub fn kernel_breakdown_table(table: &TraceTable, opts: &AnalysisOptions) -> RankKernelBreakdown {
+    let prep = RankPrep::new(table, opts);
+    rank_breakdown(table.metadata.rank.unwrap_or(0), &prep).0
+}
+
+pub(crate) fn kernel_breakdown_prepared(
+    preps: &[(i64, RankPrep)],
+    opts: &AnalysisOptions,
+) -> KernelBreakdown {
+    let compat = opts.mode == super::all::Mode::HtaCompat;
+    let mut all = [0i64; 8];
+    let mut ranks = Vec::new();
+    let mut notes = Vec::new();
+    let mut across: BTreeMap<(KernelType, String), Vec<f64>> = BTreeMap::new();
+    for (rank, prep) in preps {
+        let (b, m) = rank_breakdown(*rank, prep);
+        for i in 0..8 {
+            all[i] += m[i];
+        }
+        ranks.push(b);
+        if preps.len() > 1 {
+            for ((t, id), v) in durations_by_name(prep) {
+                across
+                    .entry((t, prep.table.name_of_id(id).to_string()))
+                    .or_default()
+                    .extend(v);
+            }
+        }
+    }
+    let (kernels_all_ranks, top_all_ranks) = if preps.len() > 1 {
+        stats_and_top(across)
+    } else {
+        ranks
+            .first()
+            .map(|r| (r.kernels.clone(), r.top.clone()))
+            .unwrap_or_default()
+    };
+    if !compat {
+        notes.push("kernel types come from the event kind (copies and sets are MEMORY) and current collective names (ncclDevKernel_*, RCCL, HCCL are COMMUNICATION); HTA 0.5.0 uses name patterns and rows with a stream".into());
+    }
+    if preps.iter().all(|(_, p)| p.dev.is_empty()) {
+        notes.push("no GPU kernels, copies or sets in the trace".into());
+    }
+    KernelBreakdown {
+        ranks,
+        by_type_all_ranks: type_table(&all, compat),
+        kernels_all_ranks,
+        top_all_ranks,
+        notes,
+    }
+}

@@ -1,0 +1,86 @@
+//! Queue length per stream (work launched but not yet started) and time the CPU was blocked on a
+//! full queue (1024 outstanding operations).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+use super::all::AnalysisOptions;
+use super::gpu::{describe, is_launch_call, us, Describe, RankPrep};
+use crate::table::TraceSet;
+
+/// CUDA's launch queue depth: at this length the launching thread blocks.
+pub const FULL_QUEUE: i64 = 1024;
+
+/// Queue length of one stream.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StreamQueue {
+    pub rank: i64,
+    pub stream: i64,
+    /// Statistics of the queue length at every change (unweighted, as HTA).
+    pub queue_length: Describe,
+    /// Time with the queue at or above [`FULL_QUEUE`], µs.
+    pub blocked_us: f64,
+    /// `blocked_us` over the rank's trace span.
+    pub blocked_ratio: f64,
+}
+
+pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
+    let mut ev: BTreeMap<i64, Vec<(i64, u32, i32)>> = BTreeMap::new();
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for d in &prep.dev {
+        lo = lo.min(d.ts);
+        hi = hi.max(d.end);
+        let Some(l) = d.launch else { continue };
+        if !is_launch_call(prep.table.name_at(l as usize)) {
+            continue;
+        }
+        let Some((lts, lend)) = prep.span(l as usize) else {
+            continue;
+        };
+        lo = lo.min(lts);
+        hi = hi.max(lend);
+        let e = ev.entry(d.stream).or_default();
+        e.push((lts, l, 1));
+        e.push((d.ts, d.row, -1));
+    }
+    let span = if hi > lo { hi - lo } else { 0 };
+    let mut out = Vec::new();
+    for (stream, mut e) in ev {
+        // Same instant: launches first (HTA's concatenation order; its sort is not stable, so ties
+        // can still differ).
+        e.sort_by_key(|x| (x.0, -x.2, x.1));
+        let mut q = 0i64;
+        let mut vals = Vec::with_capacity(e.len());
+        let mut blocked = 0i64;
+        let mut prev: Option<(i64, i64)> = None;
+        for (ts, _, d) in e {
+            if let Some((pts, pq)) = prev {
+                if pq >= FULL_QUEUE {
+                    blocked += ts - pts;
+                }
+            }
+            q += d as i64;
+            vals.push(q as f64);
+            prev = Some((ts, q));
+        }
+        out.push(StreamQueue {
+            rank,
+            stream,
+            queue_length: describe(vals),
+            blocked_us: us(blocked),
+            blocked_ratio: if span > 0 {
+                blocked as f64 / span as f64
+            } else {
+                0.0
+            },
+        });
+    }
+    out
+}
+
+pub fn queue_length(set: &TraceSet, opts: &AnalysisOptions) -> Vec<StreamQueue> {
+    set.ranks
+        .iter()
+        .flat_map(|r| queue_prepared(r.rank, &RankPrep::new(&r.table, opts)))
+        .collect()
+}

@@ -1,0 +1,1028 @@
+//! The analyses in HTA-compat mode against what HTA 0.5.0 computed (../shared/ref), plus small traces
+//! built in code for edge cases, checked against values computed by hand.
+
+use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions, Mode};
+use profile_model::table::{load_bytes, load_path, TraceSet};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn traces_dir() -> PathBuf {
+    std::env::var("PROFILE_MODEL_TRACES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")))
+}
+
+fn ref_dir() -> PathBuf {
+    std::env::var("PROFILE_MODEL_REF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ref")))
+}
+
+fn read_json(p: &std::path::Path) -> Option<Value> {
+    serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+}
+
+/// Relative (0.1%) or absolute (0.51 for whole-µs and 2-decimal rounding) closeness.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.001 * a.abs().max(b.abs()) || (a - b).abs() <= 0.011
+}
+
+fn num(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64)
+}
+
+struct Checker {
+    trace: String,
+    analysis: &'static str,
+    errors: Vec<String>,
+    /// Relative differences of the values that differ (row-count differences count as 1.0).
+    worst: f64,
+    checked: usize,
+}
+
+impl Checker {
+    fn eq(&mut self, what: String, ours: f64, hta: Option<f64>) {
+        self.checked += 1;
+        match hta {
+            None if !ours.is_finite() => {}
+            None => {
+                self.worst = f64::INFINITY;
+                self.errors.push(format!("{what}: ours {ours}, HTA null"))
+            }
+            Some(h) if close(ours, h) => {}
+            Some(h) => {
+                self.worst = self.worst.max((ours - h).abs() / h.abs().max(1e-9));
+                self.errors.push(format!("{what}: ours {ours}, HTA {h}"))
+            }
+        }
+    }
+}
+
+fn load_case(dir: &std::path::Path) -> Option<TraceSet> {
+    let meta = read_json(&dir.join("meta.json"))?;
+    let files = meta.get("source_files").and_then(Value::as_array)?;
+    let mut tables = Vec::new();
+    for f in files {
+        let name = f.as_str()?.trim_start_matches("traces/");
+        tables.push(load_path(&traces_dir().join(name)).ok()?);
+    }
+    Some(TraceSet::from_tables(tables))
+}
+
+fn ok(meta: &Value, analysis: &str) -> bool {
+    meta["analyses"][analysis]["ok"].as_bool() == Some(true)
+}
+
+fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checker> {
+    let meta = read_json(&dir.join("meta.json")).unwrap_or(Value::Null);
+    let trace = dir.file_name().unwrap().to_string_lossy().to_string();
+    let mut out = Vec::new();
+    let new = |analysis| Checker {
+        trace: trace.clone(),
+        analysis,
+        errors: Vec::new(),
+        worst: 0.0,
+        checked: 0,
+    };
+    let load = |f: &str| read_json(&dir.join(format!("{f}.json")));
+
+    // kernel_type_breakdown
+    if let Some(Value::Array(rows)) = load("kernel_type_breakdown") {
+        let mut c = new("kernel_type_breakdown");
+        // 0.1% of the table's total time; HTA also lists zero-length combinations (rows of 0 us).
+        let total: f64 = rows.iter().filter_map(|r| num(r, "sum")).sum();
+        // HTA's sweep also lists zero-length and tiny combinations (from negative durations):
+        // rows count when above 0.1% of the total.
+        let big = |x: f64| x > 0.001 * total;
+        let hta_rows = rows
+            .iter()
+            .filter(|r| big(num(r, "sum").unwrap_or(0.0)))
+            .count();
+        let our_rows = a
+            .kernel_breakdown
+            .by_type_all_ranks
+            .iter()
+            .filter(|x| big(x.time_us))
+            .count();
+        for r in &rows {
+            let t = r["kernel_type"].as_str().unwrap_or("");
+            let ours = a
+                .kernel_breakdown
+                .by_type_all_ranks
+                .iter()
+                .find(|x| x.kernel_type == t)
+                .map_or(0.0, |x| x.time_us);
+            let h = num(r, "sum").unwrap_or(f64::NAN);
+            c.checked += 1;
+            if (ours - h).abs() > 0.001 * total {
+                c.errors.push(format!("{t} time: ours {ours}, HTA {h}"));
+            }
+            let p = a
+                .kernel_breakdown
+                .by_type_all_ranks
+                .iter()
+                .find(|x| x.kernel_type == t)
+                .map_or(0.0, |x| x.pct);
+            c.eq(format!("{t} pct"), p, num(r, "percentage"));
+        }
+        c.checked += 1;
+        if our_rows != hta_rows {
+            c.errors
+                .push(format!("rows above 0.1%: ours {our_rows}, HTA {hta_rows}"));
+        }
+        out.push(c);
+    }
+    // kernel_breakdown_full
+    if let Some(Value::Array(rows)) = load("kernel_breakdown_full") {
+        let mut c = new("kernel_breakdown_full");
+        let ours_n: usize = a
+            .kernel_breakdown
+            .ranks
+            .iter()
+            .map(|r| r.kernels.len())
+            .sum();
+        c.checked += 1;
+        if ours_n != rows.len() {
+            c.errors
+                .push(format!("rows: ours {ours_n}, HTA {}", rows.len()));
+        }
+        for r in &rows {
+            let rank = r["rank"].as_i64().unwrap_or(0);
+            let name = r["name"].as_str().unwrap_or("");
+            let t = r["kernel_type"].as_str().unwrap_or("");
+            let k = a
+                .kernel_breakdown
+                .ranks
+                .iter()
+                .find(|x| x.rank == rank)
+                .and_then(|x| {
+                    x.kernels
+                        .iter()
+                        .find(|k| k.name == name && k.kernel_type.as_str() == t)
+                });
+            let Some(k) = k else {
+                c.errors
+                    .push(format!("missing kernel rank {rank} {t} {name}"));
+                continue;
+            };
+            let w = format!("rank {rank} {name:.40}");
+            c.eq(format!("{w} sum"), k.sum_us, num(r, "sum (us)"));
+            c.eq(format!("{w} max"), k.max_us, num(r, "max (us)"));
+            c.eq(format!("{w} min"), k.min_us, num(r, "min (us)"));
+            c.eq(format!("{w} mean"), k.mean_us, num(r, "mean (us)"));
+            c.eq(format!("{w} std"), k.std_us, num(r, "stddev"));
+        }
+        out.push(c);
+    }
+    // temporal_breakdown
+    if let Some(Value::Array(rows)) = load("temporal_breakdown") {
+        let mut c = new("temporal_breakdown");
+        for r in &rows {
+            let rank = r["rank"].as_i64().unwrap_or(0);
+            let Some(t) = a.temporal_breakdown.iter().find(|x| x.rank == rank) else {
+                c.errors.push(format!("rank {rank} missing"));
+                continue;
+            };
+            c.eq(
+                format!("rank {rank} idle"),
+                t.idle_us,
+                num(r, "idle_time(us)"),
+            );
+            c.eq(
+                format!("rank {rank} compute"),
+                t.compute_us,
+                num(r, "compute_time(us)"),
+            );
+            c.eq(
+                format!("rank {rank} non_compute"),
+                t.non_compute_us,
+                num(r, "non_compute_time(us)"),
+            );
+            c.eq(
+                format!("rank {rank} window"),
+                t.window_us,
+                num(r, "kernel_time(us)"),
+            );
+            c.eq(
+                format!("rank {rank} idle%"),
+                t.idle_pct,
+                num(r, "idle_time_pctg"),
+            );
+            c.eq(
+                format!("rank {rank} compute%"),
+                t.compute_pct,
+                num(r, "compute_time_pctg"),
+            );
+        }
+        out.push(c);
+    }
+    // idle_time_breakdown + idle_interval_stats
+    if let Some(Value::Array(rows)) = load("idle_time_breakdown") {
+        let mut c = new("idle_time_breakdown");
+        let stats = load("idle_interval_stats").unwrap_or(Value::Null);
+        let ours_n: usize = a
+            .idle_time_breakdown
+            .iter()
+            .map(|s| s.categories.len())
+            .sum();
+        for r in &rows {
+            let rank = r["rank"].as_i64().unwrap_or(0);
+            let stream = r["stream"].as_i64().unwrap_or(0);
+            let cat = r["idle_category"].as_str().unwrap_or("");
+            let Some(s) = a
+                .idle_time_breakdown
+                .iter()
+                .find(|x| x.rank == rank && x.stream == stream)
+            else {
+                c.errors
+                    .push(format!("rank {rank} stream {stream} missing"));
+                continue;
+            };
+            let Some(k) = s.categories.iter().find(|k| k.category == cat) else {
+                continue;
+            };
+            let w = format!("rank {rank} stream {stream} {cat}");
+            c.eq(format!("{w} idle"), k.idle_us, num(r, "idle_time"));
+            c.eq(
+                format!("{w} ratio"),
+                k.ratio.unwrap_or(f64::NAN),
+                num(r, "idle_time_ratio"),
+            );
+            if let Some(st) = stats.as_array().and_then(|v| {
+                v.iter().find(|x| {
+                    x["rank"].as_i64() == Some(rank)
+                        && x["stream"].as_i64() == Some(stream)
+                        && x["idle_category"].as_str() == Some(cat)
+                })
+            }) {
+                c.eq(
+                    format!("{w} count"),
+                    k.gaps_us.count as f64,
+                    num(st, "count"),
+                );
+                if k.gaps_us.count > 0 {
+                    c.eq(format!("{w} mean"), k.gaps_us.mean, num(st, "mean"));
+                    c.eq(format!("{w} max"), k.gaps_us.max, num(st, "max"));
+                    c.eq(format!("{w} p50"), k.gaps_us.p50, num(st, "50%"));
+                }
+            }
+        }
+        c.checked += 1;
+        if ours_n != rows.len() {
+            c.errors
+                .push(format!("rows: ours {ours_n}, HTA {}", rows.len()));
+        }
+        out.push(c);
+    }
+    // comm_comp_overlap
+    if let Some(Value::Array(rows)) = load("comm_comp_overlap") {
+        let mut c = new("comm_comp_overlap");
+        for r in &rows {
+            let rank = r["rank"].as_i64().unwrap_or(0);
+            let o = a.comm_comp_overlap.iter().find(|x| x.rank == rank);
+            c.eq(
+                format!("rank {rank} pct"),
+                o.and_then(|o| o.overlap_pct).unwrap_or(f64::NAN),
+                num(r, "comp_comm_overlap_pctg"),
+            );
+        }
+        out.push(c);
+    }
+    // queue_length_summary
+    if let Some(Value::Array(rows)) = load("queue_length_summary") {
+        let mut c = new("queue_length_summary");
+        c.checked += 1;
+        if a.queue_length.len() != rows.len() {
+            c.errors.push(format!(
+                "rows: ours {}, HTA {}",
+                a.queue_length.len(),
+                rows.len()
+            ));
+        }
+        for r in &rows {
+            let rank = r["rank"].as_i64().unwrap_or(0);
+            let stream = r["stream"].as_i64().unwrap_or(0);
+            let Some(q) = a
+                .queue_length
+                .iter()
+                .find(|x| x.rank == rank && x.stream == stream)
+            else {
+                c.errors
+                    .push(format!("rank {rank} stream {stream} missing"));
+                continue;
+            };
+            let w = format!("rank {rank} stream {stream}");
+            let d = &q.queue_length;
+            c.eq(
+                format!("{w} count"),
+                d.count as f64,
+                num(r, "queue_length_count"),
+            );
+            c.eq(format!("{w} mean"), d.mean, num(r, "queue_length_mean"));
+            c.eq(format!("{w} min"), d.min, num(r, "queue_length_min"));
+            c.eq(format!("{w} max"), d.max, num(r, "queue_length_max"));
+            c.eq(format!("{w} p50"), d.p50, num(r, "queue_length_50%"));
+            c.eq(
+                format!("{w} std"),
+                d.std.unwrap_or(f64::NAN),
+                num(r, "queue_length_std"),
+            );
+        }
+        out.push(c);
+    }
+    // time_spent_blocked_on_full_queue: HTA keeps one row per rank (quirk 9); all refs are empty.
+    if let Some(Value::Array(rows)) = load("time_spent_blocked_on_full_queue") {
+        let mut c = new("time_spent_blocked_on_full_queue");
+        c.checked += 1;
+        let blocked = a.queue_length.iter().filter(|q| q.blocked_us > 0.0).count();
+        if rows.is_empty() != (blocked == 0) {
+            c.errors.push(format!(
+                "ours {blocked} blocked streams, HTA {} rows",
+                rows.len()
+            ));
+        }
+        out.push(c);
+    }
+    // cuda_kernel_launch_stats
+    if let Some(Value::Array(rows)) = load("cuda_kernel_launch_stats") {
+        let mut c = new("cuda_kernel_launch_stats");
+        for l in &a.kernel_launch_stats {
+            let mine: Vec<&Value> = rows
+                .iter()
+                .filter(|r| r["rank"].as_i64() == Some(l.rank))
+                .collect();
+            let sum = |k: &str| mine.iter().filter_map(|r| num(r, k)).sum::<f64>();
+            let w = format!("rank {}", l.rank);
+            c.eq(
+                format!("{w} launches"),
+                l.launches as f64,
+                Some(mine.len() as f64),
+            );
+            c.eq(
+                format!("{w} cpu total"),
+                l.cpu_total_us,
+                Some(sum("cpu_duration")),
+            );
+            c.eq(
+                format!("{w} gpu total"),
+                l.gpu_total_us,
+                Some(sum("gpu_duration")),
+            );
+            c.eq(
+                format!("{w} delay total"),
+                l.delay_total_us,
+                Some(sum("launch_delay")),
+            );
+            // Per launch.
+            for r in &mine {
+                let corr = r["correlation"].as_i64().unwrap_or(-1);
+                match l.rows.iter().find(|x| x.correlation == corr) {
+                    Some(x) => {
+                        c.eq(
+                            format!("{w} corr {corr} cpu"),
+                            x.cpu_us,
+                            num(r, "cpu_duration"),
+                        );
+                        c.eq(
+                            format!("{w} corr {corr} gpu"),
+                            x.gpu_us,
+                            num(r, "gpu_duration"),
+                        );
+                        c.eq(
+                            format!("{w} corr {corr} delay"),
+                            x.delay_us,
+                            num(r, "launch_delay"),
+                        );
+                    }
+                    None => c.errors.push(format!("{w} corr {corr} missing")),
+                }
+            }
+        }
+        out.push(c);
+    }
+    // memory_bw_summary
+    if let Some(Value::Array(rows)) = load("memory_bw_summary") {
+        let mut c = new("memory_bw_summary");
+        c.checked += 1;
+        if a.memory_bandwidth.len() != rows.len() {
+            c.errors.push(format!(
+                "rows: ours {}, HTA {}",
+                a.memory_bandwidth.len(),
+                rows.len()
+            ));
+        }
+        for r in &rows {
+            let rank = r["rank"].as_i64().unwrap_or(0);
+            let name = r["name"].as_str().unwrap_or("");
+            let Some(m) = a
+                .memory_bandwidth
+                .iter()
+                .find(|x| x.rank == rank && x.name == name)
+            else {
+                c.errors.push(format!("rank {rank} {name} missing"));
+                continue;
+            };
+            let w = format!("rank {rank} {name}");
+            let d = &m.per_op_gbps;
+            c.eq(
+                format!("{w} count"),
+                d.count as f64,
+                num(r, "memory_bw_gbps_count"),
+            );
+            c.eq(format!("{w} mean"), d.mean, num(r, "memory_bw_gbps_mean"));
+            c.eq(format!("{w} min"), d.min, num(r, "memory_bw_gbps_min"));
+            c.eq(format!("{w} max"), d.max, num(r, "memory_bw_gbps_max"));
+            c.eq(format!("{w} p50"), d.p50, num(r, "memory_bw_gbps_50%"));
+        }
+        out.push(c);
+    }
+    // profiler_steps
+    if ok(&meta, "get_profiler_steps") {
+        if let Some(Value::Array(steps)) = load("profiler_steps") {
+            let mut c = new("profiler_steps");
+            let mut ours: Vec<i64> = a
+                .profiler_steps
+                .iter()
+                .flat_map(|r| r.analysed_steps.clone())
+                .collect();
+            ours.sort_unstable();
+            ours.dedup();
+            let hta: Vec<i64> = steps.iter().filter_map(Value::as_i64).collect();
+            c.checked += 1;
+            if ours != hta {
+                c.errors.push(format!("ours {ours:?}, HTA {hta:?}"));
+            }
+            out.push(c);
+        }
+    }
+    // potential_stragglers
+    if ok(&meta, "get_potential_stragglers") {
+        if let Some(Value::Array(ranks)) = load("potential_stragglers") {
+            let mut c = new("potential_stragglers");
+            let mut hta: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
+            let mut ours = a.stragglers.ranks.clone();
+            hta.sort_unstable();
+            ours.sort_unstable();
+            c.checked += 1;
+            if ours != hta {
+                c.errors.push(format!("ours {ours:?}, HTA {hta:?}"));
+            }
+            out.push(c);
+        }
+    }
+    let _ = set;
+    out
+}
+
+/// (trace, analysis, largest relative difference allowed, why) where HTA-compat mode cannot
+/// reproduce HTA to 0.1%.
+const KNOWN_DIFFERENCES: &[(&str, &str, f64, &str)] = &[
+    (
+        "hta__critical_path_simple_add",
+        "queue_length_summary",
+        0.015,
+        "HTA orders launches and kernel starts with numpy's unstable quicksort, so events at the \
+         same µs come in an arbitrary order; count, mean, min, max and quartiles agree, std differs by 1.1%",
+    ),
+    (
+        "hta__ns_resolution__rank-0.Apr_03_18_51_38.1102.pt.trace",
+        "memory_bw_summary",
+        0.01,
+        "HTA's bandwidth time series sorts copy starts and ends with the same unstable sort: a copy \
+         ending at the µs the next one starts gives 1280 (ends first) to 1288 (starts first) \
+         points; HTA has 1285 (0.4%)",
+    ),
+];
+
+#[test]
+fn hta_compat_matches_hta_reference() {
+    let refs = ref_dir();
+    let Ok(dirs) = std::fs::read_dir(&refs) else {
+        eprintln!("reference folder {} absent: skipped", refs.display());
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = dirs
+        .filter_map(|d| d.ok().map(|d| d.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    let opts = AnalysisOptions::hta_compat();
+    let mut failures = Vec::new();
+    let mut matched = 0;
+    let mut total = 0;
+    for dir in &dirs {
+        let Some(set) = load_case(dir) else {
+            eprintln!("{}: trace files absent, skipped", dir.display());
+            continue;
+        };
+        let a = analyze(&set, &opts);
+        for c in compare(dir, &set, &a) {
+            total += 1;
+            let known = KNOWN_DIFFERENCES
+                .iter()
+                .find(|k| c.trace == k.0 && c.analysis == k.1);
+            if c.errors.is_empty() {
+                matched += 1;
+                eprintln!(
+                    "match    {:<60} {:<34} {} values",
+                    c.trace, c.analysis, c.checked
+                );
+            } else {
+                eprintln!(
+                    "{} {:<60} {:<34} {} of {} differ, e.g. {:?}",
+                    if known.is_some() {
+                        "KNOWN   "
+                    } else {
+                        "MISMATCH"
+                    },
+                    c.trace,
+                    c.analysis,
+                    c.errors.len(),
+                    c.checked,
+                    &c.errors[..c.errors.len().min(3)]
+                );
+                if known.is_none() {
+                    failures.push(format!(
+                        "{} {}: {:?}",
+                        c.trace,
+                        c.analysis,
+                        &c.errors[..c.errors.len().min(3)]
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("{matched} of {total} (trace, analysis) pairs match HTA");
+    assert!(total > 0 || dirs.is_empty());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small traces built in code: exact-mode values computed by hand.
+
+fn kernel(name: &str, ts: f64, dur: f64, stream: i64, corr: i64) -> Value {
+    json!({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts, "dur": dur,
+           "args": {"stream": stream, "correlation": corr}})
+}
+
+fn launch(ts: f64, dur: f64, corr: i64) -> Value {
+    json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+           "ts": ts, "dur": dur, "args": {"correlation": corr}})
+}
+
+fn step(n: i64, ts: f64, dur: f64) -> Value {
+    json!({"ph": "X", "cat": "user_annotation", "name": format!("ProfilerStep#{n}"), "pid": 1,
+           "tid": 1, "ts": ts, "dur": dur})
+}
+
+fn set_of(events: Vec<Value>) -> TraceSet {
+    let bytes = serde_json::to_vec(&json!({ "traceEvents": events })).unwrap();
+    TraceSet::single(load_bytes("inline.json", &bytes).unwrap())
+}
+
+fn exact() -> AnalysisOptions {
+    AnalysisOptions::default()
+}
+
+fn type_time(a: &AllAnalyses, t: &str) -> f64 {
+    a.kernel_breakdown
+        .by_type_all_ranks
+        .iter()
+        .find(|x| x.kernel_type == t)
+        .map_or(0.0, |x| x.time_us)
+}
+
+#[test]
+fn overlapping_kernels_on_two_streams_and_touching_intervals() {
+    let a = analyze(
+        &set_of(vec![
+            kernel("a", 0.0, 10.0, 7, 1),
+            kernel("b", 5.0, 10.0, 8, 2),
+            kernel("c", 15.0, 5.0, 7, 3), // touches b's end
+            kernel("d", 30.0, 10.0, 7, 4),
+        ]),
+        &exact(),
+    );
+    let t = &a.temporal_breakdown[0];
+    assert_eq!(t.window_us, 40.0);
+    assert_eq!(t.compute_us, 30.0); // [0,20) + [30,40)
+    assert_eq!(t.idle_us, 10.0);
+    assert_eq!(t.non_compute_us, 0.0);
+    assert_eq!(t.idle_pct, 25.0);
+    assert_eq!(type_time(&a, "COMPUTATION"), 30.0);
+    let k = &a.kernel_breakdown.ranks[0].kernels;
+    assert_eq!(k.len(), 4);
+    assert_eq!(k[0].sum_us, 10.0);
+}
+
+#[test]
+fn communication_overlapping_computation() {
+    let a = analyze(
+        &set_of(vec![
+            kernel("gemm", 0.0, 10.0, 7, 1),
+            kernel(
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)",
+                5.0,
+                20.0,
+                8,
+                2,
+            ),
+            json!({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
+                   "tid": 9, "ts": 20.0, "dur": 10.0, "args": {"stream": 9, "correlation": 3, "bytes": 1000}}),
+        ]),
+        &exact(),
+    );
+    assert_eq!(type_time(&a, "COMPUTATION"), 5.0);
+    assert_eq!(type_time(&a, "COMPUTATION overlapping COMMUNICATION"), 5.0);
+    assert_eq!(type_time(&a, "COMMUNICATION"), 10.0);
+    assert_eq!(type_time(&a, "COMMUNICATION overlapping MEMORY"), 5.0);
+    assert_eq!(type_time(&a, "MEMORY"), 5.0);
+    let o = &a.comm_comp_overlap[0];
+    assert_eq!(o.comm_us, 20.0);
+    assert_eq!(o.overlap_us, 5.0);
+    assert_eq!(o.overlap_pct, Some(25.0));
+    // Non-compute = union of comm and memory minus compute: [10,30) = 20.
+    assert_eq!(a.temporal_breakdown[0].non_compute_us, 20.0);
+}
+
+#[test]
+fn idle_gaps_above_and_below_the_threshold() {
+    let events = vec![
+        launch(-5.0, 1.0, 1),
+        kernel("a", 0.0, 10.0, 7, 1),
+        launch(-4.0, 1.0, 2),
+        kernel("b", 15.0, 5.0, 7, 2), // gap 5, launched early: kernel wait
+        launch(-3.0, 1.0, 3),
+        kernel("c", 60.0, 10.0, 7, 3), // gap 40, launched early: other
+        launch(95.0, 1.0, 4),
+        kernel("d", 100.0, 10.0, 7, 4), // gap 30, launched after c ended: host wait
+    ];
+    let a = analyze(&set_of(events.clone()), &exact());
+    let s = &a.idle_time_breakdown[0];
+    let get = |s: &profile_model::analysis::idle::StreamIdle, c: &str| {
+        s.categories
+            .iter()
+            .find(|x| x.category == c)
+            .map(|x| (x.idle_us, x.gaps_us.count))
+            .unwrap()
+    };
+    assert_eq!(s.stream, 7);
+    assert_eq!(get(s, "host_wait"), (30.0, 1));
+    assert_eq!(get(s, "kernel_wait"), (5.0, 1));
+    assert_eq!(get(s, "other"), (40.0, 1));
+    assert_eq!(s.idle_us, 75.0);
+    // A 50 µs threshold makes the 40 µs gap a kernel wait.
+    let opts = AnalysisOptions {
+        kernel_wait_threshold_us: Some(50.0),
+        ..exact()
+    };
+    let a = analyze(&set_of(events), &opts);
+    let s = &a.idle_time_breakdown[0];
+    assert_eq!(get(s, "kernel_wait"), (45.0, 2));
+    assert_eq!(get(s, "other"), (0.0, 0));
+    // Launch statistics on the same trace: launch ends -4, -3, -2, 96; delays 4, 18, 62, 4 µs.
+    let l = &a.kernel_launch_stats[0];
+    assert_eq!(l.launches, 4);
+    assert_eq!(l.delay_total_us, 4.0 + 18.0 + 62.0 + 4.0);
+    assert_eq!(l.cpu_total_us, 4.0);
+    assert_eq!(l.gpu_total_us, 35.0);
+    assert_eq!(l.delay_outliers, 0);
+    // Queue on stream 7: +1 -1 ... launches at -5,-4,-3 before a starts at 0.
+    let q = &a.queue_length[0];
+    assert_eq!(q.queue_length.max, 3.0);
+    assert_eq!(q.queue_length.count, 8);
+}
+
+#[test]
+fn memcpy_pinned_and_pageable() {
+    let a = analyze(
+        &set_of(vec![
+            json!({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0,
+                   "tid": 7, "ts": 0.0, "dur": 1.0, "args": {"stream": 7, "correlation": 1, "bytes": 1000}}),
+            json!({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0,
+                   "tid": 7, "ts": 5.0, "dur": 4.0, "args": {"stream": 7, "correlation": 2, "bytes": 2000}}),
+            json!({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0,
+                   "tid": 7, "ts": 10.0, "dur": 2.0, "args": {"stream": 7, "correlation": 3, "bytes": 4000}}),
+        ]),
+        &exact(),
+    );
+    let m = &a.memory_bandwidth;
+    assert_eq!(m.len(), 3);
+    let pinned = m.iter().find(|x| x.memory == "Pinned -> Device").unwrap();
+    let pageable = m.iter().find(|x| x.memory == "Pageable -> Device").unwrap();
+    let set = m.iter().find(|x| x.op == "memset").unwrap();
+    assert_eq!((pinned.direction.as_str(), pinned.bytes), ("HtoD", 1000));
+    assert_eq!(pinned.bandwidth_gbps, 1.0); // 1000 bytes / 1000 ns
+    assert_eq!(pageable.bandwidth_gbps, 0.5);
+    assert_eq!(pageable.time_us, 4.0);
+    assert_eq!(set.bandwidth_gbps, 2.0);
+    assert_eq!(type_time(&a, "MEMORY"), 7.0);
+}
+
+#[test]
+fn negative_and_zero_durations_do_not_break_anything() {
+    for mode in [Mode::Exact, Mode::HtaCompat] {
+        let a = analyze(
+            &set_of(vec![
+                kernel("zero", 0.0, 0.0, 7, 1),
+                kernel("negative", 5.0, -3.0, 7, 2),
+                kernel("real", 10.0, 10.0, 7, 3),
+            ]),
+            &AnalysisOptions {
+                mode,
+                ..Default::default()
+            },
+        );
+        let t = &a.temporal_breakdown[0];
+        // HTA's merge turns the lone negative event into a group of -3 µs; exact ignores it.
+        let expected = if mode == Mode::Exact { 10.0 } else { 7.0 };
+        assert_eq!(t.compute_us, expected, "{mode:?}");
+        assert_eq!(a.kernel_breakdown.ranks[0].kernels.len(), 3);
+        let _ = profile_model::analysis::all::render_analyses(&a);
+    }
+}
+
+#[test]
+fn no_gpu_events_gives_clear_empty_results() {
+    let set = set_of(vec![
+        json!({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1,
+                                  "tid": 1, "ts": 0.0, "dur": 5.0}),
+    ]);
+    for opts in [exact(), AnalysisOptions::hta_compat()] {
+        let a = analyze(&set, &opts);
+        assert!(a.kernel_breakdown.by_type_all_ranks.is_empty());
+        assert!(a
+            .kernel_breakdown
+            .notes
+            .iter()
+            .any(|n| n.contains("no GPU kernels")));
+        assert!(a.temporal_breakdown.is_empty());
+        assert!(a.idle_time_breakdown.is_empty());
+        assert_eq!(a.comm_comp_overlap[0].overlap_pct, None);
+        assert!(a.queue_length.is_empty());
+        assert!(a.memory_bandwidth.is_empty());
+        assert_eq!(a.kernel_launch_stats[0].launches, 0);
+        assert!(a.stragglers.ranks.is_empty());
+        assert!(a.stragglers.notes[0].contains("two or more ranks"));
+        let v = profile_model::analysis::all::analyze_all(&set, &opts);
+        let text = profile_model::analysis::all::render_text(&v);
+        assert!(text.contains("Temporal breakdown"));
+    }
+    // An empty set too.
+    let a = analyze(&TraceSet::default(), &exact());
+    assert!(a.ranks.is_empty());
+}
+
+#[test]
+fn float_timestamps_round_only_in_hta_compat() {
+    // ts 1.5 µs, dur 0.7 µs: HTA makes ts = 2, end = floor(2.2) = 2, so 0 µs (quirk 4).
+    let events = vec![kernel("k", 1.5, 0.7, 7, 1), kernel("k", 3.25, 1.5, 7, 2)];
+    let e = analyze(&set_of(events.clone()), &exact());
+    let c = analyze(&set_of(events), &AnalysisOptions::hta_compat());
+    let k = |a: &AllAnalyses| a.kernel_breakdown.ranks[0].kernels[0].sum_us;
+    assert!((k(&e) - 2.2).abs() < 1e-9);
+    // compat: [2,2) and [4,4): both 0 µs.
+    assert_eq!(k(&c), 0.0);
+}
+
+#[test]
+fn step_filter_and_step_selection() {
+    let events = vec![
+        step(1, 0.0, 100.0),
+        step(2, 100.0, 100.0),
+        launch(10.0, 1.0, 1),
+        kernel("k1", 20.0, 10.0, 7, 1),
+        launch(110.0, 1.0, 2),
+        kernel("k2", 120.0, 30.0, 7, 2),
+    ];
+    let set = set_of(events);
+    let sum = |a: &AllAnalyses| type_time(a, "COMPUTATION");
+    // Exact: every step.
+    let e = analyze(&set, &exact());
+    assert_eq!(sum(&e), 40.0);
+    assert_eq!(e.profiler_steps[0].analysed_steps, vec![1, 2]);
+    assert_eq!(e.profiler_steps[0].steps[1].duration_us, 100.0);
+    // HTA-compat drops the last step (quirk 3).
+    let c = analyze(&set, &AnalysisOptions::hta_compat());
+    assert_eq!(sum(&c), 10.0);
+    assert_eq!(c.profiler_steps[0].analysed_steps, vec![1]);
+    // Chosen steps.
+    let only2 = AnalysisOptions {
+        steps: Some((2, 2)),
+        ..exact()
+    };
+    let s = analyze(&set, &only2);
+    assert_eq!(sum(&s), 30.0);
+    assert_eq!(s.kernel_launch_stats[0].launches, 1);
+}
+
+fn rank_trace(rank: i64, late_us: [f64; 3], comm: &str) -> profile_model::table::TraceTable {
+    let mut ev = vec![];
+    for (i, late) in late_us.iter().enumerate() {
+        let base = i as f64 * 1000.0;
+        let corr = 10 + i as i64;
+        ev.push(step(i as i64 + 1, base, 1000.0));
+        ev.push(launch(base + 10.0, 5.0, corr));
+        ev.push(kernel(comm, base + 100.0 + late, 300.0 - late, 20, corr));
+    }
+    let doc = json!({"distributedInfo": {"rank": rank}, "traceEvents": ev});
+    load_bytes(
+        &format!("rank{rank}.json"),
+        &serde_json::to_vec(&doc).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn stragglers_need_two_ranks_and_count_current_nccl_names() {
+    let one = TraceSet::single(rank_trace(0, [0.0; 3], "ncclDevKernel_AllReduce"));
+    let a = analyze(&one, &exact());
+    assert!(a.stragglers.ranks.is_empty());
+    assert!(a.stragglers.notes[0].contains("two or more ranks"));
+    let three = |name: &str| {
+        TraceSet::from_tables(vec![
+            rank_trace(0, [0.0, 0.0, 0.0], name),
+            rank_trace(1, [5.0, 5.0, 5.0], name),
+            rank_trace(2, [150.0, 120.0, 170.0], name),
+        ])
+    };
+    let a = analyze(&three("ncclDevKernel_AllReduce"), &exact());
+    assert!(a.stragglers.ranks.contains(&2), "{:?}", a.stragglers);
+    assert!(!a.stragglers.ranks.contains(&0));
+    assert_eq!(a.stragglers.steps_used, vec![1, 2, 3]);
+    // HTA 0.5.0 only counts ncclKernel*: nothing found with the current NCCL name (quirk 7) ...
+    let c = analyze(
+        &three("ncclDevKernel_AllReduce"),
+        &AnalysisOptions::hta_compat(),
+    );
+    assert!(c.stragglers.ranks.is_empty());
+    // ... but the old name works, without the last step.
+    let c = analyze(
+        &three("ncclKernel_AllReduce"),
+        &AnalysisOptions::hta_compat(),
+    );
+    assert!(c.stragglers.ranks.contains(&2));
+    assert_eq!(c.stragglers.steps_used, vec![1, 2]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real traces where HTA is plainly wrong (README quirks): exact mode, checked against values
+// computed here from the table directly.
+
+/// Union (ns) of every kernel, copy and set of a table, computed independently of the analyses.
+fn device_union_ns(t: &profile_model::table::TraceTable) -> (i64, i64, i64) {
+    let mut iv: Vec<(i64, i64)> = (0..t.len())
+        .filter(|&r| t.kind_at(r).is_gpu_activity())
+        .filter_map(|r| Some((t.ts_at(r)?, t.end_at(r)?)))
+        .filter(|(s, e)| e > s)
+        .collect();
+    iv.sort_unstable();
+    let (mut busy, mut cur) = (0i64, None::<(i64, i64)>);
+    for (s, e) in &iv {
+        cur = match cur {
+            Some((cs, ce)) if *s <= ce => Some((cs, ce.max(*e))),
+            Some((cs, ce)) => {
+                busy += ce - cs;
+                Some((*s, *e))
+            }
+            None => Some((*s, *e)),
+        };
+    }
+    if let Some((cs, ce)) = cur {
+        busy += ce - cs;
+    }
+    let first = iv.first().map_or(0, |x| x.0);
+    let last = iv.iter().map(|x| x.1).max().unwrap_or(0);
+    (busy, first, last)
+}
+
+fn load_one(name: &str) -> Option<TraceSet> {
+    let p = traces_dir().join(name);
+    if !p.exists() {
+        eprintln!("{} absent: skipped", p.display());
+        return None;
+    }
+    Some(TraceSet::single(load_path(&p).ok()?))
+}
+
+fn hta_temporal(trace: &str) -> Option<Value> {
+    read_json(&ref_dir().join(trace).join("temporal_breakdown.json"))?
+        .as_array()?
+        .first()
+        .cloned()
+}
+
+#[test]
+fn exact_mode_on_real_traces_differs_from_hta_where_hta_is_wrong() {
+    // Quirk 4: ns_resolution loses 0.7% of kernel time to whole-µs rounding; exact keeps every ns.
+    // Quirk 5: triton_example counts a cpu_op with args.stream = 0 as GPU compute.
+    // Quirk 3: sampled_rank-0 drops the last ProfilerStep.
+    for trace in [
+        "hta__ns_resolution__rank-0.Apr_03_18_51_38.1102.pt.trace",
+        "hta__triton_example",
+        "hta__sampled_rank-0",
+        "hta__nccl_data",
+    ] {
+        let Some(set) = load_one(&format!("{trace}.json.gz")) else {
+            continue;
+        };
+        let Some(hta) = hta_temporal(trace) else {
+            continue;
+        };
+        let (busy, first, last) = device_union_ns(&set.ranks[0].table);
+        let a = analyze(&set, &exact());
+        let t = &a.temporal_breakdown[0];
+        let ours_busy = t.compute_us + t.non_compute_us;
+        assert!((ours_busy - busy as f64 / 1000.0).abs() < 1e-6, "{trace}");
+        assert!((t.window_us - (last - first) as f64 / 1000.0).abs() < 1e-6);
+        let hta_busy =
+            num(&hta, "compute_time(us)").unwrap() + num(&hta, "non_compute_time(us)").unwrap();
+        let diff = (ours_busy - hta_busy) / hta_busy;
+        eprintln!(
+            "{trace}: device busy exact {ours_busy:.3} us, HTA {hta_busy} us ({:+.2}%)",
+            100.0 * diff
+        );
+        assert!(
+            diff.abs() > 0.001,
+            "{trace}: expected a visible difference from HTA"
+        );
+    }
+}
+
+/// Timing on a large trace: `PROFILE_MODEL_BIG=path cargo test --release --test analyses_vs_hta
+/// analyses_are_fast -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn analyses_are_fast_on_a_large_trace() {
+    let Ok(p) = std::env::var("PROFILE_MODEL_BIG") else {
+        eprintln!("PROFILE_MODEL_BIG not set: skipped");
+        return;
+    };
+    let t0 = std::time::Instant::now();
+    let set = TraceSet::single(load_path(std::path::Path::new(&p)).unwrap());
+    let rows = set.ranks[0].table.len();
+    eprintln!("load: {rows} rows in {:.2?}", t0.elapsed());
+    for opts in [exact(), AnalysisOptions::hta_compat()] {
+        let t1 = std::time::Instant::now();
+        let a = analyze(&set, &opts);
+        eprintln!(
+            "analyze ({:?}): {:.2?}, {} kernel names",
+            opts.mode,
+            t1.elapsed(),
+            a.kernel_breakdown.ranks[0].kernels.len()
+        );
+    }
+}
+
+#[test]
+fn top_kernels_with_others_and_stats_across_ranks() {
+    // 12 names: k00 (1 µs, 2 calls) .. k11 (12 µs, 2 calls) on each of two ranks.
+    let table = |rank: i64, extra: f64| {
+        let mut ev = vec![];
+        for i in 0..12 {
+            for c in 0..2 {
+                let ts = (i * 100 + c * 40) as f64;
+                ev.push(kernel(
+                    &format!("k{i:02}"),
+                    ts,
+                    (i + 1) as f64 + extra,
+                    7,
+                    i * 2 + c,
+                ));
+            }
+        }
+        let doc = json!({"distributedInfo": {"rank": rank}, "traceEvents": ev});
+        load_bytes(&format!("r{rank}.json"), &serde_json::to_vec(&doc).unwrap()).unwrap()
+    };
+    let set = TraceSet::from_tables(vec![table(0, 0.0), table(1, 2.0)]);
+    let a = analyze(&set, &exact());
+    let r0 = &a.kernel_breakdown.ranks[0];
+    assert_eq!(r0.kernels.len(), 12);
+    assert_eq!(r0.top.len(), 11);
+    assert_eq!(r0.top[0].name, "k11");
+    let others = r0.top.last().unwrap();
+    assert_eq!(others.name, "others");
+    // k00 and k01: calls of 1, 1, 2, 2 µs.
+    assert_eq!(others.count, 4);
+    assert_eq!(others.sum_us, 6.0);
+    assert_eq!(
+        (others.min_us, others.max_us, others.mean_us),
+        (1.0, 2.0, 1.5)
+    );
+    assert!((others.std_us - (1.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    // Across ranks: k00 has calls 1, 1 (rank 0) and 3, 3 (rank 1).
+    let k00 = a
+        .kernel_breakdown
+        .kernels_all_ranks
+        .iter()
+        .find(|k| k.name == "k00")
+        .unwrap();
+    assert_eq!((k00.count, k00.sum_us, k00.median_us), (4, 8.0, 2.0));
+    // Type time sums over ranks: rank 0 kernels total 156 µs (no overlap), rank 1 156 + 48.
+    assert_eq!(type_time(&a, "COMPUTATION"), 156.0 + 204.0);
+    // The text rendering round-trips the JSON.
+    let text = profile_model::analysis::all::render_text(
+        &profile_model::analysis::all::analyze_all(&set, &exact()),
+    );
+    assert!(text.contains("Top kernels, rank 1"), "{text}");
+}
