@@ -1,16 +1,30 @@
 //! Frequent GPU kernel sequences launched under one CPU operator: candidates for fusion.
+//!
+//! Definition (as HTA's `get_frequent_cuda_kernel_sequences`): build the CPU call-stack forest per
+//! thread, attach every GPU event to the CPU call that launched it (correlation id), take the CPU
+//! events whose name contains `operator_name` and that launch at least `min_pattern_len` GPU events in
+//! their subtree, keep only those at the smallest depth, and group them by pattern = operator name
+//! followed by the subtree's GPU event names ordered by start.
 
 use serde::{Deserialize, Serialize};
 
+use super::callstack::{
+    build_forest, hta_step_filter, is_gpu_row, is_span, launchers, times, NONE,
+};
 use crate::table::TraceTable;
 
 /// Options of [`frequent_kernel_sequences`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SequenceOptions {
-    /// Substring an operator's name must contain ("" = every top-level operator).
+    /// Substring an operator's name must contain ("" = every operator).
     pub operator_name: String,
+    /// Minimum number of GPU events under the operator.
     pub min_pattern_len: usize,
+    /// How many patterns to return (0 = all).
     pub top_k: usize,
+    /// HTA-compatible mode: drop the last ProfilerStep (when ≥ 2 steps) and round times to whole µs
+    /// (start = ceil, end = floor) before summing.
+    pub hta_compat: bool,
 }
 
 impl Default for SequenceOptions {
@@ -19,16 +33,142 @@ impl Default for SequenceOptions {
             operator_name: String::new(),
             min_pattern_len: 3,
             top_k: 10,
+            hta_compat: false,
         }
     }
 }
 
-/// Frequent kernel sequences of one rank.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct SequencesResult {
-    pub rows: Vec<serde_json::Value>,
+/// One kernel pattern and how often it occurs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SequenceRow {
+    /// Operator name then GPU event names, joined with `|`.
+    pub pattern: String,
+    /// Number of operator instances with this pattern.
+    pub count: u64,
+    /// Σ duration of the GPU events of all instances, µs.
+    pub gpu_kernel_duration_us: f64,
+    /// Σ duration of the operator instances, µs.
+    pub cpu_op_duration_us: f64,
 }
 
-pub fn frequent_kernel_sequences(_table: &TraceTable, _opts: &SequenceOptions) -> SequencesResult {
-    SequencesResult::default()
+/// Frequent kernel sequences of one rank, sorted by count (desc) then pattern (asc).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SequencesResult {
+    pub rows: Vec<SequenceRow>,
+    /// Number of distinct patterns before `top_k` was applied.
+    pub patterns_total: usize,
+    /// Why the result is empty, when it is.
+    pub note: String,
+}
+
+pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> SequencesResult {
+    let n = table.len();
+    let span: Vec<bool> = (0..n).map(|r| is_span(table, r)).collect();
+    let gpu: Vec<bool> = (0..n).map(|r| span[r] && is_gpu_row(table, r)).collect();
+    let (ts, end) = times(table, opts.hta_compat);
+    let launcher = launchers(table, &span, &gpu);
+    let keep = if opts.hta_compat {
+        hta_step_filter(table, &span, &gpu, &launcher, &ts)
+    } else {
+        span.clone()
+    };
+    let cpu: Vec<bool> = (0..n).map(|r| keep[r] && !gpu[r]).collect();
+    let mut result = SequencesResult::default();
+    if !gpu.iter().zip(&keep).any(|(g, k)| *g && *k) {
+        result.note = "no GPU events in the trace".into();
+        return result;
+    }
+    let forest = build_forest(table, &cpu, &ts, &end);
+    // position of each CPU row in the preorder
+    let mut pos_of = vec![NONE; n];
+    for (p, &r) in forest.preorder.iter().enumerate() {
+        pos_of[r as usize] = p as u32;
+    }
+    // GPU rows grouped by launcher position, sorted by (launcher position, ts, row)
+    let mut gpu_by_pos: Vec<(u32, i64, u32)> = Vec::new();
+    for r in 0..n {
+        if keep[r] && gpu[r] && launcher[r] != NONE {
+            let p = pos_of[launcher[r] as usize];
+            if p != NONE {
+                gpu_by_pos.push((p, ts[r], r as u32));
+            }
+        }
+    }
+    gpu_by_pos.sort_unstable();
+    // candidates: name contains operator_name
+    let mut names_match = vec![false; table.name_dictionary().len()];
+    for (i, v) in table.name_dictionary().iter().enumerate() {
+        names_match[i] = v.is_some_and(|s| s.contains(opts.operator_name.as_str()));
+    }
+    let mut cands: Vec<(u32, usize, usize)> = Vec::new(); // (depth, gpu range lo, hi) by pos
+    let mut cand_pos: Vec<u32> = Vec::new();
+    for (p, &r) in forest.preorder.iter().enumerate() {
+        let ru = r as usize;
+        if !names_match
+            .get(table.name_id(ru) as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            continue;
+        }
+        let lo = gpu_by_pos.partition_point(|x| (x.0 as usize) < p);
+        let hi = gpu_by_pos.partition_point(|x| x.0 < forest.subtree_end[p]);
+        if hi - lo >= opts.min_pattern_len.max(1) {
+            cands.push((forest.depth[ru], lo, hi));
+            cand_pos.push(p as u32);
+        }
+    }
+    let Some(min_depth) = cands.iter().map(|c| c.0).min() else {
+        result.note = format!(
+            "no operator containing {:?} launches at least {} GPU events",
+            opts.operator_name, opts.min_pattern_len
+        );
+        return result;
+    };
+    let mut instances: Vec<(String, i64, i64)> = Vec::new();
+    for (c, &p) in cands.iter().zip(&cand_pos) {
+        if c.0 != min_depth {
+            continue;
+        }
+        let op = forest.preorder[p as usize] as usize;
+        let mut ks: Vec<(i64, u32)> = gpu_by_pos[c.1..c.2].iter().map(|x| (x.1, x.2)).collect();
+        ks.sort_unstable();
+        let mut pattern = table.name_at(op).to_string();
+        let mut gpu_dur = 0i64;
+        for &(_, k) in &ks {
+            pattern.push('|');
+            pattern.push_str(table.name_at(k as usize));
+            gpu_dur += end[k as usize] - ts[k as usize];
+        }
+        instances.push((pattern, gpu_dur, end[op] - ts[op]));
+    }
+    instances.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let scale = if opts.hta_compat { 1.0 } else { 1e-3 };
+    let mut rows: Vec<SequenceRow> = Vec::new();
+    for (pat, g, c) in instances {
+        match rows.last_mut() {
+            Some(last) if last.pattern == pat => {
+                last.count += 1;
+                last.gpu_kernel_duration_us += g as f64 * scale;
+                last.cpu_op_duration_us += c as f64 * scale;
+            }
+            _ => rows.push(SequenceRow {
+                pattern: pat,
+                count: 1,
+                gpu_kernel_duration_us: g as f64 * scale,
+                cpu_op_duration_us: c as f64 * scale,
+            }),
+        }
+    }
+    rows.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then_with(|| a.pattern.cmp(&b.pattern))
+    });
+    result.patterns_total = rows.len();
+    if opts.top_k > 0 {
+        rows.truncate(opts.top_k);
+    }
+    result.rows = rows;
+    result
 }

@@ -1,0 +1,192 @@
+//! CPU call-stack forest per (pid, tid) built from the nesting of complete events, GPU events attached
+//! to the runtime call that launched them, and the HTA-compatible row selection both use.
+
+use crate::table::TraceTable;
+use crate::trace::dialect::EventKind;
+
+/// Sentinel for "no row".
+pub const NONE: u32 = u32::MAX;
+
+/// Whether a row is a device-side event (kernel, memcpy, memset, accelerator op, GPU annotation, or a
+/// cuda_sync event recorded on a stream / device).
+pub fn is_gpu_row(t: &TraceTable, row: usize) -> bool {
+    match t.kind_at(row) {
+        EventKind::Kernel
+        | EventKind::Memcpy
+        | EventKind::Memset
+        | EventKind::AcceleratorOp
+        | EventKind::GpuUserAnnotation
+        | EventKind::Sync => true,
+        _ => false,
+    }
+}
+
+/// Whether a row is a complete event with a duration (what HTA keeps after dropping rows without `dur`).
+pub fn is_span(t: &TraceTable, row: usize) -> bool {
+    t.dur_at(row).is_some()
+        && t.ts_at(row).is_some()
+        && !matches!(
+            t.kind_at(row),
+            EventKind::Trace | EventKind::Metadata | EventKind::Counter | EventKind::Flow
+        )
+}
+
+/// Start and end of every row in the time unit of the analysis: exact ns, or whole µs rounded as HTA
+/// does (start = ceil, end = floor).
+pub fn times(t: &TraceTable, hta_us: bool) -> (Vec<i64>, Vec<i64>) {
+    let n = t.len();
+    let mut ts = vec![0i64; n];
+    let mut end = vec![0i64; n];
+    for r in 0..n {
+        let s = t.ts_at(r).unwrap_or(0);
+        let e = s.saturating_add(t.dur_at(r).unwrap_or(0));
+        if hta_us {
+            ts[r] = s.div_euclid(1000) + i64::from(s.rem_euclid(1000) != 0);
+            end[r] = e.div_euclid(1000);
+        } else {
+            ts[r] = s;
+            end[r] = e;
+        }
+    }
+    (ts, end)
+}
+
+/// For each GPU row, the CPU row with the same correlation id (runtime/driver calls preferred);
+/// `NONE` when there is none. CPU rows map to `NONE`.
+pub fn launchers(t: &TraceTable, span: &[bool], gpu: &[bool]) -> Vec<u32> {
+    let n = t.len();
+    let mut cpu: Vec<(i64, u8, u32)> = Vec::new();
+    for r in 0..n {
+        if span[r] && !gpu[r] {
+            if let Some(c) = t.correlation_at(r) {
+                let pref = match t.kind_at(r) {
+                    EventKind::Runtime | EventKind::Driver => 0,
+                    _ => 1,
+                };
+                cpu.push((c, pref, r as u32));
+            }
+        }
+    }
+    cpu.sort_unstable();
+    let mut out = vec![NONE; n];
+    for r in 0..n {
+        if span[r] && gpu[r] {
+            if let Some(c) = t.correlation_at(r) {
+                let i = cpu.partition_point(|x| x.0 < c);
+                if i < cpu.len() && cpu[i].0 == c {
+                    out[r] = cpu[i].2;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// HTA's "last ProfilerStep" filter: with ≥ 2 distinct `ProfilerStep#N` names, CPU rows starting at or
+/// after the start of the last step are dropped, and GPU rows whose launcher was dropped (or that have
+/// none) too. Returns the kept mask.
+pub fn hta_step_filter(
+    t: &TraceTable,
+    span: &[bool],
+    gpu: &[bool],
+    launcher: &[u32],
+    ts: &[i64],
+) -> Vec<bool> {
+    let n = t.len();
+    let mut names: Vec<u32> = Vec::new();
+    let mut last_start: Option<i64> = None;
+    for r in 0..n {
+        if span[r] && !gpu[r] && t.name_at(r).starts_with("ProfilerStep") {
+            names.push(t.name_id(r));
+            last_start = Some(last_start.map_or(ts[r], |v: i64| v.max(ts[r])));
+        }
+    }
+    names.sort_unstable();
+    names.dedup();
+    let mut keep: Vec<bool> = span.to_vec();
+    if names.len() < 2 {
+        return keep;
+    }
+    let cut = last_start.unwrap_or(i64::MAX);
+    for r in 0..n {
+        if span[r] && !gpu[r] {
+            keep[r] = ts[r] < cut;
+        }
+    }
+    for r in 0..n {
+        if span[r] && gpu[r] {
+            let l = launcher[r];
+            keep[r] = l != NONE && keep[l as usize];
+        }
+    }
+    keep
+}
+
+/// The CPU call-stack forest: one tree per (pid, tid), children ordered by start.
+#[derive(Clone, Debug, Default)]
+pub struct CallForest {
+    /// Parent row of each row (`NONE` for roots and rows not in the forest).
+    pub parent: Vec<u32>,
+    /// Depth of each row (0 = root); meaningless for rows not in the forest.
+    pub depth: Vec<u32>,
+    /// Rows in depth-first (pre-)order, grouped by thread (threads ordered by pid, tid ids).
+    pub preorder: Vec<u32>,
+    /// One past the last descendant's position in `preorder`, per position.
+    pub subtree_end: Vec<u32>,
+}
+
+/// Builds the forest over rows with `member[row]` (CPU spans). Rows are nested when one lies within
+/// another on the same thread; a partial overlap closes the earlier event.
+pub fn build_forest(t: &TraceTable, member: &[bool], ts: &[i64], end: &[i64]) -> CallForest {
+    let n = t.len();
+    let pid = t.pid.keys();
+    let tid = t.tid.keys();
+    let mut rows: Vec<u32> = (0..n as u32).filter(|&r| member[r as usize]).collect();
+    rows.sort_unstable_by_key(|&r| {
+        let r = r as usize;
+        (
+            pid.value(r),
+            tid.value(r),
+            ts[r],
+            std::cmp::Reverse(end[r]),
+            r,
+        )
+    });
+    let mut f = CallForest {
+        parent: vec![NONE; n],
+        depth: vec![0; n],
+        preorder: rows.clone(),
+        subtree_end: vec![0; rows.len()],
+    };
+    // stack of positions in `rows`
+    let mut stack: Vec<usize> = Vec::new();
+    let mut thread = (u32::MAX, u32::MAX);
+    for (pos, &r) in rows.iter().enumerate() {
+        let ru = r as usize;
+        let th = (pid.value(ru), tid.value(ru));
+        if th != thread {
+            while let Some(p) = stack.pop() {
+                f.subtree_end[p] = pos as u32;
+            }
+            thread = th;
+        }
+        while let Some(&p) = stack.last() {
+            let pr = rows[p] as usize;
+            if ts[ru] < end[pr] && end[ru] <= end[pr] || ts[ru] == ts[pr] && end[ru] <= end[pr] {
+                break;
+            }
+            stack.pop();
+            f.subtree_end[p] = pos as u32;
+        }
+        if let Some(&p) = stack.last() {
+            f.parent[ru] = rows[p];
+            f.depth[ru] = stack.len() as u32;
+        }
+        stack.push(pos);
+    }
+    let len = rows.len() as u32;
+    while let Some(p) = stack.pop() {
+        f.subtree_end[p] = len;
+    }
+    f
+}

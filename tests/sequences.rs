@@ -1,0 +1,162 @@
+//! Frequent kernel sequences: against HTA's reference outputs and small traces built in code.
+
+use std::path::PathBuf;
+
+use profile_model::analysis::sequences::{frequent_kernel_sequences, SequenceOptions};
+use profile_model::table::{load_bytes, load_path};
+
+fn traces_dir() -> PathBuf {
+    std::env::var("PROFILE_MODEL_TRACES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")))
+}
+
+fn ref_dir() -> PathBuf {
+    std::env::var("PROFILE_MODEL_REF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ref")))
+}
+
+fn check_against_ref(case: &str, file: &str) {
+    let trace = traces_dir().join(file);
+    let refd = ref_dir().join(case);
+    if !trace.exists() || !refd.exists() {
+        eprintln!("skipping {case}: data not found");
+        return;
+    }
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(refd.join("meta.json")).unwrap()).unwrap();
+    let op = meta["frequent_cuda_kernel_sequences_operator"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let expected: Vec<serde_json::Value> = serde_json::from_slice(
+        &std::fs::read(refd.join("frequent_cuda_kernel_sequences.json")).unwrap(),
+    )
+    .unwrap();
+    let table = load_path(&trace).unwrap();
+    let got = frequent_kernel_sequences(
+        &table,
+        &SequenceOptions {
+            operator_name: op,
+            min_pattern_len: 3,
+            top_k: 0,
+            hta_compat: true,
+        },
+    );
+    assert_eq!(got.rows.len(), expected.len(), "{case}: {:#?}", got.rows);
+    for (g, e) in got.rows.iter().zip(&expected) {
+        assert_eq!(g.pattern, e["pattern"].as_str().unwrap(), "{case}");
+        assert_eq!(g.count, e["count"].as_u64().unwrap(), "{case}");
+        let eg = e["GPU kernel duration (us)"].as_f64().unwrap();
+        let ec = e["CPU op duration (us)"].as_f64().unwrap();
+        assert!(
+            (g.gpu_kernel_duration_us - eg).abs() <= eg * 1e-3,
+            "{case} gpu {} vs {eg}",
+            g.gpu_kernel_duration_us
+        );
+        assert!(
+            (g.cpu_op_duration_us - ec).abs() <= ec * 1e-3,
+            "{case} cpu {} vs {ec}",
+            g.cpu_op_duration_us
+        );
+    }
+}
+
+#[test]
+fn matches_hta_critical_path_alexnet() {
+    check_against_ref(
+        "hta__critical_path_alexnet",
+        "hta__critical_path_alexnet.json.gz",
+    );
+}
+
+#[test]
+fn matches_hta_critical_path_simple_add() {
+    check_against_ref(
+        "hta__critical_path_simple_add",
+        "hta__critical_path_simple_add.json.gz",
+    );
+}
+
+#[test]
+fn matches_hta_df_index_resolver() {
+    check_against_ref("hta__df_index_resolver", "hta__df_index_resolver.json.gz");
+}
+
+#[test]
+fn matches_hta_negative_queue_length() {
+    check_against_ref(
+        "hta__negative_queue_length__rank0",
+        "hta__negative_queue_length__rank0.json.gz",
+    );
+}
+
+/// An operator launching three kernels, twice, on one thread; plus an unrelated op.
+fn small_trace() -> String {
+    let mut ev = Vec::new();
+    let mut corr = 1;
+    for i in 0..2 {
+        let base = 1000 * i;
+        ev.push(format!(r#"{{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":{},"dur":100}}"#, base));
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::addmm","pid":1,"tid":1,"ts":{},"dur":80}}"#,
+            base + 5
+        ));
+        for (k, kname) in ["k_a", "k_b", "k_c"].iter().enumerate() {
+            let t = base + 10 + 20 * k as i64;
+            ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{t},"dur":5,"args":{{"correlation":{corr}}}}}"#));
+            ev.push(format!(r#"{{"ph":"X","cat":"kernel","name":"{kname}","pid":0,"tid":7,"ts":{},"dur":7,"args":{{"correlation":{corr},"stream":7,"device":0}}}}"#, t + 300 - 10 * k as i64 * 0));
+            corr += 1;
+        }
+    }
+    ev.push(
+        r#"{"ph":"X","cat":"cpu_op","name":"aten::relu","pid":1,"tid":1,"ts":5000,"dur":10}"#
+            .to_string(),
+    );
+    format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","))
+}
+
+#[test]
+fn one_pattern_twice() {
+    let table = load_bytes("small.json", small_trace().as_bytes()).unwrap();
+    let got = frequent_kernel_sequences(
+        &table,
+        &SequenceOptions {
+            operator_name: "aten::".into(),
+            ..Default::default()
+        },
+    );
+    assert_eq!(got.rows.len(), 1, "{got:#?}");
+    let r = &got.rows[0];
+    // minimum depth: aten::linear (depth 0), not aten::addmm (depth 1)
+    assert_eq!(r.pattern, "aten::linear|k_a|k_b|k_c");
+    assert_eq!(r.count, 2);
+    assert!((r.gpu_kernel_duration_us - 2.0 * 3.0 * 7.0).abs() < 1e-9);
+    assert!((r.cpu_op_duration_us - 200.0).abs() < 1e-9);
+    // a longer minimum length finds nothing, with a note
+    let none = frequent_kernel_sequences(
+        &table,
+        &SequenceOptions {
+            operator_name: "aten::".into(),
+            min_pattern_len: 4,
+            ..Default::default()
+        },
+    );
+    assert!(none.rows.is_empty() && !none.note.is_empty());
+}
+
+#[test]
+fn empty_and_cpu_only_traces_do_not_panic() {
+    let t = load_bytes("e.json", br#"{"traceEvents":[]}"#).unwrap();
+    assert!(frequent_kernel_sequences(&t, &SequenceOptions::default())
+        .rows
+        .is_empty());
+    let t = load_bytes(
+        "c.json",
+        br#"{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":3}]}"#,
+    )
+    .unwrap();
+    let r = frequent_kernel_sequences(&t, &SequenceOptions::default());
+    assert!(r.rows.is_empty() && !r.note.is_empty());
+}
