@@ -1,3 +1,345 @@
 //! The Leptos web app (wasm32 only): renders reports and talks to the worker; no analysis here.
+//!
+//! The page keeps only what the worker sends back (summaries, diagnostics, the report's Markdown and
+//! the analyses' JSON); the trace tables stay in the worker. Element ids and `data-*` attributes
+//! follow the page contract (`notes/page-contract.md`).
 
-pub fn mount() {}
+mod cache;
+mod format;
+mod json_view;
+mod markdown;
+mod view;
+
+use std::cell::RefCell;
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{File, MessageEvent, Worker};
+
+use crate::worker::protocol::{FromWorker, LoadedSet, Phase, Progress, ToWorker};
+
+/// Where the page is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Idle,
+    Loading,
+    Loaded,
+    Cancelled,
+    Failed,
+}
+
+/// The "keep in this browser" offer after a load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepOffer {
+    Hidden,
+    Asking,
+    Kept,
+    Declined,
+}
+
+/// What the cache holds for one set of files (results only, never the raw trace).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedResults {
+    pub loaded: LoadedSet,
+    pub report: Option<String>,
+    pub analysis: Option<Value>,
+}
+
+/// All the page's state, as copyable signal handles.
+#[derive(Clone, Copy)]
+pub struct AppState {
+    pub status: RwSignal<Status>,
+    pub progress: RwSignal<Option<Progress>>,
+    pub errors: RwSignal<Vec<String>>,
+    pub loaded: RwSignal<Option<LoadedSet>>,
+    /// Index into `loaded.ranks` of the rank shown.
+    pub rank_index: RwSignal<usize>,
+    pub report: RwSignal<Option<String>>,
+    pub analysis: RwSignal<Option<Value>>,
+    pub request_error: RwSignal<Option<String>>,
+    /// Cache key of the files being shown.
+    pub cache_key: RwSignal<Option<String>>,
+    pub keep_offer: RwSignal<KeepOffer>,
+    /// Saved results exist for the files being loaded.
+    pub saved_available: RwSignal<bool>,
+    pub from_cache: RwSignal<bool>,
+    pub dragging: RwSignal<bool>,
+    pub notice: RwSignal<Option<String>>,
+}
+
+impl AppState {
+    fn new() -> Self {
+        AppState {
+            status: RwSignal::new(Status::Idle),
+            progress: RwSignal::new(None),
+            errors: RwSignal::new(Vec::new()),
+            loaded: RwSignal::new(None),
+            rank_index: RwSignal::new(0),
+            report: RwSignal::new(None),
+            analysis: RwSignal::new(None),
+            request_error: RwSignal::new(None),
+            cache_key: RwSignal::new(None),
+            keep_offer: RwSignal::new(KeepOffer::Hidden),
+            saved_available: RwSignal::new(false),
+            from_cache: RwSignal::new(false),
+            dragging: RwSignal::new(false),
+            notice: RwSignal::new(None),
+        }
+    }
+}
+
+struct WorkerHandle {
+    worker: Worker,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+}
+
+thread_local! {
+    static WORKER: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
+}
+
+/// Stops the current worker (if any) and starts a fresh one.
+fn restart_worker(state: AppState) {
+    WORKER.with(|w| {
+        if let Some(old) = w.borrow_mut().take() {
+            old.worker.terminate();
+        }
+        let worker = match Worker::new("./worker_loader.js") {
+            Ok(worker) => worker,
+            Err(e) => {
+                state
+                    .errors
+                    .update(|v| v.push(format!("The page could not start its worker: {e:?}")));
+                return;
+            }
+        };
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+            if let Some(text) = event.data().as_string() {
+                match serde_json::from_str::<FromWorker>(&text) {
+                    Ok(msg) => on_worker_message(state, msg),
+                    Err(e) => state
+                        .errors
+                        .update(|v| v.push(format!("Unexpected message from the worker: {e}"))),
+                }
+            }
+        });
+        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        *w.borrow_mut() = Some(WorkerHandle {
+            worker,
+            _on_message: on_message,
+        });
+    });
+}
+
+fn post_to_worker(state: AppState, request: &ToWorker, files: &[File]) {
+    let message = js_sys::Array::new();
+    message.push(&JsValue::from_str(
+        &serde_json::to_string(request).unwrap_or_default(),
+    ));
+    for f in files {
+        message.push(f);
+    }
+    let sent = WORKER.with(|w| match w.borrow().as_ref() {
+        Some(h) => h.worker.post_message(&message).is_ok(),
+        None => false,
+    });
+    if !sent {
+        state
+            .errors
+            .update(|v| v.push("The page's worker is not running; reload the page.".into()));
+    }
+}
+
+fn on_worker_message(state: AppState, msg: FromWorker) {
+    match msg {
+        FromWorker::Ready => {}
+        FromWorker::Progress(p) => {
+            if state.status.get_untracked() == Status::Loading {
+                state.progress.set(Some(p));
+            }
+        }
+        FromWorker::Failed { file, message } => {
+            let text = if message.contains(&file) {
+                message
+            } else {
+                format!("{file}: {message}")
+            };
+            state.errors.update(|v| v.push(text));
+        }
+        FromWorker::NothingLoaded => {
+            state.status.set(Status::Failed);
+            state.progress.update(|p| {
+                if let Some(p) = p {
+                    p.phase = Phase::Done;
+                }
+            });
+        }
+        FromWorker::Loaded(set) => {
+            state.rank_index.set(0);
+            state.loaded.set(Some(set));
+            state.status.set(Status::Loaded);
+            state.progress.update(|p| {
+                if let Some(p) = p {
+                    p.phase = Phase::Done;
+                    p.bytes_done = p.bytes_total;
+                }
+            });
+            if !state.saved_available.get_untracked() {
+                state.keep_offer.set(KeepOffer::Asking);
+            }
+            post_to_worker(state, &ToWorker::Report, &[]);
+            post_to_worker(state, &ToWorker::Analyze, &[]);
+        }
+        FromWorker::Report { markdown } => {
+            state.report.set(Some(markdown));
+            save_if_kept(state);
+        }
+        FromWorker::Analysis { analysis } => {
+            state.analysis.set(Some(analysis));
+            save_if_kept(state);
+        }
+        FromWorker::Error { message } => state.request_error.set(Some(message)),
+    }
+}
+
+/// Starts loading these files (one per rank) in a fresh worker.
+pub fn start_load(state: AppState, files: Vec<File>) {
+    if files.is_empty() {
+        state.errors.set(vec![
+            "No trace files were found: pick .json or .json.gz files written by torch.profiler."
+                .into(),
+        ]);
+        return;
+    }
+    restart_worker(state);
+    let total: u64 = files.iter().map(|f| f.size() as u64).sum();
+    state.errors.set(Vec::new());
+    state.loaded.set(None);
+    state.report.set(None);
+    state.analysis.set(None);
+    state.request_error.set(None);
+    state.from_cache.set(false);
+    state.keep_offer.set(KeepOffer::Hidden);
+    state.saved_available.set(false);
+    state.notice.set(None);
+    state.progress.set(Some(Progress {
+        phase: Phase::Reading,
+        bytes_done: 0,
+        bytes_total: total,
+        file_index: 0,
+        file_count: files.len(),
+        file: files[0].name(),
+        mb_per_s: 0.0,
+    }));
+    state.status.set(Status::Loading);
+    let key = cache::key_of(&files);
+    state.cache_key.set(Some(key.clone()));
+    leptos::task::spawn_local(async move {
+        if let Ok(Some(_)) = cache::get(&key).await {
+            if state.cache_key.get_untracked().as_deref() == Some(key.as_str()) {
+                state.saved_available.set(true);
+                if state.keep_offer.get_untracked() == KeepOffer::Asking {
+                    state.keep_offer.set(KeepOffer::Kept);
+                }
+            }
+        }
+    });
+    post_to_worker(state, &ToWorker::Load, &files);
+}
+
+/// Stops the load at once: the worker is terminated and a new one started.
+pub fn cancel(state: AppState) {
+    restart_worker(state);
+    state.status.set(Status::Cancelled);
+    state.keep_offer.set(KeepOffer::Hidden);
+}
+
+fn saved_now(state: AppState) -> Option<String> {
+    let loaded = state.loaded.get_untracked()?;
+    serde_json::to_string(&SavedResults {
+        loaded,
+        report: state.report.get_untracked(),
+        analysis: state.analysis.get_untracked(),
+    })
+    .ok()
+}
+
+/// Stores the results shown now (only after the user said Keep).
+pub fn keep(state: AppState) {
+    let (Some(key), Some(json)) = (state.cache_key.get_untracked(), saved_now(state)) else {
+        return;
+    };
+    state.keep_offer.set(KeepOffer::Kept);
+    leptos::task::spawn_local(async move {
+        if cache::put(&key, &json).await.is_err() {
+            state.notice.set(Some(
+                "This browser did not let the page save the results.".into(),
+            ));
+            state.keep_offer.set(KeepOffer::Hidden);
+        }
+    });
+}
+
+fn save_if_kept(state: AppState) {
+    if state.keep_offer.get_untracked() == KeepOffer::Kept && !state.from_cache.get_untracked() {
+        keep(state);
+    }
+}
+
+/// Shows the saved results of the files being loaded (and stops their load).
+pub fn show_saved(state: AppState) {
+    let Some(key) = state.cache_key.get_untracked() else {
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        match cache::get(&key).await {
+            Ok(Some(json)) => match serde_json::from_str::<SavedResults>(&json) {
+                Ok(saved) => {
+                    restart_worker(state);
+                    state.rank_index.set(0);
+                    state.loaded.set(Some(saved.loaded));
+                    state.report.set(saved.report);
+                    state.analysis.set(saved.analysis);
+                    state.from_cache.set(true);
+                    state.keep_offer.set(KeepOffer::Hidden);
+                    state.progress.set(None);
+                    state.status.set(Status::Loaded);
+                }
+                Err(_) => state.notice.set(Some(
+                    "The saved results are from an older version of this page; load the trace."
+                        .into(),
+                )),
+            },
+            _ => state
+                .notice
+                .set(Some("No saved results were found for these files.".into())),
+        }
+    });
+}
+
+/// Clears the cache.
+pub fn forget_saved(state: AppState) {
+    leptos::task::spawn_local(async move {
+        let text = match cache::clear().await {
+            Ok(()) => "Saved traces forgotten: nothing is kept in this browser.",
+            Err(_) => "This browser did not let the page clear its saved results.",
+        };
+        state.saved_available.set(false);
+        if state.keep_offer.get_untracked() == KeepOffer::Kept {
+            state.keep_offer.set(KeepOffer::Hidden);
+        }
+        state.notice.set(Some(text.into()));
+    });
+}
+
+/// Mounts the app on the page's body.
+pub fn mount() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(|| {
+        let state = AppState::new();
+        restart_worker(state);
+        view::app(state)
+    });
+}

@@ -1,0 +1,678 @@
+//! The page's components: loader, progress, summary, ranks, trace health, diagnosis and deeper analysis.
+
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
+
+use super::format::{self, escape};
+use super::{json_view, markdown, AppState, KeepOffer, Status};
+use crate::worker::protocol::{Phase, RankSummary};
+
+const TAGLINE: &str =
+    "Drop a PyTorch profiler trace to see why your job is slow — it never leaves your machine";
+
+/// The whole page.
+pub fn app(state: AppState) -> impl IntoView {
+    view! {
+        <header class="top">
+            <div class="wrap">
+                <h1>"Profile Model"</h1>
+                <p class="tagline">{TAGLINE}</p>
+            </div>
+        </header>
+        <main class="wrap">
+            {loader(state)}
+            {progress(state)}
+            {errors(state)}
+            {offers(state)}
+            {move || (state.status.get() != Status::Idle).then(|| summary(state))}
+            {move || state.loaded.with(|l| l.is_some()).then(|| ranks(state))}
+            {move || state.loaded.with(|l| l.is_some()).then(|| diagnostics(state))}
+            {move || state.loaded.with(|l| l.is_some()).then(|| report(state))}
+            {move || state.loaded.with(|l| l.is_some()).then(|| deeper(state))}
+        </main>
+        <footer class="wrap">
+            <p class="muted">
+                "Everything runs in this browser tab (Rust compiled to WebAssembly); the trace is never uploaded. "
+                <button id="forget-saved" class="link" on:click=move |_| super::forget_saved(state)>
+                    "Forget saved traces"
+                </button>
+            </p>
+        </footer>
+    }
+}
+
+fn is_trace_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    !lower.starts_with('.') && (lower.ends_with(".json") || lower.ends_with(".gz"))
+}
+
+fn files_of(list: Option<web_sys::FileList>, only_traces: bool) -> Vec<File> {
+    let Some(list) = list else {
+        return Vec::new();
+    };
+    (0..list.length())
+        .filter_map(|i| list.get(i))
+        .filter(|f| !only_traces || is_trace_name(&f.name()))
+        .collect()
+}
+
+async fn callback_promise(
+    start: impl FnOnce(&js_sys::Function, &js_sys::Function) -> Result<(), JsValue>,
+) -> Result<JsValue, JsValue> {
+    let mut start = Some(start);
+    let mut failed = None;
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
+        if let Some(start) = start.take() {
+            if let Err(e) = start(&resolve, &reject) {
+                failed = Some(e);
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    JsFuture::from(promise).await
+}
+
+/// Every trace file under the dropped entries (folders are walked).
+async fn files_of_entries(mut stack: Vec<FileSystemEntry>) -> Vec<File> {
+    let mut files = Vec::new();
+    while let Some(entry) = stack.pop() {
+        if entry.is_file() {
+            if !is_trace_name(&entry.name()) {
+                continue;
+            }
+            let file_entry: FileSystemFileEntry = entry.unchecked_into();
+            let got = callback_promise(|ok, err| {
+                file_entry.file_with_callback_and_callback(ok, err);
+                Ok(())
+            })
+            .await;
+            if let Ok(f) = got {
+                files.push(f.unchecked_into::<File>());
+            }
+        } else if entry.is_directory() {
+            let dir: FileSystemDirectoryEntry = entry.unchecked_into();
+            let reader = dir.create_reader();
+            loop {
+                let batch = callback_promise(|ok, err| {
+                    reader.read_entries_with_callback_and_callback(ok, err)
+                })
+                .await;
+                let Ok(batch) = batch else { break };
+                let batch: js_sys::Array = batch.unchecked_into();
+                if batch.length() == 0 {
+                    break;
+                }
+                stack.extend(batch.iter().map(|e| e.unchecked_into::<FileSystemEntry>()));
+            }
+        }
+    }
+    files.sort_by_key(|f| f.name());
+    files
+}
+
+fn on_drop(state: AppState, ev: DragEvent) {
+    ev.prevent_default();
+    state.dragging.set(false);
+    let Some(transfer) = ev.data_transfer() else {
+        return;
+    };
+    // Entries must be taken while the event is live; folders are then walked asynchronously.
+    let items = transfer.items();
+    let mut entries = Vec::new();
+    let mut has_folder = false;
+    for i in 0..items.length() {
+        if let Some(item) = items.get(i) {
+            if let Ok(Some(entry)) = item.webkit_get_as_entry() {
+                has_folder |= entry.is_directory();
+                entries.push(entry);
+            }
+        }
+    }
+    if has_folder {
+        leptos::task::spawn_local(async move {
+            let files = files_of_entries(entries).await;
+            super::start_load(state, files);
+        });
+    } else {
+        super::start_load(state, files_of(transfer.files(), false));
+    }
+}
+
+fn loader(state: AppState) -> impl IntoView {
+    view! {
+        <section class="loader">
+            <div
+                id="drop-zone"
+                class="drop-zone"
+                class:dragging=move || state.dragging.get()
+                on:dragover=move |ev: DragEvent| {
+                    ev.prevent_default();
+                    state.dragging.set(true);
+                }
+                on:dragleave=move |_| state.dragging.set(false)
+                on:drop=move |ev: DragEvent| on_drop(state, ev)
+            >
+                <p class="drop-title">"Drop trace files or a folder here"</p>
+                <p class="muted">
+                    "A .json or .json.gz written by torch.profiler; several files = one per rank of the same job."
+                </p>
+                <div class="pickers">
+                    <label class="button">
+                        "Choose files"
+                        <input
+                            type="file"
+                            id="file-input"
+                            class="visually-hidden"
+                            multiple=true
+                            accept=".json,.gz,application/json,application/gzip"
+                            on:change=move |ev| {
+                                let input: web_sys::HtmlInputElement = event_target(&ev);
+                                let files = files_of(input.files(), false);
+                                input.set_value("");
+                                super::start_load(state, files);
+                            }
+                        />
+                    </label>
+                    <label class="button secondary">
+                        "Choose a folder"
+                        <input
+                            type="file"
+                            id="dir-input"
+                            class="visually-hidden"
+                            prop:webkitdirectory=true
+                            on:change=move |ev| {
+                                let input: web_sys::HtmlInputElement = event_target(&ev);
+                                let files = files_of(input.files(), true);
+                                input.set_value("");
+                                super::start_load(state, files);
+                            }
+                        />
+                    </label>
+                </div>
+            </div>
+        </section>
+    }
+}
+
+fn progress(state: AppState) -> impl IntoView {
+    move || {
+        let status = state.status.get();
+        let p = state.progress.get()?;
+        let phase = p.phase;
+        let pct = if p.bytes_total > 0 {
+            (p.bytes_done as f64 / p.bytes_total as f64 * 100.0).min(100.0)
+        } else if phase == Phase::Done {
+            100.0
+        } else {
+            0.0
+        };
+        let text = if status == Status::Cancelled {
+            "Cancelled".to_string()
+        } else {
+            format!(
+                "{} — {} MB of {} MB — {} MB/s",
+                phase.as_str(),
+                format::mb(p.bytes_done),
+                format::mb(p.bytes_total),
+                format::decimal(p.mb_per_s, 1)
+            )
+        };
+        let file = if p.file_count > 1 && status == Status::Loading {
+            format!("file {} of {}: {}", p.file_index + 1, p.file_count, p.file)
+        } else {
+            String::new()
+        };
+        let loading = status == Status::Loading;
+        Some(view! {
+            <div
+                id="progress"
+                class="progress"
+                class:cancelled=status == Status::Cancelled
+                data-phase=phase.as_str()
+                data-bytes-done=p.bytes_done.to_string()
+                data-bytes-total=p.bytes_total.to_string()
+                role="status"
+            >
+                <div class="progress-row">
+                    <span class="progress-text">{text}</span>
+                    <span class="muted progress-file">{file}</span>
+                    {loading.then(|| view! {
+                        <button id="cancel" class="secondary" on:click=move |_| super::cancel(state)>
+                            "Cancel"
+                        </button>
+                    })}
+                </div>
+                <div class="bar"><div class="fill" style=format!("width: {pct:.1}%")></div></div>
+            </div>
+        })
+    }
+}
+
+fn errors(state: AppState) -> impl IntoView {
+    view! {
+        <div id="error" class="error" role="alert" hidden=move || state.errors.with(|e| e.is_empty())>
+            <strong>"Could not load:"</strong>
+            <ul>
+                {move || state.errors.get().into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+            </ul>
+            {move || (state.status.get() == Status::Failed).then(|| view! {
+                <p class="muted">"Nothing could be loaded. Check that the file is a torch.profiler trace (.json or .json.gz)."</p>
+            })}
+        </div>
+    }
+}
+
+fn offers(state: AppState) -> impl IntoView {
+    view! {
+        {move || state.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
+        {move || (state.saved_available.get() && !state.from_cache.get()).then(|| view! {
+            <div class="offer" id="saved-offer">
+                <span>"Results for these files were saved in this browser earlier."</span>
+                <button id="show-saved" on:click=move |_| super::show_saved(state)>"Show the saved results"</button>
+            </div>
+        })}
+        {move || state.from_cache.get().then(|| view! {
+            <p class="notice">"Showing results saved in this browser (the trace itself was not read again)."</p>
+        })}
+        {move || match state.keep_offer.get() {
+            KeepOffer::Asking => Some(view! {
+                <div class="offer" id="keep-offer">
+                    <span>"Keep this trace's summary in this browser for next time?"</span>
+                    <button id="keep" on:click=move |_| super::keep(state)>"Keep"</button>
+                    <button id="no-keep" class="secondary" on:click=move |_| state.keep_offer.set(KeepOffer::Declined)>"No"</button>
+                </div>
+            }.into_any()),
+            KeepOffer::Kept => Some(view! {
+                <p class="notice" id="kept">"Kept: this summary is saved in this browser (results only, not the trace)."</p>
+            }.into_any()),
+            _ => None,
+        }}
+    }
+}
+
+fn metric_card(
+    metric: &'static str,
+    raw: String,
+    label: &'static str,
+    shown: String,
+) -> impl IntoView {
+    view! {
+        <div class="card" data-metric=metric data-value=raw>
+            <div class="card-label">{label}</div>
+            <div class="card-figure">{shown}</div>
+        </div>
+    }
+}
+
+fn selected(state: AppState) -> Option<RankSummary> {
+    state.loaded.with(|l| {
+        let l = l.as_ref()?;
+        l.ranks
+            .get(state.rank_index.get())
+            .or_else(|| l.ranks.first())
+            .cloned()
+    })
+}
+
+fn summary(state: AppState) -> impl IntoView {
+    move || {
+        let Some(r) = selected(state) else {
+            return view! {
+                <section id="summary" class="panel" data-state="loading">
+                    <h2>"Summary"</h2>
+                    <p class="muted">{move || match state.status.get() {
+                        Status::Loading => "Reading the trace…",
+                        Status::Cancelled => "Cancelled.",
+                        _ => "No trace loaded.",
+                    }}</p>
+                </section>
+            }
+            .into_any();
+        };
+        let s = r.summary.clone();
+        let several = state
+            .loaded
+            .with(|l| l.as_ref().map_or(0, |l| l.ranks.len()))
+            > 1;
+        let rank_known = several || r.rank_source != "load order";
+        let device = r.device.clone().or(s.device.clone());
+        let kernel_rows = s
+            .top_kernels
+            .iter()
+            .map(|k| {
+                view! {
+                    <tr data-kernel=k.name.clone()>
+                        <td class="name" title=k.name.clone()>{k.name.clone()}</td>
+                        <td class="num" data-metric="kernel-calls" data-value=k.calls.to_string()>{format::int(k.calls)}</td>
+                        <td class="num" data-metric="kernel-total-us" data-value=k.total_us.to_string()>{format::micros(k.total_us)}</td>
+                        <td class="num" data-metric="kernel-avg-us" data-value=k.avg_us.to_string()>{format::micros(k.avg_us)}</td>
+                        <td class="num" data-metric="kernel-pct" data-value=k.pct_of_kernel_time.to_string()>
+                            <span class="pct-bar" style=format!("width: {:.1}%", k.pct_of_kernel_time.clamp(0.0, 100.0))></span>
+                            {format::pct(k.pct_of_kernel_time)}
+                        </td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let category_rows = s
+            .categories
+            .iter()
+            .map(|c| {
+                view! {
+                    <tr data-category=c.category.clone() data-metric="category-events" data-value=c.events.to_string()>
+                        <td class="name">{c.category.clone()}</td>
+                        <td class="num">{format::int(c.events)}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let has_kernels = !s.top_kernels.is_empty();
+        view! {
+            <section id="summary" class="panel" data-state="ready" data-rank=r.rank.to_string()>
+                <div class="panel-head">
+                    <h2>"Summary"</h2>
+                    <span class="muted">{format!("{} · {}", r.file, format::bytes(r.file_bytes))}</span>
+                    {several.then(|| rank_picker(state))}
+                </div>
+                <div class="cards">
+                    {rank_known.then(|| metric_card("rank", r.rank.to_string(), "Rank", format!("{} ({})", r.rank, r.rank_source)))}
+                    {device.map(|d| metric_card("device", d.clone(), "Device", d))}
+                    {metric_card("events", s.events.to_string(), "Events", format::int(s.events))}
+                    {metric_card("kernels", s.kernels.to_string(), "GPU kernels", format::int(s.kernels))}
+                    {metric_card("kernel-time-us", s.kernel_time_us.to_string(), "GPU kernel time", format::micros(s.kernel_time_us))}
+                    {metric_card("distinct-kernels", s.distinct_kernels.to_string(), "Distinct kernels", format::int(s.distinct_kernels))}
+                    {metric_card("span-us", s.span_us.to_string(), "Trace span", format::micros(s.span_us))}
+                    {metric_card("text-bytes", r.text_bytes.to_string(), "JSON text", format::bytes(r.text_bytes))}
+                    {metric_card("load-ms", r.load_ms.to_string(), "Load time", format::millis(r.load_ms))}
+                </div>
+                <div class="columns">
+                    <div class="col-wide">
+                        <h3>"Top kernels by GPU time"</h3>
+                        {if has_kernels {
+                            view! {
+                                <div class="table-wrap">
+                                    <table class="kernels">
+                                        <thead><tr>
+                                            <th>"Kernel"</th><th class="num">"Calls"</th><th class="num">"Total"</th>
+                                            <th class="num">"Average"</th><th class="num">"% of kernel time"</th>
+                                        </tr></thead>
+                                        <tbody>{kernel_rows}</tbody>
+                                    </table>
+                                </div>
+                            }.into_any()
+                        } else {
+                            view! { <p class="muted">"This trace has no GPU kernels."</p> }.into_any()
+                        }}
+                    </div>
+                    <div class="col-narrow">
+                        <h3>"Events by category"</h3>
+                        <div class="table-wrap">
+                            <table class="categories">
+                                <thead><tr><th>"Category"</th><th class="num">"Events"</th></tr></thead>
+                                <tbody>{category_rows}</tbody>
+                            </table>
+                        </div>
+                    </div>
+                </div>
+            </section>
+        }
+        .into_any()
+    }
+}
+
+fn rank_picker(state: AppState) -> impl IntoView {
+    let options = state.loaded.with(|l| {
+        l.as_ref()
+            .map(|l| {
+                l.ranks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| (i, r.rank, r.file.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    });
+    view! {
+        <label class="rank-picker">
+            "Rank "
+            <select
+                id="rank-picker"
+                on:change=move |ev| {
+                    if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+                        state.rank_index.set(i);
+                    }
+                }
+            >
+                {options
+                    .into_iter()
+                    .map(|(i, rank, file)| {
+                        view! {
+                            <option value=i.to_string() data-rank=rank.to_string() selected=move || state.rank_index.get() == i>
+                                {format!("{rank} — {file}")}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}
+
+fn ranks(state: AppState) -> impl IntoView {
+    move || {
+        let loaded = state.loaded.get()?;
+        if loaded.ranks.len() < 2 {
+            return None;
+        }
+        let rows = loaded
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let s = &r.summary;
+                view! {
+                    <tr data-rank=r.rank.to_string() class:selected=move || state.rank_index.get() == i
+                        on:click=move |_| state.rank_index.set(i)>
+                        <td class="num">{r.rank}</td>
+                        <td class="name">{r.file.clone()}</td>
+                        <td class="num" data-metric="rank-events" data-value=s.events.to_string()>{format::int(s.events)}</td>
+                        <td class="num" data-metric="rank-kernels" data-value=s.kernels.to_string()>{format::int(s.kernels)}</td>
+                        <td class="num" data-metric="rank-kernel-time-us" data-value=s.kernel_time_us.to_string()>{format::micros(s.kernel_time_us)}</td>
+                        <td class="num">{format::micros(s.span_us)}</td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let notes = loaded
+            .notes
+            .iter()
+            .map(|n| view! { <li>{n.clone()}</li> })
+            .collect_view();
+        Some(view! {
+            <section class="panel">
+                <h2>"Ranks"</h2>
+                <div class="table-wrap">
+                    <table id="ranks">
+                        <thead><tr>
+                            <th class="num">"Rank"</th><th>"File"</th><th class="num">"Events"</th>
+                            <th class="num">"GPU kernels"</th><th class="num">"Kernel time"</th><th class="num">"Span"</th>
+                        </tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+                <ul class="notes">{notes}</ul>
+            </section>
+        })
+    }
+}
+
+fn diagnostics(state: AppState) -> impl IntoView {
+    move || {
+        let loaded = state.loaded.get()?;
+        let files = loaded
+            .ranks
+            .iter()
+            .map(|r| {
+                let items = r
+                    .diagnostics
+                    .iter()
+                    .map(|d| {
+                        let kind = serde_json::to_value(d.kind)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default();
+                        let severity = serde_json::to_value(d.severity)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default();
+                        let kind_attr = kind.clone();
+                        let severity_attr = severity.clone();
+                        view! {
+                            <li class="diagnostic" data-kind=kind_attr data-severity=severity_attr data-count=d.count.to_string()>
+                                <span class=format!("badge {severity}")>{severity.replace('-', " ")}</span>
+                                <span class="diag-kind">{kind}</span>
+                                <span class="diag-count">{format!("× {}", format::int(d.count))}</span>
+                                <span class="diag-text">{d.description.clone()}</span>
+                                {(!d.example.is_empty()).then(|| view! {
+                                    <span class="muted diag-example">"e.g. "<code>{d.example.clone()}</code></span>
+                                })}
+                            </li>
+                        }
+                    })
+                    .collect_view();
+                let clean = r.diagnostics.is_empty();
+                view! {
+                    <div class="health-file" data-file=r.file.clone()>
+                        <h3>{format!("{} (rank {})", r.file, r.rank)}</h3>
+                        {if clean {
+                            view! { <p class="ok">"No oddities found."</p> }.into_any()
+                        } else {
+                            view! { <ul class="diagnostics">{items}</ul> }.into_any()
+                        }}
+                    </div>
+                }
+            })
+            .collect_view();
+        let notes = loaded
+            .notes
+            .iter()
+            .map(|n| view! { <li>{n.clone()}</li> })
+            .collect_view();
+        Some(view! {
+            <section id="diagnostics" class="panel">
+                <h2>"Trace health"</h2>
+                <ul class="notes">{notes}</ul>
+                {files}
+            </section>
+        })
+    }
+}
+
+fn download_markdown(text: &str) {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type("text/markdown");
+    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag) else {
+        return;
+    };
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+        return;
+    };
+    let document = web_sys::window().and_then(|w| w.document());
+    if let Some(a) = document
+        .and_then(|d| d.create_element("a").ok())
+        .and_then(|e| e.dyn_into::<web_sys::HtmlAnchorElement>().ok())
+    {
+        a.set_href(&url);
+        a.set_download("profile-model-diagnosis.md");
+        a.click();
+    }
+    let _ = web_sys::Url::revoke_object_url(&url);
+}
+
+fn report(state: AppState) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    view! {
+        <section class="panel" id="report-panel">
+            <div class="panel-head">
+                <h2>"Diagnosis"</h2>
+                <div class="actions">
+                    <button id="copy-md" class="secondary" on:click=move |_| {
+                        let text = state.report.get_untracked().unwrap_or_default();
+                        if let Some(w) = web_sys::window() {
+                            let _ = w.navigator().clipboard().write_text(&text);
+                            copied.set(true);
+                        }
+                    }>{move || if copied.get() { "Copied" } else { "Copy as Markdown" }}</button>
+                    <button id="download-md" class="secondary" on:click=move |_| {
+                        download_markdown(&state.report.get_untracked().unwrap_or_default());
+                    }>"Download .md"</button>
+                </div>
+            </div>
+            {move || match state.report.get() {
+                None => view! {
+                    <div id="report" class="markdown" data-state="loading">
+                        <p class="muted">{move || state.request_error.get().unwrap_or_else(|| "Writing the diagnosis…".into())}</p>
+                    </div>
+                }.into_any(),
+                Some(md) if md.trim().is_empty() => view! {
+                    <div id="report" class="markdown" data-state="ready">
+                        <p class="muted">"No diagnosis is available for this trace yet."</p>
+                    </div>
+                }.into_any(),
+                Some(md) => view! {
+                    <div id="report" class="markdown" data-state="ready" inner_html=markdown::to_html(&md)></div>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+fn deeper(state: AppState) -> impl IntoView {
+    move || {
+        let body = match state.analysis.get() {
+            None => view! {
+                <p class="muted">{move || state.request_error.get().unwrap_or_else(|| "Computing the analyses in the worker…".into())}</p>
+            }
+            .into_any(),
+            Some(serde_json::Value::Object(map)) => {
+                let nav = map
+                    .keys()
+                    .map(|k| format!("<a href=\"#analysis-{0}\">{1}</a>", escape(k), escape(&format::title(k))))
+                    .collect::<Vec<_>>()
+                    .join("");
+                let sections = map
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "<section class=\"analysis\" id=\"analysis-{0}\" data-analysis=\"{0}\"><h3>{1}</h3>{2}</section>",
+                            escape(k),
+                            escape(&format::title(k)),
+                            json_view::value(v, 1)
+                        )
+                    })
+                    .collect::<String>();
+                view! {
+                    <div>
+                        <nav class="analysis-nav" inner_html=nav></nav>
+                        <div inner_html=sections></div>
+                    </div>
+                }
+                .into_any()
+            }
+            Some(other) => view! { <div inner_html=json_view::value(&other, 1)></div> }.into_any(),
+        };
+        let ready = state.analysis.with(|a| a.is_some());
+        view! {
+            <section id="deeper" class="panel" data-state=if ready { "ready" } else { "loading" }>
+                <h2>"Deeper analysis"</h2>
+                {body}
+            </section>
+        }
+    }
+}

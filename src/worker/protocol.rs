@@ -1,0 +1,115 @@
+//! The messages between the page and the worker, as serde enums sent as JSON strings.
+//!
+//! Page → worker: a JS array `[json(ToWorker), File, File, ...]` (the `File` objects follow the
+//! command for [`ToWorker::Load`]). Worker → page: one JSON string of [`FromWorker`] per message.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::analysis::summary::Summary;
+use crate::trace::Diagnostic;
+
+/// What the page asks the worker to do.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ToWorker {
+    /// Load the `File`s that follow in the message (one per rank) and keep the set.
+    Load,
+    /// Run every analysis of the kept set (`analyze_all`).
+    Analyze,
+    /// Build the diagnosis report of the kept set.
+    Report,
+}
+
+/// The phase of a load, as the page's `data-phase` attribute spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Reading,
+    Parsing,
+    Analysing,
+    Done,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Reading => "reading",
+            Phase::Parsing => "parsing",
+            Phase::Analysing => "analysing",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// How far a load has come (all files together).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub phase: Phase,
+    /// Raw file bytes read so far, over all files.
+    pub bytes_done: u64,
+    /// Raw file bytes of all files.
+    pub bytes_total: u64,
+    /// Index of the file being read (in the order posted).
+    pub file_index: usize,
+    pub file_count: usize,
+    pub file: String,
+    /// Raw MB (10^6 bytes) per second since the load started.
+    pub mb_per_s: f64,
+}
+
+/// One loaded rank: its quick summary, trace health and where it came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankSummary {
+    pub rank: i64,
+    /// `distributedInfo`, `file name` or `load order`.
+    pub rank_source: String,
+    pub file: String,
+    pub device: Option<String>,
+    pub file_bytes: u64,
+    pub text_bytes: u64,
+    /// Wall time of this file's load in the worker, ms.
+    pub load_ms: f64,
+    pub summary: Summary,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Everything the page shows after a load (the tables themselves stay in the worker).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LoadedSet {
+    /// Sorted by rank.
+    pub ranks: Vec<RankSummary>,
+    /// Problems across files, in plain words.
+    pub notes: Vec<String>,
+    /// Wall time of the whole load, ms.
+    pub load_ms: f64,
+}
+
+/// What the worker tells the page.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum FromWorker {
+    /// The worker is running and waits for requests.
+    Ready,
+    Progress(Progress),
+    /// One file could not be loaded; the others go on.
+    Failed {
+        file: String,
+        message: String,
+    },
+    Loaded(LoadedSet),
+    /// No file could be loaded.
+    NothingLoaded,
+    /// `analyze_all`'s JSON.
+    Analysis {
+        analysis: Value,
+    },
+    /// The diagnosis report as Markdown.
+    Report {
+        markdown: String,
+    },
+    /// A request that could not be served (e.g. nothing loaded yet).
+    Error {
+        message: String,
+    },
+}
