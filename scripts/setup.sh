@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs what building and testing Profile Model needs, only what is missing or at a wrong version.
+# Idempotent; prints each step; exits non-zero on any failure. Source it (". scripts/setup.sh") to keep
+# node_modules/.bin on PATH, or run it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+say() { echo "[setup] $*"; }
+die() { echo "[setup] FAILED: $*" >&2; exit 1; }
+export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
+
+TRUNK_VERSION=0.21.14
+command -v cargo >/dev/null || die "cargo not found (install Rust stable with rustup)"
+command -v node >/dev/null || die "node not found (Node 20 is needed)"
+
+# 1. wasm32 target
+if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "rust target wasm32-unknown-unknown: present"
+else
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown || die "rustup target add wasm32-unknown-unknown"
+fi
+
+# 2. trunk (0.22 needs a newer rustc)
+have_trunk="$(trunk --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have_trunk" = "$TRUNK_VERSION" ]; then
+  say "trunk $TRUNK_VERSION: present"
+else
+  say "installing trunk $TRUNK_VERSION (found: ${have_trunk:-none}; takes ~10 min cold)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked --force || die "cargo install trunk"
+fi
+
+# 3. wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock (no --locked: see TOOLCHAIN)
+WB_VERSION="$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/, ""); print; exit}' "$ROOT/Cargo.lock")"
+[ -n "$WB_VERSION" ] || die "no wasm-bindgen package in Cargo.lock"
+have_wb="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have_wb" = "$WB_VERSION" ]; then
+  say "wasm-bindgen-cli $WB_VERSION: present"
+else
+  say "installing wasm-bindgen-cli $WB_VERSION (found: ${have_wb:-none}; takes ~4 min cold)"
+  cargo install wasm-bindgen-cli --version "$WB_VERSION" --force || die "cargo install wasm-bindgen-cli"
+fi
+
+# 4. npm packages (binaryen's wasm-opt, playwright-core), pinned by package-lock.json
+if [ -x "$ROOT/node_modules/.bin/wasm-opt" ] && [ -d "$ROOT/node_modules/playwright-core" ] \
+   && [ "$ROOT/node_modules/.package-lock.json" -nt "$ROOT/package-lock.json" ]; then
+  say "node_modules: up to date"
+else
+  say "npm ci"
+  (cd "$ROOT" && npm ci --no-audit --no-fund) || die "npm ci"
+fi
+wasm-opt --version | grep -q 'version 132' || die "wasm-opt is not binaryen 132: $(wasm-opt --version)"
+
+# 5. Debian chromium (+ chromedriver) for the end-to-end tests
+if [ -x /usr/bin/chromium ]; then
+  say "chromium: present ($(/usr/bin/chromium --version 2>/dev/null || echo '?'))"
+else
+  say "installing Debian chromium + chromium-driver (apt-get)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update || die "apt-get update"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium chromium-driver || die "apt-get install chromium"
+fi
+say "done"

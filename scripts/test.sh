@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Sets up the tools, then runs every test: native `cargo test` (core, incl. the shared traces),
+# `trunk build --release` into dist/, and the end-to-end tests in headless Chromium (node --test tests/e2e/).
+# Exits non-zero on the first failure. Screenshots go to test-output/.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+t0=$(date +%s)
+step() { echo; echo "=== [test] $* ($(( $(date +%s) - t0 )) s) ==="; }
+
+step "setup"
+bash scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
+export PROFILE_MODEL_TRACES="${PROFILE_MODEL_TRACES:-$ROOT/../shared/traces}"
+export PROFILE_MODEL_REF="${PROFILE_MODEL_REF:-$ROOT/../shared/ref}"
+[ -d "$PROFILE_MODEL_TRACES" ] || { echo "[test] FAILED: no traces at $PROFILE_MODEL_TRACES" >&2; exit 1; }
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+
+step "cargo build --release (CLI, used by the e2e tests as the reference)"
+cargo build --release --bin profile-model
+export PROFILE_MODEL_CLI="$TARGET/release/profile-model"
+
+step "trunk build --release -> dist/"
+trunk build --release --dist "$ROOT/dist"
+[ -f "$ROOT/dist/index.html" ] || { echo "[test] FAILED: dist/index.html missing" >&2; exit 1; }
+for w in "$ROOT"/dist/*.wasm; do
+  echo "[test] $(basename "$w"): $(stat -c %s "$w") bytes raw, $(gzip -9c "$w" | wc -c) bytes gzip"
+done
+
+step "end-to-end tests (headless Chromium)"
+mkdir -p "$ROOT/test-output"
+node --test --test-concurrency=1 tests/e2e/
+
+# Native tests last, so that their closing line is the last one printed (CI reads the closing lines).
+step "cargo test (native)"
+cargo test --release
+step "all tests passed in $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,158 @@
+// End-to-end tests of the built page (dist/) in headless Chromium, against the page contract
+// (notes/page-contract.md); figures are compared with the native CLI on the same files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import {
+  startServer, launchBrowser, openPage, metric, cliSummary, near, screenshotPath, trace, ROOT,
+} from './harness.mjs';
+
+let server;
+let browser;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const READY = '#summary[data-state="ready"]';
+
+async function loadOne(name, timeout = 120_000) {
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(name));
+  await page.waitForSelector(READY, { timeout });
+  return { page, errors };
+}
+
+async function compareSummary(page, cli, label) {
+  near(await metric(page, 'events'), cli.events, `${label} events`);
+  near(await metric(page, 'kernels'), cli.kernels, `${label} kernels`);
+  near(await metric(page, 'kernel-time-us'), cli.kernel_time_us, `${label} kernel-time-us`);
+  near(await metric(page, 'distinct-kernels'), cli.distinct_kernels, `${label} distinct-kernels`);
+  const rows = page.locator('#summary tr[data-kernel]');
+  const names = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-kernel')));
+  const expected = cli.top_kernels.map((k) => k.name);
+  assert.deepEqual(names, expected.slice(0, names.length), `${label}: top-kernel rows in CLI order`);
+  assert.ok(names.length > 0 || expected.length === 0, `${label}: top-kernel rows shown`);
+  for (let i = 0; i < names.length; i++) {
+    const row = rows.nth(i);
+    near(await row.locator('[data-metric="kernel-calls"]').getAttribute('data-value'),
+      cli.top_kernels[i].calls, `${label} ${names[i]} calls`);
+    near(await row.locator('[data-metric="kernel-total-us"]').getAttribute('data-value'),
+      cli.top_kernels[i].total_us, `${label} ${names[i]} total-us`);
+  }
+}
+
+for (const name of [
+  'hta__call_stack_backward_thread.json', // plain .json
+  'hta__nccl_data.json.gz', // NCCL collectives
+  'hta__amd_mi250_minitoy_train.json.gz', // AMD GPU
+]) {
+  test(`summary of ${name} equals the CLI's`, async () => {
+    const cli = cliSummary(trace(name));
+    assert.ok(cli.events > 0, 'CLI read events');
+    const { page, errors } = await loadOne(name);
+    await compareSummary(page, cli, name);
+    await page.screenshot({ path: screenshotPath(`summary-${name}`), fullPage: true });
+    assert.deepEqual(errors, [], 'no console errors');
+    await page.close();
+  });
+}
+
+test('two ranks: ranks table with per-rank figures equal to the CLI\'s', async () => {
+  const files = ['hta__sampled_rank-0.json.gz', 'hta__sampled_rank-1.json.gz'];
+  const cli = files.map((f) => cliSummary(trace(f)));
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', files.map(trace));
+  await page.waitForSelector(READY, { timeout: 120_000 });
+  await page.waitForSelector('#ranks tr[data-rank="1"]', { timeout: 30_000 });
+  const ranks = await page.locator('#ranks tr[data-rank]').evaluateAll(
+    (trs) => trs.map((tr) => tr.getAttribute('data-rank')));
+  assert.deepEqual(ranks, ['0', '1']);
+  for (const [i, c] of cli.entries()) {
+    const row = `#ranks tr[data-rank="${i}"]`;
+    near(await metric(page, 'rank-events', row), c.events, `rank ${i} events`);
+    near(await metric(page, 'rank-kernels', row), c.kernels, `rank ${i} kernels`);
+    near(await metric(page, 'rank-kernel-time-us', row), c.kernel_time_us, `rank ${i} kernel-time-us`);
+  }
+  assert.equal(await page.locator('#summary').getAttribute('data-rank'), '0', 'lowest rank selected');
+  await compareSummary(page, cli[0], 'rank 0');
+  await page.screenshot({ path: screenshotPath('two-ranks'), fullPage: true });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('a non-Kineto file shows an error and keeps the loaded summary', async () => {
+  const good = 'hta__simple_add_kineto.json.gz';
+  const cli = cliSummary(trace(good));
+  const { page, errors } = await openPage(browser.context, server.url, { allow: /execution trace/i });
+  await page.setInputFiles('#file-input', trace(good));
+  await page.waitForSelector(READY, { timeout: 120_000 });
+  await page.setInputFiles('#file-input', trace('hta__simple_add_execution_trace_NOT_KINETO.json.gz'));
+  await page.waitForFunction(
+    () => /execution trace/i.test(document.querySelector('#error')?.textContent || ''), null, { timeout: 60_000 });
+  await page.waitForSelector(READY, { timeout: 10_000 });
+  near(await metric(page, 'events'), cli.events, 'good file events after the bad file');
+  near(await metric(page, 'kernels'), cli.kernels, 'good file kernels after the bad file');
+  await page.screenshot({ path: screenshotPath('bad-file'), fullPage: true });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('a large load keeps the page responsive, shows progress and can be cancelled', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-big-'));
+  try {
+    const big = path.join(dir, 'big150.json.gz');
+    const maker = process.env.MAKE_BIG_TRACE || path.resolve(ROOT, '../shared/tools/make-big-trace');
+    execFileSync('python3', [maker, trace('hta__negative_queue_length__rank0.json.gz'), '--mb', '150', '-o', big],
+      { stdio: 'inherit' });
+    const { page, errors } = await openPage(browser.context, server.url);
+    await page.evaluate(() => {
+      window.__ticks = [];
+      setInterval(() => window.__ticks.push(performance.now()), 20);
+      const raf = () => { window.__ticks.push(performance.now()); requestAnimationFrame(raf); };
+      requestAnimationFrame(raf);
+    });
+    await page.setInputFiles('#file-input', big);
+    const t0 = await page.evaluate(() => performance.now());
+    const seen = [];
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const [done, phase] = await page.evaluate(() => {
+        const p = document.querySelector('#progress');
+        return [p?.getAttribute('data-bytes-done'), p?.getAttribute('data-phase')];
+      });
+      assert.notEqual(phase, 'done', 'load finished before it could be cancelled');
+      const n = Number(done);
+      if (Number.isFinite(n) && n > 0 && !seen.includes(n)) seen.push(n);
+      if (seen.length >= 3) break;
+      await page.waitForTimeout(50);
+    }
+    assert.ok(seen.length >= 3 && seen[2] > seen[0], `data-bytes-done increases: ${seen}`);
+    await page.screenshot({ path: screenshotPath('big-load-progress'), fullPage: true });
+    await page.click('#cancel');
+    await page.waitForFunction(() => /Cancelled/.test(document.body.innerText), null, { timeout: 5_000 });
+    const gaps = await page.evaluate((from) => {
+      const t = window.__ticks.filter((x) => x >= from).sort((a, b) => a - b);
+      let max = 0;
+      for (let i = 1; i < t.length; i++) max = Math.max(max, t[i] - t[i - 1]);
+      return { max, n: t.length };
+    }, t0);
+    assert.ok(gaps.n > 5, `ticks ran during the load (${gaps.n})`);
+    assert.ok(gaps.max < 200, `longest main-thread gap ${gaps.max.toFixed(0)} ms < 200 ms`);
+    await page.waitForTimeout(500);
+    assert.notEqual(await page.locator('#summary').getAttribute('data-state'), 'ready', 'cancelled load shows no summary');
+    await page.screenshot({ path: screenshotPath('big-load-cancelled'), fullPage: true });
+    assert.deepEqual(errors, [], 'no console errors');
+    await page.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
