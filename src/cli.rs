@@ -34,6 +34,7 @@ pub fn run(args: Vec<String>) -> i32 {
     }
     match positional.as_slice() {
         ["summary", path] => summary(Path::new(path), json),
+        ["report", path] => report(Path::new(path), json),
         [] => {
             eprint!("{USAGE}");
             2
@@ -68,6 +69,23 @@ fn summary(path: &Path, json: bool) -> i32 {
                 d.severity, d.count, d.description, d.example
             );
         }
+    }
+    0
+}
+
+fn report(path: &Path, json: bool) -> i32 {
+    let table = match load_path(path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("profile-model: {e}");
+            return 1;
+        }
+    };
+    let r = crate::report::diagnosis::diagnose(&crate::table::TraceSet::single(table));
+    if json {
+        println!("{}", r.to_json());
+    } else {
+        print!("{}", r.to_markdown());
     }
     0
 }
