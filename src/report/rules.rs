@@ -56,6 +56,9 @@ pub fn evaluate(inputs: &DiagnosisInputs) -> Vec<Finding> {
 /// A short display form of a kernel or op name: no `void `, no template arguments or parameters.
 pub fn short_name(name: &str) -> String {
     let s = name.strip_prefix("void ").unwrap_or(name);
+    if !(s.contains("::") || s.contains('<') || name.starts_with("void ")) {
+        return s.chars().take(80).collect();
+    }
     let mut out = String::new();
     let mut depth = 0i32;
     for c in s.chars() {
