@@ -14,6 +14,7 @@ profile-model: why is my PyTorch job slow? (reads torch.profiler Kineto traces, 
 usage:
   profile-model summary [--json] PATH                                quick summary
   profile-model analyze [--json] [--compat hta] [--steps A..B] PATH  every deeper analysis
+  profile-model report [--json] PATH                                 diagnosis: main finding, bottleneck, actions
   profile-model help                                                 this text
 
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
@@ -106,12 +107,22 @@ pub fn run(args: Vec<String>) -> i32 {
                     Mode::Exact
                 },
                 steps: args.steps,
+                ..Default::default()
             };
             let all = analyze_all(&set, &opts);
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&all).expect("json"));
             } else {
                 print!("{}", render_text(&all));
+            }
+            0
+        }
+        Some("report") => {
+            let r = crate::report::diagnosis::diagnose(&set);
+            if args.json {
+                println!("{}", r.to_json());
+            } else {
+                print!("{}", r.to_markdown());
             }
             0
         }

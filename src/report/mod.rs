@@ -1,4 +1,11 @@
 //! Reports: plain serde structs and their Markdown/JSON renderings, built from analysis results.
 
+pub mod bottleneck;
 pub mod diagnosis;
+pub mod evidence;
+pub mod findings;
+pub mod gather;
+pub mod inputs;
 pub mod markdown;
+pub mod redact;
+pub mod rules;
