@@ -94,6 +94,10 @@ impl AppState {
 struct WorkerHandle {
     worker: Worker,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
+    /// The worker said `Ready` (its wasm is running and listens); before that, messages wait in
+    /// `pending`, since a message that arrives before the worker's handler is installed is lost.
+    ready: bool,
+    pending: Vec<js_sys::Array>,
 }
 
 thread_local! {
@@ -129,6 +133,8 @@ fn restart_worker(state: AppState) {
         *w.borrow_mut() = Some(WorkerHandle {
             worker,
             _on_message: on_message,
+            ready: false,
+            pending: Vec::new(),
         });
     });
 }
@@ -141,8 +147,12 @@ fn post_to_worker(state: AppState, request: &ToWorker, files: &[File]) {
     for f in files {
         message.push(f);
     }
-    let sent = WORKER.with(|w| match w.borrow().as_ref() {
-        Some(h) => h.worker.post_message(&message).is_ok(),
+    let sent = WORKER.with(|w| match w.borrow_mut().as_mut() {
+        Some(h) if h.ready => h.worker.post_message(&message).is_ok(),
+        Some(h) => {
+            h.pending.push(message);
+            true
+        }
         None => false,
     });
     if !sent {
@@ -154,7 +164,21 @@ fn post_to_worker(state: AppState, request: &ToWorker, files: &[File]) {
 
 fn on_worker_message(state: AppState, msg: FromWorker) {
     match msg {
-        FromWorker::Ready => {}
+        FromWorker::Ready => {
+            let failed = WORKER.with(|w| match w.borrow_mut().as_mut() {
+                Some(h) => {
+                    h.ready = true;
+                    let pending = std::mem::take(&mut h.pending);
+                    pending.iter().any(|m| h.worker.post_message(m).is_err())
+                }
+                None => false,
+            });
+            if failed {
+                state
+                    .errors
+                    .update(|v| v.push("The page could not talk to its worker; reload the page.".into()));
+            }
+        }
         FromWorker::Progress(p) => {
             if state.status.get_untracked() == Status::Loading {
                 state.progress.set(Some(p));

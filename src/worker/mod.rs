@@ -82,7 +82,7 @@ fn on_message(event: MessageEvent) {
             analysis: analyze_all(set, &AnalysisOptions::default()),
         }),
         ToWorker::Report => with_set(|set| FromWorker::Report {
-            markdown: diagnose(set).markdown,
+            markdown: diagnose(set).to_markdown(),
         }),
     }
 }
