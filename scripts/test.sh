@@ -8,9 +8,8 @@ cd "$ROOT"
 t0=$(date +%s)
 step() { echo; echo "=== [test] $* ($(( $(date +%s) - t0 )) s) ==="; }
 
-# The browser stage (trunk build + headless Chromium) is not yet verified end to end; it runs when
-# PROFILE_MODEL_E2E=1. Without it, only the native tests run (they need nothing beyond cargo).
-E2E="${PROFILE_MODEL_E2E:-0}"
+# PROFILE_MODEL_E2E=0 skips the browser stage (trunk build + headless Chromium) for a quick native run.
+E2E="${PROFILE_MODEL_E2E:-1}"
 if [ "$E2E" = 1 ]; then
   step "setup"
   bash scripts/setup.sh

@@ -81,11 +81,6 @@ pub fn millis(ms: f64) -> String {
     micros(ms * 1000.0)
 }
 
-/// Bytes as MB (10^6), one decimal.
-pub fn mb(bytes: u64) -> String {
-    decimal(bytes as f64 / 1e6, 1)
-}
-
 /// Bytes for people: `532 B`, `12.3 KB`, `1.5 MB`, `2.1 GB` (powers of 10).
 pub fn bytes(b: u64) -> String {
     let x = b as f64;

@@ -68,6 +68,9 @@ pub struct AppState {
     pub from_cache: RwSignal<bool>,
     pub dragging: RwSignal<bool>,
     pub notice: RwSignal<Option<String>>,
+    /// What was shown before the load in progress (restored if that load fails or is cancelled,
+    /// so a bad file never loses what the user already had), with its cache key.
+    pub previous: RwSignal<Option<(SavedResults, Option<String>)>>,
 }
 
 impl AppState {
@@ -87,6 +90,7 @@ impl AppState {
             from_cache: RwSignal::new(false),
             dragging: RwSignal::new(false),
             notice: RwSignal::new(None),
+            previous: RwSignal::new(None),
         }
     }
 }
@@ -193,6 +197,9 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             state.errors.update(|v| v.push(text));
         }
         FromWorker::NothingLoaded => {
+            if restore_previous(state) {
+                return;
+            }
             state.status.set(Status::Failed);
             state.progress.update(|p| {
                 if let Some(p) = p {
@@ -201,6 +208,7 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             });
         }
         FromWorker::Loaded(set) => {
+            state.previous.set(None);
             state.rank_index.set(0);
             state.loaded.set(Some(set));
             state.status.set(Status::Loaded);
@@ -238,6 +246,18 @@ pub fn start_load(state: AppState, files: Vec<File>) {
         return;
     }
     restart_worker(state);
+    if state.status.get_untracked() == Status::Loaded {
+        if let Some(loaded) = state.loaded.get_untracked() {
+            state.previous.set(Some((
+                SavedResults {
+                    loaded,
+                    report: state.report.get_untracked(),
+                    analysis: state.analysis.get_untracked(),
+                },
+                state.cache_key.get_untracked(),
+            )));
+        }
+    }
     let total: u64 = files.iter().map(|f| f.size() as u64).sum();
     state.errors.set(Vec::new());
     state.loaded.set(None);
@@ -276,8 +296,30 @@ pub fn start_load(state: AppState, files: Vec<File>) {
 /// Stops the load at once: the worker is terminated and a new one started.
 pub fn cancel(state: AppState) {
     restart_worker(state);
-    state.status.set(Status::Cancelled);
     state.keep_offer.set(KeepOffer::Hidden);
+    state.status.set(Status::Cancelled);
+    if restore_previous(state) {
+        state.notice.set(Some(
+            "Cancelled: the new load was stopped; the trace loaded before is shown.".into(),
+        ));
+    }
+}
+
+/// Shows again what was loaded before the load that just failed or was cancelled. The worker was
+/// restarted, so only the results the page already had come back. Returns whether there was any.
+fn restore_previous(state: AppState) -> bool {
+    let Some((saved, key)) = state.previous.get_untracked() else {
+        return false;
+    };
+    state.previous.set(None);
+    state.rank_index.set(0);
+    state.loaded.set(Some(saved.loaded));
+    state.report.set(saved.report);
+    state.analysis.set(saved.analysis);
+    state.cache_key.set(key);
+    state.progress.set(None);
+    state.status.set(Status::Loaded);
+    true
 }
 
 fn saved_now(state: AppState) -> Option<String> {

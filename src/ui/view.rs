@@ -8,7 +8,7 @@ use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSy
 
 use super::format::{self, escape};
 use super::{json_view, markdown, AppState, KeepOffer, Status};
-use crate::worker::protocol::{Phase, RankSummary};
+use crate::worker::protocol::{Phase, Progress, RankSummary};
 
 const TAGLINE: &str =
     "Drop a PyTorch profiler trace to see why your job is slow — it never leaves your machine";
@@ -200,55 +200,74 @@ fn loader(state: AppState) -> impl IntoView {
 }
 
 fn progress(state: AppState) -> impl IntoView {
+    // The block is built once per load (when progress appears); only its text, bar and attributes
+    // follow the messages, so the Cancel button stays the same element and can be clicked.
+    let shown = Memo::new(move |_| state.progress.with(|p| p.is_some()));
+    let loading = Memo::new(move |_| state.status.get() == Status::Loading);
     move || {
-        let status = state.status.get();
-        let p = state.progress.get()?;
-        let phase = p.phase;
-        let pct = if p.bytes_total > 0 {
-            (p.bytes_done as f64 / p.bytes_total as f64 * 100.0).min(100.0)
-        } else if phase == Phase::Done {
-            100.0
-        } else {
-            0.0
-        };
-        let text = if status == Status::Cancelled {
-            "Cancelled".to_string()
-        } else {
-            format!(
-                "{} — {} MB of {} MB — {} MB/s",
-                phase.as_str(),
-                format::mb(p.bytes_done),
-                format::mb(p.bytes_total),
-                format::decimal(p.mb_per_s, 1)
-            )
-        };
-        let file = if p.file_count > 1 && status == Status::Loading {
-            format!("file {} of {}: {}", p.file_index + 1, p.file_count, p.file)
-        } else {
-            String::new()
-        };
-        let loading = status == Status::Loading;
-        Some(view! {
-            <div
-                id="progress"
-                class="progress"
-                class:cancelled=status == Status::Cancelled
-                data-phase=phase.as_str()
-                data-bytes-done=p.bytes_done.to_string()
-                data-bytes-total=p.bytes_total.to_string()
-                role="status"
-            >
-                <div class="progress-row">
-                    <span class="progress-text">{text}</span>
-                    <span class="muted progress-file">{file}</span>
-                    {loading.then(|| view! {
-                        <button id="cancel" class="secondary" on:click=move |_| super::cancel(state)>
+        shown.get().then(|| {
+            let field = move |f: fn(&Progress) -> String| {
+                move || state.progress.with(|p| p.as_ref().map(f).unwrap_or_default())
+            };
+            let text = move || {
+                let status = state.status.get();
+                state.progress.with(|p| {
+                    let Some(p) = p else { return String::new() };
+                    if status == Status::Cancelled {
+                        "Cancelled".to_string()
+                    } else {
+                        format!(
+                            "{} — {} of {} — {} MB/s",
+                            p.phase.as_str(),
+                            format::bytes(p.bytes_done),
+                            format::bytes(p.bytes_total),
+                            format::decimal(p.mb_per_s, 1)
+                        )
+                    }
+                })
+            };
+            let file = move || {
+                let loading = loading.get();
+                state.progress.with(|p| match p {
+                    Some(p) if p.file_count > 1 && loading => {
+                        format!("file {} of {}: {}", p.file_index + 1, p.file_count, p.file)
+                    }
+                    _ => String::new(),
+                })
+            };
+            let width = move || {
+                state.progress.with(|p| {
+                    let pct = match p {
+                        Some(p) if p.bytes_total > 0 => {
+                            (p.bytes_done as f64 / p.bytes_total as f64 * 100.0).min(100.0)
+                        }
+                        Some(p) if p.phase == Phase::Done => 100.0,
+                        _ => 0.0,
+                    };
+                    format!("width: {pct:.1}%")
+                })
+            };
+            view! {
+                <div
+                    id="progress"
+                    class="progress"
+                    class:cancelled=move || state.status.get() == Status::Cancelled
+                    data-phase=field(|p| p.phase.as_str().to_string())
+                    data-bytes-done=field(|p| p.bytes_done.to_string())
+                    data-bytes-total=field(|p| p.bytes_total.to_string())
+                    role="status"
+                >
+                    <div class="progress-row">
+                        <span class="progress-text">{text}</span>
+                        <span class="muted progress-file">{file}</span>
+                        <button id="cancel" class="secondary" hidden=move || !loading.get()
+                            on:click=move |_| super::cancel(state)>
                             "Cancel"
                         </button>
-                    })}
+                    </div>
+                    <div class="bar"><div class="fill" style=width></div></div>
                 </div>
-                <div class="bar"><div class="fill" style=format!("width: {pct:.1}%")></div></div>
-            </div>
+            }
         })
     }
 }
@@ -641,28 +660,19 @@ fn deeper(state: AppState) -> impl IntoView {
             }
             .into_any(),
             Some(serde_json::Value::Object(map)) => {
-                let nav = map
-                    .keys()
-                    .map(|k| format!("<a href=\"#analysis-{0}\">{1}</a>", escape(k), escape(&format::title(k))))
-                    .collect::<Vec<_>>()
-                    .join("");
+                // One closed <details> per analysis: each opens on demand, so the page stays short.
                 let sections = map
                     .iter()
                     .map(|(k, v)| {
                         format!(
-                            "<section class=\"analysis\" id=\"analysis-{0}\" data-analysis=\"{0}\"><h3>{1}</h3>{2}</section>",
+                            "<details class=\"analysis\" id=\"analysis-{0}\" data-analysis=\"{0}\"><summary>{1}</summary>{2}</details>",
                             escape(k),
                             escape(&format::title(k)),
                             json_view::value(v, 1)
                         )
                     })
                     .collect::<String>();
-                view! {
-                    <div>
-                        <nav class="analysis-nav" inner_html=nav></nav>
-                        <div inner_html=sections></div>
-                    </div>
-                }
+                view! { <div class="analyses" inner_html=sections></div> }
                 .into_any()
             }
             Some(other) => view! { <div inner_html=json_view::value(&other, 1)></div> }.into_any(),
