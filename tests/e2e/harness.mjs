@@ -35,6 +35,7 @@ export function startServer(dir = DIST) {
     res.writeHead(200, {
       'content-type': MIME[path.extname(file)] || 'application/octet-stream',
       'cache-control': 'no-store',
+      'access-control-allow-origin': '*',
     });
     fs.createReadStream(file).pipe(res);
   });

@@ -109,9 +109,9 @@ test('a non-Kineto file shows an error and keeps the loaded summary', async () =
 test('a large load keeps the page responsive, shows progress and can be cancelled', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-big-'));
   try {
-    const big = path.join(dir, 'big150.json.gz');
+    const big = path.join(dir, 'big500.json.gz');
     const maker = process.env.MAKE_BIG_TRACE || path.resolve(ROOT, '../shared/tools/make-big-trace');
-    execFileSync('python3', [maker, trace('hta__negative_queue_length__rank0.json.gz'), '--mb', '150', '-o', big],
+    execFileSync('python3', [maker, trace('hta__negative_queue_length__rank0.json.gz'), '--mb', '500', '-o', big],
       { stdio: 'inherit' });
     const { page, errors } = await openPage(browser.context, server.url);
     await page.evaluate(() => {
