@@ -134,31 +134,9 @@ pub fn to_html(markdown: &str) -> String {
             out.push_str("</tbody></table></div>");
             continue;
         }
-        // List (bullets or numbers), consecutive items.
-        if let Some((ordered, _)) = list_item(line) {
-            let tag = if ordered { "ol" } else { "ul" };
-            out.push_str(&format!("<{tag}>"));
-            while i < lines.len() {
-                match list_item(lines[i]) {
-                    Some((o, text)) if o == ordered => {
-                        let mut item = text.trim().to_string();
-                        i += 1;
-                        // Continuation lines (indented, not a new item).
-                        while i < lines.len()
-                            && !lines[i].trim().is_empty()
-                            && lines[i].starts_with("  ")
-                            && list_item(lines[i]).is_none()
-                        {
-                            item.push(' ');
-                            item.push_str(lines[i].trim());
-                            i += 1;
-                        }
-                        out.push_str(&format!("<li>{}</li>", inline(&item)));
-                    }
-                    _ => break,
-                }
-            }
-            out.push_str(&format!("</{tag}>"));
+        // List (bullets or numbers), consecutive items; more indented items nest.
+        if list_item(line).is_some() {
+            out.push_str(&list_html(&lines, &mut i));
             continue;
         }
         // Paragraph: lines up to a blank line or another block.
@@ -174,5 +152,62 @@ pub fn to_html(markdown: &str) -> String {
         }
         out.push_str(&format!("<p>{}</p>", inline(&para.join(" "))));
     }
+    out
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// One list starting at `lines[*i]` (all items of its kind at its indentation), with the more
+/// indented items under an item rendered as a nested list inside it.
+fn list_html(lines: &[&str], i: &mut usize) -> String {
+    let Some((ordered, _)) = list_item(lines[*i]) else {
+        return String::new();
+    };
+    let indent = indent_of(lines[*i]);
+    let tag = if ordered { "ol" } else { "ul" };
+    let mut out = format!("<{tag}>");
+    while *i < lines.len() {
+        let line = lines[*i];
+        match list_item(line) {
+            Some((o, text)) if o == ordered && indent_of(line) == indent => {
+                let mut item = inline(text.trim());
+                *i += 1;
+                loop {
+                    // Skip blank lines only when the list goes on after them.
+                    let mut j = *i;
+                    while j < lines.len() && lines[j].trim().is_empty() {
+                        j += 1;
+                    }
+                    if j >= lines.len() || indent_of(lines[j]) <= indent {
+                        break;
+                    }
+                    *i = j;
+                    if list_item(lines[j]).is_some() {
+                        item.push_str(&list_html(lines, i));
+                    } else {
+                        item.push(' ');
+                        item.push_str(&inline(lines[j].trim()));
+                        *i += 1;
+                    }
+                }
+                out.push_str(&format!("<li>{item}</li>"));
+                // A blank line between items of the same list keeps the list going.
+                let mut j = *i;
+                while j < lines.len() && lines[j].trim().is_empty() {
+                    j += 1;
+                }
+                if j < lines.len()
+                    && indent_of(lines[j]) == indent
+                    && matches!(list_item(lines[j]), Some((o, _)) if o == ordered)
+                {
+                    *i = j;
+                }
+            }
+            _ => break,
+        }
+    }
+    out.push_str(&format!("</{tag}>"));
     out
 }
