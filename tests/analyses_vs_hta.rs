@@ -470,6 +470,39 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
             out.push(c);
         }
     }
+    // critical_path_summary (the window HTA was asked for is in meta.critical_path_args)
+    if ok(&meta, "critical_path_analysis") {
+        if let Some(Value::Object(hta)) = load("critical_path_summary") {
+            let mut c = new("critical_path_summary");
+            let rank = meta["critical_path_args"]["rank"].as_i64().unwrap_or(0);
+            match a.critical_path.iter().find(|r| r.rank == rank) {
+                None => c.errors.push(format!("no critical path for rank {rank}")),
+                Some(cp) if !cp.result.ok => {
+                    c.errors.push(format!("no path: {:?}", cp.result.error))
+                }
+                Some(cp) => {
+                    let res = &cp.result;
+                    let mut worst = 0f64;
+                    for b in profile_model::analysis::critical_path::BOUND_BY {
+                        let h = hta.get(b).and_then(Value::as_f64).unwrap_or(0.0);
+                        worst = worst.max((res.pct(b) - h).abs());
+                        c.eq(format!("{b} %"), res.pct(b), Some(h));
+                    }
+                    eprintln!(
+                        "critical path {trace}: {} us, {} segments, largest share difference {worst:.2e} points",
+                        res.total_us,
+                        res.rows.len()
+                    );
+                    if let Some(total) =
+                        meta["critical_path_args"]["critical_path_total_duration"].as_f64()
+                    {
+                        c.eq("path length (us)".into(), res.total_us, Some(total));
+                    }
+                }
+            }
+            out.push(c);
+        }
+    }
     let _ = set;
     out
 }
@@ -506,7 +539,6 @@ fn hta_compat_matches_hta_reference() {
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
-    let opts = AnalysisOptions::hta_compat();
     let mut failures = Vec::new();
     let mut matched = 0;
     let mut total = 0;
@@ -515,6 +547,13 @@ fn hta_compat_matches_hta_reference() {
             eprintln!("{}: trace files absent, skipped", dir.display());
             continue;
         };
+        let mut opts = AnalysisOptions::hta_compat();
+        if let Some(args) =
+            read_json(&dir.join("meta.json")).map(|m| m["critical_path_args"].clone())
+        {
+            opts.critical_path.annotation = args["annotation"].as_str().unwrap_or("").to_string();
+            opts.critical_path.instance = args["instance_id"].as_u64().unwrap_or(0) as usize;
+        }
         let a = analyze(&set, &opts);
         for c in compare(dir, &set, &a) {
             total += 1;
