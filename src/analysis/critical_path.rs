@@ -1343,3 +1343,58 @@ impl StackState {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::load_bytes;
+
+    fn table(events: serde_json::Value) -> TraceTable {
+        let b = serde_json::to_vec(&serde_json::json!({ "traceEvents": events })).unwrap();
+        load_bytes("t.json", &b).unwrap()
+    }
+
+    #[test]
+    fn nested_ops_and_ties_are_deterministic() {
+        // parent [0,10) with children [1,4) and [4,9): path = the parent's timeline, 10 µs, all CPU;
+        // two runs give identical rows. Thread 2's op `q` ties (10 µs) with `p`'s chain: the path
+        // ends at the first node in topological order with the largest distance, `q`'s end (fewer
+        // generations), as networkx would.
+        let t = table(serde_json::json!([
+            {"ph": "X", "cat": "cpu_op", "name": "p", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+            {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 3},
+            {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 4, "dur": 5},
+            {"ph": "X", "cat": "cpu_op", "name": "q", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+        ]));
+        for mode in [Mode::Exact, Mode::HtaCompat] {
+            let r = critical_path_mode(&t, &CriticalPathOptions::default(), mode);
+            assert!(r.ok);
+            assert_eq!(r.total_us, 10.0);
+            assert_eq!(r.pct("cpu_bound"), 100.0);
+            // p start -> a start (p) -> a end (a) -> b start (p) -> b end (b) -> p end (p)
+            let names: Vec<_> = r.rows.iter().map(|s| s.name.clone().unwrap()).collect();
+            assert_eq!(names, ["q"]);
+            let again = critical_path_mode(&t, &CriticalPathOptions::default(), mode);
+            assert_eq!(r.rows, again.rows);
+        }
+        let t = table(serde_json::json!([
+            {"ph": "X", "cat": "cpu_op", "name": "p", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+            {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 3},
+            {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 4, "dur": 5},
+            {"ph": "X", "cat": "cpu_op", "name": "q", "pid": 1, "tid": 2, "ts": 0, "dur": 9},
+        ]));
+        for mode in [Mode::Exact, Mode::HtaCompat] {
+            let r = critical_path_mode(&t, &CriticalPathOptions::default(), mode);
+            assert_eq!(r.total_us, 10.0);
+            let names: Vec<_> = r.rows.iter().map(|s| s.name.clone().unwrap()).collect();
+            assert_eq!(names, ["p", "a", "p", "b", "p"]);
+        }
+    }
+
+    #[test]
+    fn blocking_call_lists() {
+        assert!(hta_blocking("cudaMemcpyAsync") && !waits_for_device("cudaMemcpyAsync"));
+        assert!(waits_for_device("cudaDeviceSynchronize"));
+        assert!(hta_launch("cudaLaunchKernel") && !hta_launch("hipModuleLaunchKernel"));
+    }
+}
