@@ -470,6 +470,39 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
             out.push(c);
         }
     }
+    // critical_path_summary (the window HTA was asked for is in meta.critical_path_args)
+    if ok(&meta, "critical_path_analysis") {
+        if let Some(Value::Object(hta)) = load("critical_path_summary") {
+            let mut c = new("critical_path_summary");
+            let rank = meta["critical_path_args"]["rank"].as_i64().unwrap_or(0);
+            match a.critical_path.iter().find(|r| r.rank == rank) {
+                None => c.errors.push(format!("no critical path for rank {rank}")),
+                Some(cp) if !cp.result.ok => {
+                    c.errors.push(format!("no path: {:?}", cp.result.error))
+                }
+                Some(cp) => {
+                    let res = &cp.result;
+                    let mut worst = 0f64;
+                    for b in profile_model::analysis::critical_path::BOUND_BY {
+                        let h = hta.get(b).and_then(Value::as_f64).unwrap_or(0.0);
+                        worst = worst.max((res.pct(b) - h).abs());
+                        c.eq(format!("{b} %"), res.pct(b), Some(h));
+                    }
+                    eprintln!(
+                        "critical path {trace}: {} us, {} segments, largest share difference {worst:.2e} points",
+                        res.total_us,
+                        res.rows.len()
+                    );
+                    if let Some(total) =
+                        meta["critical_path_args"]["critical_path_total_duration"].as_f64()
+                    {
+                        c.eq("path length (us)".into(), res.total_us, Some(total));
+                    }
+                }
+            }
+            out.push(c);
+        }
+    }
     let _ = set;
     out
 }
@@ -506,7 +539,6 @@ fn hta_compat_matches_hta_reference() {
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
-    let opts = AnalysisOptions::hta_compat();
     let mut failures = Vec::new();
     let mut matched = 0;
     let mut total = 0;
@@ -515,6 +547,13 @@ fn hta_compat_matches_hta_reference() {
             eprintln!("{}: trace files absent, skipped", dir.display());
             continue;
         };
+        let mut opts = AnalysisOptions::hta_compat();
+        if let Some(args) =
+            read_json(&dir.join("meta.json")).map(|m| m["critical_path_args"].clone())
+        {
+            opts.critical_path.annotation = args["annotation"].as_str().unwrap_or("").to_string();
+            opts.critical_path.instance = args["instance_id"].as_u64().unwrap_or(0) as usize;
+        }
         let a = analyze(&set, &opts);
         for c in compare(dir, &set, &a) {
             total += 1;
@@ -1025,4 +1064,234 @@ fn top_kernels_with_others_and_stats_across_ranks() {
         &profile_model::analysis::all::analyze_all(&set, &exact()),
     );
     assert!(text.contains("Top kernels, rank 1"), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Critical path on small traces built in code (values by hand).
+
+fn cpu_op(name: &str, ts: f64, dur: f64) -> Value {
+    json!({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur})
+}
+
+fn runtime(name: &str, ts: f64, dur: f64, corr: i64) -> Value {
+    json!({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": 1, "tid": 1, "ts": ts,
+           "dur": dur, "args": {"correlation": corr}})
+}
+
+fn cp_of(
+    events: Vec<Value>,
+    mode: Mode,
+) -> profile_model::analysis::critical_path::CriticalPathResult {
+    let opts = AnalysisOptions {
+        mode,
+        ..Default::default()
+    };
+    let a = analyze(&set_of(events), &opts);
+    let r = a.critical_path[0].result.clone();
+    assert!(r.ok, "{:?}", r.error);
+    r
+}
+
+fn pct_close(r: &profile_model::analysis::critical_path::CriticalPathResult, b: &str, want: f64) {
+    assert!(
+        (r.pct(b) - want).abs() < 1e-9,
+        "{b}: {} want {want} ({:?})",
+        r.pct(b),
+        r.summary
+    );
+}
+
+/// An op launches a 100 µs kernel, the CPU waits in cudaDeviceSynchronize, then runs 200 µs more.
+fn sync_trace(with_sync_event: bool) -> Vec<Value> {
+    let mut ev = vec![
+        cpu_op("aten::mul", 0.0, 10.0),
+        launch(2.0, 3.0, 1),
+        kernel("k", 6.0, 100.0, 7, 1),
+        runtime("cudaDeviceSynchronize", 12.0, 96.0, 2),
+        cpu_op("aten::add", 110.0, 200.0),
+    ];
+    if with_sync_event {
+        ev.push(
+            json!({"ph": "X", "cat": "cuda_sync", "name": "Context Sync", "pid": 0, "tid": 7,
+                       "ts": 12.0, "dur": 96.0, "args": {"stream": -1, "correlation": 2}}),
+        );
+    }
+    ev
+}
+
+#[test]
+fn critical_path_gpu_bound_through_a_device_synchronize() {
+    // Path: mul start -> launch start (2 cpu) -> kernel start (4 launch delay) -> kernel end (100
+    // compute) -> sync end (0) -> add (200 cpu) = 306 µs.
+    for (with_event, mode) in [
+        (false, Mode::Exact),
+        (true, Mode::Exact),
+        (true, Mode::HtaCompat),
+    ] {
+        let r = cp_of(sync_trace(with_event), mode);
+        assert_eq!(r.total_us, 306.0, "{with_event} {mode:?}");
+        pct_close(&r, "gpu_compute_bound", 100.0 / 306.0 * 100.0);
+        pct_close(&r, "cpu_bound", 202.0 / 306.0 * 100.0);
+        pct_close(&r, "gpu_kernel_launch_overhead", 4.0 / 306.0 * 100.0);
+        assert_eq!(r.top_segments[0].name.as_deref(), Some("aten::add"));
+        assert_eq!(r.top_segments[1].name.as_deref(), Some("k"));
+        assert_eq!(r.top_segments[1].bound_by, "gpu_compute_bound");
+    }
+    // HTA without a sync event (quirk 10): the wait counts zero and nothing leads back from the GPU,
+    // so the CPU timeline without the wait (10 + 200 µs) wins and everything is cpu_bound.
+    let r = cp_of(sync_trace(false), Mode::HtaCompat);
+    assert_eq!(r.total_us, 210.0);
+    pct_close(&r, "cpu_bound", 100.0);
+}
+
+#[test]
+fn critical_path_kernel_longer_than_the_cpu_timeline() {
+    // Two kernels queued back to back from a 10 µs op; the second starts 5 µs after the first ends.
+    let ev = vec![
+        cpu_op("aten::op", 0.0, 10.0),
+        launch(1.0, 2.0, 1),
+        launch(4.0, 2.0, 2),
+        kernel("k1", 5.0, 50.0, 7, 1),
+        kernel("k2", 60.0, 40.0, 7, 2),
+    ];
+    // Exact: 1 cpu + 4 launch delay + 50 + 5 gap + 40 = 100 µs.
+    let r = cp_of(ev.clone(), Mode::Exact);
+    assert_eq!(r.total_us, 100.0);
+    pct_close(&r, "cpu_bound", 1.0);
+    pct_close(&r, "gpu_kernel_launch_overhead", 4.0);
+    pct_close(&r, "gpu_compute_bound", 90.0);
+    pct_close(&r, "gpu_kernel_kernel_overhead", 5.0);
+    // HTA: k1 gets a launch edge only when the queue is empty after it starts (k2 is queued), so the
+    // path starts at k1: 50 + 5 + 40 = 95 µs.
+    let r = cp_of(ev, Mode::HtaCompat);
+    assert_eq!(r.total_us, 95.0);
+    pct_close(&r, "gpu_compute_bound", 90.0 / 95.0 * 100.0);
+    pct_close(&r, "gpu_kernel_kernel_overhead", 5.0 / 95.0 * 100.0);
+}
+
+#[test]
+fn critical_path_window_and_missing_annotation() {
+    let mut ev = vec![step(1, 0.0, 20.0), step(2, 20.0, 30.0)];
+    ev.push(cpu_op("a", 1.0, 5.0));
+    ev.push(cpu_op("b", 21.0, 7.0));
+    let mut opts = AnalysisOptions::default();
+    opts.critical_path.annotation = "ProfilerStep".into();
+    opts.critical_path.instance = 1;
+    let a = analyze(&set_of(ev.clone()), &opts);
+    let r = &a.critical_path[0].result;
+    assert!(r.ok);
+    assert_eq!(r.total_us, 7.0);
+    assert_eq!(r.rows.len(), 1);
+    assert_eq!(r.rows[0].name.as_deref(), Some("b"));
+    opts.critical_path.annotation = "nope".into();
+    let a = analyze(&set_of(ev), &opts);
+    assert!(!a.critical_path[0].result.ok);
+    assert!(a.critical_path[0].result.error.is_some());
+}
+
+/// A synthetic trace of about 1M events: `cargo test --release --test analyses_vs_hta
+/// critical_path_is_fast -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn critical_path_is_fast_on_a_million_events() {
+    let mut ev = Vec::with_capacity(1_000_000);
+    let mut corr = 0;
+    let mut t = 0.0;
+    while ev.len() < 1_000_000 {
+        ev.push(cpu_op("aten::linear", t, 20.0));
+        ev.push(cpu_op("aten::mm", t + 1.0, 15.0));
+        corr += 1;
+        ev.push(launch(t + 2.0, 5.0, corr));
+        ev.push(kernel("gemm", t + 8.0, 30.0, 7, corr));
+        t += 22.0;
+    }
+    let bytes = serde_json::to_vec(&json!({ "traceEvents": ev })).unwrap();
+    drop(ev);
+    let table = load_bytes("big.json", &bytes).unwrap();
+    for mode in [Mode::Exact, Mode::HtaCompat] {
+        let t0 = std::time::Instant::now();
+        let r = profile_model::analysis::critical_path::critical_path_mode(
+            &table,
+            &Default::default(),
+            mode,
+        );
+        eprintln!(
+            "{mode:?}: {} rows, path {} us over {} segments in {:.2?}",
+            table.len(),
+            r.total_us,
+            r.rows.len(),
+            t0.elapsed()
+        );
+        assert!(r.ok);
+    }
+}
+
+/// Exact-mode critical path on every reference trace: found, shares add up to 100, and the
+/// (exact-mode) window and options agree with HTA's arguments.
+#[test]
+fn critical_path_exact_mode_on_real_traces() {
+    let Ok(dirs) = std::fs::read_dir(ref_dir()) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
+    dirs.sort();
+    for dir in dirs {
+        let Some(meta) = read_json(&dir.join("meta.json")) else {
+            continue;
+        };
+        let args = &meta["critical_path_args"];
+        if !ok(&meta, "critical_path_analysis") {
+            continue;
+        }
+        let Some(set) = load_case(&dir) else { continue };
+        let rank = args["rank"].as_i64().unwrap_or(0);
+        let Some(r) = set.ranks.iter().find(|r| r.rank == rank) else {
+            continue;
+        };
+        let opts = profile_model::analysis::critical_path::CriticalPathOptions {
+            annotation: args["annotation"].as_str().unwrap_or("").into(),
+            instance: args["instance_id"].as_u64().unwrap_or(0) as usize,
+            instance_end: None,
+        };
+        let e = profile_model::analysis::critical_path::critical_path_mode(
+            &r.table,
+            &opts,
+            Mode::Exact,
+        );
+        let h = profile_model::analysis::critical_path::critical_path_mode(
+            &r.table,
+            &opts,
+            Mode::HtaCompat,
+        );
+        if !e.ok {
+            // amd_mi250: HTA's instance 1 of "ProfilerStep" is the GPU-side annotation of step 1
+            // (its step filter drops ProfilerStep#2); in exact mode it is ProfilerStep#2, a 49 µs
+            // step without operators.
+            eprintln!("{}: exact mode: {:?}", dir.display(), e.error);
+            assert_eq!(
+                e.error.as_deref(),
+                Some("no operators or kernels in the window")
+            );
+            continue;
+        }
+        let sum: f64 = e.summary.iter().map(|s| s.pct).sum();
+        assert!((sum - 100.0).abs() < 1e-6, "{}: {sum}", dir.display());
+        let shares = |r: &profile_model::analysis::critical_path::CriticalPathResult| {
+            r.summary
+                .iter()
+                .filter(|s| s.pct.abs() >= 0.05)
+                .map(|s| format!("{} {:.1}", s.bound_by, s.pct))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        eprintln!(
+            "{:<58} exact {:>12.3} us [{}] | hta {:>10} us [{}] | {:?}",
+            dir.file_name().unwrap().to_string_lossy(),
+            e.total_us,
+            shares(&e),
+            h.total_us,
+            shares(&h),
+            e.notes
+        );
+    }
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt::Write;
 
-use super::critical_path::{critical_path, CriticalPathOptions, CriticalPathResult};
+use super::critical_path::{critical_path_mode, CriticalPathOptions, CriticalPathResult};
 use super::gpu::RankPrep;
 use super::idle::{idle_prepared, StreamIdle};
 use super::kernels::{kernel_breakdown_prepared, KernelBreakdown};
@@ -39,6 +39,9 @@ pub struct AnalysisOptions {
     /// Idle gaps shorter than this (between queued work) are "kernel wait"; µs, default 30.
     #[serde(default)]
     pub kernel_wait_threshold_us: Option<f64>,
+    /// Window of the critical path (annotation substring and instance; default the whole trace).
+    #[serde(default)]
+    pub critical_path: CriticalPathOptions,
 }
 
 impl AnalysisOptions {
@@ -117,7 +120,6 @@ pub fn analyze(set: &TraceSet, opts: &AnalysisOptions) -> AllAnalyses {
     }
     let kernel_breakdown = kernel_breakdown_prepared(&preps, opts);
     let seq_opts = SequenceOptions::default();
-    let cp_opts = CriticalPathOptions::default();
     AllAnalyses {
         mode: opts.mode,
         ranks: set.ranks.iter().map(|r| r.rank).collect(),
@@ -154,7 +156,7 @@ pub fn analyze(set: &TraceSet, opts: &AnalysisOptions) -> AllAnalyses {
             .iter()
             .map(|r| RankCriticalPath {
                 rank: r.rank,
-                result: critical_path(&r.table, &cp_opts),
+                result: critical_path_mode(&r.table, &opts.critical_path, opts.mode),
             })
             .collect(),
         kernel_breakdown,
@@ -329,6 +331,42 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             .map(|st| format!("#{} {} us", st.step, f(st.duration_us)))
             .collect();
         let _ = writeln!(s, "  rank {:>4}: {}", r.rank, list.join(", "));
+    }
+    let _ = writeln!(s, "\nCritical path");
+    for c in &a.critical_path {
+        let p = &c.result;
+        if !p.ok {
+            let _ = writeln!(
+                s,
+                "  rank {:>4}: none ({})",
+                c.rank,
+                p.error.as_deref().unwrap_or("?")
+            );
+            continue;
+        }
+        let shares: Vec<String> = p
+            .summary
+            .iter()
+            .filter(|b| b.pct.abs() >= 0.05)
+            .map(|b| format!("{} {:.1}%", b.bound_by, b.pct))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  rank {:>4}: {} us over {} segments: {}",
+            c.rank,
+            f(p.total_us),
+            p.rows.len(),
+            shares.join(", ")
+        );
+        for seg in p.top_segments.iter().take(5) {
+            let _ = writeln!(
+                s,
+                "    {:>12} us  {:<26} {}",
+                f(seg.duration_us),
+                seg.bound_by,
+                seg.name.as_deref().unwrap_or(&seg.edge_type)
+            );
+        }
     }
     let _ = writeln!(s, "\nStragglers");
     if a.stragglers.ranks.is_empty() {

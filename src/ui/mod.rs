@@ -178,9 +178,9 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
                 None => false,
             });
             if failed {
-                state
-                    .errors
-                    .update(|v| v.push("The page could not talk to its worker; reload the page.".into()));
+                state.errors.update(|v| {
+                    v.push("The page could not talk to its worker; reload the page.".into())
+                });
             }
         }
         FromWorker::Progress(p) => {
