@@ -207,7 +207,11 @@ fn progress(state: AppState) -> impl IntoView {
     move || {
         shown.get().then(|| {
             let field = move |f: fn(&Progress) -> String| {
-                move || state.progress.with(|p| p.as_ref().map(f).unwrap_or_default())
+                move || {
+                    state
+                        .progress
+                        .with(|p| p.as_ref().map(f).unwrap_or_default())
+                }
             };
             let text = move || {
                 let status = state.status.get();
