@@ -103,6 +103,9 @@ fn data_loader_starved_step_is_cpu_bound() {
         "ms per step",
     );
     assert!(f.evidence.iter().any(|e| e.kind == EvidenceKind::Op && e.name == DATA_LOADER));
+    let filter = f.filter.as_ref().expect("filter");
+    assert_eq!(filter.kind, Some(EvidenceKind::Op));
+    assert_eq!(filter.names, vec![DATA_LOADER.to_string()]);
     let a = actions(f);
     assert!(a.contains("num_workers") && a.contains("pin_memory=True"), "{a}");
     assert_eq!(bottleneck(&r), BottleneckKind::Cpu);
@@ -170,6 +173,7 @@ fn unoverlapped_all_reduce_is_communication_bound() {
     assert_eq!(f.id, "communication", "{}", r.to_markdown());
     close(f.value, 100.0 * exposed / window, "exposed communication %");
     assert!(f.evidence.iter().any(|e| e.name == ALL_REDUCE));
+    assert_eq!(f.filter.as_ref().unwrap().names, vec![ALL_REDUCE.to_string()]);
     let a = actions(f);
     assert!(a.contains("async_op=True") && a.contains("Overlap"), "{a}");
     assert_eq!(bottleneck(&r), BottleneckKind::Communication);
@@ -254,6 +258,9 @@ fn two_rank_straggler_is_found() {
         .filter_map(|e| e.rank)
         .collect();
     assert_eq!(ranks, vec![0, 1]);
+    let filter = f.filter.as_ref().expect("filter");
+    assert_eq!(filter.kind, Some(EvidenceKind::Rank));
+    assert_eq!(filter.names, vec!["rank 0".to_string()]);
     // The fast rank waits in the collective: the job as a whole is communication-bound.
     assert_eq!(bottleneck(&r), BottleneckKind::Communication);
     assert!(r.findings.iter().all(|f| f.id != "one_rank_only"));
@@ -283,6 +290,11 @@ fn one_big_gemm_is_compute_bound() {
     assert_eq!(f.id, "dominant_kernel", "{}", r.to_markdown());
     close(f.value, 100.0 * 9_000.0 / 9_500.0, "GEMM share of kernel time");
     assert!(f.evidence.iter().any(|e| e.kind == EvidenceKind::Kernel && e.name == GEMM));
+    let filter = f.filter.as_ref().expect("filter");
+    assert_eq!(
+        (filter.kind, filter.names.clone()),
+        (Some(EvidenceKind::Kernel), vec![GEMM.to_string()])
+    );
     assert_eq!(bottleneck(&r), BottleneckKind::Compute);
     let b = r.bottleneck.as_ref().unwrap();
     close(b.idle_pct, 100.0 * (window - busy) / window, "idle %");
@@ -340,6 +352,9 @@ fn synchronising_calls_are_counted_with_their_op() {
     assert!(a.contains("3 × `cudaStreamSynchronize`") && a.contains("aten::nonzero"), "{a}");
     assert!(a.contains("3 × `Memcpy DtoH`") && a.contains("aten::_local_scalar_dense"), "{a}");
     assert!(a.contains("3 × `cudaDeviceSynchronize`"), "{a}");
+    let filter = f.filter.as_ref().expect("filter");
+    assert_eq!(filter.kind, Some(EvidenceKind::Runtime));
+    assert!(filter.names.contains(&"cudaStreamSynchronize".to_string()), "{filter:?}");
 }
 
 #[test]
@@ -356,6 +371,8 @@ fn redaction_hashes_names_stably() {
             assert!(!json.contains(name), "{name} in\n{json}");
         }
     }
+    let dominant = compute.findings.iter().find(|f| f.id == "dominant_kernel").unwrap();
+    assert_eq!(dominant.filter.as_ref().unwrap().names, vec![h.clone()]);
     // Same name → same hash, in both reports.
     assert_eq!(compute.top_kernels[0].name, h);
     assert!(comm.top_kernels.iter().any(|k| k.name == h));
