@@ -896,10 +896,14 @@ fn load_one(name: &str) -> Option<TraceSet> {
 }
 
 fn hta_temporal(trace: &str) -> Option<Value> {
-    read_json(&common::ref_dir().join(trace).join("temporal_breakdown.json"))?
-        .as_array()?
-        .first()
-        .cloned()
+    read_json(
+        &common::ref_dir()
+            .join(trace)
+            .join("temporal_breakdown.json"),
+    )?
+    .as_array()?
+    .first()
+    .cloned()
 }
 
 #[test]

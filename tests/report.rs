@@ -33,19 +33,32 @@ fn every_real_trace_reports_in_order_and_agrees_with_summary_and_analyses() {
         ];
         let pos: Vec<usize> = heads
             .iter()
-            .map(|h| md.find(h).unwrap_or_else(|| panic!("{h} missing in {name}")))
+            .map(|h| {
+                md.find(h)
+                    .unwrap_or_else(|| panic!("{h} missing in {name}"))
+            })
             .collect();
         assert!(pos.windows(2).all(|w| w[0] < w[1]), "order in {name}");
         // The bottleneck heading names a type and is followed by a one-line reason.
         let b = r.bottleneck.as_ref().expect("bottleneck");
-        assert!(md.contains(&format!("### Bottleneck: {}\n\n{}.\n", b.kind.label(), b.reason)));
+        assert!(md.contains(&format!(
+            "### Bottleneck: {}\n\n{}.\n",
+            b.kind.label(),
+            b.reason
+        )));
         assert!(!b.reason.is_empty() && !b.reason.contains('\n'), "{name}");
         // Top 3-5 kernels, equal to the summary's figures.
         let n = s.top_kernels.len().min(5);
         assert_eq!(r.top_kernels.len(), n, "{name}");
         if s.kernels > 0 {
-            assert!(md.contains("| % Time | Calls | Avg (μs) | Kernel |"), "{name}");
-            let rows = md.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| %")).count();
+            assert!(
+                md.contains("| % Time | Calls | Avg (μs) | Kernel |"),
+                "{name}"
+            );
+            let rows = md
+                .lines()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| %"))
+                .count();
             assert_eq!(rows, n, "{name}");
         }
         for (a, b) in r.top_kernels.iter().zip(&s.top_kernels) {
@@ -56,26 +69,49 @@ fn every_real_trace_reports_in_order_and_agrees_with_summary_and_analyses() {
                 (a.pct_of_kernel_time - b.pct_of_kernel_time).abs() < 1e-6,
                 "{name}"
             );
-            let row = format!("| {:.1} | {} | {:.2} |", b.pct_of_kernel_time, b.calls, b.avg_us);
+            let row = format!(
+                "| {:.1} | {} | {:.2} |",
+                b.pct_of_kernel_time, b.calls, b.avg_us
+            );
             assert!(md.contains(&row), "{row} not in {name}");
         }
         // The time shares are the analyses' (temporal breakdown, overlap) for this one rank.
         if let Some(t) = all.temporal_breakdown.first() {
             assert!((b.idle_pct - t.idle_pct).abs() < 1e-6, "{name}: idle");
-            assert!((b.compute_pct - t.compute_pct).abs() < 1e-6, "{name}: compute");
+            assert!(
+                (b.compute_pct - t.compute_pct).abs() < 1e-6,
+                "{name}: compute"
+            );
             let o = &all.comm_comp_overlap[0];
             let exposed = 100.0 * (o.comm_us - o.overlap_us) / t.window_us;
-            assert!((b.comm_exposed_pct - exposed).abs() < 1e-6, "{name}: exposed comm");
+            assert!(
+                (b.comm_exposed_pct - exposed).abs() < 1e-6,
+                "{name}: exposed comm"
+            );
         }
         if s.kernels == 0 {
-            assert!(r.findings.iter().any(|f| f.id == "no_gpu_kernels"), "{name}");
+            assert!(
+                r.findings.iter().any(|f| f.id == "no_gpu_kernels"),
+                "{name}"
+            );
         }
-        assert!(r.findings.iter().all(|f| f.id != "straggler"), "{name}: one rank");
+        assert!(
+            r.findings.iter().all(|f| f.id != "straggler"),
+            "{name}: one rank"
+        );
         let red = r.redacted();
         let (red_json, red_md) = (red.to_json(), red.to_markdown());
         for k in &s.top_kernels {
-            assert!(!red_json.contains(&k.name), "{} leaks in redacted JSON", k.name);
-            assert!(!red_md.contains(&k.name), "{} leaks in redacted Markdown", k.name);
+            assert!(
+                !red_json.contains(&k.name),
+                "{} leaks in redacted JSON",
+                k.name
+            );
+            assert!(
+                !red_md.contains(&k.name),
+                "{} leaks in redacted Markdown",
+                k.name
+            );
         }
     }
 }

@@ -12,7 +12,8 @@ use profile_model::table::TraceSet;
 
 const GEMM: &str = "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32_stage4_warpsize2x2x1_tensor16x8x16_kernel";
 const FILL: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
-const ALL_REDUCE: &str = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+const ALL_REDUCE: &str =
+    "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 const DATA_LOADER: &str = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__";
 const PAGEABLE: &str = "Memcpy HtoD (Pageable -> Device)";
 
@@ -47,7 +48,10 @@ fn close(a: f64, b: f64, what: &str) {
 /// Every finding carries the parts the page shows, and the Markdown keeps its fixed order.
 fn well_formed(r: &DiagnosisReport) {
     for f in &r.findings {
-        assert!(!f.id.is_empty() && !f.threshold.is_empty() && !f.measured.is_empty(), "{f:?}");
+        assert!(
+            !f.id.is_empty() && !f.threshold.is_empty() && !f.measured.is_empty(),
+            "{f:?}"
+        );
         assert!(!f.actions.is_empty(), "{} has no action", f.id);
         assert!(f.value.is_finite(), "{}", f.id);
     }
@@ -76,10 +80,20 @@ fn data_loader_trace() -> TraceBuilder {
         let t = s as f64 * 10_000.0;
         b.step(s, t, 10_000.0);
         b.cpu_op(DATA_LOADER, t + 100.0, 8_000.0);
-        for (k, name) in ["conv_fwd_kernel", "bn_fwd_kernel", "relu_kernel"].iter().enumerate() {
+        for (k, name) in ["conv_fwd_kernel", "bn_fwd_kernel", "relu_kernel"]
+            .iter()
+            .enumerate()
+        {
             let k = k as f64;
             b.cpu_op("aten::conv2d", t + 8_200.0 + 10.0 * k, 8.0);
-            b.kernel(name, 7, t + 8_200.0 + 10.0 * k, 5.0, t + 8_300.0 + 500.0 * k, 500.0);
+            b.kernel(
+                name,
+                7,
+                t + 8_200.0 + 10.0 * k,
+                5.0,
+                t + 8_300.0 + 500.0 * k,
+                500.0,
+            );
         }
     }
     b
@@ -96,18 +110,28 @@ fn data_loader_starved_step_is_cpu_bound() {
     let idle_in_loader = 3.0 * 8_000.0;
     let f = main_finding(&r);
     assert_eq!(f.id, "data_loading", "{}", r.to_markdown());
-    close(f.value, 100.0 * idle_in_loader / window, "GPU idle in DataLoader %");
+    close(
+        f.value,
+        100.0 * idle_in_loader / window,
+        "GPU idle in DataLoader %",
+    );
     close(
         f.impact.ms_per_step.unwrap(),
         idle_in_loader / 1000.0 / 4.0,
         "ms per step",
     );
-    assert!(f.evidence.iter().any(|e| e.kind == EvidenceKind::Op && e.name == DATA_LOADER));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.kind == EvidenceKind::Op && e.name == DATA_LOADER));
     let filter = f.filter.as_ref().expect("filter");
     assert_eq!(filter.kind, Some(EvidenceKind::Op));
     assert_eq!(filter.names, vec![DATA_LOADER.to_string()]);
     let a = actions(f);
-    assert!(a.contains("num_workers") && a.contains("pin_memory=True"), "{a}");
+    assert!(
+        a.contains("num_workers") && a.contains("pin_memory=True"),
+        "{a}"
+    );
     assert_eq!(bottleneck(&r), BottleneckKind::Cpu);
     close(
         r.bottleneck.as_ref().unwrap().idle_pct,
@@ -140,15 +164,26 @@ fn launch_bound_loop_is_launch_overhead() {
     let f = main_finding(&r);
     assert_eq!(f.id, "launch_overhead", "{}", r.to_markdown());
     close(f.value, 4.0, "mean kernel µs");
-    close(f.impact.pct_of_gpu_time.unwrap(), 100.0 * idle / window, "idle %");
+    close(
+        f.impact.pct_of_gpu_time.unwrap(),
+        100.0 * idle / window,
+        "idle %",
+    );
     let a = actions(f);
-    assert!(a.contains("torch.compile") && a.contains("CUDA graphs"), "{a}");
+    assert!(
+        a.contains("torch.compile") && a.contains("CUDA graphs"),
+        "{a}"
+    );
     assert_eq!(bottleneck(&r), BottleneckKind::Cpu);
     let b = r.bottleneck.as_ref().unwrap();
     assert!(b.reason.contains("launch"), "{}", b.reason);
     close(b.idle_pct, 100.0 * idle / window, "idle %");
     // The kernel-wait gaps are the launch overhead: not stated a second time as synchronisation.
-    assert!(r.findings.iter().all(|f| f.id != "synchronization"), "{}", r.to_markdown());
+    assert!(
+        r.findings.iter().all(|f| f.id != "synchronization"),
+        "{}",
+        r.to_markdown()
+    );
 }
 
 /// An all-reduce on its own stream after each 2 ms of compute, with nothing to overlap it.
@@ -173,7 +208,10 @@ fn unoverlapped_all_reduce_is_communication_bound() {
     assert_eq!(f.id, "communication", "{}", r.to_markdown());
     close(f.value, 100.0 * exposed / window, "exposed communication %");
     assert!(f.evidence.iter().any(|e| e.name == ALL_REDUCE));
-    assert_eq!(f.filter.as_ref().unwrap().names, vec![ALL_REDUCE.to_string()]);
+    assert_eq!(
+        f.filter.as_ref().unwrap().names,
+        vec![ALL_REDUCE.to_string()]
+    );
     let a = actions(f);
     assert!(a.contains("async_op=True") && a.contains("Overlap"), "{a}");
     assert_eq!(bottleneck(&r), BottleneckKind::Communication);
@@ -212,7 +250,10 @@ fn pageable_copies_are_memory_bound() {
     assert_eq!(f.id, "memory_traffic", "{}", r.to_markdown());
     // Copies are 3 of every 4 ms the GPU is busy.
     close(f.value, 100.0 * copies / window, "copies % of busy time");
-    assert!(f.evidence.iter().any(|e| e.name == PAGEABLE && e.count == 3));
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.name == PAGEABLE && e.count == 3));
     let a = actions(f);
     assert!(a.contains("pinned") && a.contains("pin_memory=True"), "{a}");
     assert_eq!(bottleneck(&r), BottleneckKind::Memory);
@@ -230,7 +271,14 @@ fn straggler_rank(rank: i64, compute: f64) -> TraceBuilder {
         let t = 1_000.0 + 10_000.0 * s as f64;
         b.step(s, t - 200.0, 10_000.0);
         b.kernel(GEMM, 7, t - 100.0, 5.0, t, compute);
-        b.kernel(ALL_REDUCE, 20, t - 90.0, 5.0, t + compute, 9_000.0 - compute);
+        b.kernel(
+            ALL_REDUCE,
+            20,
+            t - 90.0,
+            5.0,
+            t + compute,
+            9_000.0 - compute,
+        );
     }
     b
 }
@@ -250,7 +298,11 @@ fn two_rank_straggler_is_found() {
     assert_eq!(f.id, "straggler", "{}", r.to_markdown());
     assert!(f.title.contains("rank 0"), "{}", f.title);
     close(f.value, 100.0 * (slow - median) / median, "excess %");
-    close(f.impact.ms_per_step.unwrap(), (slow - median) / 1000.0 / 3.0, "ms per step");
+    close(
+        f.impact.ms_per_step.unwrap(),
+        (slow - median) / 1000.0 / 3.0,
+        "ms per step",
+    );
     let ranks: Vec<i64> = f
         .evidence
         .iter()
@@ -288,8 +340,15 @@ fn one_big_gemm_is_compute_bound() {
     assert!(100.0 * busy / window > 90.0);
     let f = main_finding(&r);
     assert_eq!(f.id, "dominant_kernel", "{}", r.to_markdown());
-    close(f.value, 100.0 * 9_000.0 / 9_500.0, "GEMM share of kernel time");
-    assert!(f.evidence.iter().any(|e| e.kind == EvidenceKind::Kernel && e.name == GEMM));
+    close(
+        f.value,
+        100.0 * 9_000.0 / 9_500.0,
+        "GEMM share of kernel time",
+    );
+    assert!(f
+        .evidence
+        .iter()
+        .any(|e| e.kind == EvidenceKind::Kernel && e.name == GEMM));
     let filter = f.filter.as_ref().expect("filter");
     assert_eq!(
         (filter.kind, filter.names.clone()),
@@ -305,7 +364,10 @@ fn one_big_gemm_is_compute_bound() {
     close(top.pct_of_kernel_time, 100.0 * 9_000.0 / 9_500.0, "% time");
     let md = r.to_markdown();
     assert!(md.contains("| % Time | Calls | Avg (μs) | Kernel |"));
-    assert!(md.contains("| 94.7 | 3 | 9000.00 | `sm80_xmma_gemm"), "{md}");
+    assert!(
+        md.contains("| 94.7 | 3 | 9000.00 | `sm80_xmma_gemm"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -338,7 +400,15 @@ fn synchronising_calls_are_counted_with_their_op() {
         b.kernel(GEMM, 7, t - 20.0, 5.0, t, 4_000.0);
         b.cpu_op("aten::item", t - 10.0, 4_110.0);
         b.cpu_op("aten::_local_scalar_dense", t - 5.0, 4_095.0);
-        b.memcpy("Memcpy DtoH (Device -> Pinned)", 4, 7, t, 4_080.0, t + 4_000.0, 10.0);
+        b.memcpy(
+            "Memcpy DtoH (Device -> Pinned)",
+            4,
+            7,
+            t,
+            4_080.0,
+            t + 4_000.0,
+            10.0,
+        );
         b.cpu_op("aten::nonzero", t + 4_200.0, 1_800.0);
         b.kernel("nonzero_kernel", 7, t + 4_250.0, 5.0, t + 4_300.0, 1_600.0);
         b.runtime("cudaStreamSynchronize", t + 4_300.0, 1_600.0);
@@ -347,14 +417,27 @@ fn synchronising_calls_are_counted_with_their_op() {
     let r = one(&b);
     well_formed(&r);
     let f = finding(&r, "synchronization");
-    assert!(f.measured.contains("9 synchronising calls"), "{}", f.measured);
+    assert!(
+        f.measured.contains("9 synchronising calls"),
+        "{}",
+        f.measured
+    );
     let a = actions(f);
-    assert!(a.contains("3 × `cudaStreamSynchronize`") && a.contains("aten::nonzero"), "{a}");
-    assert!(a.contains("3 × `Memcpy DtoH`") && a.contains("aten::_local_scalar_dense"), "{a}");
+    assert!(
+        a.contains("3 × `cudaStreamSynchronize`") && a.contains("aten::nonzero"),
+        "{a}"
+    );
+    assert!(
+        a.contains("3 × `Memcpy DtoH`") && a.contains("aten::_local_scalar_dense"),
+        "{a}"
+    );
     assert!(a.contains("3 × `cudaDeviceSynchronize`"), "{a}");
     let filter = f.filter.as_ref().expect("filter");
     assert_eq!(filter.kind, Some(EvidenceKind::Runtime));
-    assert!(filter.names.contains(&"cudaStreamSynchronize".to_string()), "{filter:?}");
+    assert!(
+        filter.names.contains(&"cudaStreamSynchronize".to_string()),
+        "{filter:?}"
+    );
 }
 
 #[test]
@@ -366,18 +449,33 @@ fn redaction_hashes_names_stably() {
         let md = r.to_markdown();
         let json = r.to_json();
         assert!(md.contains(&h) && json.contains(&h), "{md}");
-        for name in ["sm80_xmma_gemm", "vectorized_elementwise_kernel", "ncclDevKernel", "FillFunctor"] {
+        for name in [
+            "sm80_xmma_gemm",
+            "vectorized_elementwise_kernel",
+            "ncclDevKernel",
+            "FillFunctor",
+        ] {
             assert!(!md.contains(name), "{name} in\n{md}");
             assert!(!json.contains(name), "{name} in\n{json}");
         }
     }
-    let dominant = compute.findings.iter().find(|f| f.id == "dominant_kernel").unwrap();
+    let dominant = compute
+        .findings
+        .iter()
+        .find(|f| f.id == "dominant_kernel")
+        .unwrap();
     assert_eq!(dominant.filter.as_ref().unwrap().names, vec![h.clone()]);
     // Same name → same hash, in both reports.
     assert_eq!(compute.top_kernels[0].name, h);
     assert!(comm.top_kernels.iter().any(|k| k.name == h));
     let dl = one(&data_loader_trace()).redacted();
     let md = dl.to_markdown();
-    assert!(!md.contains("DataLoaderIter") && !dl.to_json().contains("DataLoaderIter"), "{md}");
-    assert!(md.contains(&redacted_name("op", DATA_LOADER)) || dl.to_json().contains(&redacted_name("op", DATA_LOADER)));
+    assert!(
+        !md.contains("DataLoaderIter") && !dl.to_json().contains("DataLoaderIter"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&redacted_name("op", DATA_LOADER))
+            || dl.to_json().contains(&redacted_name("op", DATA_LOADER))
+    );
 }

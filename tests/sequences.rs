@@ -2,7 +2,6 @@
 
 mod common;
 
-
 use profile_model::analysis::sequences::{frequent_kernel_sequences, SequenceOptions};
 use profile_model::table::{load_bytes, load_path};
 

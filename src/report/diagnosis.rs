@@ -155,9 +155,10 @@ fn redact_evidence(kind: EvidenceKind, name: &str) -> String {
     match kind {
         EvidenceKind::Kernel => redacted_name("kernel", name),
         EvidenceKind::Op => redacted_name("op", name),
-        EvidenceKind::Memory | EvidenceKind::Runtime | EvidenceKind::Stream | EvidenceKind::Rank => {
-            name.to_string()
-        }
+        EvidenceKind::Memory
+        | EvidenceKind::Runtime
+        | EvidenceKind::Stream
+        | EvidenceKind::Rank => name.to_string(),
     }
 }
 

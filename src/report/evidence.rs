@@ -41,7 +41,11 @@ pub fn intersection_length(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
 }
 
 /// The device-level idle split of one prepared rank; `data_loader` are sorted disjoint CPU intervals.
-pub fn device_idle(prep: &RankPrep, opts: &AnalysisOptions, data_loader: &[(i64, i64)]) -> DeviceIdle {
+pub fn device_idle(
+    prep: &RankPrep,
+    opts: &AnalysisOptions,
+    data_loader: &[(i64, i64)],
+) -> DeviceIdle {
     let threshold = opts.kernel_wait_threshold_ns();
     let all = union(prep.dev.iter().map(|d| (d.ts, d.end)).collect());
     let launch_ts = |d: &crate::analysis::gpu::DevRow| {

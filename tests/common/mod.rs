@@ -43,7 +43,11 @@ pub fn kineto_trace_files() -> Vec<PathBuf> {
     trace_files()
         .into_iter()
         .filter(|p| {
-            let n = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+            let n = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
             (n.ends_with(".json") || n.ends_with(".gz")) && !n.contains("NOT_KINETO")
         })
         .collect()
@@ -159,7 +163,13 @@ impl TraceBuilder {
 
     /// A `ProfilerStep#n` user annotation.
     pub fn step(&mut self, n: i64, ts: f64, dur: f64) -> &mut Self {
-        self.host("user_annotation", &format!("ProfilerStep#{n}"), ts, dur, json!({}))
+        self.host(
+            "user_annotation",
+            &format!("ProfilerStep#{n}"),
+            ts,
+            dur,
+            json!({}),
+        )
     }
 
     /// A runtime call without device work (`cudaStreamSynchronize`, `cudaDeviceSynchronize`).
@@ -169,13 +179,29 @@ impl TraceBuilder {
         self.host("cuda_runtime", name, ts, dur, json!({"correlation": c}))
     }
 
-    fn device(&mut self, cat: &str, call: &str, name: &str, stream: i64, call_ts: f64, call_dur: f64,
-              ts: f64, dur: f64, extra: Value) -> i64 {
+    fn device(
+        &mut self,
+        cat: &str,
+        call: &str,
+        name: &str,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+        extra: Value,
+    ) -> i64 {
         let c = self.next_correlation;
         self.next_correlation += 1;
         let e = self.next_external;
         self.next_external += 1;
-        self.host("cuda_runtime", call, call_ts, call_dur, json!({"correlation": c, "External id": e}));
+        self.host(
+            "cuda_runtime",
+            call,
+            call_ts,
+            call_dur,
+            json!({"correlation": c, "External id": e}),
+        );
         let mut args = json!({"device": 0, "stream": stream, "correlation": c, "External id": e});
         if let (Some(a), Some(x)) = (args.as_object_mut(), extra.as_object()) {
             for (k, v) in x {
@@ -190,16 +216,51 @@ impl TraceBuilder {
     }
 
     /// `cudaLaunchKernel` at `call_ts` (for `call_dur`) and the kernel it launches on `stream`.
-    pub fn kernel(&mut self, name: &str, stream: i64, call_ts: f64, call_dur: f64, ts: f64, dur: f64) -> i64 {
-        self.device("kernel", "cudaLaunchKernel", name, stream, call_ts, call_dur, ts, dur, json!({}))
+    pub fn kernel(
+        &mut self,
+        name: &str,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+    ) -> i64 {
+        self.device(
+            "kernel",
+            "cudaLaunchKernel",
+            name,
+            stream,
+            call_ts,
+            call_dur,
+            ts,
+            dur,
+            json!({}),
+        )
     }
 
     /// `cudaMemcpyAsync` and its copy (`Memcpy HtoD (Pageable -> Device)`, ...) moving `bytes`.
     #[allow(clippy::too_many_arguments)]
-    pub fn memcpy(&mut self, name: &str, bytes: i64, stream: i64, call_ts: f64, call_dur: f64, ts: f64,
-                  dur: f64) -> i64 {
-        self.device("gpu_memcpy", "cudaMemcpyAsync", name, stream, call_ts, call_dur, ts, dur,
-                    json!({"bytes": bytes}))
+    pub fn memcpy(
+        &mut self,
+        name: &str,
+        bytes: i64,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+    ) -> i64 {
+        self.device(
+            "gpu_memcpy",
+            "cudaMemcpyAsync",
+            name,
+            stream,
+            call_ts,
+            call_dur,
+            ts,
+            dur,
+            json!({"bytes": bytes}),
+        )
     }
 
     /// The trace as JSON text.
