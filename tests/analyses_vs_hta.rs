@@ -1,22 +1,12 @@
 //! The analyses in HTA-compat mode against what HTA 0.5.0 computed (../shared/ref), plus small traces
 //! built in code for edge cases, checked against values computed by hand.
 
+mod common;
+
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions, Mode};
 use profile_model::table::{load_bytes, load_path, TraceSet};
 use serde_json::{json, Value};
 use std::path::PathBuf;
-
-fn traces_dir() -> PathBuf {
-    std::env::var("PROFILE_MODEL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")))
-}
-
-fn ref_dir() -> PathBuf {
-    std::env::var("PROFILE_MODEL_REF")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ref")))
-}
 
 fn read_json(p: &std::path::Path) -> Option<Value> {
     serde_json::from_slice(&std::fs::read(p).ok()?).ok()
@@ -64,7 +54,7 @@ fn load_case(dir: &std::path::Path) -> Option<TraceSet> {
     let mut tables = Vec::new();
     for f in files {
         let name = f.as_str()?.trim_start_matches("traces/");
-        tables.push(load_path(&traces_dir().join(name)).ok()?);
+        tables.push(load_path(&common::traces_dir().join(name)).ok()?);
     }
     Some(TraceSet::from_tables(tables))
 }
@@ -529,7 +519,7 @@ const KNOWN_DIFFERENCES: &[(&str, &str, f64, &str)] = &[
 
 #[test]
 fn hta_compat_matches_hta_reference() {
-    let refs = ref_dir();
+    let refs = common::ref_dir();
     let Ok(dirs) = std::fs::read_dir(&refs) else {
         eprintln!("reference folder {} absent: skipped", refs.display());
         return;
@@ -936,7 +926,7 @@ fn device_union_ns(t: &profile_model::table::TraceTable) -> (i64, i64, i64) {
 }
 
 fn load_one(name: &str) -> Option<TraceSet> {
-    let p = traces_dir().join(name);
+    let p = common::traces_dir().join(name);
     if !p.exists() {
         eprintln!("{} absent: skipped", p.display());
         return None;
@@ -945,10 +935,14 @@ fn load_one(name: &str) -> Option<TraceSet> {
 }
 
 fn hta_temporal(trace: &str) -> Option<Value> {
-    read_json(&ref_dir().join(trace).join("temporal_breakdown.json"))?
-        .as_array()?
-        .first()
-        .cloned()
+    read_json(
+        &common::ref_dir()
+            .join(trace)
+            .join("temporal_breakdown.json"),
+    )?
+    .as_array()?
+    .first()
+    .cloned()
 }
 
 #[test]

@@ -1,74 +1,115 @@
-//! The diagnosis report of every real trace renders, keeps the section order, and agrees with summarize().
+//! The diagnosis report of every real trace renders in the fixed order, its top-kernel table equals
+//! summarize()'s, its time figures equal the analyses', and the redacted export leaks no kernel name.
 
+mod common;
+
+use profile_model::analysis::all::{analyze, AnalysisOptions};
 use profile_model::analysis::summary::summarize;
-use profile_model::report::diagnosis::diagnose;
+use profile_model::report::diagnosis::{diagnose, diagnose_with};
 use profile_model::table::{load_path, TraceSet};
-use std::path::PathBuf;
-
-fn traces_dir() -> PathBuf {
-    std::env::var("PROFILE_MODEL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")))
-}
 
 #[test]
-fn every_real_trace_reports_in_order_and_agrees_with_summary() {
-    let dir = traces_dir();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("traces folder {} absent: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().to_string();
-            (n.ends_with(".json") || n.ends_with(".gz")) && !n.contains("NOT_KINETO")
-        })
-        .collect();
-    files.sort();
-    assert!(files.len() >= 20);
+fn every_real_trace_reports_in_order_and_agrees_with_summary_and_analyses() {
+    let files = common::kineto_trace_files();
+    assert!(files.len() >= 20, "{} traces", files.len());
     for f in files {
+        let name = f.display().to_string();
         let table = load_path(&f).expect("loads");
         let s = summarize(&table);
-        let r = diagnose(&TraceSet::single(table));
+        let set = TraceSet::single(table);
+        let opts = AnalysisOptions::default();
+        let all = analyze(&set, &opts);
+        let r = diagnose_with(&set, &all, &opts);
         let md = r.to_markdown();
+        assert_eq!(md, diagnose(&set).to_markdown(), "{name}");
         let heads = [
             "## Trace Analysis Summary",
             "**Main Finding**:",
             "### Top GPU Kernels (by time)",
             "### Bottleneck: ",
             "### Recommendations",
+            "1. ",
             "**Want deeper analysis?**",
         ];
         let pos: Vec<usize> = heads
             .iter()
             .map(|h| {
                 md.find(h)
-                    .unwrap_or_else(|| panic!("{h} missing in {}", f.display()))
+                    .unwrap_or_else(|| panic!("{h} missing in {name}"))
             })
             .collect();
-        assert!(
-            pos.windows(2).all(|w| w[0] < w[1]),
-            "order in {}",
-            f.display()
-        );
-        assert_eq!(
-            r.top_kernels.len(),
-            s.top_kernels.len().min(5),
-            "{}",
-            f.display()
-        );
+        assert!(pos.windows(2).all(|w| w[0] < w[1]), "order in {name}");
+        // The bottleneck heading names a type and is followed by a one-line reason.
+        let b = r.bottleneck.as_ref().expect("bottleneck");
+        assert!(md.contains(&format!(
+            "### Bottleneck: {}\n\n{}.\n",
+            b.kind.label(),
+            b.reason
+        )));
+        assert!(!b.reason.is_empty() && !b.reason.contains('\n'), "{name}");
+        // Top 3-5 kernels, equal to the summary's figures.
+        let n = s.top_kernels.len().min(5);
+        assert_eq!(r.top_kernels.len(), n, "{name}");
+        if s.kernels > 0 {
+            assert!(
+                md.contains("| % Time | Calls | Avg (μs) | Kernel |"),
+                "{name}"
+            );
+            let rows = md
+                .lines()
+                .filter(|l| l.starts_with("| ") && !l.starts_with("| %"))
+                .count();
+            assert_eq!(rows, n, "{name}");
+        }
         for (a, b) in r.top_kernels.iter().zip(&s.top_kernels) {
-            assert_eq!(a.name, b.name);
-            assert_eq!(a.calls, b.calls);
-            assert!((a.avg_us - b.avg_us).abs() < 1e-6);
-            assert!((a.pct_of_kernel_time - b.pct_of_kernel_time).abs() < 1e-6);
+            assert_eq!(a.name, b.name, "{name}");
+            assert_eq!(a.calls, b.calls, "{name}");
+            assert!((a.avg_us - b.avg_us).abs() < 1e-6, "{name}");
+            assert!(
+                (a.pct_of_kernel_time - b.pct_of_kernel_time).abs() < 1e-6,
+                "{name}"
+            );
+            let row = format!(
+                "| {:.1} | {} | {:.2} |",
+                b.pct_of_kernel_time, b.calls, b.avg_us
+            );
+            assert!(md.contains(&row), "{row} not in {name}");
+        }
+        // The time shares are the analyses' (temporal breakdown, overlap) for this one rank.
+        if let Some(t) = all.temporal_breakdown.first() {
+            assert!((b.idle_pct - t.idle_pct).abs() < 1e-6, "{name}: idle");
+            assert!(
+                (b.compute_pct - t.compute_pct).abs() < 1e-6,
+                "{name}: compute"
+            );
+            let o = &all.comm_comp_overlap[0];
+            let exposed = 100.0 * (o.comm_us - o.overlap_us) / t.window_us;
+            assert!(
+                (b.comm_exposed_pct - exposed).abs() < 1e-6,
+                "{name}: exposed comm"
+            );
         }
         if s.kernels == 0 {
-            assert!(r.findings.iter().any(|f| f.id == "no_gpu_kernels"));
+            assert!(
+                r.findings.iter().any(|f| f.id == "no_gpu_kernels"),
+                "{name}"
+            );
         }
+        assert!(
+            r.findings.iter().all(|f| f.id != "straggler"),
+            "{name}: one rank"
+        );
         let red = r.redacted();
+        let (red_json, red_md) = (red.to_json(), red.to_markdown());
         for k in &s.top_kernels {
             assert!(
-                !red.to_json().contains(&k.name),
-                "{} leaks in redacted report",
+                !red_json.contains(&k.name),
+                "{} leaks in redacted JSON",
+                k.name
+            );
+            assert!(
+                !red_md.contains(&k.name),
+                "{} leaks in redacted Markdown",
                 k.name
             );
         }

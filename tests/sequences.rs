@@ -1,25 +1,13 @@
 //! Frequent kernel sequences: against HTA's reference outputs and small traces built in code.
 
-use std::path::PathBuf;
+mod common;
 
 use profile_model::analysis::sequences::{frequent_kernel_sequences, SequenceOptions};
 use profile_model::table::{load_bytes, load_path};
 
-fn traces_dir() -> PathBuf {
-    std::env::var("PROFILE_MODEL_TRACES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces")))
-}
-
-fn ref_dir() -> PathBuf {
-    std::env::var("PROFILE_MODEL_REF")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/ref")))
-}
-
 fn check_against_ref(case: &str, file: &str) {
-    let trace = traces_dir().join(file);
-    let refd = ref_dir().join(case);
+    let trace = common::traces_dir().join(file);
+    let refd = common::ref_dir().join(case);
     if !trace.exists() || !refd.exists() {
         eprintln!("skipping {case}: data not found");
         return;

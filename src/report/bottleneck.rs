@@ -97,8 +97,21 @@ pub fn classify(i: &DiagnosisInputs) -> Bottleneck {
             let main = parts
                 .iter()
                 .fold(parts[0], |a, &p| if p.0 > a.0 { p } else { a });
+            let mean_kernel_ns = i.mean_kernel_ns();
+            let launch = main.1 == parts[2].1
+                && i.kernel_count >= super::rules::MIN_KERNELS_FOR_LAUNCH
+                && mean_kernel_ns < super::rules::SMALL_KERNEL_NS as f64;
+            let why = if launch {
+                format!(
+                    ": kernel launch overhead, {} kernels of {:.1} µs on average",
+                    i.kernel_count,
+                    mean_kernel_ns / 1000.0
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "GPU idle {idle:.1}% of the time, mostly {} ({:.1}%)",
+                "GPU idle {idle:.1}% of the time, mostly {} ({:.1}%){why}",
                 main.1, main.0
             )
         }

@@ -5,11 +5,12 @@ use std::fmt::Write;
 
 use super::bottleneck::{classify, Bottleneck};
 use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingKind};
-use super::gather::gather;
+use super::gather::{gather, gather_with};
 use super::inputs::{pct, DiagnosisInputs};
-use super::markdown::cell;
+use super::markdown::code_cell;
 use super::redact::{redacted_name, replace_all};
 use super::rules::{evaluate, short_name};
+use crate::analysis::all::{AllAnalyses, AnalysisOptions};
 use crate::table::TraceSet;
 
 /// How many kernels the report's table lists.
@@ -60,9 +61,14 @@ pub struct DiagnosisReport {
     pub names: Vec<(EvidenceKind, String)>,
 }
 
-/// Diagnoses a set of ranks.
+/// Diagnoses a set of ranks (runs the analyses in exact mode).
 pub fn diagnose(set: &TraceSet) -> DiagnosisReport {
     diagnose_inputs(&gather(set))
+}
+
+/// Diagnoses a set of ranks from analyses already run on it (`analyze(set, opts)`, exact mode).
+pub fn diagnose_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) -> DiagnosisReport {
+    diagnose_inputs(&gather_with(set, all, opts))
 }
 
 /// The report of already gathered figures (pure; used by the tests of the rules).
@@ -143,6 +149,19 @@ pub fn diagnose_inputs(inputs: &DiagnosisInputs) -> DiagnosisReport {
     }
 }
 
+/// The redacted form of an evidence name: kernels, copies, ops and runtime calls are hashed; ranks and
+/// streams (`rank 3`, `stream 7`) are kept.
+fn redact_evidence(kind: EvidenceKind, name: &str) -> String {
+    match kind {
+        EvidenceKind::Kernel => redacted_name("kernel", name),
+        EvidenceKind::Op => redacted_name("op", name),
+        EvidenceKind::Memory
+        | EvidenceKind::Runtime
+        | EvidenceKind::Stream
+        | EvidenceKind::Rank => name.to_string(),
+    }
+}
+
 impl DiagnosisReport {
     /// The report in the fixed Markdown form.
     pub fn to_markdown(&self) -> String {
@@ -160,11 +179,11 @@ impl DiagnosisReport {
             for k in &self.top_kernels {
                 let _ = writeln!(
                     out,
-                    "| {:.1} | {} | {:.2} | `{}` |",
+                    "| {:.1} | {} | {:.2} | {} |",
                     k.pct_of_kernel_time,
                     k.calls,
                     k.avg_us,
-                    cell(&short_name(&k.name)).replace('`', "'")
+                    code_cell(&short_name(&k.name))
                 );
             }
             out.push('\n');
@@ -218,7 +237,7 @@ impl DiagnosisReport {
                     .map(|e| {
                         let name = match e.kind {
                             EvidenceKind::Rank => e.name.clone(),
-                            _ => format!("`{}`", short_name(&e.name).replace('`', "'")),
+                            _ => code_cell(&short_name(&e.name)),
                         };
                         match e.rank {
                             Some(r) if e.kind != EvidenceKind::Rank => {
@@ -279,11 +298,14 @@ impl DiagnosisReport {
                 *a = r(a);
             }
             for e in &mut f.evidence {
-                e.name = match e.kind {
-                    EvidenceKind::Kernel => redacted_name("kernel", &e.name),
-                    EvidenceKind::Op => redacted_name("op", &e.name),
-                    _ => e.name.clone(),
-                };
+                e.name = redact_evidence(e.kind, &e.name);
+            }
+            if let Some(filter) = &mut f.filter {
+                if let Some(kind) = filter.kind {
+                    for n in &mut filter.names {
+                        *n = redact_evidence(kind, n);
+                    }
+                }
             }
         }
         out.redacted = true;

@@ -86,6 +86,31 @@ pub struct EvidenceRef {
     pub rows: Vec<u32>,
 }
 
+/// Which events a finding is about, for the page to open them: every event of `kind` whose full name is
+/// one of `names` (`rank 3` / `stream 7` for ranks and streams).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvidenceFilter {
+    pub kind: Option<EvidenceKind>,
+    pub names: Vec<String>,
+}
+
+impl EvidenceFilter {
+    /// The filter of a list of references: the kind of the first, the distinct names of that kind in order.
+    pub fn of(refs: &[EvidenceRef]) -> Option<EvidenceFilter> {
+        let kind = refs.first()?.kind;
+        let mut names: Vec<String> = Vec::new();
+        for r in refs.iter().filter(|r| r.kind == kind) {
+            if !names.contains(&r.name) {
+                names.push(r.name.clone());
+            }
+        }
+        Some(EvidenceFilter {
+            kind: Some(kind),
+            names,
+        })
+    }
+}
+
 /// Row indexes kept per evidence reference.
 pub const MAX_EVIDENCE_ROWS: usize = 20;
 
@@ -120,6 +145,9 @@ pub struct Finding {
     /// What to change, concretely.
     pub actions: Vec<String>,
     pub evidence: Vec<EvidenceRef>,
+    /// The events to open for this finding (`None` when it is not about named events).
+    #[serde(default)]
+    pub filter: Option<EvidenceFilter>,
 }
 
 impl Finding {

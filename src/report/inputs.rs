@@ -13,13 +13,14 @@ pub struct KernelFigure {
     pub total_ns: i64,
     /// Launches shorter than [`SMALL_KERNEL_NS`](super::rules::SMALL_KERNEL_NS).
     pub small_calls: u64,
-    /// It is a communication kernel (`nccl*`, `rccl*`).
+    /// It is a communication kernel (the analyses' `COMMUNICATION` type: NCCL, RCCL, HCCL, oneCCL).
     pub communication: bool,
     /// Where the rows are: one reference per rank (first rows only).
     pub evidence: Vec<EvidenceRef>,
 }
 
-/// GPU time on one rank, ns. The window is first start to last end of GPU activity (kernels, copies, sets).
+/// GPU time on one rank, ns, from the analyses (temporal breakdown, overlap, kernel-type combinations) and
+/// the device-level idle split of [`super::evidence`]. The window is first start to last end of GPU activity.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeFigures {
     pub window_ns: i64,

@@ -8,6 +8,11 @@ pub fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
+/// A name as inline code that fits in one table cell (`|` escaped, backticks replaced by `'`).
+pub fn code_cell(text: &str) -> String {
+    format!("`{}`", cell(text).replace('`', "'"))
+}
+
 /// The quick summary as Markdown.
 pub fn summary_markdown(s: &Summary) -> String {
     let mut out = String::new();

@@ -1,6 +1,8 @@
 //! The diagnosis rules: each a pure function of [`DiagnosisInputs`] with its threshold, giving a [`Finding`].
 
-use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingKind, Impact, Severity};
+use super::findings::{
+    EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingKind, Impact, Severity,
+};
 use super::inputs::{pct, DiagnosisInputs};
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
@@ -49,6 +51,11 @@ pub fn evaluate(inputs: &DiagnosisInputs) -> Vec<Finding> {
         one_rank_only,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
+    for f in &mut out {
+        if f.filter.is_none() {
+            f.filter = EvidenceFilter::of(&f.evidence);
+        }
+    }
     out.sort_by_key(|f| f.rank_key());
     out
 }
@@ -150,6 +157,7 @@ pub fn no_gpu_kernels(i: &DiagnosisInputs) -> Option<Finding> {
         explanation,
         actions: vec![action],
         evidence: Vec::new(),
+        filter: None,
     })
 }
 
@@ -215,6 +223,7 @@ pub fn launch_overhead(i: &DiagnosisInputs) -> Option<Finding> {
                 .flat_map(|k| k.evidence.iter().cloned()),
             5,
         ),
+        filter: None,
     })
 }
 
@@ -285,6 +294,7 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
         ),
         actions,
         evidence: top.evidence.clone(),
+        filter: None,
     })
 }
 
@@ -369,6 +379,7 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
         ),
         actions,
         evidence: top_evidence(i.copies.iter().flat_map(|c| c.evidence.iter().cloned()), 5),
+        filter: None,
     })
 }
 
@@ -419,6 +430,7 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
                 .flat_map(|k| k.evidence.iter().cloned()),
             5,
         ),
+        filter: None,
     })
 }
 
@@ -455,6 +467,7 @@ pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
                 .into(),
         ],
         evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
+        filter: None,
     })
 }
 
@@ -489,13 +502,20 @@ pub fn host_bound(i: &DiagnosisInputs) -> Option<Finding> {
                 .into(),
         ],
         evidence: Vec::new(),
+        filter: None,
     })
 }
 
 /// GPU idle between kernels, and synchronising calls.
 pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
     let t = &i.time;
-    let kw_pct = t.pct(t.kernel_wait_ns);
+    // With many tiny kernels the kernel-wait gaps are launch overhead, stated by that rule.
+    let kernel_wait_ns = if launch_overhead(i).is_some() {
+        0
+    } else {
+        t.kernel_wait_ns
+    };
+    let kw_pct = t.pct(kernel_wait_ns);
     let sync_ns: i64 = i.syncs.iter().map(|s| s.total_ns).sum();
     let sync_n: u64 = i.syncs.iter().map(|s| s.count).sum();
     let sync_pct = t.pct(sync_ns);
@@ -537,13 +557,14 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
             ms(sync_ns)
         ),
         value: kw_pct,
-        impact: impact(i, t.kernel_wait_ns.max(sync_ns)),
+        impact: impact(i, kernel_wait_ns.max(sync_ns)),
         explanation: format!(
             "Short gaps between kernels add up to {kw_pct:.1}% of GPU time, and {sync_n} calls make the CPU \
              wait for the GPU."
         ),
         actions,
         evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
+        filter: None,
     })
 }
 
@@ -612,6 +633,10 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
                 rows: Vec::new(),
             })
             .collect(),
+        filter: Some(EvidenceFilter {
+            kind: Some(EvidenceKind::Rank),
+            names: vec![format!("rank {}", slow.rank)],
+        }),
     })
 }
 
@@ -634,5 +659,6 @@ pub fn one_rank_only(i: &DiagnosisInputs) -> Option<Finding> {
                 .into(),
         actions: vec!["Load the traces of all ranks together to compare them.".into()],
         evidence: Vec::new(),
+        filter: None,
     })
 }

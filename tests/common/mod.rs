@@ -1,9 +1,11 @@
-//! Helpers shared by the integration tests: where the real traces are, and a column-by-column fingerprint.
+//! Helpers shared by the integration tests: where the real traces (and HTA's reference outputs) are, a
+//! column-by-column fingerprint, and [`TraceBuilder`], which writes small synthetic Kineto traces in code.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
-use profile_model::table::TraceTable;
+use profile_model::table::{load_bytes, TraceTable};
+use serde_json::{json, Value};
 
 /// The folder of real traces: `PROFILE_MODEL_TRACES`, else `../shared/traces` beside the crate.
 pub fn traces_dir() -> PathBuf {
@@ -26,6 +28,29 @@ pub fn trace_files() -> Vec<PathBuf> {
     files.sort();
     assert!(!files.is_empty(), "no trace files in {}", dir.display());
     files
+}
+
+/// HTA 0.5.0's reference outputs: `PROFILE_MODEL_REF`, else `../shared/ref` beside the crate.
+pub fn ref_dir() -> PathBuf {
+    match std::env::var_os("PROFILE_MODEL_REF") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/ref"),
+    }
+}
+
+/// Kineto trace files of the folder (`.json`/`.gz`, not `*NOT_KINETO*`), sorted.
+pub fn kineto_trace_files() -> Vec<PathBuf> {
+    trace_files()
+        .into_iter()
+        .filter(|p| {
+            let n = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            (n.ends_with(".json") || n.ends_with(".gz")) && !n.contains("NOT_KINETO")
+        })
+        .collect()
 }
 
 pub fn trace(name: &str) -> PathBuf {
@@ -90,4 +115,169 @@ pub fn fingerprint(t: &TraceTable) -> Vec<String> {
         t.metadata.process_names, t.metadata.thread_names
     ));
     out
+}
+
+/// Host process/thread of the synthetic traces.
+pub const HOST_PID: i64 = 100;
+pub const HOST_TID: i64 = 100;
+
+/// Writes a small Kineto Chrome trace: CPU ops, `ProfilerStep#N` annotations, runtime calls with their
+/// kernels/copies (joined by `correlation`, with `External id`), and `distributedInfo`. Times are µs.
+#[derive(Clone, Debug, Default)]
+pub struct TraceBuilder {
+    events: Vec<Value>,
+    next_correlation: i64,
+    next_external: i64,
+    rank: Option<(i64, i64)>,
+}
+
+impl TraceBuilder {
+    pub fn new() -> Self {
+        TraceBuilder {
+            next_correlation: 1,
+            next_external: 1,
+            ..Default::default()
+        }
+    }
+
+    /// `distributedInfo` rank and world size.
+    pub fn rank(mut self, rank: i64, world_size: i64) -> Self {
+        self.rank = Some((rank, world_size));
+        self
+    }
+
+    fn host(&mut self, cat: &str, name: &str, ts: f64, dur: f64, args: Value) -> &mut Self {
+        self.events.push(json!({
+            "ph": "X", "cat": cat, "name": name, "pid": HOST_PID, "tid": HOST_TID,
+            "ts": ts, "dur": dur, "args": args
+        }));
+        self
+    }
+
+    /// A CPU operator (`aten::mm`, `enumerate(DataLoader)#...`).
+    pub fn cpu_op(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
+        let e = self.next_external;
+        self.next_external += 1;
+        self.host("cpu_op", name, ts, dur, json!({"External id": e}))
+    }
+
+    /// A `ProfilerStep#n` user annotation.
+    pub fn step(&mut self, n: i64, ts: f64, dur: f64) -> &mut Self {
+        self.host(
+            "user_annotation",
+            &format!("ProfilerStep#{n}"),
+            ts,
+            dur,
+            json!({}),
+        )
+    }
+
+    /// A runtime call without device work (`cudaStreamSynchronize`, `cudaDeviceSynchronize`).
+    pub fn runtime(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
+        let c = self.next_correlation;
+        self.next_correlation += 1;
+        self.host("cuda_runtime", name, ts, dur, json!({"correlation": c}))
+    }
+
+    fn device(
+        &mut self,
+        cat: &str,
+        call: &str,
+        name: &str,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+        extra: Value,
+    ) -> i64 {
+        let c = self.next_correlation;
+        self.next_correlation += 1;
+        let e = self.next_external;
+        self.next_external += 1;
+        self.host(
+            "cuda_runtime",
+            call,
+            call_ts,
+            call_dur,
+            json!({"correlation": c, "External id": e}),
+        );
+        let mut args = json!({"device": 0, "stream": stream, "correlation": c, "External id": e});
+        if let (Some(a), Some(x)) = (args.as_object_mut(), extra.as_object()) {
+            for (k, v) in x {
+                a.insert(k.clone(), v.clone());
+            }
+        }
+        self.events.push(json!({
+            "ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream,
+            "ts": ts, "dur": dur, "args": args
+        }));
+        c
+    }
+
+    /// `cudaLaunchKernel` at `call_ts` (for `call_dur`) and the kernel it launches on `stream`.
+    pub fn kernel(
+        &mut self,
+        name: &str,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+    ) -> i64 {
+        self.device(
+            "kernel",
+            "cudaLaunchKernel",
+            name,
+            stream,
+            call_ts,
+            call_dur,
+            ts,
+            dur,
+            json!({}),
+        )
+    }
+
+    /// `cudaMemcpyAsync` and its copy (`Memcpy HtoD (Pageable -> Device)`, ...) moving `bytes`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy(
+        &mut self,
+        name: &str,
+        bytes: i64,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+    ) -> i64 {
+        self.device(
+            "gpu_memcpy",
+            "cudaMemcpyAsync",
+            name,
+            stream,
+            call_ts,
+            call_dur,
+            ts,
+            dur,
+            json!({"bytes": bytes}),
+        )
+    }
+
+    /// The trace as JSON text.
+    pub fn json(&self) -> String {
+        let mut top = json!({
+            "schemaVersion": 1,
+            "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}],
+            "traceEvents": self.events,
+        });
+        if let Some((rank, world)) = self.rank {
+            top["distributedInfo"] = json!({"backend": "nccl", "rank": rank, "world_size": world});
+        }
+        top.to_string()
+    }
+
+    /// The trace loaded by the crate's loader.
+    pub fn table(&self, file: &str) -> TraceTable {
+        load_bytes(file, self.json().as_bytes()).expect("synthetic trace loads")
+    }
 }
