@@ -14,7 +14,8 @@ profile-model: why is my PyTorch job slow? (reads torch.profiler Kineto traces, 
 usage:
   profile-model summary [--json] PATH                                quick summary
   profile-model analyze [--json] [--compat hta] [--steps A..B] PATH  every deeper analysis
-  profile-model report [--json] PATH                                 diagnosis: main finding, bottleneck, actions
+  profile-model report [--json] [--redact] PATH                      diagnosis: main finding, bottleneck, actions
+                                                                     (--redact: kernel/op names as stable hashes)
   profile-model help                                                 this text
 
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
@@ -26,6 +27,8 @@ else the file name: rank-3, rank3, rank_3, worker3). Exit status: 0 ok, 1 bad in
 struct Args {
     json: bool,
     compat_hta: bool,
+    /// `report`: replace kernel/op/module names by stable short hashes.
+    redact: bool,
     steps: Option<(i64, i64)>,
     positional: Vec<String>,
 }
@@ -36,6 +39,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => out.json = true,
+            "--redact" => out.redact = true,
             "--compat" => match it.next().as_deref() {
                 Some("hta") => out.compat_hta = true,
                 Some("exact") => out.compat_hta = false,
@@ -118,7 +122,10 @@ pub fn run(args: Vec<String>) -> i32 {
             0
         }
         Some("report") => {
-            let r = crate::report::diagnosis::diagnose(&set);
+            let mut r = crate::report::diagnosis::diagnose(&set);
+            if args.redact {
+                r = r.redacted();
+            }
             if args.json {
                 println!("{}", r.to_json());
             } else {

@@ -86,3 +86,27 @@ fn bad_input_exits_non_zero_with_a_message() {
     assert_eq!(code, 2);
     assert!(err.contains("unknown option"), "{err}");
 }
+
+#[test]
+fn report_redact_hides_kernel_names() {
+    let path = common::trace("hta__nccl_data.json.gz");
+    let p = path.to_str().unwrap();
+    let (code, plain, err) = cli(&["report", p]);
+    assert_eq!(code, 0, "{err}");
+    let (code, redacted, err) = cli(&["report", "--redact", p]);
+    assert_eq!(code, 0, "{err}");
+    // The top kernel by time, from the summary (computed separately from the report).
+    let (_, summary, _) = cli(&["summary", "--json", p]);
+    let v: Value = serde_json::from_str(&summary).unwrap();
+    let top = v["top_kernels"][0]["name"].as_str().unwrap().to_string();
+    let shown = &top[..top.len().min(30)];
+    assert!(plain.contains(shown), "plain report names {shown}");
+    assert!(
+        !redacted.contains(shown),
+        "redacted report still names {shown}"
+    );
+    assert!(redacted.contains("## Trace Analysis Summary"));
+    // Stable: the same input gives the same redacted text.
+    let (_, again, _) = cli(&["report", "--redact", p]);
+    assert_eq!(redacted, again);
+}
