@@ -1224,7 +1224,7 @@ fn critical_path_is_fast_on_a_million_events() {
 /// (exact-mode) window and options agree with HTA's arguments.
 #[test]
 fn critical_path_exact_mode_on_real_traces() {
-    let Ok(dirs) = std::fs::read_dir(ref_dir()) else {
+    let Ok(dirs) = std::fs::read_dir(common::ref_dir()) else {
         return;
     };
     let mut dirs: Vec<PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
