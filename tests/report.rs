@@ -22,23 +22,7 @@ fn every_real_trace_reports_in_order_and_agrees_with_summary_and_analyses() {
         let r = diagnose_with(&set, &all, &opts);
         let md = r.to_markdown();
         assert_eq!(md, diagnose(&set).to_markdown(), "{name}");
-        let heads = [
-            "## Trace Analysis Summary",
-            "**Main Finding**:",
-            "### Top GPU Kernels (by time)",
-            "### Bottleneck: ",
-            "### Recommendations",
-            "1. ",
-            "**Want deeper analysis?**",
-        ];
-        let pos: Vec<usize> = heads
-            .iter()
-            .map(|h| {
-                md.find(h)
-                    .unwrap_or_else(|| panic!("{h} missing in {name}"))
-            })
-            .collect();
-        assert!(pos.windows(2).all(|w| w[0] < w[1]), "order in {name}");
+        common::assert_report_sections(&md, &name);
         // The bottleneck heading names a type and is followed by a one-line reason.
         let b = r.bottleneck.as_ref().expect("bottleneck");
         assert!(md.contains(&format!(

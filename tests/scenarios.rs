@@ -56,20 +56,7 @@ fn well_formed(r: &DiagnosisReport) {
         assert!(f.value.is_finite(), "{}", f.id);
     }
     let md = r.to_markdown();
-    let heads = [
-        "## Trace Analysis Summary",
-        "**Main Finding**:",
-        "### Top GPU Kernels (by time)",
-        "### Bottleneck: ",
-        "### Recommendations",
-        "1. ",
-        "**Want deeper analysis?**",
-    ];
-    let pos: Vec<usize> = heads
-        .iter()
-        .map(|h| md.find(h).unwrap_or_else(|| panic!("{h} missing in\n{md}")))
-        .collect();
-    assert!(pos.windows(2).all(|w| w[0] < w[1]), "order:\n{md}");
+    common::assert_report_sections(&md, "scenario");
 }
 
 /// Data-loader-starved: each 10 ms step spends 8 ms in the DataLoader while the GPU idles, then 1.5 ms of

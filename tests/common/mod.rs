@@ -281,3 +281,28 @@ impl TraceBuilder {
         load_bytes(file, self.json().as_bytes()).expect("synthetic trace loads")
     }
 }
+
+/// Asserts the report's sections appear in the seed's fixed order (`what` names the trace in failures).
+#[allow(dead_code)]
+pub fn assert_report_sections(md: &str, what: &str) {
+    let heads = [
+        "## Trace Analysis Summary",
+        "**Main Finding**:",
+        "### Top GPU Kernels (by time)",
+        "### Bottleneck: ",
+        "### Recommendations",
+        "1. ",
+        "**Want deeper analysis?**",
+    ];
+    let pos: Vec<usize> = heads
+        .iter()
+        .map(|h| {
+            md.find(h)
+                .unwrap_or_else(|| panic!("{h} missing in {what}:\n{md}"))
+        })
+        .collect();
+    assert!(
+        pos.windows(2).all(|w| w[0] < w[1]),
+        "section order in {what}:\n{md}"
+    );
+}
