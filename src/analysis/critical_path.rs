@@ -1371,7 +1371,6 @@ mod tests {
             assert!(r.ok);
             assert_eq!(r.total_us, 10.0);
             assert_eq!(r.pct("cpu_bound"), 100.0);
-            // p start -> a start (p) -> a end (a) -> b start (p) -> b end (b) -> p end (p)
             let names: Vec<_> = r.rows.iter().map(|s| s.name.clone().unwrap()).collect();
             assert_eq!(names, ["q"]);
             let again = critical_path_mode(&t, &CriticalPathOptions::default(), mode);
@@ -1386,6 +1385,8 @@ mod tests {
         for mode in [Mode::Exact, Mode::HtaCompat] {
             let r = critical_path_mode(&t, &CriticalPathOptions::default(), mode);
             assert_eq!(r.total_us, 10.0);
+            // With `q` shorter, the path is p's timeline:
+            // p start -> a start (p) -> a end (a) -> b start (p) -> b end (b) -> p end (p).
             let names: Vec<_> = r.rows.iter().map(|s| s.name.clone().unwrap()).collect();
             assert_eq!(names, ["p", "a", "p", "b", "p"]);
         }
