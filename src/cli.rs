@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use crate::analysis::all::{analyze_all, render_text, AnalysisOptions, Mode};
 use crate::analysis::summary::summarize;
 use crate::report::markdown::summary_markdown;
+use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
 use crate::table::{load_path, TraceSet, TraceTable};
 use crate::trace::LoadError;
 
@@ -16,6 +17,13 @@ usage:
   profile-model analyze [--json] [--compat hta] [--steps A..B] PATH  every deeper analysis
   profile-model report [--json] [--redact] PATH                      diagnosis: main finding, bottleneck, actions
                                                                      (--redact: kernel/op names as stable hashes)
+  profile-model events [FILTERS] [--group-by G] [--sort S] [--desc] [--offset N] [--limit N]
+                       [--csv | --json] PATH                         explore the events as a table
+      FILTERS: --kind K (kernel, cpu_op, memcpy, runtime, ...; repeatable or K1,K2) --name TEXT
+               (name contains, any case) --exact-name NAME (repeatable) --category CAT --stream N
+               --min-dur US --rank R (repeatable)
+      G: name kind category stream thread rank     S: start duration name count total mean max
+      --csv writes every matched row (or group), ignoring --offset/--limit
   profile-model help                                                 this text
 
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
@@ -30,7 +38,21 @@ struct Args {
     /// `report`: replace kernel/op/module names by stable short hashes.
     redact: bool,
     steps: Option<(i64, i64)>,
+    /// `events`: the query, and CSV output.
+    query: EventQuery,
+    csv: bool,
     positional: Vec<String>,
+}
+
+fn number<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
+    let v = v.ok_or(format!("{flag} takes a number"))?;
+    v.trim()
+        .parse()
+        .map_err(|_| format!("{flag} takes a number, found {v:?}"))
+}
+
+fn text(flag: &str, v: Option<String>) -> Result<String, String> {
+    v.ok_or(format!("{flag} takes a value"))
 }
 
 fn parse_args(args: Vec<String>) -> Result<Args, String> {
@@ -40,6 +62,42 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         match a.as_str() {
             "--json" => out.json = true,
             "--redact" => out.redact = true,
+            "--csv" => out.csv = true,
+            "--desc" => out.query.descending = true,
+            "--kind" => {
+                let v = text("--kind", it.next())?;
+                for k in v.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+                    if !crate::table::EventKind::ALL.iter().any(|e| e.as_str() == k) {
+                        let known: Vec<&str> =
+                            crate::table::EventKind::ALL.iter().map(|e| e.as_str()).collect();
+                        return Err(format!(
+                            "--kind takes one of {}, found {k:?}",
+                            known.join(", ")
+                        ));
+                    }
+                    out.query.kinds.push(k.to_string());
+                }
+            }
+            "--name" => out.query.name_contains = text("--name", it.next())?,
+            "--exact-name" => out.query.names.push(text("--exact-name", it.next())?),
+            "--category" => out.query.category = text("--category", it.next())?,
+            "--stream" => out.query.stream = Some(number("--stream", it.next())?),
+            "--min-dur" => out.query.min_dur_us = Some(number("--min-dur", it.next())?),
+            "--rank" => out.query.ranks.push(number("--rank", it.next())?),
+            "--offset" => out.query.offset = number("--offset", it.next())?,
+            "--limit" => out.query.limit = number("--limit", it.next())?,
+            "--group-by" => {
+                let v = text("--group-by", it.next())?;
+                out.query.group_by = Some(GroupBy::parse(&v).ok_or(format!(
+                    "--group-by takes name, kind, category, stream, thread or rank, found {v:?}"
+                ))?);
+            }
+            "--sort" => {
+                let v = text("--sort", it.next())?;
+                out.query.sort = SortBy::parse(&v).ok_or(format!(
+                    "--sort takes start, duration, name, count, total, mean or max, found {v:?}"
+                ))?;
+            }
             "--compat" => match it.next().as_deref() {
                 Some("hta") => out.compat_hta = true,
                 Some("exact") => out.compat_hta = false,
@@ -131,6 +189,20 @@ pub fn run(args: Vec<String>) -> i32 {
             } else {
                 print!("{}", r.to_markdown());
             }
+            0
+        }
+        Some("events") => {
+            let out = if args.csv {
+                export_csv(&set, &args.query)
+            } else {
+                let page = query_events(&set, &args.query);
+                if args.json {
+                    serde_json::to_string_pretty(&page).expect("json") + "\n"
+                } else {
+                    render_page(&page)
+                }
+            };
+            emit(&out);
             0
         }
         Some(other) => {
@@ -275,4 +347,78 @@ fn summary(set: &TraceSet, json: bool, folder: bool) -> i32 {
         println!();
     }
     0
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends the output quietly instead of panicking.
+fn emit(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn cell_f(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"))
+}
+
+/// A page of `events` as a plain-text table.
+fn render_page(p: &EventPage) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} events matched, {:.3} us in total",
+        p.matched, p.matched_dur_us
+    );
+    let shown = p.rows.len().max(p.groups.len());
+    let of = if p.query.group_by.is_some() {
+        p.group_count
+    } else {
+        p.matched
+    };
+    let _ = writeln!(
+        s,
+        "showing {}..{} of {}",
+        p.query.offset,
+        p.query.offset + shown,
+        of
+    );
+    if let Some(by) = p.query.group_by {
+        let _ = writeln!(
+            s,
+            "{:>9} {:>14} {:>12} {:>12} {:>12} {:>7}  {}",
+            "count", "total_us", "mean_us", "min_us", "max_us", "%", by.as_str()
+        );
+        for g in &p.groups {
+            let _ = writeln!(
+                s,
+                "{:>9} {:>14.3} {:>12} {:>12} {:>12} {:>7.2}  {}",
+                g.count,
+                g.total_us,
+                cell_f(g.mean_us),
+                cell_f(g.min_us),
+                cell_f(g.max_us),
+                g.pct_of_matched,
+                g.key
+            );
+        }
+    } else {
+        let _ = writeln!(
+            s,
+            "{:>5} {:>9} {:>12} {:>12} {:<16} {:>7}  {}",
+            "rank", "row", "start_ms", "dur_us", "kind", "stream", "name"
+        );
+        for r in &p.rows {
+            let _ = writeln!(
+                s,
+                "{:>5} {:>9} {:>12} {:>12} {:<16} {:>7}  {}",
+                r.rank,
+                r.row,
+                cell_f(r.start_ms),
+                cell_f(r.dur_us),
+                r.kind,
+                r.stream.map_or_else(|| "-".to_string(), |x| x.to_string()),
+                r.name
+            );
+        }
+    }
+    s
 }

@@ -23,6 +23,7 @@
 mod builder;
 pub mod intern;
 mod loader;
+pub mod query;
 pub mod set;
 
 use arrow2::array::{Array, BooleanArray, DictionaryArray, PrimitiveArray, Utf8Array};
