@@ -61,43 +61,133 @@ impl Hasher for FxHasher {
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
 
+/// Hash of a short byte string for [`Interner`]: Fx over 8-byte words, with the length mixed in.
+#[inline(always)]
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    let mut h = FxHasher {
+        hash: bytes.len() as u64,
+    };
+    h.write(bytes);
+    // Fx leaves the low bits weak; the table indexes with the high bits of one more multiply.
+    h.hash.wrapping_mul(SEED)
+}
+
 /// Maps distinct byte strings to dense ids (0, 1, 2, ... in order of first appearance).
-#[derive(Default, Clone)]
+/// An open-addressing table of ids over one contiguous byte store: one hash, one probe and one
+/// inline comparison per lookup, and each distinct string is stored once.
+#[derive(Clone)]
 pub struct Interner {
-    map: FxHashMap<Box<[u8]>, u32>,
-    values: Vec<Box<[u8]>>,
+    /// Slots hold `id + 1`; 0 is empty. The length is a power of two, at most half full.
+    slots: Vec<u32>,
+    /// `64 - log2(slots.len())`: the slot of a hash is its top bits.
+    shift: u32,
+    /// Every distinct string, back to back.
+    bytes: Vec<u8>,
+    /// End of string `id` in `bytes` (its start is the previous end).
+    ends: Vec<u32>,
+    /// Hash of string `id`, compared before the bytes and reused when the table grows.
+    hashes: Vec<u64>,
+}
+
+impl Default for Interner {
+    fn default() -> Self {
+        Interner {
+            slots: vec![0; 16],
+            shift: 64 - 4,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            hashes: Vec::new(),
+        }
+    }
 }
 
 impl Interner {
     #[inline]
     pub fn intern(&mut self, s: &[u8]) -> u32 {
-        if let Some(&id) = self.map.get(s) {
-            return id;
+        let hash = hash_bytes(s);
+        let mask = self.slots.len() - 1;
+        let mut slot = (hash >> self.shift) as usize;
+        loop {
+            let entry = self.slots[slot];
+            if entry == 0 {
+                break;
+            }
+            let id = entry - 1;
+            if self.hashes[id as usize] == hash && self.get(id) == s {
+                return id;
+            }
+            slot = (slot + 1) & mask;
         }
-        let id = self.values.len() as u32;
-        let owned: Box<[u8]> = s.into();
-        self.values.push(owned.clone());
-        self.map.insert(owned, id);
+        let id = self.ends.len() as u32;
+        self.bytes.extend_from_slice(s);
+        self.ends.push(self.bytes.len() as u32);
+        self.hashes.push(hash);
+        self.slots[slot] = id + 1;
+        if self.ends.len() * 2 > self.slots.len() {
+            self.grow();
+        }
         id
     }
 
+    #[cold]
+    fn grow(&mut self) {
+        let n = self.slots.len() * 2;
+        self.shift -= 1;
+        self.slots = vec![0; n];
+        let mask = n - 1;
+        for (id, &hash) in self.hashes.iter().enumerate() {
+            let mut slot = (hash >> self.shift) as usize;
+            while self.slots[slot] != 0 {
+                slot = (slot + 1) & mask;
+            }
+            self.slots[slot] = id as u32 + 1;
+        }
+    }
+
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.ends.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.ends.is_empty()
     }
 
+    #[inline]
     pub fn get(&self, id: u32) -> &[u8] {
-        &self.values[id as usize]
+        let id = id as usize;
+        let start = if id == 0 {
+            0
+        } else {
+            self.ends[id - 1] as usize
+        };
+        &self.bytes[start..self.ends[id] as usize]
     }
 
     /// The values as text (invalid UTF-8 replaced), in id order.
     pub fn into_strings(self) -> Vec<String> {
-        self.values
-            .into_iter()
-            .map(|v| String::from_utf8_lossy(&v).into_owned())
+        (0..self.len() as u32)
+            .map(|id| String::from_utf8_lossy(self.get(id)).into_owned())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_dense_and_stable_across_growth() {
+        let mut interner = Interner::default();
+        let words: Vec<String> = (0..1000).map(|i| format!("w{i}")).collect();
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(interner.intern(w.as_bytes()), i as u32);
+        }
+        assert_eq!(interner.intern(b""), 1000);
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(interner.intern(w.as_bytes()), i as u32);
+            assert_eq!(interner.get(i as u32), w.as_bytes());
+        }
+        assert_eq!(interner.get(1000), b"");
+        assert_eq!(interner.len(), 1001);
     }
 }

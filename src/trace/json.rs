@@ -249,7 +249,7 @@ impl StrLoc {
 
 /// Reads a string whose opening quote is at `pos`. Returns its location and the index after the
 /// closing quote. Escapes are decoded into `scratch`.
-#[inline]
+#[inline(always)]
 pub fn read_string(input: &[u8], pos: usize, scratch: &mut Vec<u8>) -> Scan<(StrLoc, usize)> {
     debug_assert_eq!(input.get(pos), Some(&b'"'));
     let start = pos + 1;
@@ -257,7 +257,18 @@ pub fn read_string(input: &[u8], pos: usize, scratch: &mut Vec<u8>) -> Scan<(Str
     if input[hit] == b'"' {
         return Ok((StrLoc::Input(start as u32, hit as u32), hit + 1));
     }
-    // Slow path: the string has escapes.
+    read_escaped_string(input, start, hit, scratch)
+}
+
+/// The rest of [`read_string`] once a `\` is found at `hit`: decodes into `scratch`.
+#[cold]
+#[inline(never)]
+fn read_escaped_string(
+    input: &[u8],
+    start: usize,
+    hit: usize,
+    scratch: &mut Vec<u8>,
+) -> Scan<(StrLoc, usize)> {
     let s0 = scratch.len();
     scratch.extend_from_slice(&input[start..hit]);
     let mut i = hit;
@@ -545,6 +556,61 @@ impl ValueScanner {
     }
 }
 
+/// Reads the array or object whose `[`/`{` is at `pos` in one pass, as compact JSON: its location
+/// (in the input when it has no white space outside strings, else compacted into `scratch`) and the
+/// index after it. Same result as [`skip_value`] followed by [`compact_json_into`].
+#[inline]
+pub fn read_compact_container(
+    input: &[u8],
+    pos: usize,
+    scratch: &mut Vec<u8>,
+) -> Scan<(StrLoc, usize)> {
+    debug_assert!(matches!(input.get(pos), Some(b'[' | b'{')));
+    let s0 = scratch.len();
+    let mut depth = 0u32;
+    let mut i = pos;
+    // Start of the bytes not yet copied, once white space has been seen (`None` before).
+    let mut run_start: Option<usize> = None;
+    loop {
+        let b = byte_at(input, i)?;
+        match b {
+            b'"' => {
+                let mut j = i + 1;
+                loop {
+                    let hit = find_quote_or_backslash(input, j).ok_or(Stop::Incomplete)?;
+                    if input[hit] == b'"' {
+                        i = hit + 1;
+                        break;
+                    }
+                    j = hit + 2;
+                }
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    let end = i + 1;
+                    return Ok(match run_start {
+                        None => (StrLoc::Input(pos as u32, end as u32), end),
+                        Some(r) => {
+                            scratch.extend_from_slice(&input[r..end]);
+                            (StrLoc::Scratch(s0 as u32, scratch.len() as u32), end)
+                        }
+                    });
+                }
+            }
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                let r = run_start.unwrap_or(pos);
+                scratch.extend_from_slice(&input[r..i]);
+                run_start = Some(i + 1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
 /// Appends `raw` (one JSON value) to `out` without white space outside strings.
 pub fn compact_json_into(raw: &[u8], out: &mut Vec<u8>) {
     let mut in_string = false;
@@ -687,6 +753,32 @@ mod tests {
             Some(Number::Int(i64::MAX))
         );
         assert_eq!(parse_number(b"1e400"), None);
+    }
+
+    #[test]
+    fn one_pass_compaction_agrees_with_skip_and_compact() {
+        for text in [
+            r#"[[4096], [4096], []]"#,
+            r#"[1,2]"#,
+            r#"{"a": "x y\" ]", "b": [ {}, [] ]}"#,
+            "[\n  1,\t2\r\n]",
+            r#"["a\\", "b"]"#,
+        ] {
+            let input = format!("{text},");
+            let mut scratch = b"junk".to_vec();
+            let (loc, end) = read_compact_container(input.as_bytes(), 0, &mut scratch).unwrap();
+            let mut want = Vec::new();
+            let want_end = skip_value(input.as_bytes(), 0, false).unwrap();
+            compact_json_into(&input.as_bytes()[..want_end], &mut want);
+            assert_eq!(end, want_end, "{text}");
+            assert_eq!(loc.get(input.as_bytes(), &scratch), &want[..], "{text}");
+            for cut in 1..text.len() {
+                assert_eq!(
+                    read_compact_container(&text.as_bytes()[..cut], 0, &mut scratch),
+                    Err(Stop::Incomplete)
+                );
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use super::event::{ArgValue, IdValue, RawEvent};
 use super::json::{
-    byte_at, compact_json_into, is_ws, micros_text_to_nanos, number_end, parse_number, read_micros,
+    byte_at, micros_text_to_nanos, number_end, parse_number, read_compact_container, read_micros,
     read_plain_int, read_string, skip_value, skip_ws, Number, Scan, Stop, StrLoc,
 };
 
@@ -296,18 +296,8 @@ impl EventParser {
                 Ok((ValLoc::Text(loc), next))
             }
             b'{' | b'[' => {
-                let end = skip_value(input, i, false)?;
-                let raw = &input[i..end];
-                if raw.iter().any(|&b| is_ws(b)) {
-                    let s0 = self.scratch.len();
-                    compact_json_into(raw, &mut self.scratch);
-                    Ok((
-                        ValLoc::Json(StrLoc::Scratch(s0 as u32, self.scratch.len() as u32)),
-                        end,
-                    ))
-                } else {
-                    Ok((ValLoc::Json(StrLoc::Input(i as u32, end as u32)), end))
-                }
+                let (loc, end) = read_compact_container(input, i, &mut self.scratch)?;
+                Ok((ValLoc::Json(loc), end))
             }
             b'-' | b'0'..=b'9' => {
                 if let Some((n, end)) = read_plain_int(input, i)? {
