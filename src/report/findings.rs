@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::table::query::{EventQuery, SortBy};
+
 /// What a finding is about; also the key the page uses to group findings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -108,6 +110,54 @@ impl EvidenceFilter {
             kind: Some(kind),
             names,
         })
+    }
+}
+
+impl EvidenceFilter {
+    /// The exploration query that shows these events, longest first: kernels by name; copies and sets;
+    /// CPU ops and annotations; runtime calls; a stream's device work; a rank's device work.
+    pub fn to_query(&self) -> EventQuery {
+        let kinds = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut q = EventQuery {
+            sort: SortBy::Duration,
+            descending: true,
+            ..Default::default()
+        };
+        let device = ["kernel", "memcpy", "memset", "accelerator_op"];
+        let names = self.names.clone();
+        match self.kind {
+            Some(EvidenceKind::Kernel) => {
+                q.kinds = kinds(&["kernel"]);
+                q.names = names;
+            }
+            Some(EvidenceKind::Memory) => {
+                q.kinds = kinds(&["memcpy", "memset"]);
+                q.names = names;
+            }
+            Some(EvidenceKind::Op) => {
+                q.kinds = kinds(&["cpu_op", "user_annotation", "python_function"]);
+                q.names = names;
+            }
+            Some(EvidenceKind::Runtime) => {
+                q.kinds = kinds(&["runtime", "driver"]);
+                q.names = names;
+            }
+            Some(EvidenceKind::Stream) => {
+                q.kinds = kinds(&device);
+                q.stream = names
+                    .iter()
+                    .find_map(|n| n.strip_prefix("stream ").and_then(|s| s.trim().parse().ok()));
+            }
+            Some(EvidenceKind::Rank) => {
+                q.kinds = kinds(&device);
+                q.ranks = names
+                    .iter()
+                    .filter_map(|n| n.strip_prefix("rank ").and_then(|s| s.trim().parse().ok()))
+                    .collect();
+            }
+            None => q.names = names,
+        }
+        q
     }
 }
 

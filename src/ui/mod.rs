@@ -5,6 +5,7 @@
 //! follow the page contract (`notes/page-contract.md`).
 
 mod cache;
+mod explore;
 mod format;
 mod json_view;
 mod markdown;
@@ -19,7 +20,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
-use crate::worker::protocol::{FromWorker, LoadedSet, Phase, Progress, ToWorker};
+use crate::table::query::{EventPage, EventQuery, SortBy};
+use crate::worker::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 
 /// Where the page is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +73,23 @@ pub struct AppState {
     /// What was shown before the load in progress (restored if that load fails or is cancelled,
     /// so a bad file never loses what the user already had), with its cache key.
     pub previous: RwSignal<Option<(SavedResults, Option<String>)>>,
+    /// The report's findings that point at events (opened in the exploration view).
+    pub report_links: RwSignal<Vec<FindingLink>>,
+    /// The report is shown (and copied, downloaded) with names replaced by hashes.
+    pub redact: RwSignal<bool>,
+    /// The exploration view's query, and the page of events the worker answered.
+    pub query: RwSignal<EventQuery>,
+    pub events: RwSignal<Option<EventPage>>,
+}
+
+/// The exploration view's first query: every event, longest first.
+fn first_query() -> EventQuery {
+    EventQuery {
+        sort: SortBy::Duration,
+        descending: true,
+        limit: 50,
+        ..Default::default()
+    }
 }
 
 impl AppState {
@@ -91,6 +110,10 @@ impl AppState {
             dragging: RwSignal::new(false),
             notice: RwSignal::new(None),
             previous: RwSignal::new(None),
+            report_links: RwSignal::new(Vec::new()),
+            redact: RwSignal::new(false),
+            query: RwSignal::new(first_query()),
+            events: RwSignal::new(None),
         }
     }
 }
@@ -221,18 +244,61 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             if !state.saved_available.get_untracked() {
                 state.keep_offer.set(KeepOffer::Asking);
             }
-            post_to_worker(state, &ToWorker::Report, &[]);
+            let redact = state.redact.get_untracked();
+            post_to_worker(state, &ToWorker::Report { redact }, &[]);
             post_to_worker(state, &ToWorker::Analyze, &[]);
+            run_query(state, first_query());
         }
-        FromWorker::Report { markdown } => {
-            state.report.set(Some(markdown));
-            save_if_kept(state);
+        FromWorker::Report {
+            markdown,
+            redacted,
+            links,
+        } => {
+            // An answer to an older redact choice is dropped (the newer one is on its way).
+            if redacted == state.redact.get_untracked() {
+                state.report.set(Some(markdown));
+                state.report_links.set(links);
+                save_if_kept(state);
+            }
+        }
+        FromWorker::Events(page) => state.events.set(Some(page)),
+        FromWorker::Exported { csv } => {
+            view::download(&csv, "text/csv", "profile-model-events.csv")
         }
         FromWorker::Analysis { analysis } => {
             state.analysis.set(Some(analysis));
             save_if_kept(state);
         }
         FromWorker::Error { message } => state.request_error.set(Some(message)),
+    }
+}
+
+/// Asks the worker for a page of events.
+pub fn run_query(state: AppState, query: EventQuery) {
+    state.query.set(query.clone());
+    post_to_worker(state, &ToWorker::Query { query }, &[]);
+}
+
+/// Asks the worker for the current query's CSV (downloaded when it comes).
+pub fn export_query(state: AppState) {
+    let query = state.query.get_untracked();
+    post_to_worker(state, &ToWorker::Export { query }, &[]);
+}
+
+/// Shows the report with names hashed (or not), asking the worker for it again.
+pub fn set_redact(state: AppState, on: bool) {
+    state.redact.set(on);
+    post_to_worker(state, &ToWorker::Report { redact: on }, &[]);
+}
+
+/// Opens a finding's events in the exploration view.
+pub fn open_finding(state: AppState, link: &FindingLink) {
+    run_query(state, link.query.clone());
+    if let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("explore"))
+    {
+        el.scroll_into_view();
     }
 }
 
@@ -263,6 +329,9 @@ pub fn start_load(state: AppState, files: Vec<File>) {
     state.loaded.set(None);
     state.report.set(None);
     state.analysis.set(None);
+    state.report_links.set(Vec::new());
+    state.events.set(None);
+    state.query.set(first_query());
     state.request_error.set(None);
     state.from_cache.set(false);
     state.keep_offer.set(KeepOffer::Hidden);

@@ -32,6 +32,7 @@ pub fn app(state: AppState) -> impl IntoView {
             {move || state.loaded.with(|l| l.is_some()).then(|| diagnostics(state))}
             {move || state.loaded.with(|l| l.is_some()).then(|| report(state))}
             {move || state.loaded.with(|l| l.is_some()).then(|| deeper(state))}
+            {move || state.loaded.with(|l| l.is_some()).then(|| super::explore::explore(state))}
         </main>
         <footer class="wrap">
             <p class="muted">
@@ -597,9 +598,14 @@ fn diagnostics(state: AppState) -> impl IntoView {
 }
 
 fn download_markdown(text: &str) {
+    download(text, "text/markdown", "profile-model-diagnosis.md");
+}
+
+/// Saves `text` as a file (through a Blob URL).
+pub fn download(text: &str, mime: &str, file_name: &str) {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let bag = web_sys::BlobPropertyBag::new();
-    bag.set_type("text/markdown");
+    bag.set_type(mime);
     let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag) else {
         return;
     };
@@ -612,7 +618,7 @@ fn download_markdown(text: &str) {
         .and_then(|e| e.dyn_into::<web_sys::HtmlAnchorElement>().ok())
     {
         a.set_href(&url);
-        a.set_download("profile-model-diagnosis.md");
+        a.set_download(file_name);
         a.click();
     }
     let _ = web_sys::Url::revoke_object_url(&url);
@@ -635,6 +641,11 @@ fn report(state: AppState) -> impl IntoView {
                     <button id="download-md" class="secondary" on:click=move |_| {
                         download_markdown(&state.report.get_untracked().unwrap_or_default());
                     }>"Download .md"</button>
+                    <label class="check" title="Replace kernel, op and module names with stable short hashes, so the report can be shared">
+                        <input id="redact-names" type="checkbox" prop:checked=move || state.redact.get()
+                            on:change=move |ev| super::set_redact(state, event_target_checked(&ev))/>
+                        " Redact names"
+                    </label>
                 </div>
             </div>
             {move || match state.report.get() {
@@ -649,8 +660,27 @@ fn report(state: AppState) -> impl IntoView {
                     </div>
                 }.into_any(),
                 Some(md) => view! {
-                    <div id="report" class="markdown" data-state="ready" inner_html=markdown::to_html(&md)></div>
+                    <div id="report" class="markdown" data-state="ready" data-redacted=move || state.redact.get().to_string() inner_html=markdown::to_html(&md)></div>
                 }.into_any(),
+            }}
+            {move || {
+                let links = state.report_links.get();
+                (!links.is_empty()).then(|| view! {
+                    <div class="evidence">
+                        <h3>"Evidence"</h3>
+                        <ul id="finding-links">
+                            {links.into_iter().map(|l| {
+                                let id = l.id.clone();
+                                let title = l.title.clone();
+                                view! {
+                                    <li><button class="link" data-finding=id on:click=move |_| super::open_finding(state, &l)>
+                                        {format!("Show the events behind: {title}")}
+                                    </button></li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    </div>
+                })
             }}
         </section>
     }

@@ -11,11 +11,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, File, FileReaderSync, MessageEvent};
 
-use crate::analysis::all::{analyze_all, AnalysisOptions};
+use crate::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
 use crate::analysis::summary::summarize;
-use crate::report::diagnosis::diagnose;
+use crate::report::diagnosis::diagnose_with;
+use crate::table::query::{export_csv, query_events};
 use crate::table::{TraceLoader, TraceSet, TraceTable};
-use protocol::{FromWorker, LoadedSet, Phase, Progress, RankSummary, ToWorker};
+use protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, RankSummary, ToWorker};
 
 /// Bytes read from a `File` at a time.
 const SLICE_BYTES: u64 = 16 << 20;
@@ -26,6 +27,39 @@ const FEED_BYTES: usize = 1 << 20;
 
 thread_local! {
     static LOADED: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
+    /// The analyses of the kept set, run once (the report and the deeper views share them).
+    static ANALYSES: RefCell<Option<AllAnalyses>> = const { RefCell::new(None) };
+}
+
+/// The analyses of `set`, run on first use.
+fn analyses_of(set: &TraceSet) -> AllAnalyses {
+    ANALYSES.with(|a| {
+        a.borrow_mut()
+            .get_or_insert_with(|| analyze(set, &AnalysisOptions::default()))
+            .clone()
+    })
+}
+
+fn report_of(set: &TraceSet, redact: bool) -> FromWorker {
+    let all = analyses_of(set);
+    let report = diagnose_with(set, &all, &AnalysisOptions::default());
+    let links = report
+        .findings
+        .iter()
+        .filter_map(|f| {
+            f.filter.as_ref().map(|filter| FindingLink {
+                id: f.id.clone(),
+                title: f.title.clone(),
+                query: filter.to_query(),
+            })
+        })
+        .collect();
+    let shown = if redact { report.redacted() } else { report };
+    FromWorker::Report {
+        markdown: shown.to_markdown(),
+        redacted: redact,
+        links,
+    }
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -79,10 +113,14 @@ fn on_message(event: MessageEvent) {
             load(files);
         }
         ToWorker::Analyze => with_set(|set| FromWorker::Analysis {
-            analysis: analyze_all(set, &AnalysisOptions::default()),
+            analysis: serde_json::to_value(analyses_of(set)).unwrap_or_default(),
         }),
-        ToWorker::Report => with_set(|set| FromWorker::Report {
-            markdown: diagnose(set).to_markdown(),
+        ToWorker::Report { redact } => with_set(|set| report_of(set, redact)),
+        ToWorker::Query { query } => {
+            with_set(|set| FromWorker::Events(query_events(set, &query)))
+        }
+        ToWorker::Export { query } => with_set(|set| FromWorker::Exported {
+            csv: export_csv(set, &query),
         }),
     }
 }
@@ -126,6 +164,7 @@ impl Meter {
 
 fn load(files: Vec<File>) {
     LOADED.with(|l| *l.borrow_mut() = None);
+    ANALYSES.with(|a| *a.borrow_mut() = None);
     let mut meter = Meter {
         started_ms: js_sys::Date::now(),
         last_post_ms: 0.0,

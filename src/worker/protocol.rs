@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::analysis::summary::Summary;
+use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
 
 /// What the page asks the worker to do.
@@ -17,8 +18,23 @@ pub enum ToWorker {
     Load,
     /// Run every analysis of the kept set (`analyze_all`).
     Analyze,
-    /// Build the diagnosis report of the kept set.
-    Report,
+    /// Build the diagnosis report of the kept set (names hashed when `redact`).
+    Report {
+        #[serde(default)]
+        redact: bool,
+    },
+    /// One page of the kept set's events (the exploration view).
+    Query { query: EventQuery },
+    /// Every event (or group) of a query as CSV.
+    Export { query: EventQuery },
+}
+
+/// A finding of the report and the events behind it, for the page to open in the exploration view.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FindingLink {
+    pub id: String,
+    pub title: String,
+    pub query: EventQuery,
 }
 
 /// The phase of a load, as the page's `data-phase` attribute spells it.
@@ -104,10 +120,18 @@ pub enum FromWorker {
     Analysis {
         analysis: Value,
     },
-    /// The diagnosis report as Markdown.
+    /// The diagnosis report as Markdown, with the findings that point at events.
     Report {
         markdown: String,
+        #[serde(default)]
+        redacted: bool,
+        #[serde(default)]
+        links: Vec<FindingLink>,
     },
+    /// A page of events.
+    Events(EventPage),
+    /// A query's CSV.
+    Exported { csv: String },
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
         message: String,

@@ -96,12 +96,17 @@ export async function metric(page, name, scope = '#summary') {
   return el.getAttribute('data-value');
 }
 
-/** The native CLI's summary (`profile-model summary --json PATH`). */
-export function cliSummary(file) {
+/** The native CLI's JSON output for these arguments (`profile-model ARGS...`). */
+export function cliJson(args) {
   const cli = process.env.PROFILE_MODEL_CLI
     || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'release', 'profile-model');
-  const out = execFileSync(cli, ['summary', '--json', file], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 256 << 20 });
   return JSON.parse(out);
+}
+
+/** The native CLI's summary (`profile-model summary --json PATH`). */
+export function cliSummary(file) {
+  return cliJson(['summary', '--json', file]);
 }
 
 export function near(actual, expected, what) {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
-  startServer, launchBrowser, openPage, metric, cliSummary, near, screenshotPath, trace, ROOT,
+  startServer, launchBrowser, openPage, metric, cliJson, cliSummary, near, screenshotPath, trace, ROOT,
 } from './harness.mjs';
 
 let server;
@@ -113,6 +113,58 @@ test('two ranks: ranks table with per-rank figures equal to the CLI\'s', async (
   assert.equal(await page.locator('#summary').getAttribute('data-rank'), '0', 'lowest rank selected');
   await compareSummary(page, cli[0], 'rank 0');
   await page.screenshot({ path: screenshotPath('two-ranks'), fullPage: true });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('explore events: filter, group, page and export match the CLI; findings open their events; redact', async () => {
+  const name = 'hta__nccl_data.json.gz';
+  const file = trace(name);
+  const cli = cliSummary(file);
+  const { page, errors } = await loadOne(name);
+  const status = '#explore-status[data-metric="explore-matched"]';
+  await page.waitForSelector(status, { timeout: 60_000 });
+  near(await page.locator(status).getAttribute('data-value'), cli.events, 'all events match at first');
+  // Kernels grouped by name, by total time: the CLI's `events` gives the same groups.
+  await page.selectOption('#explore-kind', 'kernel');
+  await page.waitForFunction((n) => document.querySelector('#explore-status')?.dataset.value === String(n), cli.kernels);
+  await page.selectOption('#explore-sort', 'total');
+  await page.selectOption('#explore-group', 'name');
+  await page.waitForSelector('#explore-table[data-grouped="true"] tr[data-key]');
+  const want = cliJson(['events', '--json', '--kind', 'kernel', '--group-by', 'name', '--sort', 'total', '--desc', '--limit', '50', file]);
+  const groups = await page.locator('#explore-table tr[data-key]').evaluateAll(
+    (trs) => trs.map((tr) => [tr.dataset.key, Number(tr.dataset.count), Number(tr.dataset.totalUs)]));
+  assert.deepEqual(groups.map((g) => g[0]), want.groups.map((g) => g.key), 'groups in the CLI order');
+  for (const [i, g] of groups.entries()) {
+    near(g[1], want.groups[i].count, `${g[0]} count`);
+    near(g[2], want.groups[i].total_us, `${g[0]} total`);
+  }
+  near(await page.locator(status).getAttribute('data-groups'), want.group_count, 'group count');
+  // Pages: the next page starts where the first ended.
+  await page.click('#explore-next');
+  await page.waitForFunction(() => /showing 51–/.test(document.querySelector('#explore-status')?.textContent || ''));
+  // Export: every group, as CSV.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const csv = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
+  assert.equal(csv.length, want.group_count + 1, 'CSV: header and one line per group');
+  assert.match(csv[0], /^name,count,timed,total_us/);
+  // A finding's evidence opens its events.
+  const links = page.locator('#finding-links button[data-finding]');
+  if (await links.count() > 0) {
+    await links.first().click();
+    await page.waitForSelector('#explore-narrowed');
+    const matched = Number(await page.locator(status).getAttribute('data-value'));
+    assert.ok(matched > 0 && matched <= cli.events, `a finding's events: ${matched}`);
+  }
+  // Redact: the report names kernels by the CLI's stable hashes, and no longer by their names.
+  const top = cli.top_kernels[0].name;
+  const redacted = cliJson(['report', '--json', '--redact', file]);
+  await page.check('#redact-names');
+  await page.waitForSelector('#report[data-redacted="true"]');
+  const text = await page.locator('#report').textContent();
+  assert.ok(!text.includes(top), 'the redacted report does not name the top kernel');
+  assert.ok(text.includes(redacted.top_kernels[0].name), `the redacted report names ${redacted.top_kernels[0].name}`);
+  await page.screenshot({ path: screenshotPath('explore'), fullPage: true });
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });

@@ -1,0 +1,197 @@
+//! The "Explore events" view: filter, group, sort and page the loaded events (queried in the worker), export CSV.
+
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::AppState;
+use crate::table::query::{EventGroup, EventPage, EventQuery, EventRow, GroupBy, SortBy};
+use crate::table::EventKind;
+
+fn element_value(id: &str) -> String {
+    let Some(el) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id(id))
+    else {
+        return String::new();
+    };
+    if let Some(i) = el.dyn_ref::<web_sys::HtmlInputElement>() {
+        if i.type_() == "checkbox" {
+            return if i.checked() { "on".into() } else { String::new() };
+        }
+        return i.value();
+    }
+    el.dyn_ref::<web_sys::HtmlSelectElement>()
+        .map(|s| s.value())
+        .unwrap_or_default()
+}
+
+/// The query the form's controls describe (names and ranks of a finding's query are kept).
+fn query_from_form(previous: &EventQuery) -> EventQuery {
+    let kind = element_value("explore-kind");
+    EventQuery {
+        kinds: if kind.is_empty() { Vec::new() } else { vec![kind] },
+        name_contains: element_value("explore-name").trim().to_string(),
+        min_dur_us: element_value("explore-min-dur").trim().parse().ok(),
+        group_by: GroupBy::parse(&element_value("explore-group")),
+        sort: SortBy::parse(&element_value("explore-sort")).unwrap_or_default(),
+        descending: !element_value("explore-desc").is_empty(),
+        names: previous.names.clone(),
+        ranks: previous.ranks.clone(),
+        stream: previous.stream,
+        limit: previous.limit,
+        offset: 0,
+        category: previous.category.clone(),
+    }
+}
+
+fn apply(state: AppState) {
+    let q = query_from_form(&state.query.get_untracked());
+    super::run_query(state, q);
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |x| format!("{x:.3}"))
+}
+
+fn row_view(r: EventRow) -> impl IntoView {
+    let args = if r.args.is_empty() {
+        String::new()
+    } else {
+        serde_json::Value::Object(r.args.clone()).to_string()
+    };
+    view! {
+        <tr data-row=r.row data-rank=r.rank data-dur-us=r.dur_us.map(|d| d.to_string()).unwrap_or_default()>
+            <td class="num">{r.rank}</td>
+            <td class="num">{num(r.start_ms)}</td>
+            <td class="num">{num(r.dur_us)}</td>
+            <td>{r.kind.clone()}</td>
+            <td class="num">{r.stream.map(|s| s.to_string()).unwrap_or_default()}</td>
+            <td class="name" title=r.name.clone()>{r.name.clone()}</td>
+            <td class="args" title=args.clone()>{args.clone()}</td>
+        </tr>
+    }
+}
+
+fn group_view(g: EventGroup) -> impl IntoView {
+    view! {
+        <tr data-key=g.key.clone() data-count=g.count data-total-us=g.total_us.to_string()>
+            <td class="name" title=g.key.clone()>{g.key.clone()}</td>
+            <td class="num">{g.count}</td>
+            <td class="num">{format!("{:.3}", g.total_us)}</td>
+            <td class="num">{num(g.mean_us)}</td>
+            <td class="num">{num(g.min_us)}</td>
+            <td class="num">{num(g.max_us)}</td>
+            <td class="num">{format!("{:.2}", g.pct_of_matched)}</td>
+        </tr>
+    }
+}
+
+fn results(state: AppState, page: EventPage) -> impl IntoView {
+    let grouped = page.query.group_by.is_some();
+    let of = if grouped { page.group_count } else { page.matched };
+    let shown = page.rows.len().max(page.groups.len());
+    let from = page.query.offset;
+    let limit = page.query.limit;
+    let has_prev = from > 0;
+    let has_next = (from + shown) < of as usize;
+    let go = move |offset: usize| {
+        let mut q = state.query.get_untracked();
+        q.offset = offset;
+        super::run_query(state, q);
+    };
+    let body = if grouped {
+        view! {
+            <table class="events" id="explore-table" data-grouped="true">
+                <thead><tr><th>{page.query.group_by.map(|g| g.as_str()).unwrap_or("")}</th><th>"Count"</th><th>"Total (µs)"</th><th>"Mean (µs)"</th><th>"Min (µs)"</th><th>"Max (µs)"</th><th>"%"</th></tr></thead>
+                <tbody>{page.groups.into_iter().map(group_view).collect_view()}</tbody>
+            </table>
+        }
+        .into_any()
+    } else {
+        view! {
+            <table class="events" id="explore-table" data-grouped="false">
+                <thead><tr><th>"Rank"</th><th>"Start (ms)"</th><th>"Dur (µs)"</th><th>"Kind"</th><th>"Stream"</th><th>"Name"</th><th>"Args"</th></tr></thead>
+                <tbody>{page.rows.into_iter().map(row_view).collect_view()}</tbody>
+            </table>
+        }
+        .into_any()
+    };
+    view! {
+        <p id="explore-status" data-metric="explore-matched" data-value=page.matched
+            data-groups=page.group_count data-matched-dur-us=page.matched_dur_us.to_string()>
+            {format!("{} events match ({:.3} ms in total)", page.matched, page.matched_dur_us / 1000.0)}
+            {grouped.then(|| format!(", in {} groups", page.group_count))}
+            {format!("; showing {}–{} of {of}.", if shown == 0 { 0 } else { from + 1 }, from + shown)}
+        </p>
+        <div class="table-scroll">{body}</div>
+        <div class="pager">
+            <button id="explore-prev" class="secondary" disabled=!has_prev on:click=move |_| go(from.saturating_sub(limit))>"← Previous"</button>
+            <button id="explore-next" class="secondary" disabled=!has_next on:click=move |_| go(from + limit)>"Next →"</button>
+        </div>
+    }
+}
+
+/// The exploration panel.
+pub fn explore(state: AppState) -> impl IntoView {
+    let q = move || state.query.get();
+    view! {
+        <section class="panel" id="explore">
+            <div class="panel-head">
+                <h2>"Explore events"</h2>
+                <div class="actions">
+                    <button id="export-csv" class="secondary" on:click=move |_| super::export_query(state)>"Export CSV"</button>
+                </div>
+            </div>
+            <form id="explore-form" class="explore-controls" on:submit=move |ev| { ev.prevent_default(); apply(state); }>
+                <label>"Kind "
+                    <select id="explore-kind" prop:value=move || q().kinds.first().cloned().unwrap_or_default() on:change=move |_| apply(state)>
+                        <option value="">"all"</option>
+                        {EventKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.as_str()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>"Name contains "
+                    <input id="explore-name" type="search" placeholder="e.g. gemm, nccl, aten::" prop:value=move || q().name_contains/>
+                </label>
+                <label>"Min duration (µs) "
+                    <input id="explore-min-dur" type="number" min="0" step="any" prop:value=move || q().min_dur_us.map(|m| m.to_string()).unwrap_or_default()/>
+                </label>
+                <label>"Group by "
+                    <select id="explore-group" prop:value=move || q().group_by.map(|g| g.as_str().to_string()).unwrap_or_default() on:change=move |_| apply(state)>
+                        <option value="">"(no grouping)"</option>
+                        {GroupBy::ALL.iter().map(|g| view! { <option value=g.as_str()>{g.as_str()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>"Sort by "
+                    <select id="explore-sort" prop:value=move || q().sort.as_str().to_string() on:change=move |_| apply(state)>
+                        {SortBy::ALL.iter().map(|s| view! { <option value=s.as_str()>{s.as_str()}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label class="check"><input id="explore-desc" type="checkbox" prop:checked=move || q().descending on:change=move |_| apply(state)/>" descending"</label>
+                <button id="explore-apply" type="submit">"Apply"</button>
+            </form>
+            {move || {
+                let q = state.query.get();
+                let narrowed = !q.names.is_empty() || !q.ranks.is_empty() || q.stream.is_some();
+                narrowed.then(|| {
+                    let mut what = Vec::new();
+                    if !q.names.is_empty() { what.push(format!("{} name(s) of a finding", q.names.len())); }
+                    if !q.ranks.is_empty() { what.push(format!("ranks {:?}", q.ranks)); }
+                    if let Some(s) = q.stream { what.push(format!("stream {s}")); }
+                    view! {
+                        <p class="notice" id="explore-narrowed">{format!("Only {}. ", what.join(", "))}
+                            <button class="link" id="explore-clear" on:click=move |_| {
+                                let mut q = state.query.get_untracked();
+                                q.names.clear(); q.ranks.clear(); q.stream = None; q.offset = 0;
+                                super::run_query(state, q);
+                            }>"Show all"</button>
+                        </p>
+                    }
+                })
+            }}
+            {move || match state.events.get() {
+                None => view! { <p class="muted" id="explore-status" data-state="loading">"Querying the events…"</p> }.into_any(),
+                Some(page) => results(state, page).into_any(),
+            }}
+        </section>
+    }
+}
