@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::all::{analyze_all, render_text, AnalysisOptions, Mode};
+use crate::analysis::all::{analyze_timed, render_text, render_timings, AnalysisOptions, Mode};
 use crate::analysis::summary::summarize;
 use crate::report::markdown::summary_markdown;
 use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
@@ -15,6 +15,7 @@ profile-model: why is my PyTorch job slow? (reads torch.profiler Kineto traces, 
 usage:
   profile-model summary [--json] PATH                                quick summary
   profile-model analyze [--json] [--compat hta] [--steps A..B] PATH  every deeper analysis
+                                                                     (--timings: time of each on stderr)
   profile-model report [--json] [--redact] PATH                      diagnosis: main finding, bottleneck, actions
                                                                      (--redact: kernel/op names as stable hashes)
   profile-model events [FILTERS] [--group-by G] [--sort S] [--desc] [--offset N] [--limit N]
@@ -41,6 +42,8 @@ struct Args {
     /// `events`: the query, and CSV output.
     query: EventQuery,
     csv: bool,
+    /// `analyze`: print the time of each analysis to stderr.
+    timings: bool,
     positional: Vec<String>,
 }
 
@@ -68,8 +71,10 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                 let v = text("--kind", it.next())?;
                 for k in v.split(',').map(str::trim).filter(|k| !k.is_empty()) {
                     if !crate::table::EventKind::ALL.iter().any(|e| e.as_str() == k) {
-                        let known: Vec<&str> =
-                            crate::table::EventKind::ALL.iter().map(|e| e.as_str()).collect();
+                        let known: Vec<&str> = crate::table::EventKind::ALL
+                            .iter()
+                            .map(|e| e.as_str())
+                            .collect();
                         return Err(format!(
                             "--kind takes one of {}, found {k:?}",
                             known.join(", ")
@@ -98,6 +103,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                     "--sort takes start, duration, name, count, total, mean or max, found {v:?}"
                 ))?;
             }
+            "--timings" => out.timings = true,
             "--compat" => match it.next().as_deref() {
                 Some("hta") => out.compat_hta = true,
                 Some("exact") => out.compat_hta = false,
@@ -171,7 +177,13 @@ pub fn run(args: Vec<String>) -> i32 {
                 steps: args.steps,
                 ..Default::default()
             };
-            let all = analyze_all(&set, &opts);
+            let clock = std::time::Instant::now();
+            let (all, timings) =
+                analyze_timed(&set, &opts, &|| clock.elapsed().as_secs_f64() * 1000.0);
+            if args.timings {
+                eprint!("{}", render_timings(&timings));
+            }
+            let all = serde_json::to_value(all).unwrap_or(serde_json::Value::Null);
             if args.json {
                 println!("{}", serde_json::to_string_pretty(&all).expect("json"));
             } else {
@@ -385,7 +397,13 @@ fn render_page(p: &EventPage) -> String {
         let _ = writeln!(
             s,
             "{:>9} {:>14} {:>12} {:>12} {:>12} {:>7}  {}",
-            "count", "total_us", "mean_us", "min_us", "max_us", "%", by.as_str()
+            "count",
+            "total_us",
+            "mean_us",
+            "min_us",
+            "max_us",
+            "%",
+            by.as_str()
         );
         for g in &p.groups {
             let _ = writeln!(

@@ -118,7 +118,18 @@ fn events_filters_groups_and_exports() {
         return;
     }
     let p = path.to_str().unwrap();
-    let (code, out, err) = cli(&["events", "--json", "--kind", "kernel", "--group-by", "name", "--sort", "total", "--desc", p]);
+    let (code, out, err) = cli(&[
+        "events",
+        "--json",
+        "--kind",
+        "kernel",
+        "--group-by",
+        "name",
+        "--sort",
+        "total",
+        "--desc",
+        p,
+    ]);
     assert_eq!(code, 0, "{err}");
     let page: serde_json::Value = serde_json::from_str(&out).unwrap();
     let (_, summary, _) = cli(&["summary", "--json", p]);
@@ -127,12 +138,18 @@ fn events_filters_groups_and_exports() {
     let groups = page["groups"].as_array().unwrap();
     let total: u64 = groups.iter().map(|g| g["count"].as_u64().unwrap()).sum();
     assert_eq!(Some(total), summary["kernels"].as_u64());
-    let totals: Vec<f64> = groups.iter().map(|g| g["total_us"].as_f64().unwrap()).collect();
+    let totals: Vec<f64> = groups
+        .iter()
+        .map(|g| g["total_us"].as_f64().unwrap())
+        .collect();
     assert!(totals.windows(2).all(|w| w[0] >= w[1]), "{totals:?}");
 
     let (code, csv, _) = cli(&["events", "--csv", "--kind", "kernel", p]);
     assert_eq!(code, 0);
-    assert_eq!(csv.lines().count() as u64, summary["kernels"].as_u64().unwrap() + 1);
+    assert_eq!(
+        csv.lines().count() as u64,
+        summary["kernels"].as_u64().unwrap() + 1
+    );
     assert!(csv.starts_with("rank,row,ts_us,"));
 
     let (code, _, err) = cli(&["events", "--kind", "kernels", p]);
@@ -140,5 +157,8 @@ fn events_filters_groups_and_exports() {
     assert!(err.contains("--kind takes one of kernel"), "{err}");
     let (code, _, err) = cli(&["events", "--limit", "ten", p]);
     assert_eq!(code, 2);
-    assert!(err.contains("--limit takes a number, found \"ten\""), "{err}");
+    assert!(
+        err.contains("--limit takes a number, found \"ten\""),
+        "{err}"
+    );
 }

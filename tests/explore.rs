@@ -47,7 +47,11 @@ fn filters_by_kind_name_stream_and_duration() {
         name_contains: "A".into(),
         ..kernels()
     };
-    assert_eq!(query_events(&set, &q).matched, 3, "name filter ignores case");
+    assert_eq!(
+        query_events(&set, &q).matched,
+        3,
+        "name filter ignores case"
+    );
     let q = EventQuery {
         stream: Some(9),
         ..kernels()
@@ -57,7 +61,11 @@ fn filters_by_kind_name_stream_and_duration() {
         min_dur_us: Some(10.0),
         ..kernels()
     };
-    assert_eq!(query_events(&set, &q).matched, 4, "at least 10 µs: three a and b");
+    assert_eq!(
+        query_events(&set, &q).matched,
+        4,
+        "at least 10 µs: three a and b"
+    );
     let q = EventQuery {
         names: vec!["b".into(), "c".into()],
         ..kernels()
@@ -134,7 +142,13 @@ fn longest_first_and_pages_are_consistent() {
         descending: true,
         ..kernels()
     };
-    let all = query_events(&set, &EventQuery { limit: 100, ..q.clone() });
+    let all = query_events(
+        &set,
+        &EventQuery {
+            limit: 100,
+            ..q.clone()
+        },
+    );
     let durs: Vec<f64> = all.rows.iter().map(|r| r.dur_us.unwrap()).collect();
     assert_eq!(durs, [50.0, 10.0, 10.0, 10.0, 5.0, 5.0]);
     // Pages of two, put together, are the whole ordered list (the partial sort keeps ties in row order).
@@ -224,7 +238,15 @@ fn csv_export_has_every_matched_row_with_args() {
     let mut b = TraceBuilder::new();
     b.kernel("void f<float, 4>(int, \"x\")", 7, 0.0, 1.0, 2.0, 10.0);
     b.kernel("g", 7, 3.0, 1.0, 20.0, 4.0);
-    b.memcpy("Memcpy HtoD (Pageable -> Device)", 4096, 7, 5.0, 1.0, 30.0, 2.0);
+    b.memcpy(
+        "Memcpy HtoD (Pageable -> Device)",
+        4096,
+        7,
+        5.0,
+        1.0,
+        30.0,
+        2.0,
+    );
     let set = TraceSet::single(b.table("csv.json"));
     let csv = export_csv(
         &set,
@@ -234,7 +256,11 @@ fn csv_export_has_every_matched_row_with_args() {
         },
     );
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines.len(), 3, "header and both rows (limit ignored): {csv}");
+    assert_eq!(
+        lines.len(),
+        3,
+        "header and both rows (limit ignored): {csv}"
+    );
     let head = csv_fields(lines[0]);
     let first = csv_fields(lines[1]);
     assert_eq!(head.len(), first.len());
@@ -261,7 +287,10 @@ fn csv_export_has_every_matched_row_with_args() {
             ..kernels()
         },
     );
-    assert_eq!(grouped.lines().nth(1).map(csv_fields).unwrap()[..3], ["kernel", "2", "2"]);
+    assert_eq!(
+        grouped.lines().nth(1).map(csv_fields).unwrap()[..3],
+        ["kernel", "2", "2"]
+    );
 }
 
 /// Kernel count, time and per-name calls of a real trace, straight from its JSON.

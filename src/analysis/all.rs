@@ -102,13 +102,59 @@ pub struct AllAnalyses {
     pub notes: Vec<String>,
 }
 
+/// Wall time of one analysis (over all ranks), for benchmarks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnalysisTiming {
+    /// `prepare` (the shared per-rank preparation) or an [`AllAnalyses`] field name.
+    pub name: String,
+    pub ms: f64,
+}
+
+/// Laps of a caller-supplied clock.
+struct Laps<'c> {
+    now_ms: &'c dyn Fn() -> f64,
+    last: f64,
+    out: Vec<AnalysisTiming>,
+}
+
+impl Laps<'_> {
+    /// Runs `f` and records its time under `name`.
+    fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
+        let v = f();
+        let now = (self.now_ms)();
+        self.out.push(AnalysisTiming {
+            name: name.to_string(),
+            ms: now - self.last,
+        });
+        self.last = now;
+        v
+    }
+}
+
 /// Every analysis over a set of ranks.
 pub fn analyze(set: &TraceSet, opts: &AnalysisOptions) -> AllAnalyses {
-    let preps: Vec<(i64, RankPrep)> = set
-        .ranks
-        .iter()
-        .map(|r| (r.rank, RankPrep::new(&r.table, opts)))
-        .collect();
+    analyze_timed(set, opts, &|| 0.0).0
+}
+
+/// [`analyze`], with the time each analysis took: `prepare` (the shared per-rank preparation), then
+/// one entry per [`AllAnalyses`] field, in field order. `now_ms` is a clock in milliseconds (the
+/// caller's: `Instant` natively, `performance.now()` in the browser).
+pub fn analyze_timed(
+    set: &TraceSet,
+    opts: &AnalysisOptions,
+    now_ms: &dyn Fn() -> f64,
+) -> (AllAnalyses, Vec<AnalysisTiming>) {
+    let mut laps = Laps {
+        now_ms,
+        last: now_ms(),
+        out: Vec::new(),
+    };
+    let preps: Vec<(i64, RankPrep)> = laps.time("prepare", || {
+        set.ranks
+            .iter()
+            .map(|r| (r.rank, RankPrep::new(&r.table, opts)))
+            .collect()
+    });
     let mut notes: Vec<String> = set.notes.clone();
     for (rank, p) in &preps {
         for n in &p.notes {
@@ -118,50 +164,91 @@ pub fn analyze(set: &TraceSet, opts: &AnalysisOptions) -> AllAnalyses {
     if opts.mode == Mode::Exact {
         notes.push("exact mode: integer-ns timestamps, every event of the window, device events recognised by their kind; HTA 0.5.0 rounds float timestamps to whole µs, drops the last ProfilerStep and selects rows by `stream`".into());
     }
-    let kernel_breakdown = kernel_breakdown_prepared(&preps, opts);
     let seq_opts = SequenceOptions::default();
-    AllAnalyses {
-        mode: opts.mode,
-        ranks: set.ranks.iter().map(|r| r.rank).collect(),
-        temporal_breakdown: preps
+    let kernel_breakdown = laps.time("kernel_breakdown", || {
+        kernel_breakdown_prepared(&preps, opts)
+    });
+    let temporal_breakdown = laps.time("temporal_breakdown", || {
+        preps
             .iter()
             .filter_map(|(r, p)| temporal_prepared(*r, p))
-            .collect(),
-        idle_time_breakdown: preps
+            .collect()
+    });
+    let idle_time_breakdown = laps.time("idle_time_breakdown", || {
+        preps
             .iter()
             .flat_map(|(r, p)| idle_prepared(*r, p, opts))
-            .collect(),
-        comm_comp_overlap: preps.iter().map(|(r, p)| overlap_prepared(*r, p)).collect(),
-        stragglers: stragglers_prepared(&preps, opts),
-        kernel_launch_stats: preps.iter().map(|(r, p)| launch_prepared(*r, p)).collect(),
-        queue_length: preps
+            .collect()
+    });
+    let comm_comp_overlap = laps.time("comm_comp_overlap", || {
+        preps.iter().map(|(r, p)| overlap_prepared(*r, p)).collect()
+    });
+    let stragglers = laps.time("stragglers", || stragglers_prepared(&preps, opts));
+    let kernel_launch_stats = laps.time("kernel_launch_stats", || {
+        preps.iter().map(|(r, p)| launch_prepared(*r, p)).collect()
+    });
+    let queue_length = laps.time("queue_length", || {
+        preps
             .iter()
             .flat_map(|(r, p)| queue_prepared(*r, p))
-            .collect(),
-        memory_bandwidth: preps
+            .collect()
+    });
+    let memory_bandwidth = laps.time("memory_bandwidth", || {
+        preps
             .iter()
             .flat_map(|(r, p)| memory_prepared(*r, p))
-            .collect(),
-        profiler_steps: preps.iter().map(|(r, p)| steps_prepared(*r, p)).collect(),
-        frequent_kernel_sequences: set
-            .ranks
+            .collect()
+    });
+    let profiler_steps = laps.time("profiler_steps", || {
+        preps.iter().map(|(r, p)| steps_prepared(*r, p)).collect()
+    });
+    let frequent_kernel_sequences = laps.time("frequent_kernel_sequences", || {
+        set.ranks
             .iter()
             .map(|r| RankSequences {
                 rank: r.rank,
                 result: frequent_kernel_sequences(&r.table, &seq_opts),
             })
-            .collect(),
-        critical_path: set
-            .ranks
+            .collect()
+    });
+    let critical_path = laps.time("critical_path", || {
+        set.ranks
             .iter()
             .map(|r| RankCriticalPath {
                 rank: r.rank,
                 result: critical_path_mode(&r.table, &opts.critical_path, opts.mode),
             })
-            .collect(),
+            .collect()
+    });
+    let all = AllAnalyses {
+        mode: opts.mode,
+        ranks: set.ranks.iter().map(|r| r.rank).collect(),
         kernel_breakdown,
+        temporal_breakdown,
+        idle_time_breakdown,
+        comm_comp_overlap,
+        stragglers,
+        kernel_launch_stats,
+        queue_length,
+        memory_bandwidth,
+        profiler_steps,
+        frequent_kernel_sequences,
+        critical_path,
         notes,
+    };
+    (all, laps.out)
+}
+
+/// The timing table of [`analyze_timed`]: one line per analysis and the total, ms.
+pub fn render_timings(timings: &[AnalysisTiming]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<28} {:>10}", "analysis", "ms");
+    for t in timings {
+        let _ = writeln!(s, "{:<28} {:>10.1}", t.name, t.ms);
     }
+    let total: f64 = timings.iter().map(|t| t.ms).sum();
+    let _ = writeln!(s, "{:<28} {:>10.1}", "total", total);
+    s
 }
 
 /// Every analysis, keyed by name (`kernel_breakdown`, `temporal_breakdown`, ...): [`AllAnalyses`] as JSON.

@@ -144,9 +144,10 @@ impl EvidenceFilter {
             }
             Some(EvidenceKind::Stream) => {
                 q.kinds = kinds(&device);
-                q.stream = names
-                    .iter()
-                    .find_map(|n| n.strip_prefix("stream ").and_then(|s| s.trim().parse().ok()));
+                q.stream = names.iter().find_map(|n| {
+                    n.strip_prefix("stream ")
+                        .and_then(|s| s.trim().parse().ok())
+                });
             }
             Some(EvidenceKind::Rank) => {
                 q.kinds = kinds(&device);

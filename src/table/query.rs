@@ -347,7 +347,9 @@ fn group_code(t: &TraceTable, by: GroupBy, row: usize) -> i64 {
         GroupBy::Kind => t.kind.value(row) as i64,
         GroupBy::Category => t.category_id_at(row).map_or(-1, |c| c as i64),
         GroupBy::Stream => t.stream_at(row).unwrap_or(i64::MIN),
-        GroupBy::Thread => ((t.pid.keys().value(row) as i64) << 32) | t.tid.keys().value(row) as i64,
+        GroupBy::Thread => {
+            ((t.pid.keys().value(row) as i64) << 32) | t.tid.keys().value(row) as i64
+        }
         GroupBy::Rank => 0,
     }
 }
@@ -371,7 +373,11 @@ fn groups_of(set: &TraceSet, by: GroupBy, hits: &[Hit]) -> BTreeMap<String, Stat
     out
 }
 
-fn sorted_groups(q: &EventQuery, groups: BTreeMap<String, Stats>, matched_ns: i64) -> Vec<EventGroup> {
+fn sorted_groups(
+    q: &EventQuery,
+    groups: BTreeMap<String, Stats>,
+    matched_ns: i64,
+) -> Vec<EventGroup> {
     let mut v: Vec<(String, Stats)> = groups.into_iter().collect();
     let mean = |s: &Stats| {
         if s.timed > 0 {
@@ -432,7 +438,9 @@ fn sort_hits(set: &TraceSet, q: &EventQuery, hits: &mut Vec<Hit>, keep: usize) {
     let cmp = |a: &Hit, b: &Hit| -> std::cmp::Ordering {
         let ord = match sort {
             SortBy::Name => {
-                let o = table(a).name_at(a.1 as usize).cmp(table(b).name_at(b.1 as usize));
+                let o = table(a)
+                    .name_at(a.1 as usize)
+                    .cmp(table(b).name_at(b.1 as usize));
                 if desc {
                     o.reverse()
                 } else {

@@ -16,7 +16,11 @@ fn element_value(id: &str) -> String {
     };
     if let Some(i) = el.dyn_ref::<web_sys::HtmlInputElement>() {
         if i.type_() == "checkbox" {
-            return if i.checked() { "on".into() } else { String::new() };
+            return if i.checked() {
+                "on".into()
+            } else {
+                String::new()
+            };
         }
         return i.value();
     }
@@ -29,7 +33,11 @@ fn element_value(id: &str) -> String {
 fn query_from_form(previous: &EventQuery) -> EventQuery {
     let kind = element_value("explore-kind");
     EventQuery {
-        kinds: if kind.is_empty() { Vec::new() } else { vec![kind] },
+        kinds: if kind.is_empty() {
+            Vec::new()
+        } else {
+            vec![kind]
+        },
         name_contains: element_value("explore-name").trim().to_string(),
         min_dur_us: element_value("explore-min-dur").trim().parse().ok(),
         group_by: GroupBy::parse(&element_value("explore-group")),
@@ -88,7 +96,11 @@ fn group_view(g: EventGroup) -> impl IntoView {
 
 fn results(state: AppState, page: EventPage) -> impl IntoView {
     let grouped = page.query.group_by.is_some();
-    let of = if grouped { page.group_count } else { page.matched };
+    let of = if grouped {
+        page.group_count
+    } else {
+        page.matched
+    };
     let shown = page.rows.len().max(page.groups.len());
     let from = page.query.offset;
     let limit = page.query.limit;

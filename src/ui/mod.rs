@@ -20,6 +20,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
+use crate::analysis::all::AnalysisTiming;
 use crate::table::query::{EventPage, EventQuery, SortBy};
 use crate::worker::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 
@@ -80,6 +81,8 @@ pub struct AppState {
     /// The exploration view's query, and the page of events the worker answered.
     pub query: RwSignal<EventQuery>,
     pub events: RwSignal<Option<EventPage>>,
+    /// Time of each analysis in the worker (empty for results from the cache).
+    pub analysis_timings: RwSignal<Vec<AnalysisTiming>>,
 }
 
 /// The exploration view's first query: every event, longest first.
@@ -114,6 +117,7 @@ impl AppState {
             redact: RwSignal::new(false),
             query: RwSignal::new(first_query()),
             events: RwSignal::new(None),
+            analysis_timings: RwSignal::new(Vec::new()),
         }
     }
 }
@@ -265,7 +269,8 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
         FromWorker::Exported { csv } => {
             view::download(&csv, "text/csv", "profile-model-events.csv")
         }
-        FromWorker::Analysis { analysis } => {
+        FromWorker::Analysis { analysis, timings } => {
+            state.analysis_timings.set(timings);
             state.analysis.set(Some(analysis));
             save_if_kept(state);
         }
@@ -330,6 +335,7 @@ pub fn start_load(state: AppState, files: Vec<File>) {
     state.report.set(None);
     state.analysis.set(None);
     state.report_links.set(Vec::new());
+    state.analysis_timings.set(Vec::new());
     state.events.set(None);
     state.query.set(first_query());
     state.request_error.set(None);

@@ -686,6 +686,34 @@ fn report(state: AppState) -> impl IntoView {
     }
 }
 
+/// How long the analyses took in the worker (`data-metric="analysis-ms"`: all together).
+fn timings(state: AppState) -> impl IntoView {
+    let t = state.analysis_timings.get();
+    (!t.is_empty()).then(|| {
+        let total: f64 = t.iter().map(|x| x.ms).sum();
+        let parts = t
+            .iter()
+            .filter(|x| x.ms >= 0.5)
+            .map(|x| format!("{} {:.0} ms", x.name, x.ms))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let each = t
+            .iter()
+            .map(|x| view! { <span hidden data-metric="analysis-time-ms" data-analysis=x.name.clone() data-value=x.ms.to_string()></span> })
+            .collect_view();
+        view! {
+            <p class="muted" id="analysis-timings">
+                "All analyses ran in "
+                <span data-metric="analysis-ms" data-value=total.to_string()>{format!("{total:.0} ms")}</span>
+                " in this tab"
+                {(!parts.is_empty()).then(|| format!(" ({parts})"))}
+                "."
+                {each}
+            </p>
+        }
+    })
+}
+
 fn deeper(state: AppState) -> impl IntoView {
     move || {
         let body = match state.analysis.get() {
@@ -715,6 +743,7 @@ fn deeper(state: AppState) -> impl IntoView {
         view! {
             <section id="deeper" class="panel" data-state=if ready { "ready" } else { "loading" }>
                 <h2>"Deeper analysis"</h2>
+                {timings(state)}
                 {body}
             </section>
         }

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, File, FileReaderSync, MessageEvent};
 
-use crate::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
+use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
 use crate::analysis::summary::summarize;
 use crate::report::diagnosis::diagnose_with;
 use crate::table::query::{export_csv, query_events};
@@ -28,20 +28,27 @@ const FEED_BYTES: usize = 1 << 20;
 thread_local! {
     static LOADED: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
     /// The analyses of the kept set, run once (the report and the deeper views share them).
-    static ANALYSES: RefCell<Option<AllAnalyses>> = const { RefCell::new(None) };
+    static ANALYSES: RefCell<Option<(AllAnalyses, Vec<AnalysisTiming>)>> = const { RefCell::new(None) };
 }
 
-/// The analyses of `set`, run on first use.
-fn analyses_of(set: &TraceSet) -> AllAnalyses {
+/// Milliseconds from the worker's high-resolution clock.
+fn now_ms() -> f64 {
+    scope()
+        .performance()
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}
+
+/// The analyses of `set` with the time each took in this worker, run on first use.
+fn analyses_of(set: &TraceSet) -> (AllAnalyses, Vec<AnalysisTiming>) {
     ANALYSES.with(|a| {
         a.borrow_mut()
-            .get_or_insert_with(|| analyze(set, &AnalysisOptions::default()))
+            .get_or_insert_with(|| analyze_timed(set, &AnalysisOptions::default(), &now_ms))
             .clone()
     })
 }
 
 fn report_of(set: &TraceSet, redact: bool) -> FromWorker {
-    let all = analyses_of(set);
+    let (all, _) = analyses_of(set);
     let report = diagnose_with(set, &all, &AnalysisOptions::default());
     let links = report
         .findings
@@ -112,13 +119,15 @@ fn on_message(event: MessageEvent) {
                 .collect();
             load(files);
         }
-        ToWorker::Analyze => with_set(|set| FromWorker::Analysis {
-            analysis: serde_json::to_value(analyses_of(set)).unwrap_or_default(),
+        ToWorker::Analyze => with_set(|set| {
+            let (all, timings) = analyses_of(set);
+            FromWorker::Analysis {
+                analysis: serde_json::to_value(all).unwrap_or_default(),
+                timings,
+            }
         }),
         ToWorker::Report { redact } => with_set(|set| report_of(set, redact)),
-        ToWorker::Query { query } => {
-            with_set(|set| FromWorker::Events(query_events(set, &query)))
-        }
+        ToWorker::Query { query } => with_set(|set| FromWorker::Events(query_events(set, &query))),
         ToWorker::Export { query } => with_set(|set| FromWorker::Exported {
             csv: export_csv(set, &query),
         }),

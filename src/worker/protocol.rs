@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::analysis::all::AnalysisTiming;
 use crate::analysis::summary::Summary;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
@@ -119,6 +120,9 @@ pub enum FromWorker {
     /// `analyze_all`'s JSON.
     Analysis {
         analysis: Value,
+        /// Time of each analysis in the worker, ms (the first call runs them; later calls reuse them).
+        #[serde(default)]
+        timings: Vec<AnalysisTiming>,
     },
     /// The diagnosis report as Markdown, with the findings that point at events.
     Report {
@@ -131,7 +135,9 @@ pub enum FromWorker {
     /// A page of events.
     Events(EventPage),
     /// A query's CSV.
-    Exported { csv: String },
+    Exported {
+        csv: String,
+    },
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
         message: String,

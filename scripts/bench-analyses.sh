@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Benchmark (rerunnable, not a test) of the analyses on a ~1 M-event trace made with ../shared/tools/make-big-trace:
+# the time of each analysis natively (`profile-model analyze --timings`, exact and --compat hta) and in headless
+# Chromium in the built page's worker (same code, timed with performance.now()).
+# Usage: scripts/bench-analyses.sh [MB]   (default 200 MB ≈ 1 M events; BENCH_BROWSER=0 skips the browser part)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
+TRACES="${PROFILE_MODEL_TRACES:-$ROOT/../shared/traces}"
+MAKER="${MAKE_BIG_TRACE:-$ROOT/../shared/tools/make-big-trace}"
+SRC="$TRACES/hta__negative_queue_length__rank0.json.gz"
+MB="${1:-200}"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+CLI="$TARGET/release/profile-model"
+
+cargo build --release --bin profile-model >&2
+if [ "${BENCH_BROWSER:-1}" = 1 ] && [ ! -f dist/index.html ]; then
+  bash scripts/setup.sh >&2
+  trunk build --release --dist "$ROOT/dist" >&2
+fi
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/pm-bench-an-XXXX")"
+trap 'rm -rf "$WORK"' EXIT
+f="$WORK/big$MB.json"
+python3 "$MAKER" "$SRC" --mb "$MB" -o "$f" >&2
+events="$("$CLI" summary --json "$f" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')"
+echo "trace: $(basename "$f"), $(stat -c %s "$f") bytes, $events events"
+echo "Native, exact mode:"
+"$CLI" analyze --timings "$f" 2>&1 >/dev/null
+echo "Native, --compat hta:"
+"$CLI" analyze --timings --compat hta "$f" 2>&1 >/dev/null
+if [ "${BENCH_BROWSER:-1}" = 1 ]; then
+  node scripts/bench-analyses-browser.mjs "$f"
+fi
