@@ -99,3 +99,60 @@ fn every_real_trace_reports_in_order_and_agrees_with_summary_and_analyses() {
         }
     }
 }
+
+/// The main finding and the bottleneck type never contradict each other: when a warning-or-worse
+/// finding explains the bottleneck type (CPU: data loading, host wait, launch overhead, syncs;
+/// communication; memory traffic; compute: a dominant kernel), the main finding is one of those (a
+/// straggler aside, which explains the others' waits). The two-rank sample used to say
+/// "communication" in its main sentence and "CPU-bound" below it.
+#[test]
+fn main_finding_agrees_with_the_bottleneck_type() {
+    use profile_model::report::bottleneck::BottleneckKind;
+    use profile_model::report::findings::{FindingKind, Severity};
+    let explains = |b: BottleneckKind, k: FindingKind| match b {
+        BottleneckKind::Cpu => matches!(
+            k,
+            FindingKind::DataLoading
+                | FindingKind::HostBound
+                | FindingKind::LaunchOverhead
+                | FindingKind::Synchronization
+        ),
+        BottleneckKind::Communication => k == FindingKind::Communication,
+        BottleneckKind::Memory => k == FindingKind::MemoryTraffic,
+        BottleneckKind::Compute => k == FindingKind::DominantKernel,
+        BottleneckKind::Undetermined => false,
+    };
+    let mut checked = 0;
+    for f in common::kineto_trace_files() {
+        let set = TraceSet::single(load_path(&f).expect("loads"));
+        let r = diagnose(&set);
+        let b = r.bottleneck.as_ref().expect("bottleneck").kind;
+        let Some(main) = r
+            .findings
+            .iter()
+            .find(|x| Some(&x.id) == r.main_finding_id.as_ref())
+        else {
+            continue;
+        };
+        let explained = r
+            .findings
+            .iter()
+            .any(|x| x.severity >= Severity::Warning && explains(b, x.kind));
+        if explained && main.kind != FindingKind::Straggler {
+            assert!(
+                explains(b, main.kind),
+                "{}: main finding {:?} but bottleneck {:?}",
+                f.display(),
+                main.kind,
+                b
+            );
+            checked += 1;
+        }
+    }
+    if common::traces_dir().exists() {
+        assert!(
+            checked >= 3,
+            "only {checked} traces had a finding explaining the bottleneck"
+        );
+    }
+}

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
-use super::bottleneck::{classify, Bottleneck};
-use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingKind};
+use super::bottleneck::{classify, Bottleneck, BottleneckKind};
+use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingKind, Severity};
 use super::gather::{gather, gather_with};
 use super::inputs::{pct, DiagnosisInputs};
 use super::markdown::code_cell;
@@ -89,9 +89,29 @@ pub fn diagnose_inputs(inputs: &DiagnosisInputs) -> DiagnosisReport {
         })
         .collect();
     // A straggler explains the other ranks' communication waits: it is stated first when present.
+    // Otherwise the main finding is the most important one that explains the bottleneck type, so the
+    // sentence and the "Bottleneck" section agree; then the most important finding of any kind.
+    let explains = |k: FindingKind| match bottleneck.kind {
+        BottleneckKind::Cpu => matches!(
+            k,
+            FindingKind::DataLoading
+                | FindingKind::HostBound
+                | FindingKind::LaunchOverhead
+                | FindingKind::Synchronization
+        ),
+        BottleneckKind::Communication => k == FindingKind::Communication,
+        BottleneckKind::Memory => k == FindingKind::MemoryTraffic,
+        BottleneckKind::Compute => k == FindingKind::DominantKernel,
+        BottleneckKind::Undetermined => false,
+    };
     let main = findings
         .iter()
         .find(|f| f.kind == FindingKind::Straggler)
+        .or_else(|| {
+            findings
+                .iter()
+                .find(|f| f.severity >= Severity::Warning && explains(f.kind))
+        })
         .or_else(|| {
             findings
                 .iter()
