@@ -199,6 +199,15 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
       setInterval(() => window.__ticks.push(performance.now()), 20);
       const raf = () => { window.__ticks.push(performance.now()); requestAnimationFrame(raf); };
       requestAnimationFrame(raf);
+      // Every change of the progress bar's bytes-done, timed.
+      window.__progress = [];
+      new MutationObserver((records) => {
+        for (const r of records) {
+          const v = r.target.getAttribute?.('data-bytes-done');
+          const last = window.__progress[window.__progress.length - 1];
+          if (v && (!last || last[1] !== v)) window.__progress.push([performance.now(), v]);
+        }
+      }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-bytes-done'] });
     });
     await page.setInputFiles('#file-input', big);
     const t0 = await page.evaluate(() => performance.now());
@@ -216,6 +225,16 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
       await page.waitForTimeout(50);
     }
     assert.ok(seen.length >= 3 && seen[2] > seen[0], `data-bytes-done increases: ${seen}`);
+    // The progress bar moves at least 4 times a second (measured from the first change, over >= 1 s).
+    await page.waitForTimeout(1_000);
+    const rate = await page.evaluate(() => {
+      const p = window.__progress.map((x) => x[0]);
+      const span = (p[p.length - 1] - p[0]) / 1000;
+      return { n: p.length, span, perSecond: span > 0 ? (p.length - 1) / span : 0 };
+    });
+    console.log(`progress: ${rate.perSecond.toFixed(1)} updates/s over ${rate.span.toFixed(2)} s`);
+    assert.ok(rate.span >= 0.9 && rate.perSecond >= 4,
+      `progress updates ${rate.perSecond.toFixed(1)}/s over ${rate.span.toFixed(1)} s (${rate.n} changes), want >= 4/s`);
     await page.screenshot({ path: screenshotPath('big-load-progress'), fullPage: true });
     await page.click('#cancel');
     await page.waitForFunction(() => /Cancelled/.test(document.body.innerText), null, { timeout: 5_000 });
