@@ -101,27 +101,13 @@ fn every_real_trace_reports_in_order_and_agrees_with_summary_and_analyses() {
 }
 
 /// The main finding and the bottleneck type never contradict each other: when a warning-or-worse
-/// finding explains the bottleneck type (CPU: data loading, host wait, launch overhead, syncs;
-/// communication; memory traffic; compute: a dominant kernel), the main finding is one of those (a
+/// finding explains the bottleneck type (`explains_bottleneck`), the main finding is one of those (a
 /// straggler aside, which explains the others' waits). The two-rank sample used to say
 /// "communication" in its main sentence and "CPU-bound" below it.
 #[test]
 fn main_finding_agrees_with_the_bottleneck_type() {
-    use profile_model::report::bottleneck::BottleneckKind;
+    use profile_model::report::diagnosis::explains_bottleneck as explains;
     use profile_model::report::findings::{FindingKind, Severity};
-    let explains = |b: BottleneckKind, k: FindingKind| match b {
-        BottleneckKind::Cpu => matches!(
-            k,
-            FindingKind::DataLoading
-                | FindingKind::HostBound
-                | FindingKind::LaunchOverhead
-                | FindingKind::Synchronization
-        ),
-        BottleneckKind::Communication => k == FindingKind::Communication,
-        BottleneckKind::Memory => k == FindingKind::MemoryTraffic,
-        BottleneckKind::Compute => k == FindingKind::DominantKernel,
-        BottleneckKind::Undetermined => false,
-    };
     let mut checked = 0;
     for f in common::kineto_trace_files() {
         let set = TraceSet::single(load_path(&f).expect("loads"));

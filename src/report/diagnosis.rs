@@ -71,6 +71,24 @@ pub fn diagnose_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) 
     diagnose_inputs(&gather_with(set, all, opts))
 }
 
+/// Whether a finding of this kind explains a bottleneck of that type (CPU: data loading, host wait,
+/// launch overhead, syncs; communication; memory traffic; compute: a dominant kernel).
+pub fn explains_bottleneck(bottleneck: BottleneckKind, finding: FindingKind) -> bool {
+    match bottleneck {
+        BottleneckKind::Cpu => matches!(
+            finding,
+            FindingKind::DataLoading
+                | FindingKind::HostBound
+                | FindingKind::LaunchOverhead
+                | FindingKind::Synchronization
+        ),
+        BottleneckKind::Communication => finding == FindingKind::Communication,
+        BottleneckKind::Memory => finding == FindingKind::MemoryTraffic,
+        BottleneckKind::Compute => finding == FindingKind::DominantKernel,
+        BottleneckKind::Undetermined => false,
+    }
+}
+
 /// The report of already gathered figures (pure; used by the tests of the rules).
 pub fn diagnose_inputs(inputs: &DiagnosisInputs) -> DiagnosisReport {
     let findings = evaluate(inputs);
@@ -91,19 +109,7 @@ pub fn diagnose_inputs(inputs: &DiagnosisInputs) -> DiagnosisReport {
     // A straggler explains the other ranks' communication waits: it is stated first when present.
     // Otherwise the main finding is the most important one that explains the bottleneck type, so the
     // sentence and the "Bottleneck" section agree; then the most important finding of any kind.
-    let explains = |k: FindingKind| match bottleneck.kind {
-        BottleneckKind::Cpu => matches!(
-            k,
-            FindingKind::DataLoading
-                | FindingKind::HostBound
-                | FindingKind::LaunchOverhead
-                | FindingKind::Synchronization
-        ),
-        BottleneckKind::Communication => k == FindingKind::Communication,
-        BottleneckKind::Memory => k == FindingKind::MemoryTraffic,
-        BottleneckKind::Compute => k == FindingKind::DominantKernel,
-        BottleneckKind::Undetermined => false,
-    };
+    let explains = |k: FindingKind| explains_bottleneck(bottleneck.kind, k);
     let main = findings
         .iter()
         .find(|f| f.kind == FindingKind::Straggler)
