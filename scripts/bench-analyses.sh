@@ -4,21 +4,8 @@
 # Chromium in the built page's worker (same code, timed with performance.now()).
 # Usage: scripts/bench-analyses.sh [MB]   (default 200 MB ≈ 1 M events; BENCH_BROWSER=0 skips the browser part)
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
-TRACES="${PROFILE_MODEL_TRACES:-$ROOT/../shared/traces}"
-MAKER="${MAKE_BIG_TRACE:-$ROOT/../shared/tools/make-big-trace}"
-SRC="$TRACES/hta__negative_queue_length__rank0.json.gz"
+source "$(dirname "${BASH_SOURCE[0]}")/bench-prelude.sh"
 MB="${1:-200}"
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-CLI="$TARGET/release/profile-model"
-
-cargo build --release --bin profile-model >&2
-if [ "${BENCH_BROWSER:-1}" = 1 ] && [ ! -f dist/index.html ]; then
-  bash scripts/setup.sh >&2
-  trunk build --release --dist "$ROOT/dist" >&2
-fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/pm-bench-an-XXXX")"
 trap 'rm -rf "$WORK"' EXIT
 f="$WORK/big$MB.json"

@@ -5,21 +5,8 @@
 # beside JSON.parse of the same text in the same page (gzip through DecompressionStream).
 # Usage: scripts/bench.sh [MB ...]   (default: 200 1000; BENCH_BROWSER=0 skips the browser part)
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-export PATH="$HOME/.cargo/bin:$ROOT/node_modules/.bin:$PATH"
-TRACES="${PROFILE_MODEL_TRACES:-$ROOT/../shared/traces}"
-MAKER="${MAKE_BIG_TRACE:-$ROOT/../shared/tools/make-big-trace}"
-SRC="$TRACES/hta__negative_queue_length__rank0.json.gz"
+source "$(dirname "${BASH_SOURCE[0]}")/bench-prelude.sh"
 SIZES=("$@"); [ ${#SIZES[@]} -gt 0 ] || SIZES=(200 1000)
-TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
-CLI="$TARGET/release/profile-model"
-
-cargo build --release --bin profile-model >&2
-if [ "${BENCH_BROWSER:-1}" = 1 ] && [ ! -f dist/index.html ]; then
-  bash scripts/setup.sh >&2
-  trunk build --release --dist "$ROOT/dist" >&2
-fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/pm-bench-XXXX")"
 trap 'rm -rf "$WORK"' EXIT
 

@@ -184,8 +184,6 @@ pub struct EventPage {
     pub rows: Vec<EventRow>,
     /// The page's groups (when grouped).
     pub groups: Vec<EventGroup>,
-    /// Kinds present in the queried ranks, for the page's filter choices.
-    pub kinds_present: Vec<String>,
 }
 
 /// Duration statistics of a group, in ns.
@@ -526,20 +524,6 @@ fn event_row(set: &TraceSet, (ri, row): Hit, firsts: &HashMap<u32, Option<i64>>)
     }
 }
 
-fn kinds_present(set: &TraceSet, q: &EventQuery) -> Vec<String> {
-    let mut seen = [false; 32];
-    for ri in ranks_in_scope(set, q) {
-        for &k in set.ranks[ri].table.kind.values().iter() {
-            seen[k as usize & 31] = true;
-        }
-    }
-    EventKind::ALL
-        .into_iter()
-        .filter(|k| seen[*k as usize])
-        .map(|k| k.as_str().to_string())
-        .collect()
-}
-
 fn first_timestamps(set: &TraceSet, hits: &[Hit]) -> HashMap<u32, Option<i64>> {
     let mut m = HashMap::new();
     for h in hits {
@@ -561,7 +545,6 @@ pub fn query_events(set: &TraceSet, q: &EventQuery) -> EventPage {
     let mut page = EventPage {
         matched,
         matched_dur_us: us(matched_ns),
-        kinds_present: kinds_present(set, &q),
         ..Default::default()
     };
     match q.group_by {

@@ -39,18 +39,20 @@ fn now_ms() -> f64 {
         .map_or_else(js_sys::Date::now, |p| p.now())
 }
 
-/// The analyses of `set` with the time each took in this worker, run on first use.
-fn analyses_of(set: &TraceSet) -> (AllAnalyses, Vec<AnalysisTiming>) {
+/// Calls `f` with the analyses of `set` and the time each took in this worker (run on first use, then kept).
+fn with_analyses<R>(set: &TraceSet, f: impl FnOnce(&AllAnalyses, &[AnalysisTiming]) -> R) -> R {
     ANALYSES.with(|a| {
-        a.borrow_mut()
-            .get_or_insert_with(|| analyze_timed(set, &AnalysisOptions::default(), &now_ms))
-            .clone()
+        let mut kept = a.borrow_mut();
+        let (all, timings) =
+            kept.get_or_insert_with(|| analyze_timed(set, &AnalysisOptions::default(), &now_ms));
+        f(all, timings)
     })
 }
 
 fn report_of(set: &TraceSet, redact: bool) -> FromWorker {
-    let (all, _) = analyses_of(set);
-    let report = diagnose_with(set, &all, &AnalysisOptions::default());
+    let report = with_analyses(set, |all, _| {
+        diagnose_with(set, all, &AnalysisOptions::default())
+    });
     let links = report
         .findings
         .iter()
@@ -121,11 +123,10 @@ fn on_message(event: MessageEvent) {
             load(files);
         }
         ToWorker::Analyze => with_set(|set| {
-            let (all, timings) = analyses_of(set);
-            FromWorker::Analysis {
+            with_analyses(set, |all, timings| FromWorker::Analysis {
                 analysis: serde_json::to_value(all).unwrap_or_default(),
-                timings,
-            }
+                timings: timings.to_vec(),
+            })
         }),
         ToWorker::Report { redact } => with_set(|set| report_of(set, redact)),
         ToWorker::Query { query } => with_set(|set| FromWorker::Events(query_events(set, &query))),
