@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::analysis::all::{analyze_timed, render_text, render_timings, AnalysisOptions, Mode};
+use crate::analysis::critical_path::CriticalPathOptions;
 use crate::analysis::summary::summarize;
 use crate::report::markdown::summary_markdown;
 use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
@@ -15,7 +16,9 @@ profile-model: why is my PyTorch job slow? (reads torch.profiler Kineto traces, 
 usage:
   profile-model summary [--json] PATH                                quick summary
   profile-model analyze [--json] [--compat hta] [--steps A..B] PATH  every deeper analysis
-                                                                     (--timings: time of each on stderr)
+                                                                     (--timings: time of each on stderr;
+                                                                     --path-rows N: critical-path segments
+                                                                     listed, default 1000, 0 = all)
   profile-model report [--json] [--redact] PATH                      diagnosis: main finding, bottleneck, actions
                                                                      (--redact: kernel/op names as stable hashes)
   profile-model events [FILTERS] [--group-by G] [--sort S] [--desc] [--offset N] [--limit N]
@@ -44,6 +47,8 @@ struct Args {
     csv: bool,
     /// `analyze`: print the time of each analysis to stderr.
     timings: bool,
+    /// `analyze`: critical-path segments listed (0 = all).
+    path_rows: Option<usize>,
     positional: Vec<String>,
 }
 
@@ -104,6 +109,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                 ))?;
             }
             "--timings" => out.timings = true,
+            "--path-rows" => out.path_rows = Some(number("--path-rows", it.next())?),
             "--compat" => match it.next().as_deref() {
                 Some("hta") => out.compat_hta = true,
                 Some("exact") => out.compat_hta = false,
@@ -175,6 +181,10 @@ pub fn run(args: Vec<String>) -> i32 {
                     Mode::Exact
                 },
                 steps: args.steps,
+                critical_path: CriticalPathOptions {
+                    max_rows: args.path_rows,
+                    ..Default::default()
+                },
                 ..Default::default()
             };
             let clock = std::time::Instant::now();

@@ -481,7 +481,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                     eprintln!(
                         "critical path {trace}: {} us, {} segments, largest share difference {worst:.2e} points",
                         res.total_us,
-                        res.rows.len()
+                        res.segments
                     );
                     if let Some(total) =
                         meta["critical_path_args"]["critical_path_total_duration"].as_f64()
@@ -1176,6 +1176,7 @@ fn critical_path_window_and_missing_annotation() {
     assert!(r.ok);
     assert_eq!(r.total_us, 7.0);
     assert_eq!(r.rows.len(), 1);
+    assert_eq!(r.segments, 1);
     assert_eq!(r.rows[0].name.as_deref(), Some("b"));
     opts.critical_path.annotation = "nope".into();
     let a = analyze(&set_of(ev), &opts);
@@ -1213,7 +1214,7 @@ fn critical_path_is_fast_on_a_million_events() {
             "{mode:?}: {} rows, path {} us over {} segments in {:.2?}",
             table.len(),
             r.total_us,
-            r.rows.len(),
+            r.segments,
             t0.elapsed()
         );
         assert!(r.ok);
@@ -1245,7 +1246,7 @@ fn critical_path_exact_mode_on_real_traces() {
         let opts = profile_model::analysis::critical_path::CriticalPathOptions {
             annotation: args["annotation"].as_str().unwrap_or("").into(),
             instance: args["instance_id"].as_u64().unwrap_or(0) as usize,
-            instance_end: None,
+            ..Default::default()
         };
         let e = profile_model::analysis::critical_path::critical_path_mode(
             &r.table,

@@ -442,7 +442,7 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             "  rank {:>4}: {} us over {} segments: {}",
             c.rank,
             f(p.total_us),
-            p.rows.len(),
+            p.segments,
             shares.join(", ")
         );
         for seg in p.top_segments.iter().take(5) {

@@ -29,6 +29,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::all::Mode;
+use super::callstack::sort_by_thread;
 use super::gpu::{hta_kernel_type, hta_round, is_collective_name, is_launch_call, KernelType};
 use crate::table::intern::FxHashMap;
 use crate::table::{EventKind, TraceTable};
@@ -43,7 +44,15 @@ pub struct CriticalPathOptions {
     /// Last instance of a range (inclusive), when set.
     #[serde(default)]
     pub instance_end: Option<usize>,
+    /// How many path segments `rows` keeps, in path order (`None`: [`DEFAULT_PATH_ROWS`], 0: all).
+    /// The shares, the longest segments and the top events always cover the whole path.
+    #[serde(default)]
+    pub max_rows: Option<usize>,
 }
+
+/// Path segments kept in [`CriticalPathResult::rows`] by default: a path over a million-event trace
+/// has hundreds of thousands, too many to send to the page or print.
+pub const DEFAULT_PATH_ROWS: usize = 1000;
 
 /// What bounds a path segment.
 pub const BOUND_BY: [&str; 6] = [
@@ -94,8 +103,11 @@ pub struct PathEvent {
 /// The critical path's breakdown.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct CriticalPathResult {
-    /// Path edges in path order.
+    /// Path edges in path order (the first [`CriticalPathOptions::max_rows`] of them).
     pub rows: Vec<PathSegment>,
+    /// Number of edges on the whole path.
+    #[serde(default)]
+    pub segments: usize,
     /// Whether a path was found (false: no events in the window, annotation not found, or an invalid
     /// graph; see `error`).
     #[serde(default)]
@@ -213,6 +225,63 @@ fn hta_launch(name: &str) -> bool {
 
 fn is_data_loading(name: &str) -> bool {
     name.contains("DataLoader") || name.contains("dataloader")
+}
+
+// What the path needs to know about a name, worked out once per distinct name (the tests are text
+// comparisons, too slow to repeat per row).
+/// A blocking call: its exit edge counts zero unless nothing explains the wait.
+const F_BLOCKING: u8 = 1;
+/// A call that waits for the device (synchronize, blocking copy).
+const F_WAITS_DEVICE: u8 = 2;
+/// A launch call, in the mode's list.
+const F_LAUNCH: u8 = 4;
+/// A launch call in HTA's list (its queue length).
+const F_HTA_LAUNCH: u8 = 8;
+const F_EVENT_RECORD: u8 = 16;
+const F_STREAM_WAIT_CALL: u8 = 32;
+const F_DATA_LOADING: u8 = 64;
+/// A communication kernel, by the mode's name patterns.
+const F_COMM: u8 = 128;
+
+fn name_flags(t: &TraceTable, compat: bool) -> Vec<u8> {
+    let dict = t.name_dictionary();
+    (0..dict.len())
+        .map(|i| {
+            let name = dict.value(i);
+            let mut f = 0;
+            let mut set = |bit: u8, on: bool| {
+                if on {
+                    f |= bit;
+                }
+            };
+            set(
+                F_BLOCKING,
+                hta_blocking(name) || (!compat && waits_for_device(name)),
+            );
+            set(F_WAITS_DEVICE, waits_for_device(name));
+            set(
+                F_LAUNCH,
+                if compat {
+                    hta_launch(name)
+                } else {
+                    is_launch_call(name)
+                },
+            );
+            set(F_HTA_LAUNCH, hta_launch(name));
+            set(F_EVENT_RECORD, name == "cudaEventRecord");
+            set(F_STREAM_WAIT_CALL, name == "cudaStreamWaitEvent");
+            set(F_DATA_LOADING, is_data_loading(name));
+            set(
+                F_COMM,
+                if compat {
+                    hta_kernel_type(name) == KernelType::Communication
+                } else {
+                    is_collective_name(name)
+                },
+            );
+            f
+        })
+        .collect()
 }
 
 struct Edge {
@@ -365,7 +434,8 @@ fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
             cpu.push((c, i as u32));
         }
     }
-    gpu.sort_unstable();
+    // Adaptive sorts: correlation ids mostly rise in file order.
+    gpu.sort();
     if compat {
         // pandas merge (left = CPU rows in file order): every pair assigned, the last one wins.
         for &(c, x) in &cpu {
@@ -381,7 +451,7 @@ fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
     } else {
         // Runtime calls preferred over driver calls, then the first in file order.
         let rank = |x: u32| u8::from(t.kind_at(x as usize) != EventKind::Runtime);
-        cpu.sort_unstable_by_key(|&(c, x)| (c, rank(x), x));
+        cpu.sort_by_key(|&(c, x)| (c, rank(x), x));
         for &(c, y) in &gpu {
             let lo = cpu.partition_point(|p| p.0 < c);
             if lo < cpu.len() && cpu[lo].0 == c {
@@ -481,6 +551,8 @@ fn build_and_solve(
     let t = r.t;
     let n = t.len();
     let compat = r.compat;
+    let flags = name_flags(t, compat);
+    let has = |row: usize, f: u8| flags[t.name_id(row) as usize] & f != 0;
     // ---- window
     let (start, end) = if opts.annotation.is_empty() {
         let mut lo = i64::MAX;
@@ -626,47 +698,43 @@ fn build_and_solve(
     }
     drop(keys);
     let has_node = |i: u32| i != NONE && start_node[i as usize] != NONE;
-    let blocking =
-        |i: usize| hta_blocking(t.name_at(i)) || (!compat && waits_for_device(t.name_at(i)));
+    let blocking = |i: usize| has(i, F_BLOCKING);
 
     // ---- CPU call stacks
     let pid = t.pid.keys();
     let tid = t.tid.keys();
-    let mut cpu_rows: Vec<u32> = (0..n as u32)
+    // CPU rows by (thread, start, longest first, row): the order in which HTA's compare_events
+    // opens them (positive durations).
+    let members: Vec<u32> = (0..n as u32)
         .filter(|&i| clip[i as usize] && (compat || !r.gpu[i as usize]))
         .collect();
-    cpu_rows.sort_unstable_by_key(|&i| (pid.value(i as usize), tid.value(i as usize), i));
+    let cpu_rows = sort_by_thread(t, &members, |i| (r.ts[i], -dur(i).max(0)));
+    drop(members);
     // (exit edge, call row) of blocking calls: exact mode zeroes them only when a sync edge arrives.
     let mut blocking_exits: Vec<(usize, u32)> = Vec::new();
-    let mut ev: Vec<(i64, u8, i64, i64, u32)> = Vec::new();
+    let mut ends: Vec<i64> = Vec::new();
     let mut stack: Vec<(u32, u32)> = Vec::new();
-    let th = |i: u32| (pid.value(i as usize), tid.value(i as usize));
     let mut a = 0;
     while a < cpu_rows.len() {
         let mut b = a;
-        while b < cpu_rows.len() && th(cpu_rows[b]) == th(cpu_rows[a]) {
+        while b < cpu_rows.len() && cpu_rows[b].0 == cpu_rows[a].0 {
             b += 1;
         }
         let group = &cpu_rows[a..b];
         a = b;
         if compat {
-            if group.iter().any(|&i| r.stream[i as usize] > 0) {
+            if group.iter().any(|x| r.stream[x.2 as usize] > 0) {
                 continue; // a GPU stream
             }
-            if !group.iter().all(|&i| r.stream[i as usize] < 0) {
+            if !group.iter().all(|x| r.stream[x.2 as usize] < 0) {
                 continue; // HTA's "unknown" device type: no call stack
             }
         }
-        ev.clear();
-        for &i in group {
-            let iu = i as usize;
-            let d = dur(iu).max(0);
-            // Order of HTA's compare_events for positive durations: time; ends before starts;
-            // starts longest first then by row; ends shortest first then by row descending.
-            ev.push((r.ts[iu], 1, -d, i as i64, i));
-            ev.push((r.ts[iu] + d, 0, d, -(i as i64), i));
-        }
-        ev.sort_unstable();
+        // HTA walks starts and ends in time order, ends first on ties, and an end pops the top of
+        // the stack whatever event it belongs to: only the end times matter.
+        ends.clear();
+        ends.extend(group.iter().map(|x| x.1 .0 - x.1 .1));
+        ends.sort_unstable();
         stack.clear();
         let mut st = StackState {
             last_node: NONE,
@@ -674,46 +742,39 @@ fn build_and_solve(
             op_depth: 0,
             last_parent: NONE,
         };
-        for &(_, ty, _, _, row) in ev.iter() {
-            if ty == 1 {
-                let parent = stack.last().map_or(ROOT, |p| p.0);
-                stack.push((row, parent));
-                if has_node(row) {
-                    st.enter(&mut g, start_node[row as usize], parent);
-                }
-            } else if let Some((x, parent)) = stack.pop() {
+        let mut exit = |st: &mut StackState, g: &mut Graph, stack: &mut Vec<(u32, u32)>| {
+            if let Some((x, parent)) = stack.pop() {
                 if has_node(x) {
                     let bl = blocking(x as usize);
-                    if let Some(e) = st.exit(&mut g, end_node[x as usize], parent, bl) {
+                    if let Some(e) = st.exit(g, end_node[x as usize], parent, bl) {
                         if bl {
                             blocking_exits.push((e, x));
                         }
                     }
                 }
             }
-        }
-        while let Some((x, parent)) = stack.pop() {
-            if has_node(x) {
-                let bl = blocking(x as usize);
-                if let Some(e) = st.exit(&mut g, end_node[x as usize], parent, bl) {
-                    if bl {
-                        blocking_exits.push((e, x));
-                    }
-                }
+        };
+        let mut next_end = 0;
+        for &(_, (start, _), row) in group {
+            while next_end < ends.len() && ends[next_end] <= start {
+                exit(&mut st, &mut g, &mut stack);
+                next_end += 1;
             }
+            let parent = stack.last().map_or(ROOT, |p| p.0);
+            stack.push((row, parent));
+            if has_node(row) {
+                st.enter(&mut g, start_node[row as usize], parent);
+            }
+        }
+        while !stack.is_empty() {
+            exit(&mut st, &mut g, &mut stack);
         }
     }
 
     // ---- GPU side
     // Launch calls of the whole (filtered) trace: (gpu pid, stream, ts, row); HTA's
     // `_get_cuda_runtime_calls_df`.
-    let launch_name = |i: usize| {
-        if compat {
-            hta_launch(t.name_at(i))
-        } else {
-            is_launch_call(t.name_at(i))
-        }
-    };
+    let launch_name = |i: usize| has(i, F_LAUNCH);
     let partner = |i: usize| -> Option<usize> {
         let c = r.ic[i];
         if c > 0 || (!compat && c >= 0) {
@@ -779,7 +840,7 @@ fn build_and_solve(
         if !rec_stream.is_empty() {
             for &i in &r.df_order {
                 let iu = i as usize;
-                if t.name_at(iu) != "cudaEventRecord" {
+                if !has(iu, F_EVENT_RECORD) {
                     continue;
                 }
                 let Some(c) = t.correlation_at(iu) else {
@@ -811,7 +872,7 @@ fn build_and_solve(
         by_thread.sort_unstable();
         for &i in &r.df_order {
             let iu = i as usize;
-            if r.gpu[iu] || t.name_at(iu) != "cudaStreamWaitEvent" {
+            if r.gpu[iu] || !has(iu, F_STREAM_WAIT_CALL) {
                 continue;
             }
             let Some(gk) = partner(iu) else { continue };
@@ -845,7 +906,7 @@ fn build_and_solve(
         let mut evq: Vec<(i64, i64, u8, u32)> = Vec::new();
         for &i in &r.df_order {
             let iu = i as usize;
-            if !(hta_launch(t.name_at(iu)) && r.ic[iu] > 0) {
+            if !(has(iu, F_HTA_LAUNCH) && r.ic[iu] > 0) {
                 continue;
             }
             let Some(c) = t.correlation_at(iu) else {
@@ -1038,7 +1099,7 @@ fn build_and_solve(
                 continue;
             }
             let mut linked = false;
-            if waits_for_device(t.name_at(cu)) {
+            if has(cu, F_WAITS_DEVICE) {
                 let p = gpu_ends.partition_point(|x| x.0 <= r.end[cu]);
                 if p > 0 && gpu_ends[p - 1].0 >= r.ts[cu] {
                     g.add(end_node[gpu_ends[p - 1].1 as usize], dst, E_SYNC, false);
@@ -1061,29 +1122,65 @@ fn build_and_solve(
     // ---- validate, deduplicate (networkx keeps the first insertion position, the last
     // attributes), topological order, longest path.
     let m = g.edges.len();
-    let mut ord: Vec<u32> = (0..m as u32).collect();
-    ord.sort_unstable_by_key(|&k| (g.edges[k as usize].u, g.edges[k as usize].v, k));
-    // unique edges: (first seq, index of the edge holding the final attributes, attr edge)
-    let mut uniq: Vec<(u32, u32, u32)> = Vec::new();
-    let mut i = 0;
-    while i < m {
-        let k0 = ord[i] as usize;
-        let mut j = i;
-        let mut attr_from = NONE;
-        while j < m
-            && (g.edges[ord[j] as usize].u, g.edges[ord[j] as usize].v)
-                == (g.edges[k0].u, g.edges[k0].v)
-        {
-            if g.edges[ord[j] as usize].has_attr {
-                attr_from = ord[j];
-            }
-            j += 1;
-        }
-        uniq.push((ord[i], ord[j - 1], attr_from));
-        i = j;
-    }
-    drop(ord);
     let nn = g.node_ts.len();
+    // Counting sort of `items` by `key` (stable): offsets per key and the items in that order.
+    let group_by = |len: usize, key: &dyn Fn(usize) -> u32| -> (Vec<u32>, Vec<u32>) {
+        let mut off = vec![0u32; nn + 1];
+        for k in 0..len {
+            off[key(k) as usize + 1] += 1;
+        }
+        for x in 0..nn {
+            off[x + 1] += off[x];
+        }
+        let mut fill = off.clone();
+        let mut list = vec![0u32; len];
+        for k in 0..len {
+            let x = key(k) as usize;
+            list[fill[x] as usize] = k as u32;
+            fill[x] += 1;
+        }
+        (off, list)
+    };
+    // Repeated (u, v) edges: one edge at the first one's position, with the last one's weight and
+    // the last attribution. For each first edge: (last edge, last attributed edge or NONE).
+    let mut last_of = vec![(NONE, NONE); m];
+    {
+        let (off, by_u) = group_by(m, &|k| g.edges[k].u);
+        let mut scratch: Vec<(u32, u32)> = Vec::new();
+        for x in 0..nn {
+            let list = &by_u[off[x] as usize..off[x + 1] as usize];
+            if let [k] = list {
+                let e = &g.edges[*k as usize];
+                last_of[*k as usize] = (*k, if e.has_attr { *k } else { NONE });
+                continue;
+            }
+            scratch.clear();
+            scratch.extend(list.iter().map(|&k| (g.edges[k as usize].v, k)));
+            scratch.sort_unstable();
+            let mut i = 0;
+            while i < scratch.len() {
+                let (v0, first) = scratch[i];
+                let mut attr_from = NONE;
+                let mut last = first;
+                while i < scratch.len() && scratch[i].0 == v0 {
+                    last = scratch[i].1;
+                    if g.edges[last as usize].has_attr {
+                        attr_from = last;
+                    }
+                    i += 1;
+                }
+                last_of[first as usize] = (last, attr_from);
+            }
+        }
+    }
+    // unique edges in first-insertion order: (first, edge holding the final weight, attr edge)
+    let uniq: Vec<(u32, u32, u32)> = (0..m as u32)
+        .filter_map(|k| {
+            let (last, attr_from) = last_of[k as usize];
+            (last != NONE).then_some((k, last, attr_from))
+        })
+        .collect();
+    drop(last_of);
     let ue = uniq.len();
     res.nodes = nn;
     res.edges = ue;
@@ -1096,6 +1193,8 @@ fn build_and_solve(
         }
     };
     if compat {
+        // HTA reports the first offending edge in (u, v) order.
+        let mut bad: Option<(u32, u32, i64)> = None;
         for &(_, last, _) in &uniq {
             let e = &g.edges[last as usize];
             if e.t == E_SYNC {
@@ -1103,37 +1202,23 @@ fn build_and_solve(
                     g.node_ev[e.u as usize] as usize,
                     g.node_ev[e.v as usize] as usize,
                 );
-                if r.stream[a] != -1 && r.stream[a] == r.stream[b] {
-                    return Err(format!(
-                        "HTA rejects the graph: a sync edge between two events of stream {}",
-                        r.stream[a]
-                    ));
+                if r.stream[a] != -1
+                    && r.stream[a] == r.stream[b]
+                    && bad.map_or(true, |(u, v, _)| (e.u, e.v) < (u, v))
+                {
+                    bad = Some((e.u, e.v, r.stream[a]));
                 }
             }
         }
+        if let Some((_, _, stream)) = bad {
+            return Err(format!(
+                "HTA rejects the graph: a sync edge between two events of stream {stream}"
+            ));
+        }
     }
     // CSR by source (successors) and by target (predecessors), each in first-insertion order.
-    let csr = |key: &dyn Fn(usize) -> u32| -> (Vec<u32>, Vec<u32>) {
-        let mut off = vec![0u32; nn + 1];
-        for k in 0..ue {
-            off[key(k) as usize + 1] += 1;
-        }
-        for x in 0..nn {
-            off[x + 1] += off[x];
-        }
-        let mut byseq: Vec<u32> = (0..ue as u32).collect();
-        byseq.sort_unstable_by_key(|&k| uniq[k as usize].0);
-        let mut fill = off.clone();
-        let mut list = vec![0u32; ue];
-        for k in byseq {
-            let x = key(k as usize) as usize;
-            list[fill[x] as usize] = k;
-            fill[x] += 1;
-        }
-        (off, list)
-    };
-    let (soff, slist) = csr(&|k| g.edges[uniq[k].0 as usize].u);
-    let (poff, plist) = csr(&|k| g.edges[uniq[k].0 as usize].v);
+    let (soff, slist) = group_by(ue, &|k| g.edges[uniq[k].0 as usize].u);
+    let (poff, plist) = group_by(ue, &|k| g.edges[uniq[k].0 as usize].v);
     // Topological generations (networkx `topological_sort`).
     let mut indeg: Vec<u32> = (0..nn).map(|x| poff[x + 1] - poff[x]).collect();
     let mut topo: Vec<u32> = (0..nn as u32).filter(|&x| indeg[x as usize] == 0).collect();
@@ -1190,11 +1275,20 @@ fn build_and_solve(
     }
     path_edges.reverse();
 
-    // ---- breakdown
+    // ---- breakdown: every path edge classified without building text, then segments only for
+    // the rows kept and the longest ones.
+    struct Seg {
+        t: u8,
+        attr_row: Option<u32>,
+        bound: &'static str,
+        w: i64,
+        start: i64,
+    }
     let mut sums = [0i64; 6];
     let mut total = 0i64;
+    let mut segs: Vec<Seg> = Vec::with_capacity(path_edges.len());
     for &k in &path_edges {
-        let (first, last, attr_from) = uniq[k as usize];
+        let (_, last, attr_from) = uniq[k as usize];
         let e = &g.edges[last as usize];
         let attr = if attr_from != NONE {
             g.edges[attr_from as usize].attr
@@ -1211,21 +1305,18 @@ fn build_and_solve(
                 None => "cpu_bound",
                 Some(a) => {
                     let au = a as usize;
-                    let name = t.name_at(au);
                     let on_cpu = if compat {
                         r.stream[au] < 0
                     } else {
                         !t.kind_at(au).is_gpu_activity()
                     };
                     if on_cpu {
-                        if !compat && is_data_loading(name) {
+                        if !compat && has(au, F_DATA_LOADING) {
                             "data_loading"
                         } else {
                             "cpu_bound"
                         }
-                    } else if (compat && hta_kernel_type(name) == KernelType::Communication)
-                        || (!compat && is_collective_name(name))
-                    {
+                    } else if has(au, F_COMM) {
                         "gpu_communication_bound"
                     } else {
                         "gpu_compute_bound"
@@ -1233,20 +1324,40 @@ fn build_and_solve(
                 }
             },
         };
-        let _ = first;
         if let Some(b) = BOUND_BY.iter().position(|x| *x == bound) {
             sums[b] += w;
         }
         total += w;
-        res.rows.push(PathSegment {
-            edge_type: edge_type_name(e.t).to_string(),
-            row: attr_row,
-            name: attr_row.map(|a| t.name_at(a as usize).to_string()),
-            stream: attr_row.map(|a| r.stream[a as usize]),
-            start_us: g.node_ts[e.u as usize] as f64 / 1000.0,
-            duration_us: w as f64 / 1000.0,
-            bound_by: bound.to_string(),
+        segs.push(Seg {
+            t: e.t,
+            attr_row,
+            bound,
+            w,
+            start: g.node_ts[e.u as usize],
         });
+    }
+    let segment = |s: &Seg| PathSegment {
+        edge_type: edge_type_name(s.t).to_string(),
+        row: s.attr_row,
+        name: s.attr_row.map(|a| t.name_at(a as usize).to_string()),
+        stream: s.attr_row.map(|a| r.stream[a as usize]),
+        start_us: s.start as f64 / 1000.0,
+        duration_us: s.w as f64 / 1000.0,
+        bound_by: s.bound.to_string(),
+    };
+    res.segments = segs.len();
+    let keep = match opts.max_rows {
+        None => DEFAULT_PATH_ROWS,
+        Some(0) => usize::MAX,
+        Some(k) => k,
+    };
+    res.rows = segs.iter().take(keep).map(segment).collect();
+    if segs.len() > res.rows.len() {
+        res.notes.push(format!(
+            "rows lists the first {} of the path's {} segments (the shares, longest segments and top events cover all of them)",
+            res.rows.len(),
+            segs.len()
+        ));
     }
     res.total_us = total as f64 / 1000.0;
     res.summary = BOUND_BY
@@ -1262,28 +1373,30 @@ fn build_and_solve(
             },
         })
         .collect();
-    let mut top: Vec<usize> = (0..res.rows.len()).collect();
-    top.sort_by(|&x, &y| {
-        res.rows[y]
-            .duration_us
-            .total_cmp(&res.rows[x].duration_us)
-            .then(x.cmp(&y))
-    });
-    res.top_segments = top.iter().take(10).map(|&x| res.rows[x].clone()).collect();
-    let mut agg: FxHashMap<(&str, &str), (usize, f64)> = FxHashMap::default();
-    for s in &res.rows {
-        if let Some(nm) = &s.name {
+    // The 10 longest segments, longest first, ties in path order.
+    let longest_first = |&x: &usize, &y: &usize| segs[y].w.cmp(&segs[x].w).then(x.cmp(&y));
+    let mut top: Vec<usize> = (0..segs.len()).collect();
+    if top.len() > 10 {
+        top.select_nth_unstable_by(9, longest_first);
+        top.truncate(10);
+    }
+    top.sort_by(longest_first);
+    res.top_segments = top.iter().map(|&x| segment(&segs[x])).collect();
+    // Path time per (event name, bound), summed in path order.
+    let mut agg: FxHashMap<(u32, &str), (usize, f64)> = FxHashMap::default();
+    for s in &segs {
+        if let Some(a) = s.attr_row {
             let e = agg
-                .entry((nm.as_str(), s.bound_by.as_str()))
+                .entry((t.name_id(a as usize), s.bound))
                 .or_insert((0, 0.0));
             e.0 += 1;
-            e.1 += s.duration_us;
+            e.1 += s.w as f64 / 1000.0;
         }
     }
     let mut ev: Vec<PathEvent> = agg
         .into_iter()
-        .map(|((nm, b), (c, d))| PathEvent {
-            name: nm.to_string(),
+        .map(|((id, b), (c, d))| PathEvent {
+            name: t.name_of_id(id).to_string(),
             bound_by: b.to_string(),
             segments: c,
             duration_us: d,
@@ -1390,6 +1503,46 @@ mod tests {
             let names: Vec<_> = r.rows.iter().map(|s| s.name.clone().unwrap()).collect();
             assert_eq!(names, ["p", "a", "p", "b", "p"]);
         }
+    }
+
+    #[test]
+    fn rows_are_capped_but_the_shares_cover_the_whole_path() {
+        let t = table(serde_json::json!([
+            {"ph": "X", "cat": "cpu_op", "name": "p", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+            {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 3},
+            {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 4, "dur": 5},
+        ]));
+        let all = critical_path_mode(
+            &t,
+            &CriticalPathOptions {
+                max_rows: Some(0),
+                ..Default::default()
+            },
+            Mode::Exact,
+        );
+        let two = critical_path_mode(
+            &t,
+            &CriticalPathOptions {
+                max_rows: Some(2),
+                ..Default::default()
+            },
+            Mode::Exact,
+        );
+        assert_eq!((all.rows.len(), all.segments), (5, 5));
+        assert_eq!((two.rows.len(), two.segments), (2, 5));
+        assert_eq!(two.rows[..], all.rows[..2]);
+        assert_eq!(two.summary, all.summary);
+        assert_eq!(two.top_segments, all.top_segments);
+        assert_eq!(two.top_events, all.top_events);
+        assert!(all.notes.is_empty());
+        assert!(two.notes.iter().any(|n| n.contains("first 2 of the path's 5")));
+        // Top events: p has three segments (1 + 1 + 1 us), b 5 us, a 3 us.
+        let ev: Vec<_> = all
+            .top_events
+            .iter()
+            .map(|e| (e.name.as_str(), e.segments, e.duration_us))
+            .collect();
+        assert_eq!(ev, [("b", 1, 5.0), ("a", 1, 3.0), ("p", 3, 2.0)]);
     }
 
     #[test]

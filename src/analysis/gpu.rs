@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::all::{AnalysisOptions, Mode};
-use crate::table::intern::FxHashMap;
 use crate::table::{EventKind, TraceTable};
 
 /// What a device operation does.
@@ -95,6 +94,63 @@ pub struct DevRow {
     pub launch: Option<u32>,
 }
 
+/// Row by correlation id, the first row given for each id. Correlation ids are usually small dense
+/// integers, so a direct table is used when the ids span at most 4 slots per entry; otherwise a
+/// sorted list searched by bisection.
+#[derive(Clone, Debug, Default)]
+pub struct CorrIndex {
+    /// Dense form: `rows[c - base]`, `u32::MAX` for none.
+    base: i64,
+    rows: Vec<u32>,
+    /// Sparse form: (id, row) sorted by id, one per id.
+    sorted: Vec<(i64, u32)>,
+}
+
+impl CorrIndex {
+    /// From (correlation id, row) pairs in row order.
+    pub fn new(mut pairs: Vec<(i64, u32)>) -> CorrIndex {
+        let (Some(lo), Some(hi)) = (
+            pairs.iter().map(|p| p.0).min(),
+            pairs.iter().map(|p| p.0).max(),
+        ) else {
+            return CorrIndex::default();
+        };
+        let span = (hi as i128 - lo as i128 + 1) as u128;
+        if span <= 4 * pairs.len() as u128 + 1024 {
+            let mut rows = vec![u32::MAX; span as usize];
+            for &(c, row) in &pairs {
+                let slot = &mut rows[(c - lo) as usize];
+                if *slot == u32::MAX {
+                    *slot = row;
+                }
+            }
+            return CorrIndex {
+                base: lo,
+                rows,
+                sorted: Vec::new(),
+            };
+        }
+        // Stable and adaptive (ids mostly rise in row order): the first row of an id stays first.
+        pairs.sort_by_key(|p| p.0);
+        pairs.dedup_by_key(|p| p.0);
+        CorrIndex {
+            base: 0,
+            rows: Vec::new(),
+            sorted: pairs,
+        }
+    }
+
+    pub fn get(&self, c: i64) -> Option<u32> {
+        if !self.rows.is_empty() {
+            let i = c.checked_sub(self.base)?;
+            let row = *self.rows.get(usize::try_from(i).ok()?)?;
+            return (row != u32::MAX).then_some(row);
+        }
+        let i = self.sorted.binary_search_by_key(&c, |p| p.0).ok()?;
+        Some(self.sorted[i].1)
+    }
+}
+
 /// One `ProfilerStep#N` annotation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepSpan {
@@ -111,7 +167,7 @@ pub struct RankPrep<'a> {
     /// Selected device rows, sorted by (ts, row).
     pub dev: Vec<DevRow>,
     /// Correlation → CPU-side row (kept after filtering), for launch joins.
-    pub cpu_by_corr: FxHashMap<i64, u32>,
+    pub cpu_by_corr: CorrIndex,
     /// Steps found in the trace (all of them, sorted by start).
     pub steps: Vec<StepSpan>,
     /// Steps the analyses cover (after HTA's last-step filter or `opts.steps`).
@@ -202,7 +258,7 @@ impl<'a> RankPrep<'a> {
             table,
             mode: opts.mode,
             dev: Vec::new(),
-            cpu_by_corr: FxHashMap::default(),
+            cpu_by_corr: CorrIndex::default(),
             steps: Vec::new(),
             kept_steps: Vec::new(),
             window: (i64::MIN, i64::MAX),
@@ -264,6 +320,7 @@ impl<'a> RankPrep<'a> {
                 table.kind_at(row).is_gpu_activity()
             }
         };
+        let mut launch_calls: Vec<(i64, u32)> = Vec::new();
         for row in 0..n {
             let Some(c) = table.correlation_at(row) else {
                 continue;
@@ -288,9 +345,28 @@ impl<'a> RankPrep<'a> {
             if ts < prep.window.0 || ts >= prep.window.1 {
                 continue;
             }
-            prep.cpu_by_corr.entry(c).or_insert(row as u32);
+            launch_calls.push((c, row as u32));
         }
+        prep.cpu_by_corr = CorrIndex::new(launch_calls);
         let filtered = prep.window != (i64::MIN, i64::MAX);
+        // Kernel type per (name, kind), worked out once per name: the name tests are text searches.
+        let mut type_by_name: Vec<Option<(EventKind, KernelType)>> = vec![None; dict.len()];
+        let mut kernel_type_of = |name: u32, kind: EventKind| -> KernelType {
+            let slot = &mut type_by_name[name as usize];
+            match *slot {
+                Some((k, ty)) if k == kind => ty,
+                _ => {
+                    let nm = table.name_of_id(name);
+                    let ty = if compat {
+                        hta_kernel_type(nm)
+                    } else {
+                        exact_kernel_type(kind, nm)
+                    };
+                    *slot = Some((kind, ty));
+                    ty
+                }
+            }
+        };
         // Device rows.
         for row in 0..n {
             let kind = table.kind_at(row);
@@ -310,7 +386,7 @@ impl<'a> RankPrep<'a> {
             };
             let launch = table
                 .correlation_at(row)
-                .and_then(|c| prep.cpu_by_corr.get(&c).copied());
+                .and_then(|c| prep.cpu_by_corr.get(c));
             if filtered {
                 // HTA keeps GPU rows launched by a kept CPU row; CPU rows with a stream by their ts.
                 let keep = if is_dev(row) {
@@ -327,12 +403,7 @@ impl<'a> RankPrep<'a> {
                 }
             }
             let name = table.name_id(row);
-            let nm = table.name_of_id(name);
-            let ktype = if compat {
-                hta_kernel_type(nm)
-            } else {
-                exact_kernel_type(kind, nm)
-            };
+            let ktype = kernel_type_of(name, kind);
             prep.dev.push(DevRow {
                 row: row as u32,
                 ts,
@@ -495,6 +566,24 @@ pub fn round_to(x: f64, d: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn corr_index_keeps_the_first_row_dense_or_sparse() {
+        let pairs = vec![(7, 0), (5, 1), (7, 2), (6, 3)];
+        let dense = CorrIndex::new(pairs);
+        assert!(!dense.rows.is_empty());
+        let sparse = CorrIndex::new(vec![(7, 0), (1 << 40, 1), (7, 2), (-3, 3)]);
+        assert!(sparse.rows.is_empty());
+        assert_eq!(
+            [5, 6, 7, 8, 4].map(|c| dense.get(c)),
+            [Some(1), Some(3), Some(0), None, None]
+        );
+        assert_eq!(
+            [7, 1 << 40, -3, 0, i64::MIN].map(|c| sparse.get(c)),
+            [Some(0), Some(1), Some(3), None, None]
+        );
+        assert_eq!(CorrIndex::new(Vec::new()).get(0), None);
+    }
 
     #[test]
     fn union_merges_overlapping_and_touching() {

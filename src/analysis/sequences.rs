@@ -100,8 +100,18 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
     for (i, v) in table.name_dictionary().iter().enumerate() {
         names_match[i] = v.is_some_and(|s| s.contains(opts.operator_name.as_str()));
     }
-    let mut cands: Vec<(u32, usize, usize)> = Vec::new(); // (depth, gpu range lo, hi) by pos
-    let mut cand_pos: Vec<u32> = Vec::new();
+    // gpu_before[p] = number of GPU entries launched from positions < p, so a subtree's GPU events
+    // are gpu_by_pos[gpu_before[p]..gpu_before[subtree_end[p]]].
+    let positions = forest.preorder.len();
+    let mut gpu_before = vec![0usize; positions + 1];
+    for x in &gpu_by_pos {
+        gpu_before[x.0 as usize + 1] += 1;
+    }
+    for p in 0..positions {
+        gpu_before[p + 1] += gpu_before[p];
+    }
+    let min_len = opts.min_pattern_len.max(1);
+    let mut cands: Vec<(u32, usize, usize, u32)> = Vec::new(); // (depth, gpu lo, gpu hi, position)
     for (p, &r) in forest.preorder.iter().enumerate() {
         let ru = r as usize;
         if !names_match
@@ -111,11 +121,10 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
         {
             continue;
         }
-        let lo = gpu_by_pos.partition_point(|x| (x.0 as usize) < p);
-        let hi = gpu_by_pos.partition_point(|x| x.0 < forest.subtree_end[p]);
-        if hi - lo >= opts.min_pattern_len.max(1) {
-            cands.push((forest.depth[ru], lo, hi));
-            cand_pos.push(p as u32);
+        let lo = gpu_before[p];
+        let hi = gpu_before[forest.subtree_end[p] as usize];
+        if hi - lo >= min_len {
+            cands.push((forest.depth[ru], lo, hi, p as u32));
         }
     }
     let Some(min_depth) = cands.iter().map(|c| c.0).min() else {
@@ -125,39 +134,69 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
         );
         return result;
     };
-    let mut instances: Vec<(String, i64, i64)> = Vec::new();
-    for (c, &p) in cands.iter().zip(&cand_pos) {
-        if c.0 != min_depth {
+    // Each instance's pattern as name ids (operator, then its GPU events by start) in one arena.
+    let mut ids: Vec<u32> = Vec::new();
+    let mut instances: Vec<(usize, usize, i64, i64)> = Vec::new(); // (ids lo, ids hi, gpu ns, cpu ns)
+    let mut ks: Vec<(i64, u32)> = Vec::new();
+    for &(depth, lo, hi, p) in &cands {
+        if depth != min_depth {
             continue;
         }
         let op = forest.preorder[p as usize] as usize;
-        let mut ks: Vec<(i64, u32)> = gpu_by_pos[c.1..c.2].iter().map(|x| (x.1, x.2)).collect();
+        ks.clear();
+        ks.extend(gpu_by_pos[lo..hi].iter().map(|x| (x.1, x.2)));
         ks.sort_unstable();
-        let mut pattern = table.name_at(op).to_string();
+        let start = ids.len();
+        ids.push(table.name_id(op));
         let mut gpu_dur = 0i64;
         for &(_, k) in &ks {
-            pattern.push('|');
-            pattern.push_str(table.name_at(k as usize));
+            ids.push(table.name_id(k as usize));
             gpu_dur += end[k as usize] - ts[k as usize];
         }
-        instances.push((pattern, gpu_dur, end[op] - ts[op]));
+        instances.push((start, ids.len(), gpu_dur, end[op] - ts[op]));
     }
-    instances.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    instances.sort_unstable_by(|a, b| ids[a.0..a.1].cmp(&ids[b.0..b.1]));
+    // Equal id sequences, then equal texts (two names may join to the same text): (text, n, gpu, cpu).
+    let mut groups: Vec<(String, u64, i64, i64)> = Vec::new();
+    let mut i = 0;
+    while i < instances.len() {
+        let key = &ids[instances[i].0..instances[i].1];
+        let (mut count, mut gpu_ns, mut cpu_ns) = (0u64, 0i64, 0i64);
+        while i < instances.len() && &ids[instances[i].0..instances[i].1] == key {
+            count += 1;
+            gpu_ns += instances[i].2;
+            cpu_ns += instances[i].3;
+            i += 1;
+        }
+        let text = key
+            .iter()
+            .map(|&id| table.name_of_id(id))
+            .collect::<Vec<_>>()
+            .join("|");
+        groups.push((text, count, gpu_ns, cpu_ns));
+    }
+    groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let scale = if opts.hta_compat { 1.0 } else { 1e-3 };
     let mut rows: Vec<SequenceRow> = Vec::new();
-    for (pat, g, c) in instances {
-        match rows.last_mut() {
-            Some(last) if last.pattern == pat => {
-                last.count += 1;
-                last.gpu_kernel_duration_us += g as f64 * scale;
-                last.cpu_op_duration_us += c as f64 * scale;
+    let mut merged: Option<(String, u64, i64, i64)> = None;
+    for g in groups.into_iter().map(Some).chain(std::iter::once(None)) {
+        match (&mut merged, g) {
+            (Some(m), Some(g)) if m.0 == g.0 => {
+                m.1 += g.1;
+                m.2 += g.2;
+                m.3 += g.3;
             }
-            _ => rows.push(SequenceRow {
-                pattern: pat,
-                count: 1,
-                gpu_kernel_duration_us: g as f64 * scale,
-                cpu_op_duration_us: c as f64 * scale,
-            }),
+            (_, g) => {
+                if let Some((pattern, count, gpu_ns, cpu_ns)) = merged.take() {
+                    rows.push(SequenceRow {
+                        pattern,
+                        count,
+                        gpu_kernel_duration_us: gpu_ns as f64 * scale,
+                        cpu_op_duration_us: cpu_ns as f64 * scale,
+                    });
+                }
+                merged = g;
+            }
         }
     }
     rows.sort_by(|a, b| {
