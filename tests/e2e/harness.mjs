@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const DIST = path.join(ROOT, 'dist');
+export const DIST = process.env.PROFILE_MODEL_DIST || path.join(ROOT, 'dist');
 export const OUT = path.join(ROOT, 'test-output');
 export const TRACES = process.env.PROFILE_MODEL_TRACES || path.resolve(ROOT, '../shared/traces');
 export const trace = (name) => path.join(TRACES, name);
