@@ -1,10 +1,9 @@
 //! Builds a [`TraceTable`] from events as the reader finds them (implements [`EventSink`]).
 
-use arrow2::array::{
-    BooleanArray, DictionaryArray, MutableArray, MutablePrimitiveArray, PrimitiveArray, Utf8Array,
-};
-use arrow2::bitmap::Bitmap;
+use arrow2::array::{BooleanArray, DictionaryArray, PrimitiveArray, Utf8Array};
+use arrow2::bitmap::{Bitmap, MutableBitmap};
 use arrow2::datatypes::DataType;
+use arrow2::types::NativeType;
 
 use super::intern::{FxHashMap, Interner};
 use super::{ArgColumn, ArgValues, TraceMetadata, TraceTable};
@@ -315,22 +314,102 @@ fn stream_from_tid(tid: Option<IdValue<'_>>) -> Option<i64> {
     }
 }
 
+/// A nullable column under construction: a plain `Vec` of values (0 for a null) and a validity bitmap
+/// made only at the first null. Same array as arrow2's `MutablePrimitiveArray`, with pushes inlined.
+struct NullableColumn<T: NativeType> {
+    values: Vec<T>,
+    validity: Option<MutableBitmap>,
+}
+
+impl<T: NativeType> NullableColumn<T> {
+    fn new() -> Self {
+        NullableColumn {
+            values: Vec::new(),
+            validity: None,
+        }
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.values.reserve(additional);
+        if let Some(v) = self.validity.as_mut() {
+            v.reserve(additional);
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: Option<T>) {
+        match value {
+            Some(v) => {
+                self.values.push(v);
+                if let Some(validity) = &mut self.validity {
+                    validity.push(true);
+                }
+            }
+            None => {
+                self.values.push(T::default());
+                match &mut self.validity {
+                    Some(validity) => validity.push(false),
+                    None => self.first_null(),
+                }
+            }
+        }
+    }
+
+    /// The first null (just pushed as the last value): every earlier row is valid.
+    #[cold]
+    #[inline(never)]
+    fn first_null(&mut self) {
+        let n = self.values.len();
+        let mut validity = MutableBitmap::with_capacity(self.values.capacity());
+        validity.extend_constant(n - 1, true);
+        validity.push(false);
+        self.validity = Some(validity);
+    }
+
+    /// Sets a row to a value (never to null).
+    fn set_valid(&mut self, row: usize, value: T) {
+        self.values[row] = value;
+        if let Some(validity) = &mut self.validity {
+            validity.set(row, true);
+        }
+    }
+
+    #[inline]
+    fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    #[inline]
+    fn validity(&self) -> Option<&MutableBitmap> {
+        self.validity.as_ref()
+    }
+
+    /// As arrow2 converts a `MutablePrimitiveArray`: no validity when nothing is null.
+    fn into_array(self) -> PrimitiveArray<T> {
+        let validity = self.validity.and_then(|v| {
+            let bitmap: Bitmap = v.into();
+            (bitmap.unset_bits() != 0).then_some(bitmap)
+        });
+        PrimitiveArray::<T>::new(T::PRIMITIVE.into(), self.values.into(), validity)
+    }
+}
+
 /// Receives events and grows the columns; [`TableBuilder::finish`] makes the table.
 pub struct TableBuilder {
     file: String,
     kind: Vec<u8>,
     phase: Vec<u8>,
-    category: MutablePrimitiveArray<u32>,
+    category: NullableColumn<u32>,
     name: Vec<u32>,
     pid: Vec<u32>,
     tid: Vec<u32>,
-    ts_ns: MutablePrimitiveArray<i64>,
-    dur_ns: MutablePrimitiveArray<i64>,
-    external_id: MutablePrimitiveArray<i64>,
-    correlation: MutablePrimitiveArray<i64>,
-    stream: MutablePrimitiveArray<i64>,
-    device: MutablePrimitiveArray<i64>,
-    flow_id: MutablePrimitiveArray<i64>,
+    ts_ns: NullableColumn<i64>,
+    dur_ns: NullableColumn<i64>,
+    external_id: NullableColumn<i64>,
+    correlation: NullableColumn<i64>,
+    stream: NullableColumn<i64>,
+    device: NullableColumn<i64>,
+    flow_id: NullableColumn<i64>,
     names: Interner,
     categories: Interner,
     category_kinds: Vec<Option<EventKind>>,
@@ -350,17 +429,17 @@ impl TableBuilder {
             file: file.to_string(),
             kind: Vec::new(),
             phase: Vec::new(),
-            category: MutablePrimitiveArray::new(),
+            category: NullableColumn::new(),
             name: Vec::new(),
             pid: Vec::new(),
             tid: Vec::new(),
-            ts_ns: MutablePrimitiveArray::new(),
-            dur_ns: MutablePrimitiveArray::new(),
-            external_id: MutablePrimitiveArray::new(),
-            correlation: MutablePrimitiveArray::new(),
-            stream: MutablePrimitiveArray::new(),
-            device: MutablePrimitiveArray::new(),
-            flow_id: MutablePrimitiveArray::new(),
+            ts_ns: NullableColumn::new(),
+            dur_ns: NullableColumn::new(),
+            external_id: NullableColumn::new(),
+            correlation: NullableColumn::new(),
+            stream: NullableColumn::new(),
+            device: NullableColumn::new(),
+            flow_id: NullableColumn::new(),
             names: Interner::default(),
             categories: Interner::default(),
             category_kinds: Vec::new(),
@@ -499,17 +578,17 @@ impl TableBuilder {
             file: self.file,
             kind: PrimitiveArray::from_vec(self.kind),
             phase: PrimitiveArray::from_vec(self.phase),
-            category: dictionary(self.category.into(), self.categories.into_strings()),
+            category: dictionary(self.category.into_array(), self.categories.into_strings()),
             name: dictionary(u32col(self.name), self.names.into_strings()),
             pid: dictionary(u32col(self.pid), pid_strings),
             tid: dictionary(u32col(self.tid), tid_strings),
-            ts_ns: self.ts_ns.into(),
-            dur_ns: self.dur_ns.into(),
-            external_id: self.external_id.into(),
-            correlation: self.correlation.into(),
-            stream: self.stream.into(),
-            device: self.device.into(),
-            flow_id: self.flow_id.into(),
+            ts_ns: self.ts_ns.into_array(),
+            dur_ns: self.dur_ns.into_array(),
+            external_id: self.external_id.into_array(),
+            correlation: self.correlation.into_array(),
+            stream: self.stream.into_array(),
+            device: self.device.into_array(),
+            flow_id: self.flow_id.into_array(),
             args,
             metadata,
             diagnostics,
@@ -601,7 +680,7 @@ impl EventSink for TableBuilder {
             b'E' => match self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop) {
                 Some((b_row, b_ts)) => {
                     if let Some(ts) = e.ts_ns {
-                        self.dur_ns.set(b_row, Some(ts - b_ts));
+                        self.dur_ns.set_valid(b_row, ts - b_ts);
                     }
                 }
                 None => self.diagnostics.add(DiagnosticKind::UnpairedEnd, || {
