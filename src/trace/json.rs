@@ -141,6 +141,53 @@ fn find_quote_or_backslash_swar(input: &[u8], mut pos: usize) -> Option<usize> {
     None
 }
 
+/// The next 8 bytes at `i` as a little-endian word, when there are 8.
+#[inline(always)]
+fn word_at(input: &[u8], i: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(input.get(i..i + 8)?.try_into().unwrap()))
+}
+
+/// Whether all 8 bytes of `w` are ASCII digits.
+#[inline(always)]
+fn eight_digits(w: u64) -> bool {
+    (w & 0xF0F0_F0F0_F0F0_F0F0) | (((w.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0) >> 4)
+        == 0x3333_3333_3333_3333
+}
+
+/// The value of 8 ASCII digits (first digit in the lowest byte), by SWAR.
+#[inline(always)]
+fn eight_digit_value(w: u64) -> i64 {
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 0x000F_4240_0000_0064; // 100 + (1000000 << 32)
+    const MUL2: u64 = 0x0000_2710_0000_0001; // 1 + (10000 << 32)
+    let mut v = w.wrapping_sub(0x3030_3030_3030_3030);
+    v = v.wrapping_mul(10).wrapping_add(v >> 8);
+    v = (((v & MASK).wrapping_mul(MUL1)).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))) >> 32;
+    v as i64
+}
+
+/// Reads the run of digits at `i` into `v` (wrapping), 8 at a time while 8 are there; returns the
+/// index after the run. Same value and end as a digit-by-digit loop.
+#[inline(always)]
+fn digit_run(input: &[u8], mut i: usize, v: &mut i64) -> usize {
+    while let Some(w) = word_at(input, i) {
+        if !eight_digits(w) {
+            break;
+        }
+        *v = v.wrapping_mul(100_000_000).wrapping_add(eight_digit_value(w));
+        i += 8;
+    }
+    while i < input.len() {
+        let d = input[i].wrapping_sub(b'0');
+        if d >= 10 {
+            break;
+        }
+        *v = v.wrapping_mul(10).wrapping_add(d as i64);
+        i += 1;
+    }
+    i
+}
+
 /// A plain integer (optional `-`, at most 18 digits) at `pos`, read in one pass. `Ok(None)` when the
 /// number has a fraction or exponent or is longer, so the caller takes the general path.
 #[inline(always)]
@@ -152,14 +199,7 @@ pub fn read_plain_int(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
     }
     let start = i;
     let mut v: i64 = 0;
-    while i < input.len() {
-        let d = input[i].wrapping_sub(b'0');
-        if d >= 10 {
-            break;
-        }
-        v = v.wrapping_mul(10).wrapping_add(d as i64);
-        i += 1;
-    }
+    i = digit_run(input, i, &mut v);
     if i == input.len() {
         return Err(Stop::Incomplete);
     }
@@ -181,14 +221,7 @@ pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
     }
     let start = i;
     let mut int_part: i64 = 0;
-    while i < input.len() {
-        let d = input[i].wrapping_sub(b'0');
-        if d >= 10 {
-            break;
-        }
-        int_part = int_part.wrapping_mul(10).wrapping_add(d as i64);
-        i += 1;
-    }
+    i = digit_run(input, i, &mut int_part);
     if i == input.len() {
         return Err(Stop::Incomplete);
     }
@@ -710,6 +743,29 @@ mod tests {
         assert_eq!(read_plain_int(b"42", 0), Err(Stop::Incomplete));
         let long = b"1234567890123456789,";
         assert_eq!(read_plain_int(long, 0), Ok(None));
+    }
+
+    #[test]
+    fn digit_runs_agree_with_a_byte_loop() {
+        for text in [
+            "", "7", "12345678", "123456789", "1683564914332916", "16835649143329168", "99999999999999999999",
+            "0000000012", "1234567a", "12345678/", "1234567:",
+        ] {
+            let input = format!("{text}x");
+            let mut v = 0i64;
+            let end = digit_run(input.as_bytes(), 0, &mut v);
+            let mut want = 0i64;
+            let mut j = 0;
+            while input.as_bytes()[j].is_ascii_digit() {
+                want = want.wrapping_mul(10).wrapping_add((input.as_bytes()[j] - b'0') as i64);
+                j += 1;
+            }
+            assert_eq!((v, end), (want, j), "{text}");
+        }
+        for b in 0..=255u8 {
+            let w = u64::from_le_bytes([b'1', b'2', b'3', b, b'5', b'6', b'7', b'8']);
+            assert_eq!(eight_digits(w), b.is_ascii_digit(), "{b}");
+        }
     }
 
     #[test]
