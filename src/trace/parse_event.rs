@@ -38,6 +38,59 @@ fn field_of(key: &[u8]) -> Field {
     }
 }
 
+/// `"key"` as the little-endian word of its bytes, quotes included (keys of 2 to 4 bytes).
+const fn quoted(key: &[u8]) -> u64 {
+    let mut w = b'"' as u64;
+    let mut j = 0;
+    while j < key.len() {
+        w |= (key[j] as u64) << (8 * (j + 1));
+        j += 1;
+    }
+    w | (b'"' as u64) << (8 * (key.len() + 1))
+}
+
+/// One of the fields the tables keep, matched straight in the input at the key's opening quote
+/// (no decoding): the field and the index after the closing quote. `None` for any other key, an
+/// escaped one, or fewer than 8 bytes left; then the caller reads the key as a string.
+#[inline(always)]
+fn known_key(input: &[u8], i: usize) -> Option<(Field, usize)> {
+    const PH: u64 = quoted(b"ph");
+    const TS: u64 = quoted(b"ts");
+    const ID: u64 = quoted(b"id");
+    const BP: u64 = quoted(b"bp");
+    const CAT: u64 = quoted(b"cat");
+    const PID: u64 = quoted(b"pid");
+    const TID: u64 = quoted(b"tid");
+    const DUR: u64 = quoted(b"dur");
+    const NAME: u64 = quoted(b"name");
+    const ARGS: u64 = quoted(b"args");
+    let w = u64::from_le_bytes(input.get(i..i + 8)?.try_into().unwrap());
+    let f = match w & 0xFFFF_FFFF {
+        PH => Field::Ph,
+        TS => Field::Ts,
+        ID => Field::Id,
+        BP => Field::Bp,
+        _ => {
+            let f = match w & 0xFF_FFFF_FFFF {
+                CAT => Field::Cat,
+                PID => Field::Pid,
+                TID => Field::Tid,
+                DUR => Field::Dur,
+                _ => {
+                    let f = match w & 0xFFFF_FFFF_FFFF {
+                        NAME => Field::Name,
+                        ARGS => Field::Args,
+                        _ => return None,
+                    };
+                    return Some((f, i + 6));
+                }
+            };
+            return Some((f, i + 5));
+        }
+    };
+    Some((f, i + 4))
+}
+
 #[derive(Clone, Copy, Debug)]
 enum IdLoc {
     Int(i64),
@@ -115,10 +168,16 @@ impl EventParser {
                     expected: "a quoted key",
                 });
             }
-            let (key, after_key) = read_string(input, i, &mut self.scratch)?;
-            let field = match key {
-                StrLoc::Input(a, b) => field_of(&input[a as usize..b as usize]),
-                StrLoc::Scratch(..) => Field::Other, // escaped keys are never one of ours
+            let (field, after_key) = match known_key(input, i) {
+                Some(known) => known,
+                None => {
+                    let (key, after_key) = read_string(input, i, &mut self.scratch)?;
+                    let field = match key {
+                        StrLoc::Input(a, b) => field_of(&input[a as usize..b as usize]),
+                        StrLoc::Scratch(..) => Field::Other, // escaped keys are never one of ours
+                    };
+                    (field, after_key)
+                }
             };
             i = skip_ws(input, after_key);
             if byte_at(input, i)? != b':' {
@@ -457,6 +516,26 @@ mod tests {
                 Err(Stop::Incomplete),
                 "cut at {cut}"
             );
+        }
+    }
+
+    #[test]
+    fn known_keys_match_the_decoded_ones() {
+        for key in [
+            "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "bp", "args", "s", "p", "phx", "nam",
+            "names", "cname", "t\\ns", "p\\\"h", "",
+        ] {
+            let text = format!("\"{key}\": 1, \"x\": 2}}");
+            let mut scratch = Vec::new();
+            let (loc, end) = read_string(text.as_bytes(), 0, &mut scratch).unwrap();
+            let want = match loc {
+                StrLoc::Input(a, b) => field_of(&text.as_bytes()[a as usize..b as usize]),
+                StrLoc::Scratch(..) => Field::Other,
+            };
+            match known_key(text.as_bytes(), 0) {
+                Some((f, e)) => assert_eq!((f, e), (want, end), "{key}"),
+                None => assert_eq!(want, Field::Other, "{key}"),
+            }
         }
     }
 
