@@ -5,7 +5,7 @@ use arrow2::bitmap::{Bitmap, MutableBitmap};
 use arrow2::datatypes::DataType;
 use arrow2::types::NativeType;
 
-use super::intern::{FxHashMap, Interner};
+use super::intern::{same_bytes, FxHashMap, Interner};
 use super::{ArgColumn, ArgValues, TraceMetadata, TraceTable};
 use crate::trace::dialect::{is_known_phase, kind_of_category, kind_of_event, EventKind};
 use crate::trace::{
@@ -394,6 +394,15 @@ impl<T: NativeType> NullableColumn<T> {
     }
 }
 
+/// Where the value of an args key goes.
+#[derive(Clone, Copy, Debug)]
+enum ArgSlot {
+    /// A typed column of the table: external id, correlation, stream, device (in this order).
+    Dense(u8),
+    /// A sparse args column (index in `TableBuilder::args`).
+    Column(u32),
+}
+
 /// Receives events and grows the columns; [`TableBuilder::finish`] makes the table.
 pub struct TableBuilder {
     file: String,
@@ -417,6 +426,8 @@ pub struct TableBuilder {
     tids: IdInterner,
     arg_index: FxHashMap<Box<[u8]>, usize>,
     args: Vec<ArgBuilder>,
+    /// By position in `args` of the last event that had it: the key there and where it goes.
+    arg_slots: Vec<(Vec<u8>, ArgSlot)>,
     open_begins: FxHashMap<(u32, u32), Vec<(usize, i64)>>,
     process_names: Vec<(u32, String)>,
     thread_names: Vec<(u32, u32, String)>,
@@ -447,6 +458,7 @@ impl TableBuilder {
             tids: IdInterner::default(),
             arg_index: FxHashMap::default(),
             args: Vec::new(),
+            arg_slots: Vec::new(),
             open_begins: FxHashMap::default(),
             process_names: Vec::new(),
             thread_names: Vec::new(),
@@ -473,6 +485,40 @@ impl TableBuilder {
         ] {
             c.reserve(events);
         }
+    }
+
+    /// The sparse column of an args key, made at its first value.
+    fn column_of(&mut self, key: &[u8]) -> usize {
+        match self.arg_index.get(key) {
+            Some(&c) => c,
+            None => {
+                let c = self.args.len();
+                self.args.push(ArgBuilder::new(key));
+                self.arg_index.insert(key.into(), c);
+                c
+            }
+        }
+    }
+
+    /// Where `key` goes, remembered as the key at position `k` of args.
+    #[cold]
+    #[inline(never)]
+    fn remember_slot(&mut self, k: usize, key: &[u8]) -> ArgSlot {
+        let slot = match key {
+            b"External id" | b"external id" => ArgSlot::Dense(0),
+            b"correlation" => ArgSlot::Dense(1),
+            b"stream" => ArgSlot::Dense(2),
+            b"device" => ArgSlot::Dense(3),
+            _ => ArgSlot::Column(self.column_of(key) as u32),
+        };
+        if self.arg_slots.len() <= k {
+            self.arg_slots.resize(k + 1, (Vec::new(), slot));
+        }
+        let (cached, s) = &mut self.arg_slots[k];
+        cached.clear();
+        cached.extend_from_slice(key);
+        *s = slot;
+        slot
     }
 
     pub fn rows(&self) -> usize {
@@ -696,31 +742,25 @@ impl EventSink for TableBuilder {
         }
         self.flow_id.push(e.id);
 
-        let (mut ext, mut corr, mut stream, mut device) = (None, None, None, None);
-        for (key, value) in &e.args {
-            let dense = match *key {
-                b"External id" | b"external id" => Some(&mut ext),
-                b"correlation" => Some(&mut corr),
-                b"stream" => Some(&mut stream),
-                b"device" => Some(&mut device),
-                _ => None,
+        let mut dense = [None; 4];
+        for (k, (key, value)) in e.args.iter().enumerate() {
+            // Events of one kind write the same keys in the same order: the key at this position
+            // last time is compared first, before any hashing.
+            let slot = match self.arg_slots.get(k) {
+                Some((cached, slot)) if same_bytes(cached, key) => *slot,
+                _ => self.remember_slot(k, key),
             };
-            if let Some(slot) = dense {
-                if let Some(v) = as_i64(value) {
-                    *slot = v;
-                    continue;
+            let col = match slot {
+                ArgSlot::Dense(d) => {
+                    if let Some(v) = as_i64(value) {
+                        dense[d as usize] = v;
+                        continue;
+                    }
+                    // Not a decimal integer (ROCm writes `"stream": "0x0"` on runtime calls): the typed
+                    // column stays null and the value is kept, as written, in a sparse column of that key.
+                    self.column_of(key)
                 }
-                // Not a decimal integer (ROCm writes `"stream": "0x0"` on runtime calls): the typed
-                // column stays null and the value is kept, as written, in a sparse column of that key.
-            }
-            let col = match self.arg_index.get(*key) {
-                Some(&c) => c,
-                None => {
-                    let c = self.args.len();
-                    self.args.push(ArgBuilder::new(key));
-                    self.arg_index.insert((*key).into(), c);
-                    c
-                }
+                ArgSlot::Column(c) => c as usize,
             };
             if !self.args[col].push(row as u32, value) {
                 self.diagnostics
@@ -748,6 +788,7 @@ impl EventSink for TableBuilder {
                 }
             }
         }
+        let [ext, corr, mut stream, device] = dense;
         if stream.is_none() && kind.is_gpu_activity() {
             stream = stream_from_tid(e.tid);
         }

@@ -61,6 +61,27 @@ impl Hasher for FxHasher {
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
 
+/// Byte-string equality with the short cases (up to 16 bytes) inline, without a call to `memcmp`.
+#[inline(always)]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        if n > 16 {
+            return a == b;
+        }
+        let w = |s: &[u8], k: usize| u64::from_le_bytes(s[k..k + 8].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 8) == w(b, n - 8);
+    }
+    if n >= 4 {
+        let w = |s: &[u8], k: usize| u32::from_le_bytes(s[k..k + 4].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// Hash of a short byte string for [`Interner`]: Fx over 8-byte words, with the length mixed in.
 #[inline(always)]
 fn hash_bytes(bytes: &[u8]) -> u64 {
@@ -113,7 +134,7 @@ impl Interner {
                 break;
             }
             let id = entry - 1;
-            if self.hashes[id as usize] == hash && self.get(id) == s {
+            if self.hashes[id as usize] == hash && same_bytes(self.get(id), s) {
                 return id;
             }
             slot = (slot + 1) & mask;
@@ -174,6 +195,29 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bytes_is_equality() {
+        let words: Vec<Vec<u8>> = (0..40)
+            .flat_map(|n| {
+                let base: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
+                let mut first = base.clone();
+                let mut last = base.clone();
+                let mut mid = base.clone();
+                if n > 0 {
+                    first[0] ^= 1;
+                    last[n - 1] ^= 1;
+                    mid[n / 2] ^= 1;
+                }
+                [base, first, last, mid]
+            })
+            .collect();
+        for a in &words {
+            for b in &words {
+                assert_eq!(same_bytes(a, b), a == b);
+            }
+        }
+    }
 
     #[test]
     fn ids_are_dense_and_stable_across_growth() {
