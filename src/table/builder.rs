@@ -279,6 +279,8 @@ fn dictionary(keys: PrimitiveArray<u32>, values: Vec<String>) -> DictionaryArray
 #[derive(Default)]
 struct IdInterner {
     ints: FxHashMap<i64, u32>,
+    /// The last number interned and its id (runs of events share a pid and tid).
+    last_int: Option<(i64, u32)>,
     strings: Interner,
 }
 
@@ -287,11 +289,20 @@ impl IdInterner {
     fn intern(&mut self, v: Option<IdValue<'_>>) -> u32 {
         match v {
             Some(IdValue::Int(n)) => {
-                if let Some(&id) = self.ints.get(&n) {
-                    return id;
+                if let Some((last, id)) = self.last_int {
+                    if last == n {
+                        return id;
+                    }
                 }
-                let id = self.strings.intern(n.to_string().as_bytes());
-                self.ints.insert(n, id);
+                let id = match self.ints.get(&n) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.strings.intern(n.to_string().as_bytes());
+                        self.ints.insert(n, id);
+                        id
+                    }
+                };
+                self.last_int = Some((n, id));
                 id
             }
             Some(IdValue::Text(t)) => self.strings.intern(t),

@@ -261,6 +261,7 @@ impl EventParser {
     }
 
     /// The first byte of a string value (`ph`, `bp`); other values are skipped.
+    #[inline(always)]
     fn first_byte_of_string(
         &mut self,
         input: &[u8],
@@ -276,6 +277,7 @@ impl EventParser {
     }
 
     /// A string, or any other value kept as its JSON text (a numeric name, say).
+    #[inline(always)]
     fn any_as_text(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(StrLoc, usize)> {
         if first == b'"' {
             read_string(input, i, &mut self.scratch)
@@ -285,6 +287,7 @@ impl EventParser {
         }
     }
 
+    #[inline(always)]
     fn id_value(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(IdLoc, usize)> {
         if first == b'"' {
             let (loc, next) = read_string(input, i, &mut self.scratch)?;
@@ -446,6 +449,7 @@ fn literal(input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
 }
 
 /// `ts`/`dur`: a number of µs (a numeric string is accepted too).
+#[inline(always)]
 fn time_value(input: &[u8], i: usize, first: u8) -> Scan<(Option<i64>, usize)> {
     if first == b'"' {
         let end = skip_value(input, i, false)?;
