@@ -263,20 +263,61 @@ pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
     Ok(Some((if neg { -ns } else { ns }, i)))
 }
 
-/// Where a string's content lives: in the input, or unescaped into the scratch buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StrLoc {
-    Input(u32, u32),
-    Scratch(u32, u32),
-}
+/// Where a string's content lives: in the input, or unescaped into the scratch buffer. Packed in
+/// one word (start, length below 2^31, which buffer) so that it moves in one register: as a tagged
+/// pair it went through the stack in pieces and was read back whole, stalling store forwarding.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct StrLoc(u64);
 
 impl StrLoc {
+    const SCRATCH: u64 = 1 << 63;
+
+    #[inline(always)]
+    fn pack(start: usize, end: usize) -> u64 {
+        debug_assert!(end - start < 1 << 31);
+        start as u32 as u64 | ((end - start) as u64 & 0x7FFF_FFFF) << 32
+    }
+
+    /// `input[start..end]`.
+    #[inline(always)]
+    pub fn input(start: usize, end: usize) -> Self {
+        StrLoc(Self::pack(start, end))
+    }
+
+    /// `scratch[start..end]`.
+    #[inline(always)]
+    pub fn scratch(start: usize, end: usize) -> Self {
+        StrLoc(Self::pack(start, end) | Self::SCRATCH)
+    }
+
+    #[inline(always)]
+    pub fn in_scratch(self) -> bool {
+        self.0 & Self::SCRATCH != 0
+    }
+
+    /// The start and end in whichever buffer it is in.
+    #[inline(always)]
+    pub fn range(self) -> (usize, usize) {
+        let start = self.0 as u32 as usize;
+        (start, start + ((self.0 >> 32) & 0x7FFF_FFFF) as usize)
+    }
+
     #[inline(always)]
     pub fn get<'a>(self, input: &'a [u8], scratch: &'a [u8]) -> &'a [u8] {
-        match self {
-            StrLoc::Input(a, b) => &input[a as usize..b as usize],
-            StrLoc::Scratch(a, b) => &scratch[a as usize..b as usize],
+        let (a, b) = self.range();
+        if self.in_scratch() {
+            &scratch[a..b]
+        } else {
+            &input[a..b]
         }
+    }
+}
+
+impl std::fmt::Debug for StrLoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (a, b) = self.range();
+        let which = if self.in_scratch() { "Scratch" } else { "Input" };
+        write!(f, "{which}({a}, {b})")
     }
 }
 
@@ -288,7 +329,7 @@ pub fn read_string(input: &[u8], pos: usize, scratch: &mut Vec<u8>) -> Scan<(Str
     let start = pos + 1;
     let hit = find_quote_or_backslash(input, start).ok_or(Stop::Incomplete)?;
     if input[hit] == b'"' {
-        return Ok((StrLoc::Input(start as u32, hit as u32), hit + 1));
+        return Ok((StrLoc::input(start, hit), hit + 1));
     }
     read_escaped_string(input, start, hit, scratch)
 }
@@ -308,7 +349,7 @@ fn read_escaped_string(
     loop {
         let b = byte_at(input, i)?;
         match b {
-            b'"' => return Ok((StrLoc::Scratch(s0 as u32, scratch.len() as u32), i + 1)),
+            b'"' => return Ok((StrLoc::scratch(s0, scratch.len()), i + 1)),
             b'\\' => {
                 let e = byte_at(input, i + 1)?;
                 i += 2;
@@ -625,10 +666,10 @@ pub fn read_compact_container(
                 if depth == 0 {
                     let end = i + 1;
                     return Ok(match run_start {
-                        None => (StrLoc::Input(pos as u32, end as u32), end),
+                        None => (StrLoc::input(pos, end), end),
                         Some(r) => {
                             scratch.extend_from_slice(&input[r..end]);
-                            (StrLoc::Scratch(s0 as u32, scratch.len() as u32), end)
+                            (StrLoc::scratch(s0, scratch.len()), end)
                         }
                     });
                 }

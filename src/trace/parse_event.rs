@@ -172,9 +172,10 @@ impl EventParser {
                 Some(known) => known,
                 None => {
                     let (key, after_key) = read_string(input, i, &mut self.scratch)?;
-                    let field = match key {
-                        StrLoc::Input(a, b) => field_of(&input[a as usize..b as usize]),
-                        StrLoc::Scratch(..) => Field::Other, // escaped keys are never one of ours
+                    // Escaped keys are never one of ours.
+                    let field = match key.in_scratch() {
+                        false => field_of(key.get(input, &[])),
+                        true => Field::Other,
                     };
                     (field, after_key)
                 }
@@ -283,7 +284,7 @@ impl EventParser {
             read_string(input, i, &mut self.scratch)
         } else {
             let end = skip_value(input, i, false)?;
-            Ok((StrLoc::Input(i as u32, end as u32), end))
+            Ok((StrLoc::input(i, end), end))
         }
     }
 
@@ -303,11 +304,11 @@ impl EventParser {
                 Some(Number::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e18 => {
                     (IdLoc::Int(f as i64), end)
                 }
-                _ => (IdLoc::Text(StrLoc::Input(i as u32, end as u32)), end),
+                _ => (IdLoc::Text(StrLoc::input(i, end)), end),
             });
         }
         let end = skip_value(input, i, false)?;
-        Ok((IdLoc::Text(StrLoc::Input(i as u32, end as u32)), end))
+        Ok((IdLoc::Text(StrLoc::input(i, end)), end))
     }
 
     fn args_object(&mut self, input: &[u8], pos: usize) -> Scan<usize> {
@@ -334,8 +335,7 @@ impl EventParser {
                 });
             }
             i = skip_ws(input, i + 1);
-            let (value, next) = self.arg_value(input, i)?;
-            self.args.push((key, value));
+            let next = self.arg_value(input, i, key)?;
             i = skip_ws(input, next);
             match byte_at(input, i)? {
                 b',' => i = skip_ws(input, i + 1),
@@ -350,32 +350,47 @@ impl EventParser {
         }
     }
 
-    fn arg_value(&mut self, input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
+    /// Reads the value at `i` and adds it to the args under `key`; returns the index after it.
+    /// (It pushes rather than returns the value: a returned value went through the stack in pieces
+    /// and was read back whole, which stalls store forwarding.)
+    #[inline(always)]
+    fn arg_value(&mut self, input: &[u8], i: usize, key: StrLoc) -> Scan<usize> {
         let first = byte_at(input, i)?;
         match first {
             b'"' => {
                 let (loc, next) = read_string(input, i, &mut self.scratch)?;
-                Ok((ValLoc::Text(loc), next))
+                self.args.push((key, ValLoc::Text(loc)));
+                Ok(next)
             }
             b'{' | b'[' => {
                 let (loc, end) = read_compact_container(input, i, &mut self.scratch)?;
-                Ok((ValLoc::Json(loc), end))
+                self.args.push((key, ValLoc::Json(loc)));
+                Ok(end)
             }
             b'-' | b'0'..=b'9' => {
                 if let Some((n, end)) = read_plain_int(input, i)? {
-                    return Ok((ValLoc::Int(n), end));
+                    self.args.push((key, ValLoc::Int(n)));
+                    return Ok(end);
                 }
                 let end = number_end(input, i, false)?;
                 let v = match parse_number(&input[i..end]) {
                     Some(Number::Int(n)) => ValLoc::Int(n),
                     Some(Number::Float(f)) => ValLoc::Float(f),
-                    None if &input[i..end] == b"-" => return literal(input, i),
+                    None if &input[i..end] == b"-" => return self.literal_arg(input, i, key),
                     None => ValLoc::Null,
                 };
-                Ok((v, end))
+                self.args.push((key, v));
+                Ok(end)
             }
-            _ => literal(input, i),
+            _ => self.literal_arg(input, i, key),
         }
+    }
+
+    #[inline(never)]
+    fn literal_arg(&mut self, input: &[u8], i: usize, key: StrLoc) -> Scan<usize> {
+        let (v, end) = literal(input, i)?;
+        self.args.push((key, v));
+        Ok(end)
     }
 
     /// Hands the parsed event to `f`, with strings borrowed from `input` and the scratch space.
@@ -532,9 +547,9 @@ mod tests {
             let text = format!("\"{key}\": 1, \"x\": 2}}");
             let mut scratch = Vec::new();
             let (loc, end) = read_string(text.as_bytes(), 0, &mut scratch).unwrap();
-            let want = match loc {
-                StrLoc::Input(a, b) => field_of(&text.as_bytes()[a as usize..b as usize]),
-                StrLoc::Scratch(..) => Field::Other,
+            let want = match loc.in_scratch() {
+                false => field_of(loc.get(text.as_bytes(), &[])),
+                true => Field::Other,
             };
             match known_key(text.as_bytes(), 0) {
                 Some((f, e)) => assert_eq!((f, e), (want, end), "{key}"),
