@@ -1,12 +1,11 @@
 //! Builds a [`TraceTable`] from events as the reader finds them (implements [`EventSink`]).
 
-use arrow2::array::{
-    BooleanArray, DictionaryArray, MutableArray, MutablePrimitiveArray, PrimitiveArray, Utf8Array,
-};
-use arrow2::bitmap::Bitmap;
+use arrow2::array::{BooleanArray, DictionaryArray, PrimitiveArray, Utf8Array};
+use arrow2::bitmap::{Bitmap, MutableBitmap};
 use arrow2::datatypes::DataType;
+use arrow2::types::NativeType;
 
-use super::intern::{FxHashMap, Interner};
+use super::intern::{same_bytes, FxHashMap, Interner};
 use super::{ArgColumn, ArgValues, TraceMetadata, TraceTable};
 use crate::trace::dialect::{is_known_phase, kind_of_category, kind_of_event, EventKind};
 use crate::trace::{
@@ -280,6 +279,8 @@ fn dictionary(keys: PrimitiveArray<u32>, values: Vec<String>) -> DictionaryArray
 #[derive(Default)]
 struct IdInterner {
     ints: FxHashMap<i64, u32>,
+    /// The last number interned and its id (runs of events share a pid and tid).
+    last_int: Option<(i64, u32)>,
     strings: Interner,
 }
 
@@ -288,11 +289,20 @@ impl IdInterner {
     fn intern(&mut self, v: Option<IdValue<'_>>) -> u32 {
         match v {
             Some(IdValue::Int(n)) => {
-                if let Some(&id) = self.ints.get(&n) {
-                    return id;
+                if let Some((last, id)) = self.last_int {
+                    if last == n {
+                        return id;
+                    }
                 }
-                let id = self.strings.intern(n.to_string().as_bytes());
-                self.ints.insert(n, id);
+                let id = match self.ints.get(&n) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.strings.intern(n.to_string().as_bytes());
+                        self.ints.insert(n, id);
+                        id
+                    }
+                };
+                self.last_int = Some((n, id));
                 id
             }
             Some(IdValue::Text(t)) => self.strings.intern(t),
@@ -315,22 +325,111 @@ fn stream_from_tid(tid: Option<IdValue<'_>>) -> Option<i64> {
     }
 }
 
+/// A nullable column under construction: a plain `Vec` of values (0 for a null) and a validity bitmap
+/// made only at the first null. Same array as arrow2's `MutablePrimitiveArray`, with pushes inlined.
+struct NullableColumn<T: NativeType> {
+    values: Vec<T>,
+    validity: Option<MutableBitmap>,
+}
+
+impl<T: NativeType> NullableColumn<T> {
+    fn new() -> Self {
+        NullableColumn {
+            values: Vec::new(),
+            validity: None,
+        }
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.values.reserve(additional);
+        if let Some(v) = self.validity.as_mut() {
+            v.reserve(additional);
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: Option<T>) {
+        match value {
+            Some(v) => {
+                self.values.push(v);
+                if let Some(validity) = &mut self.validity {
+                    validity.push(true);
+                }
+            }
+            None => {
+                self.values.push(T::default());
+                match &mut self.validity {
+                    Some(validity) => validity.push(false),
+                    None => self.first_null(),
+                }
+            }
+        }
+    }
+
+    /// The first null (just pushed as the last value): every earlier row is valid.
+    #[cold]
+    #[inline(never)]
+    fn first_null(&mut self) {
+        let n = self.values.len();
+        let mut validity = MutableBitmap::with_capacity(self.values.capacity());
+        validity.extend_constant(n - 1, true);
+        validity.push(false);
+        self.validity = Some(validity);
+    }
+
+    /// Sets a row to a value (never to null).
+    fn set_valid(&mut self, row: usize, value: T) {
+        self.values[row] = value;
+        if let Some(validity) = &mut self.validity {
+            validity.set(row, true);
+        }
+    }
+
+    #[inline]
+    fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    #[inline]
+    fn validity(&self) -> Option<&MutableBitmap> {
+        self.validity.as_ref()
+    }
+
+    /// As arrow2 converts a `MutablePrimitiveArray`: no validity when nothing is null.
+    fn into_array(self) -> PrimitiveArray<T> {
+        let validity = self.validity.and_then(|v| {
+            let bitmap: Bitmap = v.into();
+            (bitmap.unset_bits() != 0).then_some(bitmap)
+        });
+        PrimitiveArray::<T>::new(T::PRIMITIVE.into(), self.values.into(), validity)
+    }
+}
+
+/// Where the value of an args key goes.
+#[derive(Clone, Copy, Debug)]
+enum ArgSlot {
+    /// A typed column of the table: external id, correlation, stream, device (in this order).
+    Dense(u8),
+    /// A sparse args column (index in `TableBuilder::args`).
+    Column(u32),
+}
+
 /// Receives events and grows the columns; [`TableBuilder::finish`] makes the table.
 pub struct TableBuilder {
     file: String,
     kind: Vec<u8>,
     phase: Vec<u8>,
-    category: MutablePrimitiveArray<u32>,
+    category: NullableColumn<u32>,
     name: Vec<u32>,
     pid: Vec<u32>,
     tid: Vec<u32>,
-    ts_ns: MutablePrimitiveArray<i64>,
-    dur_ns: MutablePrimitiveArray<i64>,
-    external_id: MutablePrimitiveArray<i64>,
-    correlation: MutablePrimitiveArray<i64>,
-    stream: MutablePrimitiveArray<i64>,
-    device: MutablePrimitiveArray<i64>,
-    flow_id: MutablePrimitiveArray<i64>,
+    ts_ns: NullableColumn<i64>,
+    dur_ns: NullableColumn<i64>,
+    external_id: NullableColumn<i64>,
+    correlation: NullableColumn<i64>,
+    stream: NullableColumn<i64>,
+    device: NullableColumn<i64>,
+    flow_id: NullableColumn<i64>,
     names: Interner,
     categories: Interner,
     category_kinds: Vec<Option<EventKind>>,
@@ -338,6 +437,8 @@ pub struct TableBuilder {
     tids: IdInterner,
     arg_index: FxHashMap<Box<[u8]>, usize>,
     args: Vec<ArgBuilder>,
+    /// By position in `args` of the last event that had it: the key there and where it goes.
+    arg_slots: Vec<(Vec<u8>, ArgSlot)>,
     open_begins: FxHashMap<(u32, u32), Vec<(usize, i64)>>,
     process_names: Vec<(u32, String)>,
     thread_names: Vec<(u32, u32, String)>,
@@ -350,17 +451,17 @@ impl TableBuilder {
             file: file.to_string(),
             kind: Vec::new(),
             phase: Vec::new(),
-            category: MutablePrimitiveArray::new(),
+            category: NullableColumn::new(),
             name: Vec::new(),
             pid: Vec::new(),
             tid: Vec::new(),
-            ts_ns: MutablePrimitiveArray::new(),
-            dur_ns: MutablePrimitiveArray::new(),
-            external_id: MutablePrimitiveArray::new(),
-            correlation: MutablePrimitiveArray::new(),
-            stream: MutablePrimitiveArray::new(),
-            device: MutablePrimitiveArray::new(),
-            flow_id: MutablePrimitiveArray::new(),
+            ts_ns: NullableColumn::new(),
+            dur_ns: NullableColumn::new(),
+            external_id: NullableColumn::new(),
+            correlation: NullableColumn::new(),
+            stream: NullableColumn::new(),
+            device: NullableColumn::new(),
+            flow_id: NullableColumn::new(),
             names: Interner::default(),
             categories: Interner::default(),
             category_kinds: Vec::new(),
@@ -368,6 +469,7 @@ impl TableBuilder {
             tids: IdInterner::default(),
             arg_index: FxHashMap::default(),
             args: Vec::new(),
+            arg_slots: Vec::new(),
             open_begins: FxHashMap::default(),
             process_names: Vec::new(),
             thread_names: Vec::new(),
@@ -394,6 +496,40 @@ impl TableBuilder {
         ] {
             c.reserve(events);
         }
+    }
+
+    /// The sparse column of an args key, made at its first value.
+    fn column_of(&mut self, key: &[u8]) -> usize {
+        match self.arg_index.get(key) {
+            Some(&c) => c,
+            None => {
+                let c = self.args.len();
+                self.args.push(ArgBuilder::new(key));
+                self.arg_index.insert(key.into(), c);
+                c
+            }
+        }
+    }
+
+    /// Where `key` goes, remembered as the key at position `k` of args.
+    #[cold]
+    #[inline(never)]
+    fn remember_slot(&mut self, k: usize, key: &[u8]) -> ArgSlot {
+        let slot = match key {
+            b"External id" | b"external id" => ArgSlot::Dense(0),
+            b"correlation" => ArgSlot::Dense(1),
+            b"stream" => ArgSlot::Dense(2),
+            b"device" => ArgSlot::Dense(3),
+            _ => ArgSlot::Column(self.column_of(key) as u32),
+        };
+        if self.arg_slots.len() <= k {
+            self.arg_slots.resize(k + 1, (Vec::new(), slot));
+        }
+        let (cached, s) = &mut self.arg_slots[k];
+        cached.clear();
+        cached.extend_from_slice(key);
+        *s = slot;
+        slot
     }
 
     pub fn rows(&self) -> usize {
@@ -499,17 +635,17 @@ impl TableBuilder {
             file: self.file,
             kind: PrimitiveArray::from_vec(self.kind),
             phase: PrimitiveArray::from_vec(self.phase),
-            category: dictionary(self.category.into(), self.categories.into_strings()),
+            category: dictionary(self.category.into_array(), self.categories.into_strings()),
             name: dictionary(u32col(self.name), self.names.into_strings()),
             pid: dictionary(u32col(self.pid), pid_strings),
             tid: dictionary(u32col(self.tid), tid_strings),
-            ts_ns: self.ts_ns.into(),
-            dur_ns: self.dur_ns.into(),
-            external_id: self.external_id.into(),
-            correlation: self.correlation.into(),
-            stream: self.stream.into(),
-            device: self.device.into(),
-            flow_id: self.flow_id.into(),
+            ts_ns: self.ts_ns.into_array(),
+            dur_ns: self.dur_ns.into_array(),
+            external_id: self.external_id.into_array(),
+            correlation: self.correlation.into_array(),
+            stream: self.stream.into_array(),
+            device: self.device.into_array(),
+            flow_id: self.flow_id.into_array(),
             args,
             metadata,
             diagnostics,
@@ -601,7 +737,7 @@ impl EventSink for TableBuilder {
             b'E' => match self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop) {
                 Some((b_row, b_ts)) => {
                     if let Some(ts) = e.ts_ns {
-                        self.dur_ns.set(b_row, Some(ts - b_ts));
+                        self.dur_ns.set_valid(b_row, ts - b_ts);
                     }
                 }
                 None => self.diagnostics.add(DiagnosticKind::UnpairedEnd, || {
@@ -617,31 +753,25 @@ impl EventSink for TableBuilder {
         }
         self.flow_id.push(e.id);
 
-        let (mut ext, mut corr, mut stream, mut device) = (None, None, None, None);
-        for (key, value) in &e.args {
-            let dense = match *key {
-                b"External id" | b"external id" => Some(&mut ext),
-                b"correlation" => Some(&mut corr),
-                b"stream" => Some(&mut stream),
-                b"device" => Some(&mut device),
-                _ => None,
+        let mut dense = [None; 4];
+        for (k, (key, value)) in e.args.iter().enumerate() {
+            // Events of one kind write the same keys in the same order: the key at this position
+            // last time is compared first, before any hashing.
+            let slot = match self.arg_slots.get(k) {
+                Some((cached, slot)) if same_bytes(cached, key) => *slot,
+                _ => self.remember_slot(k, key),
             };
-            if let Some(slot) = dense {
-                if let Some(v) = as_i64(value) {
-                    *slot = v;
-                    continue;
+            let col = match slot {
+                ArgSlot::Dense(d) => {
+                    if let Some(v) = as_i64(value) {
+                        dense[d as usize] = v;
+                        continue;
+                    }
+                    // Not a decimal integer (ROCm writes `"stream": "0x0"` on runtime calls): the typed
+                    // column stays null and the value is kept, as written, in a sparse column of that key.
+                    self.column_of(key)
                 }
-                // Not a decimal integer (ROCm writes `"stream": "0x0"` on runtime calls): the typed
-                // column stays null and the value is kept, as written, in a sparse column of that key.
-            }
-            let col = match self.arg_index.get(*key) {
-                Some(&c) => c,
-                None => {
-                    let c = self.args.len();
-                    self.args.push(ArgBuilder::new(key));
-                    self.arg_index.insert((*key).into(), c);
-                    c
-                }
+                ArgSlot::Column(c) => c as usize,
             };
             if !self.args[col].push(row as u32, value) {
                 self.diagnostics
@@ -669,6 +799,7 @@ impl EventSink for TableBuilder {
                 }
             }
         }
+        let [ext, corr, mut stream, device] = dense;
         if stream.is_none() && kind.is_gpu_activity() {
             stream = stream_from_tid(e.tid);
         }

@@ -61,42 +61,75 @@ impl Hasher for FxHasher {
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = HashMap<K, V, FxBuild>;
 
-/// Hash of a short byte string for [`Interner`]: Fx over 8-byte words, with the length mixed in.
+/// Byte-string equality with the short cases (up to 16 bytes) inline, without a call to `memcmp`.
+#[inline(always)]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        if n > 16 {
+            return a == b;
+        }
+        let w = |s: &[u8], k: usize| u64::from_le_bytes(s[k..k + 8].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 8) == w(b, n - 8);
+    }
+    if n >= 4 {
+        let w = |s: &[u8], k: usize| u32::from_le_bytes(s[k..k + 4].try_into().unwrap());
+        return w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Hash of a short byte string for [`Interner`]: Fx over 8-byte words (the last one overlapping the
+/// one before, so no tail is copied), with the length mixed in.
 #[inline(always)]
 fn hash_bytes(bytes: &[u8]) -> u64 {
-    let mut h = FxHasher {
-        hash: bytes.len() as u64,
-    };
-    h.write(bytes);
+    let n = bytes.len();
+    let mut h = FxHasher { hash: n as u64 };
+    if n >= 8 {
+        let word = |k: usize| u64::from_le_bytes(bytes[k..k + 8].try_into().unwrap());
+        let mut k = 0;
+        while k + 8 < n {
+            h.add(word(k));
+            k += 8;
+        }
+        h.add(word(n - 8));
+    } else if n >= 4 {
+        let half = |k: usize| u32::from_le_bytes(bytes[k..k + 4].try_into().unwrap()) as u64;
+        h.add(half(0) << 32 | half(n - 4));
+    } else if n > 0 {
+        h.add(bytes[0] as u64 | (bytes[n / 2] as u64) << 8 | (bytes[n - 1] as u64) << 16);
+    }
     // Fx leaves the low bits weak; the table indexes with the high bits of one more multiply.
     h.hash.wrapping_mul(SEED)
 }
 
 /// Maps distinct byte strings to dense ids (0, 1, 2, ... in order of first appearance).
-/// An open-addressing table of ids over one contiguous byte store: one hash, one probe and one
-/// inline comparison per lookup, and each distinct string is stored once.
+/// An open-addressing table over one contiguous byte store: one hash, one probe (whose slot also
+/// holds the top of the hash, so a miss reads nothing else) and one inline comparison per lookup,
+/// and each distinct string is stored once.
 #[derive(Clone)]
 pub struct Interner {
-    /// Slots hold `id + 1`; 0 is empty. The length is a power of two, at most half full.
-    slots: Vec<u32>,
-    /// `64 - log2(slots.len())`: the slot of a hash is its top bits.
+    /// Slots hold `(top 32 bits of the hash) << 32 | (id + 1)`; 0 is empty. The length is a power of
+    /// two (at most 2^32), at most half full.
+    slots: Vec<u64>,
+    /// `32 - log2(slots.len())`: the slot of a hash is the top bits of its top 32 bits.
     shift: u32,
     /// Every distinct string, back to back.
     bytes: Vec<u8>,
     /// End of string `id` in `bytes` (its start is the previous end).
     ends: Vec<u32>,
-    /// Hash of string `id`, compared before the bytes and reused when the table grows.
-    hashes: Vec<u64>,
 }
 
 impl Default for Interner {
     fn default() -> Self {
         Interner {
             slots: vec![0; 16],
-            shift: 64 - 4,
+            shift: 32 - 4,
             bytes: Vec::new(),
             ends: Vec::new(),
-            hashes: Vec::new(),
         }
     }
 }
@@ -104,25 +137,26 @@ impl Default for Interner {
 impl Interner {
     #[inline]
     pub fn intern(&mut self, s: &[u8]) -> u32 {
-        let hash = hash_bytes(s);
+        let tag = (hash_bytes(s) >> 32) as u32;
         let mask = self.slots.len() - 1;
-        let mut slot = (hash >> self.shift) as usize;
+        let mut slot = (tag >> self.shift) as usize;
         loop {
             let entry = self.slots[slot];
             if entry == 0 {
                 break;
             }
-            let id = entry - 1;
-            if self.hashes[id as usize] == hash && self.get(id) == s {
-                return id;
+            if (entry >> 32) as u32 == tag {
+                let id = entry as u32 - 1;
+                if same_bytes(self.get(id), s) {
+                    return id;
+                }
             }
             slot = (slot + 1) & mask;
         }
         let id = self.ends.len() as u32;
         self.bytes.extend_from_slice(s);
         self.ends.push(self.bytes.len() as u32);
-        self.hashes.push(hash);
-        self.slots[slot] = id + 1;
+        self.slots[slot] = (tag as u64) << 32 | (id as u64 + 1);
         if self.ends.len() * 2 > self.slots.len() {
             self.grow();
         }
@@ -133,14 +167,14 @@ impl Interner {
     fn grow(&mut self) {
         let n = self.slots.len() * 2;
         self.shift -= 1;
-        self.slots = vec![0; n];
+        let old = std::mem::replace(&mut self.slots, vec![0; n]);
         let mask = n - 1;
-        for (id, &hash) in self.hashes.iter().enumerate() {
-            let mut slot = (hash >> self.shift) as usize;
+        for entry in old.into_iter().filter(|&e| e != 0) {
+            let mut slot = ((entry >> 32) as u32 >> self.shift) as usize;
             while self.slots[slot] != 0 {
                 slot = (slot + 1) & mask;
             }
-            self.slots[slot] = id as u32 + 1;
+            self.slots[slot] = entry;
         }
     }
 
@@ -174,6 +208,29 @@ impl Interner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bytes_is_equality() {
+        let words: Vec<Vec<u8>> = (0..40)
+            .flat_map(|n| {
+                let base: Vec<u8> = (0..n as u8).map(|i| b'a' + i % 26).collect();
+                let mut first = base.clone();
+                let mut last = base.clone();
+                let mut mid = base.clone();
+                if n > 0 {
+                    first[0] ^= 1;
+                    last[n - 1] ^= 1;
+                    mid[n / 2] ^= 1;
+                }
+                [base, first, last, mid]
+            })
+            .collect();
+        for a in &words {
+            for b in &words {
+                assert_eq!(same_bytes(a, b), a == b);
+            }
+        }
+    }
 
     #[test]
     fn ids_are_dense_and_stable_across_growth() {

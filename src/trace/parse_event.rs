@@ -38,6 +38,59 @@ fn field_of(key: &[u8]) -> Field {
     }
 }
 
+/// `"key"` as the little-endian word of its bytes, quotes included (keys of 2 to 4 bytes).
+const fn quoted(key: &[u8]) -> u64 {
+    let mut w = b'"' as u64;
+    let mut j = 0;
+    while j < key.len() {
+        w |= (key[j] as u64) << (8 * (j + 1));
+        j += 1;
+    }
+    w | (b'"' as u64) << (8 * (key.len() + 1))
+}
+
+/// One of the fields the tables keep, matched straight in the input at the key's opening quote
+/// (no decoding): the field and the index after the closing quote. `None` for any other key, an
+/// escaped one, or fewer than 8 bytes left; then the caller reads the key as a string.
+#[inline(always)]
+fn known_key(input: &[u8], i: usize) -> Option<(Field, usize)> {
+    const PH: u64 = quoted(b"ph");
+    const TS: u64 = quoted(b"ts");
+    const ID: u64 = quoted(b"id");
+    const BP: u64 = quoted(b"bp");
+    const CAT: u64 = quoted(b"cat");
+    const PID: u64 = quoted(b"pid");
+    const TID: u64 = quoted(b"tid");
+    const DUR: u64 = quoted(b"dur");
+    const NAME: u64 = quoted(b"name");
+    const ARGS: u64 = quoted(b"args");
+    let w = u64::from_le_bytes(input.get(i..i + 8)?.try_into().unwrap());
+    let f = match w & 0xFFFF_FFFF {
+        PH => Field::Ph,
+        TS => Field::Ts,
+        ID => Field::Id,
+        BP => Field::Bp,
+        _ => {
+            let f = match w & 0xFF_FFFF_FFFF {
+                CAT => Field::Cat,
+                PID => Field::Pid,
+                TID => Field::Tid,
+                DUR => Field::Dur,
+                _ => {
+                    let f = match w & 0xFFFF_FFFF_FFFF {
+                        NAME => Field::Name,
+                        ARGS => Field::Args,
+                        _ => return None,
+                    };
+                    return Some((f, i + 6));
+                }
+            };
+            return Some((f, i + 5));
+        }
+    };
+    Some((f, i + 4))
+}
+
 #[derive(Clone, Copy, Debug)]
 enum IdLoc {
     Int(i64),
@@ -115,10 +168,17 @@ impl EventParser {
                     expected: "a quoted key",
                 });
             }
-            let (key, after_key) = read_string(input, i, &mut self.scratch)?;
-            let field = match key {
-                StrLoc::Input(a, b) => field_of(&input[a as usize..b as usize]),
-                StrLoc::Scratch(..) => Field::Other, // escaped keys are never one of ours
+            let (field, after_key) = match known_key(input, i) {
+                Some(known) => known,
+                None => {
+                    let (key, after_key) = read_string(input, i, &mut self.scratch)?;
+                    // Escaped keys are never one of ours.
+                    let field = match key.in_scratch() {
+                        false => field_of(key.get(input, &[])),
+                        true => Field::Other,
+                    };
+                    (field, after_key)
+                }
             };
             i = skip_ws(input, after_key);
             if byte_at(input, i)? != b':' {
@@ -202,6 +262,7 @@ impl EventParser {
     }
 
     /// The first byte of a string value (`ph`, `bp`); other values are skipped.
+    #[inline(always)]
     fn first_byte_of_string(
         &mut self,
         input: &[u8],
@@ -217,15 +278,17 @@ impl EventParser {
     }
 
     /// A string, or any other value kept as its JSON text (a numeric name, say).
+    #[inline(always)]
     fn any_as_text(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(StrLoc, usize)> {
         if first == b'"' {
             read_string(input, i, &mut self.scratch)
         } else {
             let end = skip_value(input, i, false)?;
-            Ok((StrLoc::Input(i as u32, end as u32), end))
+            Ok((StrLoc::input(i, end), end))
         }
     }
 
+    #[inline(always)]
     fn id_value(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(IdLoc, usize)> {
         if first == b'"' {
             let (loc, next) = read_string(input, i, &mut self.scratch)?;
@@ -241,11 +304,11 @@ impl EventParser {
                 Some(Number::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e18 => {
                     (IdLoc::Int(f as i64), end)
                 }
-                _ => (IdLoc::Text(StrLoc::Input(i as u32, end as u32)), end),
+                _ => (IdLoc::Text(StrLoc::input(i, end)), end),
             });
         }
         let end = skip_value(input, i, false)?;
-        Ok((IdLoc::Text(StrLoc::Input(i as u32, end as u32)), end))
+        Ok((IdLoc::Text(StrLoc::input(i, end)), end))
     }
 
     fn args_object(&mut self, input: &[u8], pos: usize) -> Scan<usize> {
@@ -272,8 +335,7 @@ impl EventParser {
                 });
             }
             i = skip_ws(input, i + 1);
-            let (value, next) = self.arg_value(input, i)?;
-            self.args.push((key, value));
+            let next = self.arg_value(input, i, key)?;
             i = skip_ws(input, next);
             match byte_at(input, i)? {
                 b',' => i = skip_ws(input, i + 1),
@@ -288,32 +350,47 @@ impl EventParser {
         }
     }
 
-    fn arg_value(&mut self, input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
+    /// Reads the value at `i` and adds it to the args under `key`; returns the index after it.
+    /// (It pushes rather than returns the value: a returned value went through the stack in pieces
+    /// and was read back whole, which stalls store forwarding.)
+    #[inline(always)]
+    fn arg_value(&mut self, input: &[u8], i: usize, key: StrLoc) -> Scan<usize> {
         let first = byte_at(input, i)?;
         match first {
             b'"' => {
                 let (loc, next) = read_string(input, i, &mut self.scratch)?;
-                Ok((ValLoc::Text(loc), next))
+                self.args.push((key, ValLoc::Text(loc)));
+                Ok(next)
             }
             b'{' | b'[' => {
                 let (loc, end) = read_compact_container(input, i, &mut self.scratch)?;
-                Ok((ValLoc::Json(loc), end))
+                self.args.push((key, ValLoc::Json(loc)));
+                Ok(end)
             }
             b'-' | b'0'..=b'9' => {
                 if let Some((n, end)) = read_plain_int(input, i)? {
-                    return Ok((ValLoc::Int(n), end));
+                    self.args.push((key, ValLoc::Int(n)));
+                    return Ok(end);
                 }
                 let end = number_end(input, i, false)?;
                 let v = match parse_number(&input[i..end]) {
                     Some(Number::Int(n)) => ValLoc::Int(n),
                     Some(Number::Float(f)) => ValLoc::Float(f),
-                    None if &input[i..end] == b"-" => return literal(input, i),
+                    None if &input[i..end] == b"-" => return self.literal_arg(input, i, key),
                     None => ValLoc::Null,
                 };
-                Ok((v, end))
+                self.args.push((key, v));
+                Ok(end)
             }
-            _ => literal(input, i),
+            _ => self.literal_arg(input, i, key),
         }
+    }
+
+    #[inline(never)]
+    fn literal_arg(&mut self, input: &[u8], i: usize, key: StrLoc) -> Scan<usize> {
+        let (v, end) = literal(input, i)?;
+        self.args.push((key, v));
+        Ok(end)
     }
 
     /// Hands the parsed event to `f`, with strings borrowed from `input` and the scratch space.
@@ -387,6 +464,7 @@ fn literal(input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
 }
 
 /// `ts`/`dur`: a number of µs (a numeric string is accepted too).
+#[inline(always)]
 fn time_value(input: &[u8], i: usize, first: u8) -> Scan<(Option<i64>, usize)> {
     if first == b'"' {
         let end = skip_value(input, i, false)?;
@@ -457,6 +535,26 @@ mod tests {
                 Err(Stop::Incomplete),
                 "cut at {cut}"
             );
+        }
+    }
+
+    #[test]
+    fn known_keys_match_the_decoded_ones() {
+        for key in [
+            "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "bp", "args", "s", "p", "phx", "nam",
+            "names", "cname", "t\\ns", "p\\\"h", "",
+        ] {
+            let text = format!("\"{key}\": 1, \"x\": 2}}");
+            let mut scratch = Vec::new();
+            let (loc, end) = read_string(text.as_bytes(), 0, &mut scratch).unwrap();
+            let want = match loc.in_scratch() {
+                false => field_of(loc.get(text.as_bytes(), &[])),
+                true => Field::Other,
+            };
+            match known_key(text.as_bytes(), 0) {
+                Some((f, e)) => assert_eq!((f, e), (want, end), "{key}"),
+                None => assert_eq!(want, Field::Other, "{key}"),
+            }
         }
     }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::diagnostics::{DiagnosticKind, Diagnostics};
 use super::event::EventSink;
-use super::json::{read_string, skip_value, skip_ws, ScanResult, Stop, ValueScanner};
+use super::json::{prefetch, read_string, skip_value, skip_ws, ScanResult, Stop, ValueScanner};
 use super::parse_event::EventParser;
 use super::LoadError;
 
@@ -237,7 +237,10 @@ impl TraceReader {
                             };
                             i += 1;
                         }
-                        b'{' => match self.parser.parse(input, i) {
+                        b'{' => match {
+                            prefetch(input, i + 2048);
+                            self.parser.parse(input, i)
+                        } {
                             Ok(end) => {
                                 let index = self.summary.entries;
                                 self.parser.with_event(input, index, |e| sink.event(e));
