@@ -72,8 +72,7 @@ pub fn load_bytes(file: &str, bytes: &[u8]) -> Result<TraceTable, LoadError> {
     loader.finish()
 }
 
-/// Loads a file from disk (native only): mapped a window at a time where the system allows it (no
-/// copy through a read buffer), else in 4 MiB reads; bytes past the size first seen are read too.
+/// Loads a file from disk in 4 MiB reads (native only).
 #[cfg(not(target_arch = "wasm32"))]
 pub fn load_path(path: &std::path::Path) -> Result<TraceTable, LoadError> {
     use std::io::Read;
@@ -85,23 +84,6 @@ pub fn load_path(path: &std::path::Path) -> Result<TraceTable, LoadError> {
         .map_err(|e| LoadError::io(&path.display().to_string(), &e.to_string()))?;
     let size = f.metadata().ok().map(|m| m.len());
     let mut loader = TraceLoader::new(&name, size);
-    #[cfg(unix)]
-    if let Some(size) = size.filter(|_| f.metadata().is_ok_and(|m| m.is_file())) {
-        let mut offset = 0u64;
-        while offset < size {
-            let len = (size - offset).min(mapped::WINDOW as u64) as usize;
-            match mapped::with_window(&f, offset, len, |bytes| loader.feed(bytes)) {
-                Some(r) => r?,
-                None => break,
-            }
-            offset += len as u64;
-        }
-        if offset > 0 {
-            use std::io::{Seek, SeekFrom};
-            f.seek(SeekFrom::Start(offset))
-                .map_err(|e| LoadError::io(&name, &e.to_string()))?;
-        }
-    }
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = f
@@ -113,53 +95,4 @@ pub fn load_path(path: &std::path::Path) -> Result<TraceTable, LoadError> {
         loader.feed(&buf[..n])?;
     }
     loader.finish()
-}
-
-/// Read-only mappings of a file, one window at a time (so memory stays bounded whatever the size).
-#[cfg(all(unix, not(target_arch = "wasm32")))]
-mod mapped {
-    /// Bytes mapped at a time (a multiple of any page size).
-    pub const WINDOW: usize = 16 << 20;
-
-    /// Calls `f` with `len` bytes of `file` from `offset` (a multiple of [`WINDOW`]), mapped;
-    /// `None` when the system will not map it (then nothing was read).
-    pub fn with_window<R>(
-        file: &std::fs::File,
-        offset: u64,
-        len: usize,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> Option<R> {
-        use std::os::unix::io::AsRawFd;
-        if len == 0 {
-            return None;
-        }
-        // SAFETY: a fresh private read-only mapping of `len` bytes, unmapped below; the slice does
-        // not outlive it. (The file must not shrink meanwhile, as with any mapped reader.)
-        unsafe {
-            let ptr = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE | populate(),
-                file.as_raw_fd(),
-                offset as libc::off_t,
-            );
-            if ptr == libc::MAP_FAILED {
-                return None;
-            }
-            let r = f(std::slice::from_raw_parts(ptr as *const u8, len));
-            libc::munmap(ptr, len);
-            Some(r)
-        }
-    }
-
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    fn populate() -> libc::c_int {
-        libc::MAP_POPULATE
-    }
-
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    fn populate() -> libc::c_int {
-        0
-    }
 }
