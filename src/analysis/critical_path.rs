@@ -1535,7 +1535,10 @@ mod tests {
         assert_eq!(two.top_segments, all.top_segments);
         assert_eq!(two.top_events, all.top_events);
         assert!(all.notes.is_empty());
-        assert!(two.notes.iter().any(|n| n.contains("first 2 of the path's 5")));
+        assert!(two
+            .notes
+            .iter()
+            .any(|n| n.contains("first 2 of the path's 5")));
         // Top events: p has three segments (1 + 1 + 1 us), b 5 us, a 3 us.
         let ev: Vec<_> = all
             .top_events

@@ -166,7 +166,8 @@ fn word_at(input: &[u8], i: usize) -> Option<u64> {
 /// Whether all 8 bytes of `w` are ASCII digits.
 #[inline(always)]
 fn eight_digits(w: u64) -> bool {
-    (w & 0xF0F0_F0F0_F0F0_F0F0) | (((w.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0) >> 4)
+    (w & 0xF0F0_F0F0_F0F0_F0F0)
+        | (((w.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0) >> 4)
         == 0x3333_3333_3333_3333
 }
 
@@ -190,7 +191,9 @@ fn digit_run(input: &[u8], mut i: usize, v: &mut i64) -> usize {
         if !eight_digits(w) {
             break;
         }
-        *v = v.wrapping_mul(100_000_000).wrapping_add(eight_digit_value(w));
+        *v = v
+            .wrapping_mul(100_000_000)
+            .wrapping_add(eight_digit_value(w));
         i += 8;
     }
     while i < input.len() {
@@ -332,7 +335,11 @@ impl StrLoc {
 impl std::fmt::Debug for StrLoc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (a, b) = self.range();
-        let which = if self.in_scratch() { "Scratch" } else { "Input" };
+        let which = if self.in_scratch() {
+            "Scratch"
+        } else {
+            "Input"
+        };
         write!(f, "{which}({a}, {b})")
     }
 }
@@ -805,8 +812,17 @@ mod tests {
     #[test]
     fn digit_runs_agree_with_a_byte_loop() {
         for text in [
-            "", "7", "12345678", "123456789", "1683564914332916", "16835649143329168", "99999999999999999999",
-            "0000000012", "1234567a", "12345678/", "1234567:",
+            "",
+            "7",
+            "12345678",
+            "123456789",
+            "1683564914332916",
+            "16835649143329168",
+            "99999999999999999999",
+            "0000000012",
+            "1234567a",
+            "12345678/",
+            "1234567:",
         ] {
             let input = format!("{text}x");
             let mut v = 0i64;
@@ -814,7 +830,9 @@ mod tests {
             let mut want = 0i64;
             let mut j = 0;
             while input.as_bytes()[j].is_ascii_digit() {
-                want = want.wrapping_mul(10).wrapping_add((input.as_bytes()[j] - b'0') as i64);
+                want = want
+                    .wrapping_mul(10)
+                    .wrapping_add((input.as_bytes()[j] - b'0') as i64);
                 j += 1;
             }
             assert_eq!((v, end), (want, j), "{text}");

@@ -541,8 +541,8 @@ mod tests {
     #[test]
     fn known_keys_match_the_decoded_ones() {
         for key in [
-            "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "bp", "args", "s", "p", "phx", "nam",
-            "names", "cname", "t\\ns", "p\\\"h", "",
+            "ph", "name", "cat", "pid", "tid", "ts", "dur", "id", "bp", "args", "s", "p", "phx",
+            "nam", "names", "cname", "t\\ns", "p\\\"h", "",
         ] {
             let text = format!("\"{key}\": 1, \"x\": 2}}");
             let mut scratch = Vec::new();
