@@ -1,6 +1,7 @@
 // Runs the loader compiled to WebAssembly (examples/wasm_parse.rs) over FILE in Node (V8, as in Chromium) and
 // prints MB/s; with `node --cpu-prof`, the profile shows which Rust functions take the time in WebAssembly.
-// Usage: node [--cpu-prof --cpu-prof-dir DIR] scripts/profile-wasm-parse.mjs WASM FILE
+// Usage: [ANALYZE=1] node [--cpu-prof --cpu-prof-dir DIR] scripts/profile-wasm-parse.mjs WASM FILE
+// (ANALYZE=1: then runs every analysis on the table and times it)
 import fs from 'node:fs';
 
 const [wasmPath, file] = process.argv.slice(2);
@@ -29,4 +30,9 @@ const events = finish();
 parseMs += performance.now() - t;
 const s = (performance.now() - t0) / 1000;
 const mb = total / 1e6;
+if (process.env.ANALYZE === '1') {
+  const ta = performance.now();
+  const segments = instance.exports.analyze();
+  console.log(`analyses: ${(performance.now() - ta).toFixed(0)} ms (critical path of ${segments} segments)`);
+}
 console.log(`${file}: ${mb.toFixed(0)} MB, ${events} events; parse ${(parseMs / 1000).toFixed(2)} s = ${(mb / parseMs * 1000).toFixed(1)} MB/s (with file reads ${(mb / s).toFixed(1)} MB/s)`);

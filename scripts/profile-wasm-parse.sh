@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profiles the in-browser parse without a browser: builds the loader as a bare WebAssembly module
 # (examples/wasm_parse.rs), runs it over FILE in Node (V8, the engine of Chromium) with --cpu-prof, and prints
-# MB/s and the functions with the most self time. Usage: scripts/profile-wasm-parse.sh FILE.json [TOP]
+# MB/s and the functions with the most self time (ANALYZE=1: every analysis too). Usage: scripts/profile-wasm-parse.sh FILE.json [TOP]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
