@@ -65,6 +65,9 @@ mod exports {
         };
         let set = TraceSet::from_tables(vec![table]);
         let all = analyze(&set, &AnalysisOptions::default());
-        all.critical_path.iter().map(|c| c.result.segments as u64).sum()
+        all.critical_path
+            .iter()
+            .map(|c| c.result.segments as u64)
+            .sum()
     }
 }

@@ -1512,22 +1512,14 @@ mod tests {
             {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 3},
             {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 4, "dur": 5},
         ]));
-        let all = critical_path_mode(
-            &t,
-            &CriticalPathOptions {
-                max_rows: Some(0),
+        let keeping = |max_rows: usize| {
+            let opts = CriticalPathOptions {
+                max_rows: Some(max_rows),
                 ..Default::default()
-            },
-            Mode::Exact,
-        );
-        let two = critical_path_mode(
-            &t,
-            &CriticalPathOptions {
-                max_rows: Some(2),
-                ..Default::default()
-            },
-            Mode::Exact,
-        );
+            };
+            critical_path_mode(&t, &opts, Mode::Exact)
+        };
+        let (all, two) = (keeping(0), keeping(2));
         assert_eq!((all.rows.len(), all.segments), (5, 5));
         assert_eq!((two.rows.len(), two.segments), (2, 5));
         assert_eq!(two.rows[..], all.rows[..2]);
