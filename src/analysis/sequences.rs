@@ -176,29 +176,27 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
         groups.push((text, count, gpu_ns, cpu_ns));
     }
     groups.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let scale = if opts.hta_compat { 1.0 } else { 1e-3 };
-    let mut rows: Vec<SequenceRow> = Vec::new();
-    let mut merged: Option<(String, u64, i64, i64)> = None;
-    for g in groups.into_iter().map(Some).chain(std::iter::once(None)) {
-        match (&mut merged, g) {
-            (Some(m), Some(g)) if m.0 == g.0 => {
+    let mut merged: Vec<(String, u64, i64, i64)> = Vec::new();
+    for g in groups {
+        match merged.last_mut() {
+            Some(m) if m.0 == g.0 => {
                 m.1 += g.1;
                 m.2 += g.2;
                 m.3 += g.3;
             }
-            (_, g) => {
-                if let Some((pattern, count, gpu_ns, cpu_ns)) = merged.take() {
-                    rows.push(SequenceRow {
-                        pattern,
-                        count,
-                        gpu_kernel_duration_us: gpu_ns as f64 * scale,
-                        cpu_op_duration_us: cpu_ns as f64 * scale,
-                    });
-                }
-                merged = g;
-            }
+            _ => merged.push(g),
         }
     }
+    let scale = if opts.hta_compat { 1.0 } else { 1e-3 };
+    let mut rows: Vec<SequenceRow> = merged
+        .into_iter()
+        .map(|(pattern, count, gpu_ns, cpu_ns)| SequenceRow {
+            pattern,
+            count,
+            gpu_kernel_duration_us: gpu_ns as f64 * scale,
+            cpu_op_duration_us: cpu_ns as f64 * scale,
+        })
+        .collect();
     rows.sort_by(|a, b| {
         b.count
             .cmp(&a.count)
