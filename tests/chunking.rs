@@ -4,6 +4,8 @@
 mod common;
 
 use profile_model::table::{TraceLoader, TraceTable};
+use profile_model::trace::source::TextSource;
+use profile_model::trace::LoadError;
 
 fn load_in_chunks(name: &str, bytes: &[u8], chunk: usize) -> TraceTable {
     let mut loader = TraceLoader::new(name, Some(bytes.len() as u64));
@@ -61,4 +63,114 @@ fn mid_size_traces_in_any_chunks() {
 #[test]
 fn largest_trace_in_odd_chunks() {
     check("hta__df_index_resolver.json.gz", &[7, 65_537, 1 << 20]);
+}
+
+/// The page's split load: a [`TextSource`] (the second worker) turns raw chunks into text pieces,
+/// and the loader parses the pieces with [`TraceLoader::feed_text`].
+fn load_split(
+    name: &str,
+    bytes: &[u8],
+    raw_chunk: usize,
+    piece: usize,
+) -> Result<TraceTable, LoadError> {
+    let mut source = TextSource::new(piece);
+    let mut loader = TraceLoader::new(name, Some(bytes.len() as u64));
+    for raw in bytes.chunks(raw_chunk) {
+        let mut pieces = Vec::new();
+        let corrupt = source.feed(raw, &mut |t| pieces.push(t.to_vec()));
+        assert!(pieces.iter().all(|p| p.len() == piece) || corrupt.is_err());
+        for p in &pieces {
+            loader.feed_text(p, source.is_gzip(), source.raw_bytes())?;
+        }
+        if let Err(c) = corrupt {
+            loader.text_source_corrupt(c.offset, &c.detail)?;
+        }
+    }
+    let mut pieces = Vec::new();
+    let cut = source.finish(&mut |t| pieces.push(t.to_vec()));
+    for p in &pieces {
+        loader.feed_text(p, source.is_gzip(), source.raw_bytes())?;
+    }
+    loader.finish_text(source.is_gzip(), source.raw_bytes(), cut)
+}
+
+fn load_whole(name: &str, bytes: &[u8]) -> Result<TraceTable, LoadError> {
+    let mut loader = TraceLoader::new(name, Some(bytes.len() as u64));
+    loader.feed(bytes)?;
+    loader.finish()
+}
+
+/// What a load gives, for comparing two ways of loading: the table's fingerprint and its byte
+/// counts, or the error.
+fn outcome(r: Result<TraceTable, LoadError>) -> Result<(Vec<String>, bool, u64, u64), LoadError> {
+    r.map(|t| {
+        let m = &t.metadata;
+        (common::fingerprint(&t), m.gzip, m.file_bytes, m.text_bytes)
+    })
+}
+
+#[test]
+fn split_load_gives_the_same_table() {
+    for name in [
+        "hta__call_stack_backward_thread.json",
+        "hta__simple_add_kineto.json.gz",
+        "hta__amd_mi250_minitoy_train.json.gz",
+        "hta__sampled_rank-0.json.gz",
+    ] {
+        let raw = std::fs::read(common::trace(name)).unwrap();
+        let want = outcome(load_whole(name, &raw));
+        let (_, gzip, file_bytes, text_bytes) = want.clone().unwrap();
+        assert_eq!(gzip, name.ends_with(".gz"));
+        assert_eq!(file_bytes, raw.len() as u64);
+        assert!(text_bytes >= file_bytes);
+        for (raw_chunk, piece) in [(1 << 20, 1 << 20), (7, 4096), (65_537, 1), (4096, 3 << 20)] {
+            assert_eq!(
+                outcome(load_split(name, &raw, raw_chunk, piece)),
+                want,
+                "{name}: raw chunks of {raw_chunk}, text pieces of {piece}"
+            );
+        }
+    }
+}
+
+#[test]
+fn split_load_of_damaged_gzip_is_the_same() {
+    let name = "hta__sampled_rank-0.json.gz";
+    let raw = std::fs::read(common::trace(name)).unwrap();
+    let cut = &raw[..raw.len() * 2 / 3];
+    let mut damaged = raw.clone();
+    let at = raw.len() / 2;
+    for b in &mut damaged[at..at + 64] {
+        *b = 0xff;
+    }
+    let mut early = raw.clone();
+    for b in &mut early[12..200] {
+        *b = 0xff;
+    }
+    for (what, bytes) in [
+        ("cut", cut),
+        ("damaged", &damaged[..]),
+        ("damaged early", &early[..]),
+    ] {
+        let want = outcome(load_whole(name, bytes));
+        for (raw_chunk, piece) in [(1 << 20, 1 << 20), (4096, 65_536)] {
+            assert_eq!(
+                outcome(load_split(name, bytes, raw_chunk, piece)),
+                want,
+                "{what}: raw chunks of {raw_chunk}, text pieces of {piece}"
+            );
+        }
+        match (what, &want) {
+            ("damaged early", Err(e)) => assert!(e.message.contains("gzip"), "{}", e.message),
+            ("damaged early", Ok(_)) => panic!("a file damaged before any event should not load"),
+            (_, Ok((fp, ..))) => {
+                let diags = fp.iter().find(|l| l.starts_with("diagnostics")).unwrap();
+                assert!(
+                    diags.contains("TruncatedTail") || diags.contains("truncated"),
+                    "{what}: {diags}"
+                );
+            }
+            (_, Err(e)) => panic!("{what}: {}", e.message),
+        }
+    }
 }

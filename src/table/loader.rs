@@ -20,16 +20,44 @@ impl TraceLoader {
 
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
         if self.inner.raw_bytes() == 0 && !bytes.is_empty() {
-            if let Some(total) = self.file_bytes {
-                // About 250 bytes of JSON per event; gzip is about 15x smaller.
-                let gz = bytes.len() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
-                let text = if gz { total.saturating_mul(15) } else { total };
-                self.inner
-                    .sink
-                    .reserve(((text / 250) as usize).min(1 << 26));
-            }
+            self.reserve(bytes.len() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b);
         }
         self.inner.feed(bytes)
+    }
+
+    /// Takes JSON text that a [`TextSource`](crate::trace::source::TextSource) made from the file
+    /// elsewhere (a reader thread, or the page's second worker). `gzip`: the file is gzip;
+    /// `raw_bytes`: the file bytes behind all the text so far. Use this or [`TraceLoader::feed`] for
+    /// a file, not both.
+    pub fn feed_text(&mut self, text: &[u8], gzip: bool, raw_bytes: u64) -> Result<(), LoadError> {
+        if self.inner.text_bytes() == 0 && !text.is_empty() {
+            self.reserve(gzip);
+        }
+        self.inner.feed_text(text, gzip, raw_bytes)
+    }
+
+    /// The text source found the gzip data corrupt after the text fed so far (what was read is
+    /// kept, as with [`TraceLoader::feed`]).
+    pub fn text_source_corrupt(&mut self, offset: u64, detail: &str) -> Result<(), LoadError> {
+        self.inner
+            .text_source_corrupt(crate::trace::source::CorruptGzip {
+                offset,
+                detail: detail.to_string(),
+            })
+    }
+
+    fn reserve(&mut self, gzip: bool) {
+        if let Some(total) = self.file_bytes {
+            // About 250 bytes of JSON per event; gzip is about 15x smaller.
+            let text = if gzip {
+                total.saturating_mul(15)
+            } else {
+                total
+            };
+            self.inner
+                .sink
+                .reserve(((text / 250) as usize).min(1 << 26));
+        }
     }
 
     /// Raw bytes taken so far (of the file as given).
@@ -48,10 +76,30 @@ impl TraceLoader {
     }
 
     pub fn finish(self) -> Result<TraceTable, LoadError> {
-        let raw = self.inner.raw_bytes();
-        let gzip = self.inner.is_gzip();
+        self.finish_with(None)
+    }
+
+    /// Ends text fed by [`TraceLoader::feed_text`], with the file's `gzip` and total `raw_bytes`;
+    /// `gzip_cut`: the text source said the gzip stream was cut off before its end marker.
+    pub fn finish_text(
+        self,
+        gzip: bool,
+        raw_bytes: u64,
+        gzip_cut: bool,
+    ) -> Result<TraceTable, LoadError> {
+        self.finish_with(Some((gzip, raw_bytes, gzip_cut)))
+    }
+
+    fn finish_with(self, text_end: Option<(bool, u64, bool)>) -> Result<TraceTable, LoadError> {
         let text = self.inner.text_bytes();
-        let (summary, builder) = self.inner.finish()?;
+        let (raw, gzip, (summary, builder)) = match text_end {
+            None => (
+                self.inner.raw_bytes(),
+                self.inner.is_gzip(),
+                self.inner.finish()?,
+            ),
+            Some((gzip, raw, cut)) => (raw, gzip, self.inner.finish_text(gzip, raw, cut)?),
+        };
         let entries = summary.entries;
         let object_form = summary.top_level_keys.iter().any(|k| k == "traceEvents")
             || !summary.metadata.is_empty();

@@ -217,6 +217,9 @@ pub struct StreamReader<S: EventSink> {
     text_bytes: u64,
     /// The gzip data broke after some events were read: the rest is ignored, what was read is kept.
     broken: Option<source::CorruptGzip>,
+    /// Set when the text comes inflated from elsewhere ([`StreamReader::feed_text`]): whether the
+    /// file is gzip, and the file bytes behind the text so far.
+    text_source: Option<(bool, u64)>,
 }
 
 impl<S: EventSink> StreamReader<S> {
@@ -228,12 +231,16 @@ impl<S: EventSink> StreamReader<S> {
             sink,
             text_bytes: 0,
             broken: None,
+            text_source: None,
         }
     }
 
     /// Raw bytes taken so far (compressed, for gzip).
     pub fn raw_bytes(&self) -> u64 {
-        self.decompressor.raw_bytes()
+        match self.text_source {
+            Some((_, raw)) => raw,
+            None => self.decompressor.raw_bytes(),
+        }
     }
 
     /// JSON text bytes read so far.
@@ -247,7 +254,38 @@ impl<S: EventSink> StreamReader<S> {
     }
 
     pub fn is_gzip(&self) -> bool {
-        self.decompressor.is_gzip
+        match self.text_source {
+            Some((gzip, _)) => gzip,
+            None => self.decompressor.is_gzip,
+        }
+    }
+
+    /// Takes JSON text that a [`Decompressor`] elsewhere made from the file (the browser inflates in
+    /// a second worker while this one parses). `gzip`: the file is gzip; `raw_bytes`: the file bytes
+    /// behind all the text so far. Feed a file through this or through [`StreamReader::feed`], not both.
+    pub fn feed_text(&mut self, text: &[u8], gzip: bool, raw_bytes: u64) -> Result<(), LoadError> {
+        self.text_source = Some((gzip, raw_bytes));
+        if self.broken.is_some() {
+            return Ok(());
+        }
+        self.text_bytes += text.len() as u64;
+        self.reader.feed(text, &mut self.sink)
+    }
+
+    /// The [`Decompressor`] behind [`StreamReader::feed_text`] found the gzip data corrupt, after the
+    /// text already fed: handled as [`StreamReader::feed`] handles it (what was read is kept).
+    pub fn text_source_corrupt(&mut self, c: source::CorruptGzip) -> Result<(), LoadError> {
+        self.corrupt(c)
+    }
+
+    fn corrupt(&mut self, c: source::CorruptGzip) -> Result<(), LoadError> {
+        if self.reader.entries() > 0 {
+            // Keep what was loaded: a damaged tail is like a truncated one.
+            self.broken = Some(c);
+            Ok(())
+        } else {
+            Err(LoadError::corrupt_gzip(&self.file, c.offset, &c.detail))
+        }
     }
 
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
@@ -264,15 +302,7 @@ impl<S: EventSink> StreamReader<S> {
         match self.decompressor.feed(bytes, &mut emit) {
             Ok(()) => Ok(()),
             Err(source::Feed::Sink(e)) => Err(e),
-            Err(source::Feed::Corrupt(c)) => {
-                if self.reader.entries() > 0 {
-                    // Keep what was loaded: a damaged tail is like a truncated one.
-                    self.broken = Some(c);
-                    Ok(())
-                } else {
-                    Err(LoadError::corrupt_gzip(&self.file, c.offset, &c.detail))
-                }
-            }
+            Err(source::Feed::Corrupt(c)) => self.corrupt(c),
         }
     }
 
@@ -290,6 +320,24 @@ impl<S: EventSink> StreamReader<S> {
         } else {
             false
         };
+        self.end(gzip_cut)
+    }
+
+    /// Ends text fed by [`StreamReader::feed_text`], with the file's `gzip` and total `raw_bytes`.
+    /// `gzip_cut`: the source's [`Decompressor::finish`] said the gzip stream was cut off (its text
+    /// already fed).
+    pub fn finish_text(
+        mut self,
+        gzip: bool,
+        raw_bytes: u64,
+        gzip_cut: bool,
+    ) -> Result<(ReadSummary, S), LoadError> {
+        self.text_source = Some((gzip, raw_bytes));
+        let gzip_cut = gzip_cut && self.broken.is_none();
+        self.end(gzip_cut)
+    }
+
+    fn end(mut self, gzip_cut: bool) -> Result<(ReadSummary, S), LoadError> {
         let mut summary = self.reader.finish(&mut self.sink)?;
         if let Some(c) = &self.broken {
             let detail = format!(

@@ -215,6 +215,89 @@ impl Decompressor {
     }
 }
 
+/// The first half of a load split in two (in the page, a second worker reads and inflates while the
+/// first parses): raw file bytes → JSON text in pieces of about `piece_bytes`, for
+/// [`StreamReader::feed_text`](super::StreamReader::feed_text). Gives the same text as the
+/// [`Decompressor`] inside [`StreamReader::feed`](super::StreamReader::feed).
+pub struct TextSource {
+    decompressor: Decompressor,
+    piece: Vec<u8>,
+    piece_bytes: usize,
+    corrupt: bool,
+}
+
+impl TextSource {
+    pub fn new(piece_bytes: usize) -> Self {
+        TextSource {
+            decompressor: Decompressor::new(),
+            piece: Vec::new(),
+            piece_bytes: piece_bytes.max(1),
+            corrupt: false,
+        }
+    }
+
+    /// Whether the bytes so far are gzip.
+    pub fn is_gzip(&self) -> bool {
+        self.decompressor.is_gzip
+    }
+
+    /// Raw (file) bytes taken so far.
+    pub fn raw_bytes(&self) -> u64 {
+        self.decompressor.raw_bytes()
+    }
+
+    /// Takes the next raw bytes; calls `emit` with each full piece of text. Corrupt gzip data is
+    /// returned once (the text before it has been emitted); later input is ignored.
+    pub fn feed(&mut self, raw: &[u8], emit: &mut impl FnMut(&[u8])) -> Result<(), CorruptGzip> {
+        if self.corrupt {
+            return Ok(());
+        }
+        let (piece, piece_bytes) = (&mut self.piece, self.piece_bytes);
+        let mut collect = |text: &[u8]| -> Result<(), ()> {
+            let mut text = text;
+            while !text.is_empty() {
+                let take = (piece_bytes - piece.len()).min(text.len());
+                piece.extend_from_slice(&text[..take]);
+                text = &text[take..];
+                if piece.len() == piece_bytes {
+                    emit(piece);
+                    piece.clear();
+                }
+            }
+            Ok(())
+        };
+        match self.decompressor.feed(raw, &mut collect) {
+            Ok(()) | Err(Feed::Sink(())) => Ok(()),
+            Err(Feed::Corrupt(c)) => {
+                self.corrupt = true;
+                if !self.piece.is_empty() {
+                    emit(&self.piece);
+                    self.piece.clear();
+                }
+                Err(c)
+            }
+        }
+    }
+
+    /// Ends the input: emits the last piece. Returns whether a gzip stream was cut off before its end.
+    pub fn finish(&mut self, emit: &mut impl FnMut(&[u8])) -> bool {
+        let piece = &mut self.piece;
+        let cut = !self.corrupt
+            && self
+                .decompressor
+                .finish(&mut |text: &[u8]| -> Result<(), ()> {
+                    piece.extend_from_slice(text);
+                    Ok(())
+                })
+                .unwrap_or(false);
+        if !self.piece.is_empty() {
+            emit(&self.piece);
+            self.piece.clear();
+        }
+        cut
+    }
+}
+
 /// Error of [`Decompressor::feed`]: the data is corrupt, or the receiver failed.
 #[derive(Debug)]
 pub enum Feed<E> {

@@ -123,6 +123,8 @@ impl AppState {
 }
 
 struct WorkerHandle {
+    /// Tells this worker's messages from those of a worker started before or after it.
+    id: u32,
     worker: Worker,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     /// The worker said `Ready` (its wasm is running and listens); before that, messages wait in
@@ -132,42 +134,79 @@ struct WorkerHandle {
 }
 
 thread_local! {
+    /// The worker in use.
     static WORKER: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
+    /// A worker started ahead, so that a load does not wait for a worker (and its reader worker)
+    /// to compile and start: the next restart takes it.
+    static SPARE: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
+    static NEXT_WORKER_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
 }
 
-/// Stops the current worker (if any) and starts a fresh one.
+fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
+    let id = NEXT_WORKER_ID.with(|n| {
+        let id = n.get();
+        n.set(id + 1);
+        id
+    });
+    let worker = Worker::new("./worker_loader.js").map_err(|e| format!("{e:?}"))?;
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
+        let Some(text) = event.data().as_string() else {
+            return;
+        };
+        let msg = match serde_json::from_str::<FromWorker>(&text) {
+            Ok(msg) => msg,
+            Err(e) => {
+                state
+                    .errors
+                    .update(|v| v.push(format!("Unexpected message from the worker: {e}")));
+                return;
+            }
+        };
+        let in_use = WORKER.with(|w| w.borrow().as_ref().map(|h| h.id)) == Some(id);
+        if in_use {
+            on_worker_message(state, msg);
+        } else if matches!(msg, FromWorker::Ready) {
+            SPARE.with(|s| {
+                if let Some(h) = s.borrow_mut().as_mut().filter(|h| h.id == id) {
+                    h.ready = true;
+                }
+            });
+        }
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    Ok(WorkerHandle {
+        id,
+        worker,
+        _on_message: on_message,
+        ready: false,
+        pending: Vec::new(),
+    })
+}
+
+/// Stops the current worker (if any) and puts a fresh one in its place (the spare, when there is
+/// one); then starts the next spare.
 fn restart_worker(state: AppState) {
     WORKER.with(|w| {
         if let Some(old) = w.borrow_mut().take() {
             old.worker.terminate();
         }
-        let worker = match Worker::new("./worker_loader.js") {
-            Ok(worker) => worker,
-            Err(e) => {
-                state
-                    .errors
-                    .update(|v| v.push(format!("The page could not start its worker: {e:?}")));
-                return;
-            }
-        };
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-            if let Some(text) = event.data().as_string() {
-                match serde_json::from_str::<FromWorker>(&text) {
-                    Ok(msg) => on_worker_message(state, msg),
-                    Err(e) => state
-                        .errors
-                        .update(|v| v.push(format!("Unexpected message from the worker: {e}"))),
-                }
-            }
-        });
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        *w.borrow_mut() = Some(WorkerHandle {
-            worker,
-            _on_message: on_message,
-            ready: false,
-            pending: Vec::new(),
-        });
     });
+    let next = match SPARE.with(|s| s.borrow_mut().take()) {
+        Some(spare) => Ok(spare),
+        None => start_worker(state),
+    };
+    match next {
+        Ok(h) => WORKER.with(|w| *w.borrow_mut() = Some(h)),
+        Err(e) => {
+            state
+                .errors
+                .update(|v| v.push(format!("The page could not start its worker: {e}")));
+            return;
+        }
+    }
+    if let Ok(spare) = start_worker(state) {
+        SPARE.with(|s| *s.borrow_mut() = Some(spare));
+    }
 }
 
 fn post_to_worker(state: AppState, request: &ToWorker, files: &[File]) {

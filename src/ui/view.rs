@@ -365,6 +365,9 @@ fn summary(state: AppState) -> impl IntoView {
             > 1;
         let rank_known = several || r.rank_source != "load order";
         let device = r.device.clone().or(s.device.clone());
+        let read_mode = state
+            .loaded
+            .with(|l| l.as_ref().map(|l| l.read_mode.clone()).unwrap_or_default());
         let kernel_rows = s
             .top_kernels
             .iter()
@@ -397,7 +400,7 @@ fn summary(state: AppState) -> impl IntoView {
             .collect_view();
         let has_kernels = !s.top_kernels.is_empty();
         view! {
-            <section id="summary" class="panel" data-state="ready" data-rank=r.rank.to_string()>
+            <section id="summary" class="panel" data-state="ready" data-rank=r.rank.to_string() data-read-mode=read_mode>
                 <div class="panel-head">
                     <h2>"Summary"</h2>
                     <span class="muted">{format!("{} · {}", r.file, format::bytes(r.file_bytes))}</span>

@@ -1,30 +1,24 @@
 //! The Web Worker (wasm32 only): loads files in slices and runs analyses off the main thread.
 //!
 //! The whole tables stay here in a [`TraceSet`]; the page only gets summaries, diagnostics, the
-//! analyses' JSON and the report's Markdown (see [`protocol`]).
+//! analyses' JSON and the report's Markdown (see [`protocol`]). The same program also runs as the
+//! worker's own reader worker ([`reader`]), which reads and inflates the files while this one parses.
 
+mod load;
 pub mod protocol;
+mod reader;
 
 use std::cell::RefCell;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use web_sys::{DedicatedWorkerGlobalScope, File, FileReaderSync, MessageEvent};
+use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 
 use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
-use crate::analysis::summary::summarize;
 use crate::report::diagnosis::diagnose_with;
 use crate::table::query::{export_csv, query_events};
-use crate::table::{TraceLoader, TraceSet, TraceTable};
-use protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, RankSummary, ToWorker};
-
-/// Bytes read from a `File` at a time.
-const SLICE_BYTES: u64 = 16 << 20;
-/// Time between two progress messages, ms (about 6 a second, so the bar moves at least 4 times a
-/// second even when a message is late).
-const PROGRESS_EVERY_MS: f64 = 150.0;
-/// Bytes fed to the parser at a time (between two clock checks).
-const FEED_BYTES: usize = 256 << 10;
+use crate::table::TraceSet;
+use protocol::{FindingLink, FromWorker, ToWorker};
 
 thread_local! {
     static LOADED: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
@@ -90,6 +84,10 @@ pub fn start() {
     scope().set_onmessage(Some(handler.as_ref().unchecked_ref()));
     handler.forget();
     post(&FromWorker::Ready);
+    if scope().name() != reader::WORKER_NAME {
+        // Started now, so that it is running by the time a file is dropped.
+        load::start_reader_worker();
+    }
 }
 
 fn on_message(event: MessageEvent) {
@@ -120,8 +118,18 @@ fn on_message(event: MessageEvent) {
                 .skip(1)
                 .filter_map(|v| v.dyn_into::<File>().ok())
                 .collect();
-            load(files);
+            load::load(files);
         }
+        ToWorker::Read { job } => {
+            let files: Vec<File> = array
+                .iter()
+                .skip(1)
+                .filter_map(|v| v.dyn_into::<File>().ok())
+                .collect();
+            reader::read(job, files);
+        }
+        ToWorker::Credit { job, slices } => reader::credit(job, slices),
+        ToWorker::Skip { job, file_index } => reader::skip(job, file_index),
         ToWorker::Analyze => with_set(|set| {
             with_analyses(set, |all, timings| FromWorker::Analysis {
                 analysis: serde_json::to_value(all).unwrap_or_default(),
@@ -144,136 +152,4 @@ fn with_set(f: impl FnOnce(&TraceSet) -> FromWorker) {
         },
     });
     post(&msg);
-}
-
-/// Tracks bytes and time of a load and posts progress.
-struct Meter {
-    started_ms: f64,
-    last_post_ms: f64,
-    bytes_total: u64,
-    bytes_before_file: u64,
-    file_count: usize,
-}
-
-impl Meter {
-    fn post(&mut self, phase: Phase, file_index: usize, file: &str, file_done: u64) {
-        let now = js_sys::Date::now();
-        self.last_post_ms = now;
-        let bytes_done = self.bytes_before_file + file_done;
-        let secs = ((now - self.started_ms) / 1000.0).max(1e-3);
-        post(&FromWorker::Progress(Progress {
-            phase,
-            bytes_done,
-            bytes_total: self.bytes_total,
-            file_index,
-            file_count: self.file_count,
-            file: file.to_string(),
-            mb_per_s: bytes_done as f64 / 1e6 / secs,
-        }));
-    }
-}
-
-fn load(files: Vec<File>) {
-    LOADED.with(|l| *l.borrow_mut() = None);
-    ANALYSES.with(|a| *a.borrow_mut() = None);
-    let mut meter = Meter {
-        started_ms: js_sys::Date::now(),
-        last_post_ms: 0.0,
-        bytes_total: files.iter().map(|f| f.size() as u64).sum(),
-        bytes_before_file: 0,
-        file_count: files.len(),
-    };
-    let mut tables = Vec::new();
-    let mut times = Vec::new();
-    for (index, file) in files.iter().enumerate() {
-        let name = file.name();
-        meter.post(Phase::Reading, index, &name, 0);
-        let started = js_sys::Date::now();
-        match load_file(file, index, &mut meter) {
-            Ok(table) => {
-                times.push((table.file.clone(), js_sys::Date::now() - started));
-                tables.push(table);
-            }
-            Err(message) => post(&FromWorker::Failed {
-                file: name.clone(),
-                message,
-            }),
-        }
-        meter.bytes_before_file += file.size() as u64;
-    }
-    let last = files.len().saturating_sub(1);
-    if tables.is_empty() {
-        meter.post(Phase::Done, last, "", 0);
-        post(&FromWorker::NothingLoaded);
-        return;
-    }
-    meter.bytes_before_file = meter.bytes_total;
-    meter.post(Phase::Analysing, last, "", 0);
-    let set = TraceSet::from_tables(tables);
-    let ranks = set
-        .ranks
-        .iter()
-        .map(|r| {
-            let load_ms = times
-                .iter()
-                .find(|(f, _)| *f == r.table.file)
-                .map_or(0.0, |t| t.1);
-            rank_summary(r.rank, r.rank_source, &r.table, load_ms)
-        })
-        .collect();
-    let loaded = LoadedSet {
-        ranks,
-        notes: set.notes.clone(),
-        load_ms: js_sys::Date::now() - meter.started_ms,
-    };
-    LOADED.with(|l| *l.borrow_mut() = Some(set));
-    meter.post(Phase::Done, last, "", 0);
-    post(&FromWorker::Loaded(loaded));
-}
-
-fn rank_summary(rank: i64, source: &str, table: &TraceTable, load_ms: f64) -> RankSummary {
-    RankSummary {
-        rank,
-        rank_source: source.to_string(),
-        file: table.file.clone(),
-        device: table.metadata.device_name.clone(),
-        file_bytes: table.metadata.file_bytes,
-        text_bytes: table.metadata.text_bytes,
-        load_ms,
-        summary: summarize(table),
-        diagnostics: table.diagnostics.list(),
-    }
-}
-
-/// Reads one `File` in slices into a table; the error is in plain words.
-fn load_file(file: &File, index: usize, meter: &mut Meter) -> Result<TraceTable, String> {
-    let name = file.name();
-    let size = file.size() as u64;
-    let reader = FileReaderSync::new()
-        .map_err(|_| "this browser cannot read files in a worker (FileReaderSync)".to_string())?;
-    let mut loader = TraceLoader::new(&name, Some(size));
-    let mut offset = 0u64;
-    while offset < size {
-        let end = (offset + SLICE_BYTES).min(size);
-        let blob = file
-            .slice_with_f64_and_f64(offset as f64, end as f64)
-            .map_err(|_| format!("{name}: could not cut the file at byte {offset}"))?;
-        let buffer = reader
-            .read_as_array_buffer(&blob)
-            .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
-        let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
-        // Feed in pieces so a slow slice (gzip inflates ~15x) still reports every 150 ms
-        // (256 KiB of gzip is ~4 MB of JSON, ~15 ms of parsing).
-        let mut fed = 0usize;
-        for piece in bytes.chunks(FEED_BYTES) {
-            loader.feed(piece).map_err(|e| e.message)?;
-            fed += piece.len();
-            if js_sys::Date::now() - meter.last_post_ms >= PROGRESS_EVERY_MS {
-                meter.post(Phase::Parsing, index, &name, offset + fed as u64);
-            }
-        }
-        offset = end;
-        meter.post(Phase::Parsing, index, &name, offset);
-    }
-    loader.finish().map_err(|e| e.message)
 }

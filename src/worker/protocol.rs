@@ -28,6 +28,62 @@ pub enum ToWorker {
     Query { query: EventQuery },
     /// Every event (or group) of a query as CSV.
     Export { query: EventQuery },
+    /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
+    /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
+    Read { job: u32 },
+    /// (Worker → reader.) `slices` more text slices of `job` may be sent: the reader keeps only a
+    /// few in flight, so memory stays bounded however fast it reads.
+    Credit { job: u32, slices: u32 },
+    /// (Worker → reader.) File `file_index` of `job` failed: stop reading it and go on with the next.
+    Skip { job: u32, file_index: usize },
+}
+
+/// What the reader worker tells the worker: a JS array `[json(FromReader)]`, or
+/// `[json(FromReader::Text), ArrayBuffer]` (the buffer is transferred, not copied). Per file: any
+/// number of `Text`, then perhaps `Corrupt` or `Failed`, then always one `End`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum FromReader {
+    /// The next piece of file `file_index`'s JSON text (inflated if the file is gzip) follows.
+    /// `raw_bytes`: the file bytes behind all the text sent so far.
+    Text {
+        job: u32,
+        file_index: usize,
+        gzip: bool,
+        raw_bytes: u64,
+    },
+    /// The gzip data is corrupt after the text already sent; the rest of the file is not read.
+    Corrupt {
+        job: u32,
+        file_index: usize,
+        offset: u64,
+        detail: String,
+    },
+    /// The browser could not read the file.
+    Failed {
+        job: u32,
+        file_index: usize,
+        message: String,
+    },
+    /// No more text of file `file_index`. `gzip_cut`: its gzip stream ends before its end marker.
+    End {
+        job: u32,
+        file_index: usize,
+        gzip: bool,
+        raw_bytes: u64,
+        gzip_cut: bool,
+    },
+}
+
+impl FromReader {
+    pub fn job(&self) -> u32 {
+        match self {
+            FromReader::Text { job, .. }
+            | FromReader::Corrupt { job, .. }
+            | FromReader::Failed { job, .. }
+            | FromReader::End { job, .. } => *job,
+        }
+    }
 }
 
 /// A finding of the report and the events behind it, for the page to open in the exploration view.
@@ -100,6 +156,10 @@ pub struct LoadedSet {
     pub notes: Vec<String>,
     /// Wall time of the whole load, ms.
     pub load_ms: f64,
+    /// How the files were read: `reader-worker` (a second worker read and inflated them while the
+    /// worker parsed) or `in-worker` (the worker did both, when no second worker could start).
+    #[serde(default)]
+    pub read_mode: String,
 }
 
 /// What the worker tells the page.

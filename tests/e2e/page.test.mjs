@@ -60,6 +60,8 @@ for (const name of [
     assert.ok(cli.events > 0, 'CLI read events');
     const { page, errors } = await loadOne(name);
     await compareSummary(page, cli, name);
+    // Read (and inflated) by the second worker while the first parsed, not in the worker itself.
+    assert.equal(await page.locator('#summary').getAttribute('data-read-mode'), 'reader-worker');
     await page.screenshot({ path: screenshotPath(`summary-${name}`), fullPage: true });
     assert.deepEqual(errors, [], 'no console errors');
     await page.close();
