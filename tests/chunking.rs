@@ -174,3 +174,44 @@ fn split_load_of_damaged_gzip_is_the_same() {
         }
     }
 }
+
+/// `load_path` reads in a second thread and parses the text it hands over: the same table (or the
+/// same error) as feeding the whole file at once, for whole, cut and damaged files.
+#[test]
+fn load_path_with_its_reader_thread_gives_the_same_table() {
+    let dir = std::env::temp_dir().join(format!("pm-load-path-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 1.4 MB of gzip, 26 MB of JSON: several pieces and reads either way.
+    let source = common::trace("hta__negative_queue_length__rank0.json.gz");
+    let gz = std::fs::read(&source).unwrap();
+    let plain = common::json_text(&source);
+    assert!(
+        plain.len() > 3 * (4 << 20),
+        "the plain text spans several 4 MiB pieces"
+    );
+    let mut damaged = gz.clone();
+    let at = gz.len() / 2;
+    damaged[at..at + 64].fill(0xff);
+    let mut early = gz.clone();
+    early[12..200].fill(0xff);
+    let cases: [(&str, &[u8]); 7] = [
+        ("whole.json.gz", &gz),
+        ("whole.json", &plain),
+        ("cut.json.gz", &gz[..gz.len() * 2 / 3]),
+        ("cut.json", &plain[..plain.len() * 2 / 3]),
+        ("damaged.json.gz", &damaged),
+        ("early.json.gz", &early),
+        ("empty.json", b""),
+    ];
+    for (name, bytes) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let got = outcome(profile_model::table::load_path(&path));
+        assert_eq!(got, outcome(load_whole(name, bytes)), "{name}");
+        match name {
+            "early.json.gz" | "empty.json" => assert!(got.is_err(), "{name} should not load"),
+            _ => assert!(got.unwrap().0.len() > 1000, "{name} loads its events"),
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

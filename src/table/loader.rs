@@ -120,23 +120,195 @@ pub fn load_bytes(file: &str, bytes: &[u8]) -> Result<TraceTable, LoadError> {
     loader.finish()
 }
 
-/// Loads a file from disk in 4 MiB reads (native only).
+/// Text bytes per piece handed from the reader thread to the parser (and per plain-JSON read).
+#[cfg(not(target_arch = "wasm32"))]
+const PIECE_BYTES: usize = 4 << 20;
+/// Raw bytes read at a time from a gzip file.
+#[cfg(not(target_arch = "wasm32"))]
+const GZIP_READ_BYTES: usize = 1 << 20;
+/// Pieces the reader thread may be ahead of the parser.
+#[cfg(not(target_arch = "wasm32"))]
+const PIECES_IN_FLIGHT: usize = 3;
+
+/// What the reader thread of [`load_path`] hands to the parser.
+#[cfg(not(target_arch = "wasm32"))]
+enum ReadPiece {
+    /// JSON text; whether the file is gzip; the file bytes behind all the text so far.
+    Text(Vec<u8>, bool, u64),
+    /// The gzip data is corrupt after the text already sent.
+    Corrupt(crate::trace::source::CorruptGzip),
+    /// The file could not be read.
+    Failed(String),
+    End {
+        gzip: bool,
+        raw_bytes: u64,
+        gzip_cut: bool,
+    },
+}
+
+/// Loads a file from disk (native only). A second thread reads the file and inflates gzip while
+/// this one parses (as the page's second worker does); without a second thread, this one does both.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn load_path(path: &std::path::Path) -> Result<TraceTable, LoadError> {
-    use std::io::Read;
+    use std::sync::mpsc;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut f = std::fs::File::open(path)
+    let f = std::fs::File::open(path)
         .map_err(|e| LoadError::io(&path.display().to_string(), &e.to_string()))?;
     let size = f.metadata().ok().map(|m| m.len());
     let mut loader = TraceLoader::new(&name, size);
-    let mut buf = vec![0u8; 4 << 20];
+    let (text_tx, text_rx) = mpsc::sync_channel::<ReadPiece>(PIECES_IN_FLIGHT);
+    // Buffers the parser is done with go back to the reader, so the pieces reuse a few buffers.
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    std::thread::scope(|s| {
+        let reader = std::thread::Builder::new()
+            .name("trace-reader".into())
+            .spawn_scoped(s, move || read_pieces(f, text_tx, free_rx));
+        if reader.is_err() {
+            // No second thread: read here (the file went with the closure; it is opened again).
+            return load_path_in_this_thread(path, &name, loader);
+        }
+        loop {
+            match text_rx.recv() {
+                Ok(ReadPiece::Text(text, gzip, raw_bytes)) => {
+                    let fed = loader.feed_text(&text, gzip, raw_bytes);
+                    let _ = free_tx.send(text);
+                    fed?;
+                }
+                Ok(ReadPiece::Corrupt(c)) => loader.text_source_corrupt(c.offset, &c.detail)?,
+                Ok(ReadPiece::Failed(detail)) => return Err(LoadError::io(&name, &detail)),
+                Ok(ReadPiece::End {
+                    gzip,
+                    raw_bytes,
+                    gzip_cut,
+                }) => return loader.finish_text(gzip, raw_bytes, gzip_cut),
+                Err(_) => return Err(LoadError::io(&name, "the reading thread stopped")),
+            }
+        }
+    })
+}
+
+/// The reader thread of [`load_path`]: file → text pieces (inflated if gzip). Stops when the
+/// parser hangs up.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_pieces(
+    mut f: std::fs::File,
+    out: std::sync::mpsc::SyncSender<ReadPiece>,
+    free: std::sync::mpsc::Receiver<Vec<u8>>,
+) {
+    let buffer = |free: &std::sync::mpsc::Receiver<Vec<u8>>| {
+        free.try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(PIECE_BYTES))
+    };
+    let failed = |e: std::io::Error| ReadPiece::Failed(e.to_string());
+    // The first read tells plain JSON from gzip.
+    let mut first = buffer(&free);
+    let n = match read_full(&mut f, &mut first, PIECE_BYTES) {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = out.send(failed(e));
+            return;
+        }
+    };
+    if first.len() < 2 || first[..2] != [0x1f, 0x8b] {
+        let mut raw_bytes = n as u64;
+        let mut piece = first;
+        loop {
+            if piece.is_empty() {
+                let _ = out.send(ReadPiece::End {
+                    gzip: false,
+                    raw_bytes,
+                    gzip_cut: false,
+                });
+                return;
+            }
+            if out.send(ReadPiece::Text(piece, false, raw_bytes)).is_err() {
+                return;
+            }
+            piece = buffer(&free);
+            match read_full(&mut f, &mut piece, PIECE_BYTES) {
+                Ok(n) => raw_bytes += n as u64,
+                Err(e) => {
+                    let _ = out.send(failed(e));
+                    return;
+                }
+            }
+        }
+    }
+    let mut source = crate::trace::source::TextSource::new(PIECE_BYTES);
+    let mut hung_up = false;
+    let mut raw = first;
+    let mut raw_total = n as u64;
+    loop {
+        let mut emit = |text: &[u8]| {
+            let mut piece = buffer(&free);
+            piece.clear();
+            piece.extend_from_slice(text);
+            hung_up |= out.send(ReadPiece::Text(piece, true, raw_total)).is_err();
+        };
+        let corrupt = source.feed(&raw, &mut emit);
+        if hung_up {
+            return;
+        }
+        if let Err(c) = corrupt {
+            let _ = out.send(ReadPiece::Corrupt(c));
+            break;
+        }
+        match read_full(&mut f, &mut raw, GZIP_READ_BYTES) {
+            Ok(0) => break,
+            Ok(k) => raw_total += k as u64,
+            Err(e) => {
+                let _ = out.send(failed(e));
+                return;
+            }
+        }
+    }
+    let mut emit = |text: &[u8]| {
+        let _ = out.send(ReadPiece::Text(text.to_vec(), true, raw_total));
+    };
+    let gzip_cut = source.finish(&mut emit);
+    let _ = out.send(ReadPiece::End {
+        gzip: true,
+        raw_bytes: source.raw_bytes(),
+        gzip_cut,
+    });
+}
+
+/// Reads into `buf` (cleared) until it holds `len` bytes or the file ends; returns the bytes read.
+#[cfg(not(target_arch = "wasm32"))]
+fn read_full(f: &mut std::fs::File, buf: &mut Vec<u8>, len: usize) -> std::io::Result<usize> {
+    use std::io::Read;
+    buf.clear();
+    buf.resize(len, 0);
+    let mut n = 0;
+    while n < len {
+        match f.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(n)
+}
+
+/// [`load_path`] without a second thread.
+#[cfg(not(target_arch = "wasm32"))]
+fn load_path_in_this_thread(
+    path: &std::path::Path,
+    name: &str,
+    mut loader: TraceLoader,
+) -> Result<TraceTable, LoadError> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path).map_err(|e| LoadError::io(name, &e.to_string()))?;
+    let mut buf = vec![0u8; PIECE_BYTES];
     loop {
         let n = f
             .read(&mut buf)
-            .map_err(|e| LoadError::io(&name, &e.to_string()))?;
+            .map_err(|e| LoadError::io(name, &e.to_string()))?;
         if n == 0 {
             break;
         }
