@@ -136,8 +136,8 @@ struct WorkerHandle {
 thread_local! {
     /// The worker in use.
     static WORKER: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
-    /// A worker started ahead, so that a load does not wait for a worker (and its reader worker)
-    /// to compile and start: the next restart takes it.
+    /// A worker started ahead (after a load), so that the next load does not wait for a worker and
+    /// its reader worker to compile and start: the next restart takes it.
     static SPARE: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
     static NEXT_WORKER_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
 }
@@ -184,7 +184,7 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
 }
 
 /// Stops the current worker (if any) and puts a fresh one in its place (the spare, when there is
-/// one); then starts the next spare.
+/// one).
 fn restart_worker(state: AppState) {
     WORKER.with(|w| {
         if let Some(old) = w.borrow_mut().take() {
@@ -204,8 +204,15 @@ fn restart_worker(state: AppState) {
             return;
         }
     }
-    if let Ok(spare) = start_worker(state) {
-        SPARE.with(|s| *s.borrow_mut() = Some(spare));
+}
+
+/// Starts the spare worker if there is none. Called once a load is done, not at start-up, so that
+/// it never competes with a load for the CPU.
+fn ensure_spare(state: AppState) {
+    if SPARE.with(|s| s.borrow().is_none()) {
+        if let Ok(spare) = start_worker(state) {
+            SPARE.with(|s| *s.borrow_mut() = Some(spare));
+        }
     }
 }
 
@@ -263,6 +270,7 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             state.errors.update(|v| v.push(text));
         }
         FromWorker::NothingLoaded => {
+            ensure_spare(state);
             if restore_previous(state) {
                 return;
             }
@@ -274,6 +282,7 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             });
         }
         FromWorker::Loaded(set) => {
+            ensure_spare(state);
             state.previous.set(None);
             state.rank_index.set(0);
             state.loaded.set(Some(set));
