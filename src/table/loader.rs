@@ -280,7 +280,7 @@ fn read_pieces(
 #[cfg(not(target_arch = "wasm32"))]
 fn read_full(f: &mut std::fs::File, buf: &mut Vec<u8>, len: usize) -> std::io::Result<usize> {
     use std::io::Read;
-    buf.clear();
+    // Only new room is zeroed: a recycled buffer's old bytes are overwritten by the reads.
     buf.resize(len, 0);
     let mut n = 0;
     while n < len {

@@ -112,16 +112,25 @@ pub fn skip(job: u32, file_index: usize) {
     READING.with(|r| {
         if let Some(j) = r.borrow_mut().as_mut() {
             if j.job == job && j.current.index == file_index {
-                send(&end(job, file_index, false, j.current.offset, false), None);
-                j.current = Current {
-                    index: file_index + 1,
-                    offset: 0,
-                    gzip: None,
-                };
+                let read = j.current.offset;
+                j.end_file(false, read, false);
             }
         }
     });
     pump();
+}
+
+impl ReadJob {
+    /// Sends the `End` of the current file and moves on to the next file.
+    fn end_file(&mut self, gzip: bool, raw_bytes: u64, gzip_cut: bool) {
+        let index = self.current.index;
+        send(&end(self.job, index, gzip, raw_bytes, gzip_cut), None);
+        self.current = Current {
+            index: index + 1,
+            offset: 0,
+            gzip: None,
+        };
+    }
 }
 
 fn end(job: u32, file_index: usize, gzip: bool, raw_bytes: u64, gzip_cut: bool) -> FromReader {
@@ -164,12 +173,7 @@ fn step(j: &mut ReadJob) -> bool {
             }
             None => (false, size, false),
         };
-        send(&end(job, index, gzip, raw, cut), None);
-        j.current = Current {
-            index: index + 1,
-            offset: 0,
-            gzip: None,
-        };
+        j.end_file(gzip, raw, cut);
         return true;
     }
     let slice_bytes = match (offset, &j.current.gzip) {
@@ -196,12 +200,7 @@ fn step(j: &mut ReadJob) -> bool {
                 },
                 None,
             );
-            send(&end(job, index, false, offset, false), None);
-            j.current = Current {
-                index: index + 1,
-                offset: 0,
-                gzip: None,
-            };
+            j.end_file(false, offset, false);
             return true;
         }
     };
