@@ -97,15 +97,16 @@ pub fn load(files: Vec<File>) {
         post(&FromWorker::NothingLoaded);
         return;
     }
-    match reader_worker() {
-        Some(()) => start_split(files),
-        None => load_in_worker(files),
+    if reader_worker_running() {
+        start_split(files);
+    } else {
+        load_in_worker(files);
     }
 }
 
 // ---- the split load: a reader worker reads and inflates, this worker parses ----
 
-/// The reader worker, started on the first load and kept.
+/// The reader worker, started with this worker and kept.
 struct ReaderHandle {
     worker: Worker,
     ready: bool,
@@ -144,18 +145,20 @@ thread_local! {
 
 /// Starts the reader worker (if it is not running yet).
 pub fn start_reader_worker() {
-    let _ = reader_worker();
+    reader_worker_running();
 }
 
-/// Makes sure the reader worker exists; `None` when it cannot be started (then the worker reads).
-fn reader_worker() -> Option<()> {
+/// Makes sure the reader worker exists; false when it cannot be started (then this worker reads).
+fn reader_worker_running() -> bool {
     READER.with(|r| {
         if r.borrow().is_some() {
-            return Some(());
+            return true;
         }
         let options = WorkerOptions::new();
         options.set_name(super::reader::WORKER_NAME);
-        let worker = Worker::new_with_options("./worker_loader.js", &options).ok()?;
+        let Ok(worker) = Worker::new_with_options("./worker_loader.js", &options) else {
+            return false;
+        };
         let on_message = Closure::<dyn FnMut(MessageEvent)>::new(on_reader_message);
         let on_error = Closure::<dyn FnMut(JsValue)>::new(|_| reader_failed());
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
@@ -167,7 +170,7 @@ fn reader_worker() -> Option<()> {
             _on_message: on_message,
             _on_error: on_error,
         });
-        Some(())
+        true
     })
 }
 
