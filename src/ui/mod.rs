@@ -131,6 +131,8 @@ struct WorkerHandle {
     /// `pending`, since a message that arrives before the worker's handler is installed is lost.
     ready: bool,
     pending: Vec<js_sys::Array>,
+    /// Something was posted to it: it may hold a load's tables, so the next load takes a fresh one.
+    used: bool,
 }
 
 thread_local! {
@@ -180,12 +182,17 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
         _on_message: on_message,
         ready: false,
         pending: Vec::new(),
+        used: false,
     })
 }
 
 /// Stops the current worker (if any) and puts a fresh one in its place (the spare, when there is
-/// one).
+/// one). A worker that was never given anything is fresh already and stays: the page starts one at
+/// start-up, and the first load should not wait for another to compile and start.
 fn restart_worker(state: AppState) {
+    if WORKER.with(|w| w.borrow().as_ref().is_some_and(|h| !h.used)) {
+        return;
+    }
     WORKER.with(|w| {
         if let Some(old) = w.borrow_mut().take() {
             old.worker.terminate();
@@ -225,10 +232,14 @@ fn post_to_worker(state: AppState, request: &ToWorker, files: &[File]) {
         message.push(f);
     }
     let sent = WORKER.with(|w| match w.borrow_mut().as_mut() {
-        Some(h) if h.ready => h.worker.post_message(&message).is_ok(),
         Some(h) => {
-            h.pending.push(message);
-            true
+            h.used = true;
+            if h.ready {
+                h.worker.post_message(&message).is_ok()
+            } else {
+                h.pending.push(message);
+                true
+            }
         }
         None => false,
     });
