@@ -368,6 +368,9 @@ fn summary(state: AppState) -> impl IntoView {
         let read_mode = state
             .loaded
             .with(|l| l.as_ref().map(|l| l.read_mode.clone()).unwrap_or_default());
+        let worker_memory = state
+            .loaded
+            .with(|l| l.as_ref().map_or(0, |l| l.worker_memory_bytes));
         let kernel_rows = s
             .top_kernels
             .iter()
@@ -416,6 +419,7 @@ fn summary(state: AppState) -> impl IntoView {
                     {metric_card("span-us", s.span_us.to_string(), "Trace span", format::micros(s.span_us))}
                     {metric_card("text-bytes", r.text_bytes.to_string(), "JSON text", format::bytes(r.text_bytes))}
                     {metric_card("load-ms", r.load_ms.to_string(), "Load time", format::millis(r.load_ms))}
+                    {(worker_memory > 0).then(|| metric_card("worker-memory-bytes", worker_memory.to_string(), "Worker memory", format::bytes(worker_memory)))}
                 </div>
                 <div class="columns">
                     <div class="col-wide">

@@ -485,10 +485,20 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
         notes: set.notes.clone(),
         load_ms: js_sys::Date::now() - meter.started_ms,
         read_mode: read_mode.to_string(),
+        worker_memory_bytes: wasm_memory_bytes(),
     };
     LOADED.with(|l| *l.borrow_mut() = Some(set));
     meter.post(Phase::Done, last, "", 0);
     post(&FromWorker::Loaded(loaded));
+}
+
+/// Size of this worker's WebAssembly memory, bytes.
+fn wasm_memory_bytes() -> u64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .ok()
+        .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
+        .map_or(0, |b| b.byte_length() as u64)
 }
 
 fn rank_summary(rank: i64, source: &str, table: &TraceTable, load_ms: f64) -> RankSummary {

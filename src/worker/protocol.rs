@@ -160,6 +160,10 @@ pub struct LoadedSet {
     /// worker parsed) or `in-worker` (the worker did both, when no second worker could start).
     #[serde(default)]
     pub read_mode: String,
+    /// Size of the parsing worker's WebAssembly memory once the tables are made, bytes. That memory
+    /// never shrinks, so this is its peak during the load (the tables, and what the parse used).
+    #[serde(default)]
+    pub worker_memory_bytes: u64,
 }
 
 /// What the worker tells the page.
