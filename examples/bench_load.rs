@@ -1,10 +1,49 @@
 //! Load benchmark: our streaming loader against serde_json::Value on the same files, each in its own process
-//! so peak memory is measured apart. `cargo run --release --example bench_load -- FILE...`
+//! so peak memory is measured apart (peak MB: resident; heap MB: bytes allocated, the WebAssembly-like figure). `cargo run --release --example bench_load -- FILE...`
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Read;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
+
+/// The system allocator, counting the bytes asked for: their peak is about what a WebAssembly
+/// memory has to hold (capacity reserved but never written counts here, not in the resident size).
+struct CountingAlloc;
+
+static HEAP_NOW: AtomicUsize = AtomicUsize::new(0);
+static HEAP_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn heap_grew(by: usize) {
+    let now = HEAP_NOW.fetch_add(by, Ordering::Relaxed) + by;
+    HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        heap_grew(layout.size());
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        heap_grew(layout.size());
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HEAP_NOW.fetch_sub(layout.size(), Ordering::Relaxed);
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // Counted as a copy (old and new both live), as a WebAssembly allocator mostly does it.
+        heap_grew(new_size);
+        let p = System.realloc(ptr, layout, new_size);
+        HEAP_NOW.fetch_sub(layout.size(), Ordering::Relaxed);
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
 
 /// Peak resident memory of this process so far, bytes (Linux: VmHWM).
 fn peak_rss() -> u64 {
@@ -48,7 +87,11 @@ fn one(mode: &str, path: &Path) {
         _ => panic!("unknown mode {mode}"),
     };
     let secs = start.elapsed().as_secs_f64();
-    println!("{secs} {events} {text_bytes} {}", peak_rss());
+    println!(
+        "{secs} {events} {text_bytes} {} {}",
+        peak_rss(),
+        HEAP_PEAK.load(Ordering::Relaxed)
+    );
 }
 
 fn main() {
@@ -63,8 +106,16 @@ fn main() {
     }
     let exe = std::env::current_exe().unwrap();
     println!(
-        "{:<28} {:>11} {:>9} {:>10} {:>9} {:>11} {:>12} {:>9}",
-        "file", "loader", "JSON MB", "events", "seconds", "MB/s JSON", "Mevents/s", "peak MB"
+        "{:<28} {:>11} {:>9} {:>10} {:>9} {:>11} {:>12} {:>9} {:>9}",
+        "file",
+        "loader",
+        "JSON MB",
+        "events",
+        "seconds",
+        "MB/s JSON",
+        "Mevents/s",
+        "peak MB",
+        "heap MB"
     );
     for file in &args {
         let name = Path::new(file)
@@ -89,9 +140,9 @@ fn main() {
                 .split_whitespace()
                 .map(|x| x.parse().unwrap())
                 .collect();
-            let (secs, events, bytes, peak) = (f[0], f[1], f[2], f[3]);
+            let (secs, events, bytes, peak, heap) = (f[0], f[1], f[2], f[3], f[4]);
             println!(
-                "{:<28} {:>11} {:>9.1} {:>10} {:>9.3} {:>11.1} {:>12.2} {:>9.1}",
+                "{:<28} {:>11} {:>9.1} {:>10} {:>9.3} {:>11.1} {:>12.2} {:>9.1} {:>9.1}",
                 name,
                 mode,
                 bytes / 1e6,
@@ -99,7 +150,8 @@ fn main() {
                 secs,
                 bytes / 1e6 / secs,
                 events / 1e6 / secs,
-                peak / 1e6
+                peak / 1e6,
+                heap / 1e6
             );
         }
     }

@@ -109,6 +109,20 @@ impl ArgBuilder {
         self.rows.len()
     }
 
+    fn reserve_exact(&mut self, additional: usize) {
+        self.rows.reserve_exact(additional);
+        match &mut self.data {
+            ArgData::Empty => {}
+            ArgData::Int(v) => v.reserve_exact(additional),
+            ArgData::Float(v) => v.reserve_exact(additional),
+            ArgData::Bool(v) => v.reserve_exact(additional),
+            ArgData::Text(v) => v.reserve_exact(additional),
+        }
+        if let Some(v) = &mut self.valid {
+            v.reserve_exact(additional);
+        }
+    }
+
     fn push_validity(&mut self, ok: bool) {
         match (&mut self.valid, ok) {
             (Some(v), _) => v.push(ok),
@@ -340,8 +354,8 @@ impl<T: NativeType> NullableColumn<T> {
         }
     }
 
-    fn reserve(&mut self, additional: usize) {
-        self.values.reserve(additional);
+    fn reserve_exact(&mut self, additional: usize) {
+        self.values.reserve_exact(additional);
         if let Some(v) = self.validity.as_mut() {
             v.reserve(additional);
         }
@@ -414,6 +428,46 @@ enum ArgSlot {
     Column(u32),
 }
 
+/// The capacity a growing column of `len` values (`capacity` now) should have before `next` more
+/// bytes of text are read, when `seen` bytes brought those values and about `total` are expected in
+/// all; `None` when it has room enough (for 4x the values per byte seen so far, since events are
+/// not alike through a file: what overflows the room in a piece makes the `Vec` double).
+///
+/// A `Vec` doubles when full, so a column ends anywhere between 1x and 2x its length, and in
+/// WebAssembly, whose memory never shrinks, the blocks it left behind stay too: the tables are most
+/// of the memory a large trace takes. Here a column doubles only while less than an eighth of the
+/// file is seen; from then on it grows straight to its projected final length plus 8%, which
+/// takes one step when the events are alike through the file (a later step if they are not).
+/// Before any text is seen: room for the rows of the first 4 MiB at 128 bytes a row.
+fn room_for(
+    len: usize,
+    capacity: usize,
+    seen: u64,
+    next: u64,
+    total: Option<u64>,
+) -> Option<usize> {
+    if seen == 0 {
+        let first = (next.min(4 << 20) / 128) as usize;
+        return (capacity < first).then_some(first);
+    }
+    if len == 0 {
+        return None;
+    }
+    let per_byte = len as f64 / seen as f64;
+    let must = len + (per_byte * next as f64 * 4.0) as usize + 16;
+    if capacity >= must {
+        return None;
+    }
+    let doubled = must.max(2 * len);
+    match total {
+        Some(total) if seen.saturating_mul(8) >= total => {
+            let projected = (per_byte * total.max(seen + next) as f64 * 1.08) as usize + 16;
+            Some(projected.max(len + len / 16).max(must))
+        }
+        _ => Some(doubled),
+    }
+}
+
 /// Receives events and grows the columns; [`TableBuilder::finish`] makes the table.
 pub struct TableBuilder {
     file: String,
@@ -477,28 +531,41 @@ impl TableBuilder {
         }
     }
 
-    /// Reserves room for about `events` rows (e.g. the text size / 250 bytes).
-    pub fn reserve(&mut self, events: usize) {
-        self.kind.reserve(events);
-        self.phase.reserve(events);
-        self.category.reserve(events);
-        self.name.reserve(events);
-        self.pid.reserve(events);
-        self.tid.reserve(events);
-        for c in [
-            &mut self.ts_ns,
-            &mut self.dur_ns,
-            &mut self.external_id,
-            &mut self.correlation,
-            &mut self.stream,
-            &mut self.device,
-            &mut self.flow_id,
-        ] {
-            c.reserve(events);
+    /// Makes room, before `next_text` more bytes of JSON are read, for the rows and args values
+    /// they may bring, projected from what the `seen_text` bytes so far brought and the
+    /// `total_text` bytes expected in all (`None`: not known). See [`room_for`].
+    pub fn make_room(&mut self, seen_text: u64, next_text: u64, total_text: Option<u64>) {
+        let rows = self.kind.len();
+        if let Some(target) = room_for(rows, self.kind.capacity(), seen_text, next_text, total_text)
+        {
+            let more = target - rows;
+            self.kind.reserve_exact(more);
+            self.phase.reserve_exact(more);
+            self.name.reserve_exact(more);
+            self.pid.reserve_exact(more);
+            self.tid.reserve_exact(more);
+            for c in [
+                &mut self.ts_ns,
+                &mut self.dur_ns,
+                &mut self.external_id,
+                &mut self.correlation,
+                &mut self.stream,
+                &mut self.device,
+                &mut self.flow_id,
+            ] {
+                c.reserve_exact(more);
+            }
+            self.category.reserve_exact(more);
+        }
+        for a in &mut self.args {
+            let len = a.rows.len();
+            if let Some(target) = room_for(len, a.rows.capacity(), seen_text, next_text, total_text)
+            {
+                a.reserve_exact(target - len);
+            }
         }
     }
 
-    /// The sparse column of an args key, made at its first value.
     fn column_of(&mut self, key: &[u8]) -> usize {
         match self.arg_index.get(key) {
             Some(&c) => c,
@@ -813,5 +880,84 @@ impl EventSink for TableBuilder {
         self.diagnostics.add(DiagnosticKind::NonObjectEvent, || {
             format!("traceEvents[{index}]")
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::room_for;
+
+    /// Feeds `total` bytes in `piece`-byte steps to a column that gets one value per
+    /// `bytes_per_value(offset)` bytes, growing it as `room_for` says (and doubling, as a `Vec`
+    /// does, when a piece brings more than the room made). Returns (final length, capacity, steps
+    /// made by `room_for`, doublings).
+    fn grow(
+        total: u64,
+        piece: u64,
+        bytes_per_value: impl Fn(u64) -> u64,
+    ) -> (usize, usize, usize, usize) {
+        let (mut len, mut cap, mut steps, mut doublings) = (0usize, 0usize, 0usize, 0usize);
+        let mut seen = 0u64;
+        while seen < total {
+            let next = piece.min(total - seen);
+            if let Some(target) = room_for(len, cap, seen, next, Some(total)) {
+                assert!(target >= len, "room_for never shrinks a column");
+                cap = target;
+                steps += 1;
+            }
+            for offset in seen..seen + next {
+                if offset % bytes_per_value(offset) == 0 {
+                    if len == cap {
+                        cap = (2 * cap).max(4);
+                        doublings += 1;
+                    }
+                    len += 1;
+                }
+            }
+            seen += next;
+        }
+        (len, cap, steps, doublings)
+    }
+
+    #[test]
+    fn alike_events_end_within_a_tenth_of_their_length() {
+        let (len, cap, steps, doublings) = grow(64 << 20, 256 << 10, |_| 200);
+        assert_eq!(len, (64 << 20) / 200 + 1);
+        assert!(
+            cap >= len && cap as f64 <= len as f64 * 1.1,
+            "{cap} for {len}"
+        );
+        // A few small steps over the first pieces, doubling to an eighth, then one to the end.
+        assert!(steps <= 12, "{steps} steps");
+        assert_eq!(doublings, 0);
+    }
+
+    #[test]
+    fn denser_tail_grows_again_without_a_vec_doubling() {
+        // 400-byte events for the first half, 100-byte ones after: the projection is low.
+        let (len, cap, _, doublings) =
+            grow(
+                32 << 20,
+                256 << 10,
+                |o| if o < 16 << 20 { 400 } else { 100 },
+            );
+        assert!(
+            cap >= len && (cap as f64) < len as f64 * 1.3,
+            "{cap} for {len}"
+        );
+        assert_eq!(doublings, 0);
+    }
+
+    #[test]
+    fn before_any_text_only_the_first_pieces_are_reserved() {
+        assert_eq!(
+            room_for(0, 0, 0, 1 << 30, Some(1 << 30)),
+            Some((4 << 20) / 128)
+        );
+        assert_eq!(room_for(0, 1 << 20, 0, 1 << 30, Some(1 << 30)), None);
+        // Unknown size: doubling.
+        assert_eq!(room_for(1000, 1000, 200_000, 1000, None), Some(2000));
+        // An args column nobody has used yet stays empty.
+        assert_eq!(room_for(0, 0, 1 << 20, 1 << 20, Some(1 << 30)), None);
     }
 }

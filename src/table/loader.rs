@@ -3,6 +3,9 @@
 use super::{TableBuilder, TraceTable};
 use crate::trace::{LoadError, StreamReader};
 
+/// Bytes fed at a time, with room made in the columns before each (`TableBuilder::make_room`).
+const ROOM_EVERY_BYTES: usize = 1 << 20;
+
 /// Loads one trace file (plain or gzip JSON) fed in chunks of any size.
 pub struct TraceLoader {
     inner: StreamReader<TableBuilder>,
@@ -10,7 +13,7 @@ pub struct TraceLoader {
 }
 
 impl TraceLoader {
-    /// `file_bytes`: the file's size when known, to reserve columns and report progress.
+    /// `file_bytes`: the file's size when known, to size the columns (see `TableBuilder::make_room`).
     pub fn new(file: &str, file_bytes: Option<u64>) -> Self {
         TraceLoader {
             inner: StreamReader::new(file, TableBuilder::new(file)),
@@ -19,9 +22,29 @@ impl TraceLoader {
     }
 
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
-        if self.inner.raw_bytes() == 0 && !bytes.is_empty() {
-            self.reserve(bytes.len() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b);
+        for piece in bytes.chunks(ROOM_EVERY_BYTES) {
+            self.feed_piece(piece)?;
         }
+        Ok(())
+    }
+
+    fn feed_piece(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        let raw = self.inner.raw_bytes();
+        let gzip = if raw == 0 {
+            bytes.starts_with(&[0x1f, 0x8b])
+        } else {
+            self.inner.is_gzip()
+        };
+        let text = self.inner.text_bytes();
+        // Text bytes per file byte: 1 for plain JSON; for gzip as inflated so far (guess 15).
+        let ratio = match (gzip, raw, text) {
+            (false, _, _) => 1.0,
+            (true, r, t) if r > 0 && t > 0 => t as f64 / r as f64,
+            _ => 15.0,
+        };
+        let next = (bytes.len() as f64 * ratio) as u64;
+        let total = self.file_bytes.map(|f| (f as f64 * ratio) as u64);
+        self.inner.sink.make_room(text, next, total);
         self.inner.feed(bytes)
     }
 
@@ -30,10 +53,21 @@ impl TraceLoader {
     /// `raw_bytes`: the file bytes behind all the text so far. Use this or [`TraceLoader::feed`] for
     /// a file, not both.
     pub fn feed_text(&mut self, text: &[u8], gzip: bool, raw_bytes: u64) -> Result<(), LoadError> {
-        if self.inner.text_bytes() == 0 && !text.is_empty() {
-            self.reserve(gzip);
+        let seen = self.inner.text_bytes();
+        // The text the file will make: its size, or for gzip as inflated so far.
+        let total = self.file_bytes.map(|f| match gzip {
+            true if raw_bytes > 0 => {
+                (f as f64 * (seen + text.len() as u64) as f64 / raw_bytes as f64) as u64
+            }
+            _ => f,
+        });
+        let mut fed = seen;
+        for piece in text.chunks(ROOM_EVERY_BYTES) {
+            self.inner.sink.make_room(fed, piece.len() as u64, total);
+            self.inner.feed_text(piece, gzip, raw_bytes)?;
+            fed += piece.len() as u64;
         }
-        self.inner.feed_text(text, gzip, raw_bytes)
+        Ok(())
     }
 
     /// The text source found the gzip data corrupt after the text fed so far (what was read is
@@ -44,20 +78,6 @@ impl TraceLoader {
                 offset,
                 detail: detail.to_string(),
             })
-    }
-
-    fn reserve(&mut self, gzip: bool) {
-        if let Some(total) = self.file_bytes {
-            // About 250 bytes of JSON per event; gzip is about 15x smaller.
-            let text = if gzip {
-                total.saturating_mul(15)
-            } else {
-                total
-            };
-            self.inner
-                .sink
-                .reserve(((text / 250) as usize).min(1 << 26));
-        }
     }
 
     /// Raw bytes taken so far (of the file as given).
