@@ -200,6 +200,40 @@ fn well_known_args_keep_their_type() {
 }
 
 #[test]
+fn streams_and_devices_widen_past_32_bits() {
+    // The stream and device columns are Int32 until a value needs more (CUDA writes stream
+    // 4294967295 on a context sync); then every value is kept exactly in Int64.
+    let kernel = |ts: u32, stream: i64, device: i64| {
+        format!(
+            r#"{{"ph": "X", "name": "k", "cat": "kernel", "pid": 0, "tid": 7, "ts": {ts}, "dur": 1,
+                "args": {{"stream": {stream}, "device": {device}, "correlation": {ts}}}}}"#
+        )
+    };
+    let small = load(&format!("[{}, {}]", kernel(1, 7, 1), kernel(2, -1, 0)));
+    assert_eq!(small.stream.width(), 4);
+    assert_eq!(small.device.width(), 4);
+    assert_eq!(
+        (small.stream_at(1), small.device_at(1)),
+        (Some(-1), Some(0))
+    );
+    let wide = load(&format!(
+        "[{}, {}, {}]",
+        kernel(1, 7, 1),
+        kernel(2, 4294967295, 0),
+        kernel(3, -1, 4294967296)
+    ));
+    assert_eq!((wide.stream.width(), wide.device.width()), (8, 8));
+    let streams: Vec<_> = (0..3).map(|r| wide.stream_at(r)).collect();
+    assert_eq!(streams, [Some(7), Some(4294967295), Some(-1)]);
+    let devices: Vec<_> = (0..3).map(|r| wide.device_at(r)).collect();
+    assert_eq!(devices, [Some(1), Some(0), Some(4294967296)]);
+    assert!(
+        wide.arg("stream").is_none(),
+        "no sparse args_stream for numbers"
+    );
+}
+
+#[test]
 fn ids_as_strings_and_numbers() {
     let t = load(
         r#"[{"ph": "X", "name": "a", "cat": "cpu_op", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 1, "dur": 1},

@@ -6,7 +6,7 @@ use arrow2::datatypes::DataType;
 use arrow2::types::NativeType;
 
 use super::intern::{same_bytes, FxHashMap, Interner};
-use super::{ArgColumn, ArgValues, TraceMetadata, TraceTable};
+use super::{ArgColumn, ArgValues, IntColumn, TraceMetadata, TraceTable};
 use crate::trace::dialect::{is_known_phase, kind_of_category, kind_of_event, EventKind};
 use crate::trace::{
     ArgValue, DiagnosticKind, Diagnostics, EventSink, IdValue, RawEvent, ReadSummary,
@@ -419,6 +419,58 @@ impl<T: NativeType> NullableColumn<T> {
     }
 }
 
+/// An integer column kept as Int32 while every value fits (stream and device numbers do, but for
+/// such as CUDA's 4294967295 "all streams" on a context sync), widened to Int64 at the first that
+/// does not.
+enum NarrowColumn {
+    Int32(NullableColumn<i32>),
+    Int64(NullableColumn<i64>),
+}
+
+impl NarrowColumn {
+    fn reserve_exact(&mut self, additional: usize) {
+        match self {
+            NarrowColumn::Int32(c) => c.reserve_exact(additional),
+            NarrowColumn::Int64(c) => c.reserve_exact(additional),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, value: Option<i64>) {
+        match self {
+            NarrowColumn::Int32(c) => match value.map(i32::try_from) {
+                None => c.push(None),
+                Some(Ok(v)) => c.push(Some(v)),
+                Some(Err(_)) => {
+                    self.widen();
+                    self.push(value);
+                }
+            },
+            NarrowColumn::Int64(c) => c.push(value),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self) {
+        if let NarrowColumn::Int32(c) = self {
+            let mut values = Vec::with_capacity(c.values.capacity());
+            values.extend(c.values.iter().map(|&v| i64::from(v)));
+            *self = NarrowColumn::Int64(NullableColumn {
+                values,
+                validity: c.validity.take(),
+            });
+        }
+    }
+
+    fn into_array(self) -> IntColumn {
+        match self {
+            NarrowColumn::Int32(c) => IntColumn::Int32(c.into_array()),
+            NarrowColumn::Int64(c) => IntColumn::Int64(c.into_array()),
+        }
+    }
+}
+
 /// Where the value of an args key goes.
 #[derive(Clone, Copy, Debug)]
 enum ArgSlot {
@@ -481,8 +533,8 @@ pub struct TableBuilder {
     dur_ns: NullableColumn<i64>,
     external_id: NullableColumn<i64>,
     correlation: NullableColumn<i64>,
-    stream: NullableColumn<i64>,
-    device: NullableColumn<i64>,
+    stream: NarrowColumn,
+    device: NarrowColumn,
     flow_id: NullableColumn<i64>,
     names: Interner,
     categories: Interner,
@@ -513,8 +565,8 @@ impl TableBuilder {
             dur_ns: NullableColumn::new(),
             external_id: NullableColumn::new(),
             correlation: NullableColumn::new(),
-            stream: NullableColumn::new(),
-            device: NullableColumn::new(),
+            stream: NarrowColumn::Int32(NullableColumn::new()),
+            device: NarrowColumn::Int32(NullableColumn::new()),
             flow_id: NullableColumn::new(),
             names: Interner::default(),
             categories: Interner::default(),
@@ -549,12 +601,12 @@ impl TableBuilder {
                 &mut self.dur_ns,
                 &mut self.external_id,
                 &mut self.correlation,
-                &mut self.stream,
-                &mut self.device,
                 &mut self.flow_id,
             ] {
                 c.reserve_exact(more);
             }
+            self.stream.reserve_exact(more);
+            self.device.reserve_exact(more);
             self.category.reserve_exact(more);
         }
         for a in &mut self.args {

@@ -10,6 +10,10 @@ const ROOM_EVERY_BYTES: usize = 1 << 20;
 pub struct TraceLoader {
     inner: StreamReader<TableBuilder>,
     file_bytes: Option<u64>,
+    /// Gzip fed as text: the most text per file byte seen so far. The file bytes given with a piece
+    /// of text can include input the inflater has not turned into text yet (up to a read ahead), so
+    /// each piece's own ratio is at most the true one and the largest is the best guess.
+    text_per_raw: f64,
 }
 
 impl TraceLoader {
@@ -18,6 +22,7 @@ impl TraceLoader {
         TraceLoader {
             inner: StreamReader::new(file, TableBuilder::new(file)),
             file_bytes,
+            text_per_raw: 0.0,
         }
     }
 
@@ -54,11 +59,13 @@ impl TraceLoader {
     /// a file, not both.
     pub fn feed_text(&mut self, text: &[u8], gzip: bool, raw_bytes: u64) -> Result<(), LoadError> {
         let seen = self.inner.text_bytes();
+        if gzip && raw_bytes > 0 {
+            let ratio = (seen + text.len() as u64) as f64 / raw_bytes as f64;
+            self.text_per_raw = self.text_per_raw.max(ratio);
+        }
         // The text the file will make: its size, or for gzip as inflated so far.
         let total = self.file_bytes.map(|f| match gzip {
-            true if raw_bytes > 0 => {
-                (f as f64 * (seen + text.len() as u64) as f64 / raw_bytes as f64) as u64
-            }
+            true if self.text_per_raw > 0.0 => (f as f64 * self.text_per_raw) as u64,
             _ => f,
         });
         let mut fed = seen;

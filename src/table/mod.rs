@@ -15,8 +15,8 @@
 //! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
-//! | `stream` | Int64 | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
-//! | `device` | Int64 | `args.device` | absent |
+//! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
+//! | `device` | Int32, or Int64 when a value needs it | `args.device` | absent |
 //! | `flow_id` | Int64 | `id` of flow events (`s`/`f`/`t`) and async events | absent |
 //! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |
 
@@ -198,6 +198,43 @@ impl TraceMetadata {
     }
 }
 
+/// An integer column stored as Int32 when every value fits (the usual case: it takes half the
+/// memory), else as Int64.
+#[derive(Clone, Debug)]
+pub enum IntColumn {
+    Int32(PrimitiveArray<i32>),
+    Int64(PrimitiveArray<i64>),
+}
+
+impl IntColumn {
+    #[inline]
+    pub fn get(&self, row: usize) -> Option<i64> {
+        match self {
+            IntColumn::Int32(a) => a.get(row).map(i64::from),
+            IntColumn::Int64(a) => a.get(row),
+        }
+    }
+
+    /// Bytes per value.
+    pub fn width(&self) -> usize {
+        match self {
+            IntColumn::Int32(_) => 4,
+            IntColumn::Int64(_) => 8,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            IntColumn::Int32(a) => a.len(),
+            IntColumn::Int64(a) => a.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// One rank's events as columns. See the module documentation for every column.
 #[derive(Clone, Debug)]
 pub struct TraceTable {
@@ -213,8 +250,8 @@ pub struct TraceTable {
     pub dur_ns: PrimitiveArray<i64>,
     pub external_id: PrimitiveArray<i64>,
     pub correlation: PrimitiveArray<i64>,
-    pub stream: PrimitiveArray<i64>,
-    pub device: PrimitiveArray<i64>,
+    pub stream: IntColumn,
+    pub device: IntColumn,
     pub flow_id: PrimitiveArray<i64>,
     /// Sparse args columns, sorted by key.
     pub args: Vec<ArgColumn>,
@@ -379,7 +416,8 @@ impl TraceTable {
         }
         let n = self.len();
         let mut total = n * 2
-            + n * 8 * 7
+            + n * 8 * 5
+            + n * (self.stream.width() + self.device.width())
             + dict(&self.category)
             + dict(&self.name)
             + dict(&self.pid)

@@ -253,6 +253,20 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
     await page.screenshot({ path: screenshotPath('big-load-cancelled'), fullPage: true });
     assert.deepEqual(errors, [], 'no console errors');
     await page.close();
+
+    // The whole file, in a fresh page: the CLI's figures, and the worker's memory well under the JSON's size
+    // (the target is half; doubling columns took 0.7x).
+    const { page: full, errors: fullErrors } = await openPage(browser.context, server.url);
+    await full.setInputFiles('#file-input', big);
+    await full.waitForSelector(READY, { timeout: 300_000 });
+    await compareSummary(full, cliSummary(big), 'big500');
+    const text = Number(await metric(full, 'text-bytes'));
+    const memory = Number(await metric(full, 'worker-memory-bytes'));
+    console.log(`big500: ${(text / 1e6).toFixed(0)} MB JSON, worker memory ${(memory / 1e6).toFixed(0)} MB (${(memory / text).toFixed(2)}x)`);
+    assert.ok(text > 400e6, `text-bytes ${text}`);
+    assert.ok(memory > 0 && memory < 0.6 * text, `worker memory ${memory} for ${text} bytes of JSON`);
+    assert.deepEqual(fullErrors, [], 'no console errors');
+    await full.close();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
