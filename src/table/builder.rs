@@ -419,26 +419,26 @@ impl<T: NativeType> NullableColumn<T> {
     }
 }
 
-/// An integer column kept as Int32 while every value fits (stream and device numbers do, but for
-/// such as CUDA's 4294967295 "all streams" on a context sync), widened to Int64 at the first that
-/// does not.
-enum NarrowColumn {
+/// An [`IntColumn`] under construction: Int32 while every value fits (stream and device numbers
+/// do, but for such as CUDA's 4294967295 "all streams" on a context sync), widened to Int64 at the
+/// first that does not.
+enum IntColumnBuilder {
     Int32(NullableColumn<i32>),
     Int64(NullableColumn<i64>),
 }
 
-impl NarrowColumn {
+impl IntColumnBuilder {
     fn reserve_exact(&mut self, additional: usize) {
         match self {
-            NarrowColumn::Int32(c) => c.reserve_exact(additional),
-            NarrowColumn::Int64(c) => c.reserve_exact(additional),
+            IntColumnBuilder::Int32(c) => c.reserve_exact(additional),
+            IntColumnBuilder::Int64(c) => c.reserve_exact(additional),
         }
     }
 
     #[inline(always)]
     fn push(&mut self, value: Option<i64>) {
         match self {
-            NarrowColumn::Int32(c) => match value.map(i32::try_from) {
+            IntColumnBuilder::Int32(c) => match value.map(i32::try_from) {
                 None => c.push(None),
                 Some(Ok(v)) => c.push(Some(v)),
                 Some(Err(_)) => {
@@ -446,17 +446,17 @@ impl NarrowColumn {
                     self.push(value);
                 }
             },
-            NarrowColumn::Int64(c) => c.push(value),
+            IntColumnBuilder::Int64(c) => c.push(value),
         }
     }
 
     #[cold]
     #[inline(never)]
     fn widen(&mut self) {
-        if let NarrowColumn::Int32(c) = self {
+        if let IntColumnBuilder::Int32(c) = self {
             let mut values = Vec::with_capacity(c.values.capacity());
             values.extend(c.values.iter().map(|&v| i64::from(v)));
-            *self = NarrowColumn::Int64(NullableColumn {
+            *self = IntColumnBuilder::Int64(NullableColumn {
                 values,
                 validity: c.validity.take(),
             });
@@ -465,8 +465,8 @@ impl NarrowColumn {
 
     fn into_array(self) -> IntColumn {
         match self {
-            NarrowColumn::Int32(c) => IntColumn::Int32(c.into_array()),
-            NarrowColumn::Int64(c) => IntColumn::Int64(c.into_array()),
+            IntColumnBuilder::Int32(c) => IntColumn::Int32(c.into_array()),
+            IntColumnBuilder::Int64(c) => IntColumn::Int64(c.into_array()),
         }
     }
 }
@@ -533,8 +533,8 @@ pub struct TableBuilder {
     dur_ns: NullableColumn<i64>,
     external_id: NullableColumn<i64>,
     correlation: NullableColumn<i64>,
-    stream: NarrowColumn,
-    device: NarrowColumn,
+    stream: IntColumnBuilder,
+    device: IntColumnBuilder,
     flow_id: NullableColumn<i64>,
     names: Interner,
     categories: Interner,
@@ -565,8 +565,8 @@ impl TableBuilder {
             dur_ns: NullableColumn::new(),
             external_id: NullableColumn::new(),
             correlation: NullableColumn::new(),
-            stream: NarrowColumn::Int32(NullableColumn::new()),
-            device: NarrowColumn::Int32(NullableColumn::new()),
+            stream: IntColumnBuilder::Int32(NullableColumn::new()),
+            device: IntColumnBuilder::Int32(NullableColumn::new()),
             flow_id: NullableColumn::new(),
             names: Interner::default(),
             categories: Interner::default(),

@@ -10,9 +10,9 @@ const ROOM_EVERY_BYTES: usize = 1 << 20;
 pub struct TraceLoader {
     inner: StreamReader<TableBuilder>,
     file_bytes: Option<u64>,
-    /// Gzip fed as text: the most text per file byte seen so far. The file bytes given with a piece
-    /// of text can include input the inflater has not turned into text yet (up to a read ahead), so
-    /// each piece's own ratio is at most the true one and the largest is the best guess.
+    /// Gzip: the most text per file byte seen so far (0 before any). The file bytes counted with
+    /// some text can include input the inflater has not turned into text yet (up to a read ahead),
+    /// so each ratio seen is at most the true one and the largest is the best guess.
     text_per_raw: f64,
 }
 
@@ -41,16 +41,27 @@ impl TraceLoader {
             self.inner.is_gzip()
         };
         let text = self.inner.text_bytes();
-        // Text bytes per file byte: 1 for plain JSON; for gzip as inflated so far (guess 15).
-        let ratio = match (gzip, raw, text) {
-            (false, _, _) => 1.0,
-            (true, r, t) if r > 0 && t > 0 => t as f64 / r as f64,
-            _ => 15.0,
-        };
+        let ratio = self.text_per_file_byte(gzip, text, raw);
         let next = (bytes.len() as f64 * ratio) as u64;
         let total = self.file_bytes.map(|f| (f as f64 * ratio) as u64);
         self.inner.sink.make_room(text, next, total);
         self.inner.feed(bytes)
+    }
+
+    /// Text bytes per file byte, with `text` made from `raw` file bytes so far: 1 for plain JSON;
+    /// for gzip the largest ratio seen (15 before any text).
+    fn text_per_file_byte(&mut self, gzip: bool, text: u64, raw: u64) -> f64 {
+        if !gzip {
+            return 1.0;
+        }
+        if raw > 0 && text > 0 {
+            self.text_per_raw = self.text_per_raw.max(text as f64 / raw as f64);
+        }
+        if self.text_per_raw > 0.0 {
+            self.text_per_raw
+        } else {
+            15.0
+        }
     }
 
     /// Takes JSON text that a [`TextSource`](crate::trace::source::TextSource) made from the file
@@ -59,15 +70,8 @@ impl TraceLoader {
     /// a file, not both.
     pub fn feed_text(&mut self, text: &[u8], gzip: bool, raw_bytes: u64) -> Result<(), LoadError> {
         let seen = self.inner.text_bytes();
-        if gzip && raw_bytes > 0 {
-            let ratio = (seen + text.len() as u64) as f64 / raw_bytes as f64;
-            self.text_per_raw = self.text_per_raw.max(ratio);
-        }
-        // The text the file will make: its size, or for gzip as inflated so far.
-        let total = self.file_bytes.map(|f| match gzip {
-            true if self.text_per_raw > 0.0 => (f as f64 * self.text_per_raw) as u64,
-            _ => f,
-        });
+        let ratio = self.text_per_file_byte(gzip, seen + text.len() as u64, raw_bytes);
+        let total = self.file_bytes.map(|f| (f as f64 * ratio) as u64);
         let mut fed = seen;
         for piece in text.chunks(ROOM_EVERY_BYTES) {
             self.inner.sink.make_room(fed, piece.len() as u64, total);

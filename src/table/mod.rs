@@ -222,17 +222,6 @@ impl IntColumn {
             IntColumn::Int64(_) => 8,
         }
     }
-
-    pub fn len(&self) -> usize {
-        match self {
-            IntColumn::Int32(a) => a.len(),
-            IntColumn::Int64(a) => a.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// One rank's events as columns. See the module documentation for every column.
