@@ -48,6 +48,9 @@ pub enum KeepOffer {
 pub struct SavedResults {
     pub loaded: LoadedSet,
     pub report: Option<String>,
+    /// The saved report has names replaced by hashes.
+    #[serde(default)]
+    pub report_redacted: bool,
     pub analysis: Option<Value>,
 }
 
@@ -76,8 +79,11 @@ pub struct AppState {
     pub previous: RwSignal<Option<(SavedResults, Option<String>)>>,
     /// The report's findings that point at events (opened in the exploration view).
     pub report_links: RwSignal<Vec<FindingLink>>,
-    /// The report is shown (and copied, downloaded) with names replaced by hashes.
+    /// The user asked for the report with names replaced by hashes (the switch).
     pub redact: RwSignal<bool>,
+    /// The report shown now has names replaced by hashes. It follows `redact` once the worker's
+    /// answer arrives, so `#report[data-redacted]` never claims a redaction that is not on screen.
+    pub report_redacted: RwSignal<bool>,
     /// The exploration view's query, and the page of events the worker answered.
     pub query: RwSignal<EventQuery>,
     pub events: RwSignal<Option<EventPage>>,
@@ -115,6 +121,7 @@ impl AppState {
             previous: RwSignal::new(None),
             report_links: RwSignal::new(Vec::new()),
             redact: RwSignal::new(false),
+            report_redacted: RwSignal::new(false),
             query: RwSignal::new(first_query()),
             events: RwSignal::new(None),
             analysis_timings: RwSignal::new(Vec::new()),
@@ -320,6 +327,7 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             // An answer to an older redact choice is dropped (the newer one is on its way).
             if redacted == state.redact.get_untracked() {
                 state.report.set(Some(markdown));
+                state.report_redacted.set(redacted);
                 state.report_links.set(links);
                 save_if_kept(state);
             }
@@ -382,6 +390,7 @@ pub fn start_load(state: AppState, files: Vec<File>) {
                 SavedResults {
                     loaded,
                     report: state.report.get_untracked(),
+                    report_redacted: state.report_redacted.get_untracked(),
                     analysis: state.analysis.get_untracked(),
                 },
                 state.cache_key.get_untracked(),
@@ -449,6 +458,8 @@ fn restore_previous(state: AppState) -> bool {
     state.rank_index.set(0);
     state.loaded.set(Some(saved.loaded));
     state.report.set(saved.report);
+    state.report_redacted.set(saved.report_redacted);
+    state.redact.set(saved.report_redacted);
     state.analysis.set(saved.analysis);
     state.cache_key.set(key);
     state.progress.set(None);
@@ -461,6 +472,7 @@ fn saved_now(state: AppState) -> Option<String> {
     serde_json::to_string(&SavedResults {
         loaded,
         report: state.report.get_untracked(),
+        report_redacted: state.report_redacted.get_untracked(),
         analysis: state.analysis.get_untracked(),
     })
     .ok()
@@ -501,6 +513,8 @@ pub fn show_saved(state: AppState) {
                     state.rank_index.set(0);
                     state.loaded.set(Some(saved.loaded));
                     state.report.set(saved.report);
+                    state.report_redacted.set(saved.report_redacted);
+                    state.redact.set(saved.report_redacted);
                     state.analysis.set(saved.analysis);
                     state.from_cache.set(true);
                     state.keep_offer.set(KeepOffer::Hidden);

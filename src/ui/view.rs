@@ -667,7 +667,7 @@ fn report(state: AppState) -> impl IntoView {
                     </div>
                 }.into_any(),
                 Some(md) => view! {
-                    <div id="report" class="markdown" data-state="ready" data-redacted=move || state.redact.get().to_string() inner_html=markdown::to_html(&md)></div>
+                    <div id="report" class="markdown" data-state="ready" data-redacted=move || state.report_redacted.get().to_string() inner_html=markdown::to_html(&md)></div>
                 }.into_any(),
             }}
             {move || {
