@@ -845,6 +845,33 @@ fn step_filter_and_step_selection() {
     assert_eq!(s.kernel_launch_stats[0].launches, 1);
 }
 
+#[test]
+fn steps_come_from_the_host_not_their_gpu_annotations() {
+    // Newer Kineto and ROCm write each ProfilerStep#N twice: on the host and on the GPU timeline
+    // (`gpu_user_annotation`, starting later and shorter). A step is the host's span, counted once.
+    let gpu_step = |n: i64, ts: f64, dur: f64| {
+        json!({"ph": "X", "cat": "gpu_user_annotation", "name": format!("ProfilerStep#{n}"),
+               "pid": 0, "tid": 7, "ts": ts, "dur": dur, "args": {"External id": n}})
+    };
+    let events = vec![
+        step(1, 0.0, 100.0),
+        gpu_step(1, 20.0, 40.0),
+        step(2, 100.0, 80.0),
+        gpu_step(2, 130.0, 10.0),
+        launch(10.0, 1.0, 1),
+        kernel("k1", 20.0, 10.0, 7, 1),
+    ];
+    let e = analyze(&set_of(events), &exact());
+    let steps = &e.profiler_steps[0];
+    let got: Vec<(i64, f64, f64)> = steps
+        .steps
+        .iter()
+        .map(|s| (s.step, s.start_us, s.duration_us))
+        .collect();
+    assert_eq!(got, vec![(1, 0.0, 100.0), (2, 100.0, 80.0)]);
+    assert_eq!(steps.mean_step_us, Some(90.0));
+}
+
 fn rank_trace(rank: i64, late_us: [f64; 3], comm: &str) -> profile_model::table::TraceTable {
     let mut ev = vec![];
     for (i, late) in late_us.iter().enumerate() {

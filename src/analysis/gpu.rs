@@ -264,9 +264,16 @@ impl<'a> RankPrep<'a> {
             window: (i64::MIN, i64::MAX),
             notes: Vec::new(),
         };
+        // Exact mode counts the host's step annotations only: newer Kineto (and ROCm) also writes
+        // each `ProfilerStep#N` on the GPU's timeline (`gpu_user_annotation`), which would count the
+        // step twice with a different span. HTA 0.5.0 matches by name alone.
+        let is_step_kind = |kind: EventKind| {
+            kind != EventKind::Metadata
+                && (compat || !(kind.is_gpu_activity() || kind == EventKind::GpuUserAnnotation))
+        };
         for row in 0..n {
             if let Some(step) = step_of_name[table.name_id(row) as usize] {
-                if table.dur_at(row).is_some() && table.kind_at(row) != EventKind::Metadata {
+                if table.dur_at(row).is_some() && is_step_kind(table.kind_at(row)) {
                     if let Some((ts, end)) = prep.span(row) {
                         prep.steps.push(StepSpan {
                             step,

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::format::{escape, number, title};
+use crate::report::format::{escape, number, title};
 
 /// Rows shown per table before the rest is summarised.
 const MAX_ROWS: usize = 200;

@@ -1,6 +1,6 @@
 //! A small Markdown subset to HTML: headings, paragraphs, bold, code, bullet/numbered lists, pipe tables.
 
-use super::format::escape;
+use crate::report::format::escape;
 
 /// Inline markup of one line: `**bold**` and `` `code` ``; everything else is escaped text.
 fn inline(text: &str) -> String {

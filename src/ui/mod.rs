@@ -6,7 +6,6 @@
 
 mod cache;
 mod explore;
-mod format;
 mod json_view;
 mod markdown;
 mod view;

@@ -6,8 +6,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 
-use super::format::{self, escape};
 use super::{json_view, markdown, AppState, KeepOffer, Status};
+use crate::report::format;
+use crate::report::html;
 use crate::worker::protocol::{Phase, Progress, RankSummary};
 
 const TAGLINE: &str =
@@ -721,6 +722,42 @@ fn timings(state: AppState) -> impl IntoView {
     })
 }
 
+thread_local! {
+    /// Keys of the analysis blocks the user opened, so that they stay open when the blocks are
+    /// drawn again (another rank picked, results arrived). Not reactive: opening redraws nothing.
+    static OPEN_ANALYSES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A click on an analysis block's title toggles it: note which blocks are open.
+fn remember_open(ev: web_sys::MouseEvent) {
+    let Some(target) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let Ok(Some(summary)) = target.closest("details.analysis > summary") else {
+        return;
+    };
+    let Some(key) = summary
+        .parent_element()
+        .and_then(|d| d.get_attribute("data-analysis"))
+    else {
+        return;
+    };
+    // The click comes before the toggle: an open block is being closed, and the reverse.
+    let was_open = summary
+        .parent_element()
+        .is_some_and(|d| d.has_attribute("open"));
+    OPEN_ANALYSES.with(|o| {
+        let mut o = o.borrow_mut();
+        o.retain(|k| *k != key);
+        if !was_open {
+            o.push(key);
+        }
+    });
+}
+
 fn deeper(state: AppState) -> impl IntoView {
     move || {
         let body = match state.analysis.get() {
@@ -728,20 +765,13 @@ fn deeper(state: AppState) -> impl IntoView {
                 <p class="muted">{move || state.request_error.get().unwrap_or_else(|| "Computing the analyses in the worker…".into())}</p>
             }
             .into_any(),
-            Some(serde_json::Value::Object(map)) => {
-                // One closed <details> per analysis: each opens on demand, so the page stays short.
-                let sections = map
-                    .iter()
-                    .map(|(k, v)| {
-                        format!(
-                            "<details class=\"analysis\" id=\"analysis-{0}\" data-analysis=\"{0}\"><summary>{1}</summary>{2}</details>",
-                            escape(k),
-                            escape(&format::title(k)),
-                            json_view::value(v, 1)
-                        )
-                    })
-                    .collect::<String>();
-                view! { <div class="analyses" inner_html=sections></div> }
+            Some(all @ serde_json::Value::Object(_)) => {
+                // One closed <details> per analysis, each with its gist beside the title: each opens on
+                // demand, so the page stays short. Per-rank detail follows the rank picked in the summary.
+                let rank = selected(state).map(|r| r.rank);
+                let open = OPEN_ANALYSES.with(|o| o.borrow().clone());
+                let sections = html::analyses_html(&all, html::HtmlOptions { rank, open });
+                view! { <div class="analyses" on:click=remember_open inner_html=sections></div> }
                 .into_any()
             }
             Some(other) => view! { <div inner_html=json_view::value(&other, 1)></div> }.into_any(),

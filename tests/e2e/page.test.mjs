@@ -114,6 +114,34 @@ test('two ranks: ranks table with per-rank figures equal to the CLI\'s', async (
   }
   assert.equal(await page.locator('#summary').getAttribute('data-rank'), '0', 'lowest rank selected');
   await compareSummary(page, cli[0], 'rank 0');
+  // Deeper analyses: each figure carries data-metric and its context; they equal `analyze --json` of the folder.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-ranks-'));
+  files.forEach((f) => fs.symlinkSync(trace(f), path.join(dir, f)));
+  const an = cliJson(['analyze', '--json', dir]);
+  fs.rmSync(dir, { recursive: true, force: true });
+  await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
+  const deep = (name, ctx) => page.locator(`#deeper [data-metric="${name}"]${
+    Object.entries(ctx).map(([k, v]) => `[data-${k}="${v}"]`).join('')}`).getAttribute('data-value');
+  for (const t of an.temporal_breakdown) {
+    near(await deep('temporal-idle-pct', { rank: t.rank }), t.idle_pct, `rank ${t.rank} temporal idle %`);
+    near(await deep('temporal-compute-us', { rank: t.rank }), t.compute_us, `rank ${t.rank} compute us`);
+  }
+  for (const o of an.comm_comp_overlap) {
+    near(await deep('overlap-pct', { rank: o.rank }), o.overlap_pct, `rank ${o.rank} overlap %`);
+  }
+  for (const k of an.kernel_breakdown.by_type_all_ranks) {
+    near(await deep('kernel-type-us', { rank: 'all', 'kernel-type': k.kernel_type }), k.time_us, `${k.kernel_type} time`);
+  }
+  // Per-rank detail follows the rank picked in the summary.
+  const path1 = an.critical_path.find((c) => c.rank === 1).result;
+  await page.selectOption('#rank-picker', { index: 1 });
+  await page.waitForSelector('#deeper [data-metric="critical-path-total-us"][data-rank="1"]', { state: 'attached' });
+  near(await deep('critical-path-total-us', { rank: 1 }), path1.total_us, 'rank 1 critical path');
+  await page.locator('#analysis-critical_path > summary').click();
+  await page.selectOption('#rank-picker', { index: 0 });
+  await page.waitForSelector('#deeper [data-metric="critical-path-total-us"][data-rank="0"]', { state: 'attached' });
+  assert.ok(await page.locator('#analysis-critical_path').evaluate((d) => d.open), 'an opened block stays open');
+  assert.ok(!(await page.locator('#analysis-temporal_breakdown').evaluate((d) => d.open)), 'the others stay closed');
   await page.screenshot({ path: screenshotPath('two-ranks'), fullPage: true });
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
