@@ -101,7 +101,7 @@ pub fn analyses_html(all: &Value, opts: HtmlOptions) -> String {
     out.push_str(&format!(
         "<p class=\"muted analysis-mode\" data-mode=\"{}\">Mode: {}.{}</p>",
         escape(mode),
-        if mode == "hta_compat" {
+        if mode == "hta-compat" {
             "HTA 0.5.0-compatible (whole-µs timestamps, last ProfilerStep dropped, HTA's name patterns)"
         } else {
             "exact (integer-ns timestamps, every event of the trace window)"
@@ -676,7 +676,9 @@ fn idle(v: &Value, ctx: &Ctx) -> Option<Block> {
 fn overlap(v: &Value, ctx: &Ctx) -> Option<Block> {
     let rows = v.as_array()?;
     let mine = rows.iter().find(|r| rank_of(r) == ctx.rank);
+    let comm = mine.and_then(|r| f64_of(r, "comm_us")).unwrap_or(0.0);
     let gist = match mine.and_then(|r| f64_of(r, "overlap_pct")) {
+        _ if comm <= 0.0 => "no communication kernels".into(),
         Some(p) => format!("{} of communication overlaps computation", format::pct(p)),
         None if rows.is_empty() => "no communication kernels".into(),
         None => String::new(),

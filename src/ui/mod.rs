@@ -80,6 +80,8 @@ pub struct AppState {
     pub report_links: RwSignal<Vec<FindingLink>>,
     /// The user asked for the report with names replaced by hashes (the switch).
     pub redact: RwSignal<bool>,
+    /// The deeper analyses are asked for in HTA 0.5.0-compatible mode (else exact).
+    pub hta_compat: RwSignal<bool>,
     /// The report shown now has names replaced by hashes. It follows `redact` once the worker's
     /// answer arrives, so `#report[data-redacted]` never claims a redaction that is not on screen.
     pub report_redacted: RwSignal<bool>,
@@ -121,6 +123,7 @@ impl AppState {
             report_links: RwSignal::new(Vec::new()),
             redact: RwSignal::new(false),
             report_redacted: RwSignal::new(false),
+            hta_compat: RwSignal::new(false),
             query: RwSignal::new(first_query()),
             events: RwSignal::new(None),
             analysis_timings: RwSignal::new(Vec::new()),
@@ -315,7 +318,8 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             }
             let redact = state.redact.get_untracked();
             post_to_worker(state, &ToWorker::Report { redact }, &[]);
-            post_to_worker(state, &ToWorker::Analyze, &[]);
+            let hta_compat = state.hta_compat.get_untracked();
+            post_to_worker(state, &ToWorker::Analyze { hta_compat }, &[]);
             run_query(state, first_query());
         }
         FromWorker::Report {
@@ -336,6 +340,11 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
             view::download(&csv, "text/csv", "profile-model-events.csv")
         }
         FromWorker::Analysis { analysis, timings } => {
+            // An answer for the other mode (the switch moved since it was asked for) is dropped.
+            let compat = analysis.get("mode").and_then(Value::as_str) == Some("hta-compat");
+            if compat != state.hta_compat.get_untracked() {
+                return;
+            }
             state.analysis_timings.set(timings);
             state.analysis.set(Some(analysis));
             save_if_kept(state);
@@ -360,6 +369,13 @@ pub fn export_query(state: AppState) {
 pub fn set_redact(state: AppState, on: bool) {
     state.redact.set(on);
     post_to_worker(state, &ToWorker::Report { redact: on }, &[]);
+}
+
+/// Shows the deeper analyses in HTA 0.5.0-compatible mode (or exact), asking the worker for them.
+pub fn set_hta_compat(state: AppState, on: bool) {
+    state.hta_compat.set(on);
+    state.analysis.set(None);
+    post_to_worker(state, &ToWorker::Analyze { hta_compat: on }, &[]);
 }
 
 /// Opens a finding's events in the exploration view.

@@ -777,9 +777,23 @@ fn deeper(state: AppState) -> impl IntoView {
             Some(other) => view! { <div inner_html=json_view::value(&other, 1)></div> }.into_any(),
         };
         let ready = state.analysis.with(|a| a.is_some());
+        let mode = state.analysis.with(|a| {
+            a.as_ref()
+                .and_then(|a| a.get("mode"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        });
         view! {
-            <section id="deeper" class="panel" data-state=if ready { "ready" } else { "loading" }>
-                <h2>"Deeper analysis"</h2>
+            <section id="deeper" class="panel" data-state=if ready { "ready" } else { "loading" } data-mode=mode>
+                <div class="panel-head">
+                    <h2>"Deeper analysis"</h2>
+                    <label class="check" title="HolisticTraceAnalysis 0.5.0's definitions: timestamps rounded to whole µs, the last ProfilerStep left out, its kernel-name patterns. Exact mode keeps ns and every event.">
+                        <input id="hta-compat" type="checkbox" prop:checked=move || state.hta_compat.get()
+                            on:change=move |ev| super::set_hta_compat(state, event_target_checked(&ev))/>
+                        " HTA 0.5.0-compatible figures"
+                    </label>
+                </div>
                 {timings(state)}
                 {body}
             </section>

@@ -91,7 +91,7 @@ impl Loaded {
 /// Starts loading `files` (replacing any load in progress or loaded set).
 pub fn load(files: Vec<File>) {
     LOADED.with(|l| *l.borrow_mut() = None);
-    ANALYSES.with(|a| *a.borrow_mut() = None);
+    ANALYSES.with(|a| *a.borrow_mut() = [None, None]);
     JOB.with(|j| *j.borrow_mut() = None);
     if files.is_empty() {
         post(&FromWorker::NothingLoaded);

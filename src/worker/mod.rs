@@ -22,8 +22,9 @@ use protocol::{FindingLink, FromWorker, ToWorker};
 
 thread_local! {
     static LOADED: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
-    /// The analyses of the kept set, run once (the report and the deeper views share them).
-    static ANALYSES: RefCell<Option<(AllAnalyses, Vec<AnalysisTiming>)>> = const { RefCell::new(None) };
+    /// The analyses of the kept set, run once per mode: `[exact, HTA-compatible]` (the report and
+    /// the deeper views share the exact ones; the HTA-compatible ones run only when asked for).
+    static ANALYSES: RefCell<[Option<(AllAnalyses, Vec<AnalysisTiming>)>; 2]> = const { RefCell::new([None, None]) };
 }
 
 /// Milliseconds from the worker's high-resolution clock.
@@ -33,18 +34,28 @@ fn now_ms() -> f64 {
         .map_or_else(js_sys::Date::now, |p| p.now())
 }
 
-/// Calls `f` with the analyses of `set` and the time each took in this worker (run on first use, then kept).
-fn with_analyses<R>(set: &TraceSet, f: impl FnOnce(&AllAnalyses, &[AnalysisTiming]) -> R) -> R {
+/// Calls `f` with the analyses of `set` (HTA 0.5.0-compatible ones when `hta_compat`) and the
+/// time each took in this worker (run on first use, then kept).
+fn with_analyses<R>(
+    set: &TraceSet,
+    hta_compat: bool,
+    f: impl FnOnce(&AllAnalyses, &[AnalysisTiming]) -> R,
+) -> R {
     ANALYSES.with(|a| {
         let mut kept = a.borrow_mut();
+        let opts = if hta_compat {
+            AnalysisOptions::hta_compat()
+        } else {
+            AnalysisOptions::default()
+        };
         let (all, timings) =
-            kept.get_or_insert_with(|| analyze_timed(set, &AnalysisOptions::default(), &now_ms));
+            kept[hta_compat as usize].get_or_insert_with(|| analyze_timed(set, &opts, &now_ms));
         f(all, timings)
     })
 }
 
 fn report_of(set: &TraceSet, redact: bool) -> FromWorker {
-    let report = with_analyses(set, |all, _| {
+    let report = with_analyses(set, false, |all, _| {
         diagnose_with(set, all, &AnalysisOptions::default())
     });
     let links = report
@@ -130,8 +141,8 @@ fn on_message(event: MessageEvent) {
         }
         ToWorker::Credit { job, slices } => reader::credit(job, slices),
         ToWorker::Skip { job, file_index } => reader::skip(job, file_index),
-        ToWorker::Analyze => with_set(|set| {
-            with_analyses(set, |all, timings| FromWorker::Analysis {
+        ToWorker::Analyze { hta_compat } => with_set(|set| {
+            with_analyses(set, hta_compat, |all, timings| FromWorker::Analysis {
                 analysis: serde_json::to_value(all).unwrap_or_default(),
                 timings: timings.to_vec(),
             })

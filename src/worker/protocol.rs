@@ -17,8 +17,11 @@ use crate::trace::Diagnostic;
 pub enum ToWorker {
     /// Load the `File`s that follow in the message (one per rank) and keep the set.
     Load,
-    /// Run every analysis of the kept set (`analyze_all`).
-    Analyze,
+    /// Run every analysis of the kept set (`analyze_all`), in HTA 0.5.0-compatible mode when asked.
+    Analyze {
+        #[serde(default)]
+        hta_compat: bool,
+    },
     /// Build the diagnosis report of the kept set (names hashed when `redact`).
     Report {
         #[serde(default)]

@@ -186,6 +186,20 @@ test('explore events: filter, group, page and export match the CLI; findings ope
     const matched = Number(await page.locator(status).getAttribute('data-value'));
     assert.ok(matched > 0 && matched <= cli.events, `a finding's events: ${matched}`);
   }
+  // HTA-compatible mode: the deeper figures switch to HTA 0.5.0's definitions and equal HTA's own output.
+  const refDir = process.env.PROFILE_MODEL_REF || path.resolve(ROOT, '../shared/ref');
+  await page.check('#hta-compat');
+  await page.waitForSelector('#deeper[data-state="ready"][data-mode="hta-compat"]', { timeout: 60_000 });
+  const compat = cliJson(['analyze', '--json', '--compat', 'hta', file]);
+  const pageIdle = await page.locator('#deeper [data-metric="temporal-idle-us"][data-rank="0"]').getAttribute('data-value');
+  near(pageIdle, compat.temporal_breakdown[0].idle_us, 'HTA-compat idle us (CLI)');
+  const hta = JSON.parse(fs.readFileSync(path.join(refDir, 'hta__nccl_data', 'temporal_breakdown.json'), 'utf8'))[0];
+  near(pageIdle, hta['idle_time(us)'], 'HTA-compat idle us (HTA 0.5.0)');
+  const htaOverlap = JSON.parse(fs.readFileSync(path.join(refDir, 'hta__nccl_data', 'comm_comp_overlap.json'), 'utf8'))[0];
+  const pageOverlap = Number(await page.locator('#deeper [data-metric="overlap-pct"][data-rank="0"]').getAttribute('data-value'));
+  assert.ok(Math.abs(pageOverlap - htaOverlap.comp_comm_overlap_pctg) < 0.01, `overlap ${pageOverlap} vs HTA ${htaOverlap.comp_comm_overlap_pctg}`);
+  await page.uncheck('#hta-compat');
+  await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]', { timeout: 60_000 });
   // Redact: the report names kernels by the CLI's stable hashes, and no longer by their names.
   const top = cli.top_kernels[0].name;
   const redacted = cliJson(['report', '--json', '--redact', file]);
