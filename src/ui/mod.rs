@@ -136,6 +136,7 @@ struct WorkerHandle {
     id: u32,
     worker: Worker,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::ErrorEvent)>,
     /// The worker said `Ready` (its wasm is running and listens); before that, messages wait in
     /// `pending`, since a message that arrives before the worker's handler is installed is lost.
     ready: bool,
@@ -185,10 +186,25 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
         }
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    let on_error =
+        Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |event: web_sys::ErrorEvent| {
+            let in_use = WORKER.with(|w| w.borrow().as_ref().map(|h| h.id)) == Some(id);
+            if in_use {
+                on_worker_crash(state, &event.message());
+            } else {
+                SPARE.with(|s| {
+                    if s.borrow().as_ref().is_some_and(|h| h.id == id) {
+                        *s.borrow_mut() = None;
+                    }
+                });
+            }
+        });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     Ok(WorkerHandle {
         id,
         worker,
         _on_message: on_message,
+        _on_error: on_error,
         ready: false,
         pending: Vec::new(),
         used: false,
@@ -219,6 +235,53 @@ fn restart_worker(state: AppState) {
                 .update(|v| v.push(format!("The page could not start its worker: {e}")));
             return;
         }
+    }
+}
+
+/// The worker in use stopped with an uncaught error (a trap: most often WebAssembly's 4 GiB memory
+/// is full). Its tables are gone: say so in plain words, start a fresh worker, and show again what
+/// was loaded before when the crash came during a load.
+fn on_worker_crash(state: AppState, detail: &str) {
+    WORKER.with(|w| {
+        if let Some(old) = w.borrow_mut().take() {
+            old.worker.terminate();
+        }
+    });
+    restart_worker(state);
+    let detail = if detail.is_empty() {
+        "no detail"
+    } else {
+        detail
+    };
+    let memory_hint = "The usual cause is memory: one browser tab holds the tables of about 8 GB of trace JSON \
+                       at most (WebAssembly's 4 GiB). Load fewer ranks at a time, or use the command line \
+                       (`profile-model analyze FOLDER`), which has no such limit.";
+    if state.status.get_untracked() == Status::Loading {
+        let (done, total) = state
+            .progress
+            .get_untracked()
+            .map_or((0, 0), |p| (p.bytes_done, p.bytes_total));
+        state.errors.update(|v| {
+            v.push(format!(
+                "Reading the trace stopped: the page's worker failed ({detail}) after {} of {}. {memory_hint}",
+                crate::report::format::bytes(done),
+                crate::report::format::bytes(total)
+            ))
+        });
+        state.keep_offer.set(KeepOffer::Hidden);
+        if !restore_previous(state) {
+            state.status.set(Status::Failed);
+            state.progress.update(|p| {
+                if let Some(p) = p {
+                    p.phase = Phase::Done;
+                }
+            });
+        }
+    } else {
+        state.request_error.set(Some(format!(
+            "The page's worker failed ({detail}); the figures shown stay, but to explore the events or \
+             run the analyses again, load the files again. {memory_hint}"
+        )));
     }
 }
 

@@ -230,6 +230,47 @@ test('a non-Kineto file shows an error and keeps the loaded summary', async () =
   await page.close();
 });
 
+test('a worker that dies mid-load is reported in plain words; the loaded summary stays; the next load works', async () => {
+  const good = 'hta__simple_add_kineto.json.gz';
+  const cli = cliSummary(trace(good));
+  const { page, errors } = await openPage(browser.context, server.url, { allow: /simulated worker crash/ });
+  // Every worker of this page throws (an uncaught error, as a WebAssembly trap would) when asked to load
+  // a file named crash-me.json; any other file loads as usual.
+  await page.route('**/worker_loader.js', (route) => route.fulfill({
+    contentType: 'text/javascript',
+    body: `importScripts("./worker.js"); wasm_bindgen("./worker_bg.wasm");
+      self.addEventListener('message', (e) => {
+        const d = e.data;
+        if (Array.isArray(d) && d[1] && d[1].name === 'crash-me.json') throw new Error('simulated worker crash');
+      });`,
+  }));
+  await page.reload();
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  await page.setInputFiles('#file-input', trace(good));
+  await page.waitForSelector(READY, { timeout: 120_000 });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-crash-'));
+  try {
+    const crash = path.join(dir, 'crash-me.json');
+    fs.copyFileSync(trace('hta__call_stack_backward_thread.json'), crash);
+    await page.setInputFiles('#file-input', crash);
+    await page.waitForFunction(
+      () => /worker failed \(.*simulated worker crash.*\)/i.test(document.querySelector('#error')?.textContent || ''),
+      null, { timeout: 60_000 });
+    assert.match(await page.locator('#error').textContent(), /memory/);
+    await page.waitForSelector(READY, { timeout: 10_000 });
+    near(await metric(page, 'events'), cli.events, 'the summary loaded before stays');
+    // A fresh worker takes the next load.
+    const other = 'hta__triton_example.json.gz';
+    await page.setInputFiles('#file-input', trace(other));
+    await page.waitForFunction((n) => document.querySelector('#summary [data-metric="events"]')?.dataset.value === String(n),
+      cliSummary(trace(other)).events, { timeout: 60_000 });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.deepEqual(errors, [], 'no console errors but the simulated one');
+  await page.close();
+});
+
 // 1.2 GB of JSON: at 500 MB the page had finished before the test could cancel.
 test('a large load keeps the page responsive, shows progress and can be cancelled', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-big-'));
