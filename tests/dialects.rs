@@ -406,3 +406,25 @@ fn duplicate_and_missing_ranks_are_reported() {
         set.notes
     );
 }
+
+#[test]
+fn negative_durations_are_left_out_of_time_figures() {
+    // A kernel with dur < 0 and a B whose E comes earlier: both kept as events, without a duration.
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100, "dur": 10},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 120, "dur": -5},
+            {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 130, "dur": 3},
+            {"ph": "B", "cat": "user_annotation", "name": "b", "pid": 1, "tid": 1, "ts": 50},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 40}]"#,
+    );
+    assert_eq!(t.dur_at(1), None);
+    assert_eq!(t.dur_at(3), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::NegativeDuration), 2);
+    let s = summarize(&t);
+    assert_eq!((s.kernels, s.kernel_time_us), (3, 13.0));
+    let k = &s.top_kernels[0];
+    assert_eq!((k.name.as_str(), k.calls, k.total_us), ("k", 2, 10.0));
+    assert!(s.top_kernels.iter().all(|k| k.pct_of_kernel_time <= 100.0));
+    // First start (the E at 40) to last end (k2 at 133).
+    assert_eq!(s.span_us, 93.0);
+}

@@ -827,15 +827,16 @@ impl EventSink for TableBuilder {
         let mut dur = e.dur_ns;
         if let Some(d) = dur {
             if d < 0 {
+                // Kept without a duration, so that no sum, share or span takes it in.
                 self.diagnostics.add(DiagnosticKind::NegativeDuration, || {
                     format!("dur {d} ns at traceEvents[{}]", e.index)
                 });
+                dur = None;
             }
         } else if phase == b'X' {
             self.diagnostics.add(DiagnosticKind::MissingDuration, || {
                 format!("traceEvents[{}]", e.index)
             });
-            dur = None;
         }
         if e.ts_ns.is_none() && !matches!(phase, b'M') {
             self.diagnostics.add(DiagnosticKind::MissingTimestamp, || {
@@ -854,11 +855,17 @@ impl EventSink for TableBuilder {
                 }
             }
             b'E' => match self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop) {
-                Some((b_row, b_ts)) => {
-                    if let Some(ts) = e.ts_ns {
-                        self.dur_ns.set_valid(b_row, ts - b_ts);
-                    }
-                }
+                Some((b_row, b_ts)) => match e.ts_ns {
+                    Some(ts) if ts >= b_ts => self.dur_ns.set_valid(b_row, ts - b_ts),
+                    Some(ts) => self.diagnostics.add(DiagnosticKind::NegativeDuration, || {
+                        format!(
+                            "ph E at traceEvents[{}] ends {} ns before its B began",
+                            e.index,
+                            b_ts - ts
+                        )
+                    }),
+                    None => {}
+                },
                 None => self.diagnostics.add(DiagnosticKind::UnpairedEnd, || {
                     format!("traceEvents[{}]", e.index)
                 }),

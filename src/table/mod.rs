@@ -12,7 +12,7 @@
 //! | `name` | Dictionary<UInt32, Utf8> | `name` | `name` absent (key of `""`) |
 //! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent (key of `""`) |
 //! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent |
-//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration |
+//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration, or a negative one (counted as a diagnostic) |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
 //! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |

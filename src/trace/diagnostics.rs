@@ -76,7 +76,7 @@ impl DiagnosticKind {
             MissingPhase => "events without a phase (ph)",
             MissingTimestamp => "timed events without a timestamp (ts); left out of time figures",
             MissingDuration => "complete events (ph X) without a duration (dur)",
-            NegativeDuration => "events with a negative duration; left out of time figures",
+            NegativeDuration => "events with a negative duration (dur < 0, or an E before its B); kept without a duration, so left out of time figures",
             MixedTypeArg => "args keys whose values have different types across events; stored as text",
             WellKnownArgWrongType => "well-known args (bytes, memory bandwidth, ...) with a value of the wrong type; set to null",
             TruncatedTail => "the file ends inside an event: the trace was cut off mid-write; the incomplete event was dropped",
