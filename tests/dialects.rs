@@ -428,3 +428,18 @@ fn negative_durations_are_left_out_of_time_figures() {
     // First start (the E at 40) to last end (k2 at 133).
     assert_eq!(s.span_us, 93.0);
 }
+
+#[test]
+fn escaped_keys_are_the_keys_they_spell() {
+    // `"c\u0061t"` is the key `cat` once decoded (JSON allows escapes in keys).
+    let t = load(
+        r#"[{"ph": "X", "c\u0061t": "kernel", "n\u0061me": "k", "pid": 0, "tid": 7, "\u0074s": 5, "d\u0075r": 2,
+             "\u0061rgs": {"stream": 7}}]"#,
+    );
+    assert_eq!(t.category_at(0), Some("kernel"));
+    assert_eq!(t.kind_at(0), EventKind::Kernel);
+    assert_eq!(t.name_at(0), "k");
+    assert_eq!((t.ts_at(0), t.dur_at(0)), (Some(5_000), Some(2_000)));
+    assert_eq!(t.stream_at(0), Some(7));
+    assert_eq!(summarize(&t).kernels, 1);
+}

@@ -172,12 +172,8 @@ impl EventParser {
                 Some(known) => known,
                 None => {
                     let (key, after_key) = read_string(input, i, &mut self.scratch)?;
-                    // Escaped keys are never one of ours.
-                    let field = match key.in_scratch() {
-                        false => field_of(key.get(input, &[])),
-                        true => Field::Other,
-                    };
-                    (field, after_key)
+                    // An escaped key is decoded first: `"n\u0061me"` is `name`.
+                    (field_of(key.get(input, &self.scratch)), after_key)
                 }
             };
             i = skip_ws(input, after_key);
@@ -547,10 +543,7 @@ mod tests {
             let text = format!("\"{key}\": 1, \"x\": 2}}");
             let mut scratch = Vec::new();
             let (loc, end) = read_string(text.as_bytes(), 0, &mut scratch).unwrap();
-            let want = match loc.in_scratch() {
-                false => field_of(loc.get(text.as_bytes(), &[])),
-                true => Field::Other,
-            };
+            let want = field_of(loc.get(text.as_bytes(), &scratch));
             match known_key(text.as_bytes(), 0) {
                 Some((f, e)) => assert_eq!((f, e), (want, end), "{key}"),
                 None => assert_eq!(want, Field::Other, "{key}"),
