@@ -443,3 +443,17 @@ fn escaped_keys_are_the_keys_they_spell() {
     assert_eq!(t.stream_at(0), Some(7));
     assert_eq!(summarize(&t).kernels, 1);
 }
+
+#[test]
+fn exponent_timestamps_keep_their_nanoseconds() {
+    // 17 significant digits do not fit f64: the ns come from the digits.
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.6042036700001235e15, "dur": 2.5E-1},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.604203670000124e+15, "dur": 1e-05}]"#,
+    );
+    assert_eq!(t.ts_at(0), Some(1_604_203_670_000_123_500));
+    assert_eq!(t.dur_at(0), Some(250));
+    assert_eq!(t.ts_at(1), Some(1_604_203_670_000_124_000));
+    assert_eq!(t.dur_at(1), Some(0));
+    assert_eq!(summarize(&t).span_us, 0.5);
+}

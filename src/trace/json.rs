@@ -522,15 +522,9 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
         return None;
     }
     if i < body.len() {
-        // An exponent (rare): go through f64.
-        let s = std::str::from_utf8(text).ok()?;
-        let v: f64 = s.parse().ok()?;
-        let ns = (v * 1000.0).round();
-        return if ns.is_finite() && ns.abs() < 9.0e18 {
-            Some(ns as i64)
-        } else {
-            None
-        };
+        // An exponent (rare: `1.6e15`, Python's `1e-05`).
+        let ns = exponent_micros_to_nanos(body)?;
+        return Some(if neg { -ns } else { ns });
     }
     while frac_digits < 3 {
         frac *= 10;
@@ -541,6 +535,56 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
         ns += 1;
     }
     Some(if neg { -ns } else { ns })
+}
+
+/// `body` (no sign), a number of µs with an exponent (`1.6042036700001235e15`, `2.5E-1`), as integer
+/// ns, exactly: the mantissa's digits are scaled by a power of ten, not through f64 (which holds
+/// about 16 digits, too few for an epoch timestamp in µs with its ns). Rounded half away from zero.
+#[cold]
+#[inline(never)]
+fn exponent_micros_to_nanos(body: &[u8]) -> Option<i64> {
+    let e = body.iter().position(|&b| b == b'e' || b == b'E')?;
+    let exp: i32 = std::str::from_utf8(&body[e + 1..]).ok()?.parse().ok()?;
+    let (mut mantissa, mut digits, mut frac_digits, mut point) = (0u128, 0u32, 0i32, false);
+    for &b in &body[..e] {
+        match b {
+            b'0'..=b'9' => {
+                if mantissa == 0 && b == b'0' {
+                    // Leading zeros add no digit (after the point they still scale).
+                } else if digits == 36 {
+                    // Past 36 significant digits the rest cannot change an i64 of ns: stop here.
+                    if !point {
+                        frac_digits -= 1;
+                    }
+                    continue;
+                } else {
+                    mantissa = mantissa * 10 + (b - b'0') as u128;
+                    digits += 1;
+                }
+                if point {
+                    frac_digits += 1;
+                }
+            }
+            b'.' if !point => point = true,
+            _ => return None,
+        }
+    }
+    if body[..e].iter().all(|&b| b == b'.') {
+        return None;
+    }
+    // ns = mantissa × 10^(exp − frac_digits + 3)
+    let scale = exp.checked_sub(frac_digits)?.checked_add(3)?;
+    let ns = if scale >= 0 {
+        mantissa.checked_mul(10u128.checked_pow(scale as u32)?)?
+    } else if scale < -38 {
+        0
+    } else {
+        let div = 10u128.pow((-scale) as u32);
+        mantissa / div + u128::from(mantissa % div * 2 >= div)
+    };
+    i64::try_from(ns)
+        .ok()
+        .filter(|&v| v < 9_000_000_000_000_000_000)
 }
 
 /// Index just past the JSON value starting at `pos` (which must not be white space).
@@ -747,6 +791,34 @@ mod tests {
         assert_eq!(micros_text_to_nanos(b"0.0004"), Some(0));
         assert_eq!(micros_text_to_nanos(b"1.5e3"), Some(1_500_000));
         assert_eq!(micros_text_to_nanos(b""), None);
+    }
+
+    #[test]
+    fn exponents_are_exact_too() {
+        // 17 significant digits: f64 would give 1604203670000123520 ns.
+        assert_eq!(
+            micros_text_to_nanos(b"1.6042036700001235e15"),
+            Some(1_604_203_670_000_123_500)
+        );
+        assert_eq!(
+            micros_text_to_nanos(b"1.604203670000123456E+15"),
+            Some(1_604_203_670_000_123_456)
+        );
+        assert_eq!(micros_text_to_nanos(b"1e-05"), Some(0));
+        assert_eq!(micros_text_to_nanos(b"5e-4"), Some(1));
+        assert_eq!(micros_text_to_nanos(b"2.5E-1"), Some(250));
+        assert_eq!(micros_text_to_nanos(b"-1.5e3"), Some(-1_500_000));
+        assert_eq!(micros_text_to_nanos(b"0.00125e3"), Some(1_250));
+        assert_eq!(micros_text_to_nanos(b"12e0"), Some(12_000));
+        assert_eq!(micros_text_to_nanos(b"1e400"), None);
+        assert_eq!(micros_text_to_nanos(b"1e-400"), Some(0));
+        assert_eq!(micros_text_to_nanos(b"1e"), None);
+        assert_eq!(micros_text_to_nanos(b"e5"), None);
+        assert_eq!(micros_text_to_nanos(b"1.2.3e4"), None);
+        assert_eq!(
+            micros_text_to_nanos(b"123456789012345678901234567890123456789e-30"),
+            Some(123_456_789_012)
+        );
     }
 
     #[test]
