@@ -457,3 +457,139 @@ fn exponent_timestamps_keep_their_nanoseconds() {
     assert_eq!(t.dur_at(1), Some(0));
     assert_eq!(summarize(&t).span_us, 0.5);
 }
+
+#[test]
+fn a_bare_array_may_start_with_entries_that_are_not_events() {
+    let t = load(
+        r#"[null, 3, "x", {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 7", "ts": 1, "dur": 2}]"#,
+    );
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.metadata.trace_events, 4);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::NonObjectEvent), 3);
+    let s = summarize(&t);
+    assert_eq!((s.events, s.kernels, s.kernel_time_us), (4, 1, 2.0));
+    // Without any event among them it is still not a trace.
+    for (text, words) in [
+        ("[1, 2, 3]", "array of numbers"),
+        ("[[1], [2]]", "memory-timeline"),
+    ] {
+        let e = load_bytes("bad.json", text.as_bytes()).unwrap_err();
+        assert_eq!(e.kind, LoadErrorKind::NotATrace, "{e}");
+        assert!(e.message.contains(words), "{e}");
+    }
+}
+
+#[test]
+fn a_last_entry_that_is_not_an_event_is_no_trailing_comma() {
+    for text in [
+        r#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1}, null]}"#,
+        r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1}, 7, "s"]"#,
+        r#"{"traceEvents": [null, null]}"#,
+    ] {
+        let t = load(text);
+        assert_eq!(
+            t.diagnostics.count(DiagnosticKind::TrailingComma),
+            0,
+            "{text}"
+        );
+        assert!(t.diagnostics.count(DiagnosticKind::NonObjectEvent) >= 1);
+    }
+}
+
+#[test]
+fn top_level_values_with_trailing_commas_are_read() {
+    let t = load(
+        r#"{"distributedInfo": {"rank": 3, "world_size": 8,},
+            "deviceProperties": [{"id": 0, "name": "NVIDIA H100", },],
+            "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#,
+    );
+    assert_eq!((t.metadata.rank, t.metadata.world_size), (Some(3), Some(8)));
+    assert_eq!(t.metadata.device_name.as_deref(), Some("NVIDIA H100"));
+    // One for each value that had them.
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingComma), 2);
+    // A rank written as a whole float (JSON rewritten by pandas) is the same rank.
+    let t = load(r#"{"distributedInfo": {"rank": 5.0, "world_size": 8.0}, "traceEvents": []}"#);
+    assert_eq!((t.metadata.rank, t.metadata.world_size), (Some(5), Some(8)));
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_however_the_bytes_arrive() {
+    let text = format!("\u{feff}{OLD_KINETO}");
+    let whole = load_bytes("bom.json", text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(whole.len(), 7);
+    for chunk in [1, 2, 3, 5] {
+        assert_eq!(load_chunked(&text, chunk).len(), 7, "chunk {chunk}");
+    }
+    let t = load_bytes("bom.json.gz", &gzip(text.as_bytes())).unwrap();
+    assert_eq!(summarize(&t).kernels, 1);
+}
+
+#[test]
+fn what_follows_the_json_is_named_for_what_it_is() {
+    let doc = r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}]}"#;
+    // Zero bytes after the end (a preallocated file): harmless padding, not a malformed event.
+    let t = load(&format!("{doc}\n{}", "\0".repeat(100)));
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingPadding), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MalformedEvent), 0);
+    assert!(t
+        .diagnostics
+        .list()
+        .iter()
+        .all(|d| d.severity == profile_model::trace::Severity::Info));
+    // A second document (two traces concatenated): not read, and said so.
+    let t = load(&format!("{doc}\n{doc}"));
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingData), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MalformedEvent), 0);
+}
+
+#[test]
+fn gzip_files_cut_before_any_text_say_so() {
+    let gz = gzip(OLD_KINETO.as_bytes());
+    for cut in [2, 10, 12, 20] {
+        let e = load_bytes("cut.json.gz", &gz[..cut]).unwrap_err();
+        assert_eq!(e.kind, LoadErrorKind::Truncated, "{cut}: {e}");
+        assert!(
+            e.message.contains("gzip") && e.message.contains(&format!("{cut} bytes")),
+            "{cut}: {e}"
+        );
+        assert!(!e.message.contains("is empty"), "{e}");
+    }
+    let e = load_bytes("nothing.json.gz", &gzip(b"")).unwrap_err();
+    assert_eq!(e.kind, LoadErrorKind::Empty, "{e}");
+    assert!(
+        e.message.contains("gzip") && e.message.contains("empty"),
+        "{e}"
+    );
+}
+
+#[test]
+fn objects_without_a_trace_events_list_say_what_they_hold() {
+    let cases = [
+        (
+            r#"{"schemaVersion": 1, "traceEvents": null}"#,
+            "\"traceEvents\" holding null",
+        ),
+        (
+            r#"{"traceEvents": {"a": 1}}"#,
+            "\"traceEvents\" holding an object",
+        ),
+        (
+            r#"{"data": {"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}]}}"#,
+            "\"data\".traceEvents",
+        ),
+    ];
+    for (text, words) in cases {
+        let e = load_bytes("t.json", text.as_bytes()).unwrap_err();
+        assert_eq!(e.kind, LoadErrorKind::NotATrace, "{e}");
+        assert!(e.message.contains(words), "{e}");
+    }
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("[{}]".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let e = load_bytes("t.json", &utf16).unwrap_err();
+    assert_eq!(e.kind, LoadErrorKind::NotJson, "{e}");
+    assert!(e.message.contains("UTF-16"), "{e}");
+}

@@ -161,10 +161,17 @@ pub struct TraceMetadata {
 impl TraceMetadata {
     pub fn from_top_level(top: Map<String, Value>) -> Self {
         let dist = top.get("distributedInfo");
+        // An integer, also when written as a string (`"3"`) or a whole float (`3.0`, as JSON
+        // rewritten by pandas or JavaScript may have it).
         let int = |v: Option<&Value>| {
             v.and_then(|v| {
                 v.as_i64()
                     .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                    .or_else(|| {
+                        v.as_f64()
+                            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                            .map(|f| f as i64)
+                    })
             })
         };
         let devices = top.get("deviceProperties").and_then(Value::as_array);

@@ -30,6 +30,8 @@ pub enum DiagnosticKind {
     TruncatedTail,
     MissingClosingBrackets,
     TrailingComma,
+    TrailingPadding,
+    TrailingData,
     NonObjectEvent,
     UnpairedBegin,
     UnpairedEnd,
@@ -49,6 +51,7 @@ impl DiagnosticKind {
             | UnknownCategory
             | MixedTypeArg
             | TrailingComma
+            | TrailingPadding
             | OversizedMetadata
             | MissingRank
             | OutsideProfilingWindow
@@ -61,6 +64,7 @@ impl DiagnosticKind {
             | TruncatedTail
             | MissingClosingBrackets
             | NonObjectEvent
+            | TrailingData
             | WellKnownArgWrongType
             | DuplicateRank => Severity::DataLoss,
             NegativeDuration | MalformedEvent => Severity::Error,
@@ -82,6 +86,8 @@ impl DiagnosticKind {
             TruncatedTail => "the file ends inside an event: the trace was cut off mid-write; the incomplete event was dropped",
             MissingClosingBrackets => "the file ends before its closing brackets; every complete event before that was loaded",
             TrailingComma => "a trailing comma before a closing bracket; tolerated",
+            TrailingPadding => "zero bytes after the end of the JSON (a preallocated file); ignored",
+            TrailingData => "data after the end of the JSON (a second document, or garbage); not read",
             NonObjectEvent => "entries of traceEvents that are not JSON objects; skipped",
             UnpairedBegin => "begin events (ph B) without a matching end (ph E)",
             UnpairedEnd => "end events (ph E) without a matching begin (ph B)",
