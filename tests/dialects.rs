@@ -593,3 +593,24 @@ fn objects_without_a_trace_events_list_say_what_they_hold() {
     assert_eq!(e.kind, LoadErrorKind::NotJson, "{e}");
     assert!(e.message.contains("UTF-16"), "{e}");
 }
+
+#[test]
+fn null_names_categories_and_ids_are_absent() {
+    let t = load(
+        r#"[{"ph": "X", "cat": null, "name": null, "pid": null, "tid": null, "ts": 1, "dur": 1, "id": null},
+            {"ph": "X", "cat": 7, "name": ["a"], "pid": 1.5, "tid": 2, "ts": 1, "dur": 1}]"#,
+    );
+    assert_eq!(t.category_at(0), None);
+    assert_eq!((t.name_at(0), t.pid_at(0), t.tid_at(0)), ("", "", ""));
+    assert_eq!(t.flow_id_at(0), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::BadFlowId), 0);
+    // Other non-strings are kept as their JSON text.
+    assert_eq!(t.category_at(1), Some("7"));
+    assert_eq!((t.name_at(1), t.pid_at(1)), (r#"["a"]"#, "1.5"));
+    let cats: Vec<(String, u64)> = summarize(&t)
+        .categories
+        .into_iter()
+        .map(|c| (c.category, c.events))
+        .collect();
+    assert_eq!(cats, [("(none)".to_string(), 1), ("7".to_string(), 1)]);
+}
