@@ -614,3 +614,34 @@ fn null_names_categories_and_ids_are_absent() {
         .collect();
     assert_eq!(cats, [("(none)".to_string(), 1), ("7".to_string(), 1)]);
 }
+
+#[test]
+fn times_out_of_range_are_unreadable_not_wrapped() {
+    // A start near i64::MAX ns plus a duration, or two durations near it, would wrap round.
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 9223372036854775, "dur": 10000},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100, "dur": 9223372036854775},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 200, "dur": 9007199254740.993},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": -9223372036854775, "dur": 1},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 300, "dur": 5}]"#,
+    );
+    assert_eq!(t.ts_at(0), None);
+    assert_eq!(t.ts_at(3), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MissingTimestamp), 2);
+    // 9223372036854775 µs does not fit i64 ns; 9007199254740.993 µs is 2^53 + 1 ns: too long.
+    assert_eq!((t.dur_at(1), t.dur_at(2)), (None, None));
+    assert_eq!(t.diagnostics.count(DiagnosticKind::ImplausibleDuration), 1);
+    let s = summarize(&t);
+    assert_eq!((s.kernels, s.kernel_time_us), (5, 10_006.0));
+    // First start (100 µs) to last end (300 + 5 µs).
+    assert_eq!(s.span_us, 205.0);
+}
+
+#[test]
+fn a_negative_stream_in_a_tid_keeps_its_sign() {
+    let t = load(
+        r#"[{"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream -3", "ts": 1, "dur": 1},
+            {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 12", "ts": 2, "dur": 1}]"#,
+    );
+    assert_eq!((t.stream_at(0), t.stream_at(1)), (Some(-3), Some(12)));
+}

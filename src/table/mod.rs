@@ -8,11 +8,11 @@
 //! |---|---|---|---|
 //! | `kind` | UInt8 | canonical [`EventKind`] (`as u8`), from phase and category | never |
 //! | `phase` | UInt8 | first byte of `ph` (`b'X'`, `b'B'`, ...) | `ph` absent (stored as 0) |
-//! | `category` | Dictionary<UInt32, Utf8> | original `cat` | `cat` absent |
-//! | `name` | Dictionary<UInt32, Utf8> | `name` | `name` absent (key of `""`) |
-//! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent (key of `""`) |
-//! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent |
-//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration, or a negative one (counted as a diagnostic) |
+//! | `category` | Dictionary<UInt32, Utf8> | original `cat` (a non-string as its JSON text) | `cat` absent or `null` |
+//! | `name` | Dictionary<UInt32, Utf8> | `name` (a non-string as its JSON text) | `name` absent or `null` (key of `""`) |
+//! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent or `null` (key of `""`) |
+//! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent, or not a number within [-2^61, 2^62) ns |
+//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration, or a negative one or one over 2^53 ns (both counted as diagnostics) |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
 //! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |

@@ -25,6 +25,7 @@ pub enum DiagnosticKind {
     MissingTimestamp,
     MissingDuration,
     NegativeDuration,
+    ImplausibleDuration,
     MixedTypeArg,
     WellKnownArgWrongType,
     TruncatedTail,
@@ -59,6 +60,7 @@ impl DiagnosticKind {
             | UnpairedEnd
             | BadFlowId => Severity::Info,
             MissingPhase
+            | ImplausibleDuration
             | MissingTimestamp
             | MissingDuration
             | TruncatedTail
@@ -78,7 +80,8 @@ impl DiagnosticKind {
             UnknownPhase => "events with a phase (ph) this tool does not know; kept, counted as 'other'",
             UnknownCategory => "events with a category this tool does not know; kept with kind 'other'",
             MissingPhase => "events without a phase (ph)",
-            MissingTimestamp => "timed events without a timestamp (ts); left out of time figures",
+            MissingTimestamp => "timed events without a readable timestamp (ts absent, not a number, or outside 1897-2116 as epoch µs); left out of time figures",
+            ImplausibleDuration => "events with a duration over 2^53 ns (104 days); kept without a duration, so left out of time figures",
             MissingDuration => "complete events (ph X) without a duration (dur)",
             NegativeDuration => "events with a negative duration (dur < 0, or an E before its B); kept without a duration, so left out of time figures",
             MixedTypeArg => "args keys whose values have different types across events; stored as text",

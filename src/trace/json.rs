@@ -229,6 +229,12 @@ pub fn read_plain_int(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
     Ok(Some((if neg { -v } else { v }, i)))
 }
 
+/// Times (`ts`, `dur`) are read within [`MIN_TIME_NS`, `MAX_TIME_NS`) ns (as epoch times, 1897 to
+/// 2116): then any start plus any duration, and any end minus any start, fit an i64. A value beyond
+/// is unreadable (absent), not wrapped round into a wrong one.
+pub const MAX_TIME_NS: i64 = 1 << 62;
+pub const MIN_TIME_NS: i64 = -(1 << 61);
+
 /// A number of µs at `pos` as integer ns, in one pass (`1234.5678` → 1234568). `Ok(None)` for an
 /// exponent or an integer part too long to scale, so the caller takes the general path.
 #[inline(always)]
@@ -245,7 +251,8 @@ pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
         return Err(Stop::Incomplete);
     }
     let int_digits = i - start;
-    if int_digits > 16 || int_part > i64::MAX / 1000 - 1 {
+    // Within ±2^61 ns whatever the sign (epoch µs up to 2043); further out, the general path.
+    if int_digits > 16 || int_part > (1 << 61) / 1000 - 1 {
         return Ok(None);
     }
     let mut frac: i64 = 0;
@@ -491,6 +498,11 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
         Some(b'-') => (true, &text[1..]),
         _ => (false, text),
     };
+    if body.iter().any(|&b| b == b'e' || b == b'E') {
+        // An exponent (rare: `1.6e15`, Python's `1e-05`), whatever the length of the mantissa.
+        let ns = exponent_micros_to_nanos(body)?;
+        return in_time_range(if neg { -ns } else { ns });
+    }
     let mut int_part: i64 = 0;
     let mut i = 0;
     let mut any = false;
@@ -522,9 +534,7 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
         return None;
     }
     if i < body.len() {
-        // An exponent (rare: `1.6e15`, Python's `1e-05`).
-        let ns = exponent_micros_to_nanos(body)?;
-        return Some(if neg { -ns } else { ns });
+        return None;
     }
     while frac_digits < 3 {
         frac *= 10;
@@ -534,7 +544,13 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
     if round_up {
         ns += 1;
     }
-    Some(if neg { -ns } else { ns })
+    in_time_range(if neg { -ns } else { ns })
+}
+
+/// `ns` when it is within [`MIN_TIME_NS`, `MAX_TIME_NS`).
+#[inline]
+fn in_time_range(ns: i64) -> Option<i64> {
+    (MIN_TIME_NS..MAX_TIME_NS).contains(&ns).then_some(ns)
 }
 
 /// `body` (no sign), a number of µs with an exponent (`1.6042036700001235e15`, `2.5E-1`), as integer
@@ -582,9 +598,7 @@ fn exponent_micros_to_nanos(body: &[u8]) -> Option<i64> {
         let div = 10u128.pow((-scale) as u32);
         mantissa / div + u128::from(mantissa % div * 2 >= div)
     };
-    i64::try_from(ns)
-        .ok()
-        .filter(|&v| v < 9_000_000_000_000_000_000)
+    i64::try_from(ns).ok()
 }
 
 /// Index just past the JSON value starting at `pos` (which must not be white space).
@@ -789,6 +803,18 @@ mod tests {
         assert_eq!(micros_text_to_nanos(b"-1.5"), Some(-1500));
         assert_eq!(micros_text_to_nanos(b"0.0005"), Some(1));
         assert_eq!(micros_text_to_nanos(b"0.0004"), Some(0));
+        // Outside [-2^61, 2^62) ns: unreadable, not wrapped.
+        assert_eq!(
+            micros_text_to_nanos(b"4611686018427387.903"),
+            Some((1 << 62) - 1)
+        );
+        assert_eq!(micros_text_to_nanos(b"4611686018427387.904"), None);
+        assert_eq!(
+            micros_text_to_nanos(b"-2305843009213693.952"),
+            Some(-(1 << 61))
+        );
+        assert_eq!(micros_text_to_nanos(b"-2305843009213693.953"), None);
+        assert_eq!(micros_text_to_nanos(b"9223372036854775"), None);
         assert_eq!(micros_text_to_nanos(b"1.5e3"), Some(1_500_000));
         assert_eq!(micros_text_to_nanos(b""), None);
     }
@@ -866,6 +892,8 @@ mod tests {
             "999999999999999",
             "1669850453938123",
             "1669850453938123.5",
+            "2305843009213692.999",
+            "-2305843009213692.999",
         ] {
             let input = format!("{text},");
             let (ns, end) = read_micros(input.as_bytes(), 0).unwrap().unwrap();
