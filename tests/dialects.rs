@@ -1,6 +1,7 @@
 //! One small inline trace per dialect and oddity (speedscope-style fixtures built in code).
 
 use profile_model::analysis::summary::summarize;
+use profile_model::table::query::{query_events, EventQuery, GroupBy};
 use profile_model::table::{load_bytes, EventKind, TraceLoader, TraceSet, TraceTable};
 use profile_model::trace::{DiagnosticKind, LoadErrorKind};
 
@@ -417,9 +418,22 @@ fn negative_durations_are_left_out_of_time_figures() {
             {"ph": "B", "cat": "user_annotation", "name": "b", "pid": 1, "tid": 1, "ts": 50},
             {"ph": "E", "pid": 1, "tid": 1, "ts": 40}]"#,
     );
+    // Kept as written for the HTA-compatible definitions, left out of every time figure.
     assert_eq!(t.dur_at(1), None);
+    assert_eq!(t.raw_dur_at(1), Some(-5_000));
     assert_eq!(t.dur_at(3), None);
     assert_eq!(t.diagnostics.count(DiagnosticKind::NegativeDuration), 2);
+    let set = TraceSet::single(t.clone());
+    let q = EventQuery {
+        kinds: vec!["kernel".into()],
+        group_by: Some(GroupBy::Name),
+        ..Default::default()
+    };
+    let page = query_events(&set, &q);
+    assert_eq!((page.matched, page.matched_dur_us), (3, 13.0));
+    let k = page.groups.iter().find(|g| g.key == "k").unwrap();
+    assert_eq!((k.count, k.total_us, k.min_us), (2, 10.0, Some(10.0)));
+    assert!(page.groups.iter().all(|g| g.pct_of_matched <= 100.0));
     let s = summarize(&t);
     assert_eq!((s.kernels, s.kernel_time_us), (3, 13.0));
     let k = &s.top_kernels[0];

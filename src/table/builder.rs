@@ -849,9 +849,13 @@ impl EventSink for TableBuilder {
         if let Some(d) = dur {
             // One compare for both: a negative value is a huge unsigned one.
             if d as u64 > MAX_DURATION_NS as u64 {
-                // Kept without a duration, so that no sum, share or span takes it in.
                 self.bad_duration(d, e.index);
-                dur = None;
+                // A negative one is kept as written (`TraceTable::dur_at` leaves it out, the
+                // HTA-compatible definitions take it as HTA does); a too long one is dropped, so
+                // that sums of durations cannot overflow.
+                if d > 0 {
+                    dur = None;
+                }
             }
         } else if phase == b'X' {
             self.diagnostics.add(DiagnosticKind::MissingDuration, || {

@@ -12,7 +12,7 @@
 //! | `name` | Dictionary<UInt32, Utf8> | `name` (a non-string as its JSON text) | `name` absent or `null` (key of `""`) |
 //! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent or `null` (key of `""`) |
 //! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent, or not a number within [-2^61, 2^62) ns |
-//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration, or a negative one or one over 2^53 ns (both counted as diagnostics) |
+//! | `dur_ns` | Int64 | duration, ns, as written (a negative one is counted; `dur_at` leaves it out, `raw_dur_at` gives it); for `B` rows the paired `E` gives it | no duration, one over 2^53 ns, or an `E` before its `B` (counted) |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
 //! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
@@ -288,8 +288,17 @@ impl TraceTable {
         self.ts_ns.get(row)
     }
 
+    /// The duration for time figures: `None` when absent or negative (a negative `dur` is kept in
+    /// the column as written and counted as a diagnostic; see [`TraceTable::raw_dur_at`]).
     #[inline]
     pub fn dur_at(&self, row: usize) -> Option<i64> {
+        self.dur_ns.get(row).filter(|&d| d >= 0)
+    }
+
+    /// The duration as written, negative or not: for the HTA-compatible definitions, which take
+    /// the trace's values as HTA does (and for code that clamps them itself).
+    #[inline]
+    pub fn raw_dur_at(&self, row: usize) -> Option<i64> {
         self.dur_ns.get(row)
     }
 

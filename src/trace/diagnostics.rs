@@ -83,7 +83,7 @@ impl DiagnosticKind {
             MissingTimestamp => "timed events without a readable timestamp (ts absent, not a number, or outside 1897-2116 as epoch µs); left out of time figures",
             ImplausibleDuration => "events with a duration over 2^53 ns (104 days); kept without a duration, so left out of time figures",
             MissingDuration => "complete events (ph X) without a duration (dur)",
-            NegativeDuration => "events with a negative duration (dur < 0, or an E before its B); kept without a duration, so left out of time figures",
+            NegativeDuration => "events with a negative duration (dur < 0, or an E before its B); left out of time figures (the HTA-compatible mode takes dur as HTA does)",
             MixedTypeArg => "args keys whose values have different types across events; stored as text",
             WellKnownArgWrongType => "well-known args (bytes, memory bandwidth, ...) with a value of the wrong type; set to null",
             TruncatedTail => "the file ends inside an event: the trace was cut off mid-write; the incomplete event was dropped",
