@@ -659,3 +659,17 @@ fn a_negative_stream_in_a_tid_keeps_its_sign() {
     );
     assert_eq!((t.stream_at(0), t.stream_at(1)), (Some(-3), Some(12)));
 }
+
+#[test]
+fn a_second_trace_events_list_is_read_and_said() {
+    let t = load(
+        r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "ts": 1, "dur": 2}],
+            "schemaVersion": 1,
+            "traceEvents": [{"ph": "X", "cat": "kernel", "name": "b", "ts": 5, "dur": 3},
+                            {"ph": "X", "cat": "kernel", "name": "c", "ts": 9, "dur": 4}]}"#,
+    );
+    assert_eq!(t.len(), 3);
+    assert_eq!(t.metadata.trace_events, 3);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::DuplicateTraceEvents), 1);
+    assert_eq!(summarize(&t).kernel_time_us, 9.0);
+}

@@ -33,6 +33,7 @@ pub enum DiagnosticKind {
     TrailingComma,
     TrailingPadding,
     TrailingData,
+    DuplicateTraceEvents,
     NonObjectEvent,
     UnpairedBegin,
     UnpairedEnd,
@@ -67,6 +68,7 @@ impl DiagnosticKind {
             | MissingClosingBrackets
             | NonObjectEvent
             | TrailingData
+            | DuplicateTraceEvents
             | WellKnownArgWrongType
             | DuplicateRank => Severity::DataLoss,
             NegativeDuration | MalformedEvent => Severity::Error,
@@ -91,6 +93,7 @@ impl DiagnosticKind {
             TrailingComma => "a trailing comma before a closing bracket; tolerated",
             TrailingPadding => "zero bytes after the end of the JSON (a preallocated file); ignored",
             TrailingData => "data after the end of the JSON (a second document, or garbage); not read",
+            DuplicateTraceEvents => "more than one top-level \"traceEvents\" list; the events of all were read (a JSON reader would keep only the last)",
             NonObjectEvent => "entries of traceEvents that are not JSON objects; skipped",
             UnpairedBegin => "begin events (ph B) without a matching end (ph E)",
             UnpairedEnd => "end events (ph E) without a matching begin (ph B)",

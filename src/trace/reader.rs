@@ -392,6 +392,15 @@ impl TraceReader {
                         return Ok(i);
                     }
                     if self.current_key == "traceEvents" && input[i] == b'[' {
+                        if self.saw_trace_events {
+                            // A JSON reader keeps only the last list; the events of both are read.
+                            let before = self.summary.entries;
+                            self.summary
+                                .diagnostics
+                                .add(DiagnosticKind::DuplicateTraceEvents, || {
+                                    format!("a second \"traceEvents\" list after {before} entries")
+                                });
+                        }
                         self.summary.top_level_keys.push(self.current_key.clone());
                         self.saw_trace_events = true;
                         self.state = State::Events;
