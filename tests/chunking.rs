@@ -262,3 +262,37 @@ fn dialect_text_in_pieces_of_every_size() {
         );
     }
 }
+
+/// Texts that end or start badly give the same table, or the same error, in pieces of any size:
+/// an event cut between two keys and followed by zero bytes (a preallocated file the profiler did
+/// not finish), and a file that is not JSON (the message shows its first bytes).
+#[test]
+fn bad_starts_and_ends_in_pieces_of_every_size() {
+    let cut = format!(
+        "{{\"traceEvents\": [{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 2}},\n\
+         {{\"ph\": \"X\", \"cat\": \"kernel\", {}",
+        "\0".repeat(64)
+    );
+    let not_json = "hello, world";
+    for text in [cut.as_str(), not_json] {
+        let bytes = text.as_bytes();
+        let want = outcome(load_whole("odd.json", bytes));
+        for chunk in 1..=16 {
+            let mut loader = TraceLoader::new("odd.json", Some(bytes.len() as u64));
+            let got = bytes
+                .chunks(chunk)
+                .try_for_each(|p| loader.feed(p))
+                .and_then(|()| loader.finish());
+            assert_eq!(outcome(got), want, "{chunk}-byte pieces of {text:?}");
+            assert_eq!(
+                outcome(load_split("odd.json", bytes, chunk, chunk)),
+                want,
+                "split {chunk}-byte pieces of {text:?}"
+            );
+        }
+    }
+    let table = load_whole("odd.json", cut.as_bytes()).unwrap();
+    assert_eq!(table.len(), 1);
+    let e = load_whole("odd.json", not_json.as_bytes()).unwrap_err();
+    assert!(e.message.contains("68 65 6C 6C"), "{e}");
+}

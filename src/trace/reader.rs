@@ -15,6 +15,9 @@ use super::LoadError;
 /// The UTF-8 byte order mark, which some editors and Windows tools put at the start of a file.
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
+/// Bytes of a text that is not JSON shown in the message.
+const BAD_START_BYTES: usize = 4;
+
 /// Top-level metadata values larger than this are counted and dropped, not kept.
 pub const MAX_METADATA_VALUE_BYTES: usize = 64 << 20;
 
@@ -63,6 +66,8 @@ pub struct TraceReader {
     after_comma: bool,
     /// Bytes of a UTF-8 byte order mark read at the start.
     bom: usize,
+    /// The text does not start like JSON: where, and its first bytes (gathered for the message).
+    bad_start: Option<(u64, Vec<u8>)>,
     /// Entries of `traceEvents` that are not objects, and the first byte of the first of them.
     non_objects: u64,
     first_non_object: u8,
@@ -87,6 +92,7 @@ impl TraceReader {
             offset: 0,
             after_comma: false,
             bom: 0,
+            bad_start: None,
             non_objects: 0,
             first_non_object: 0,
             current_key: String::new(),
@@ -261,13 +267,16 @@ impl TraceReader {
                             }
                             Err(Stop::Incomplete) => return Ok(i),
                             Err(Stop::Invalid { at, expected }) => {
-                                let abs = self.offset + at as u64;
-                                let index = self.summary.entries;
-                                self.summary.diagnostics.add(DiagnosticKind::MalformedEvent, || {
-                                    format!("traceEvents[{index}] at byte {abs}: expected {expected}")
-                                });
+                                // Counted once its end is found (an event cut off in the middle
+                                // is a truncated tail, however the pieces fell).
                                 match skip_value(input, i, eof) {
                                     Ok(end) => {
+                                        let abs = self.offset + at as u64;
+                                        let index = self.summary.entries;
+                                        self.summary.diagnostics.add(
+                                            DiagnosticKind::MalformedEvent,
+                                            || format!("traceEvents[{index}] at byte {abs}: expected {expected}"),
+                                        );
                                         self.summary.entries += 1;
                                         self.after_comma = false;
                                         i = end;
@@ -303,6 +312,16 @@ impl TraceReader {
                         }
                     }
                 }
+                State::Start if self.bad_start.is_some() => {
+                    // Not JSON: the first bytes are gathered for the message, whatever the pieces.
+                    let (at, head) = self.bad_start.as_mut().expect("bad start");
+                    let take = (BAD_START_BYTES - head.len()).min(input.len());
+                    head.extend_from_slice(&input[..take]);
+                    if head.len() == BAD_START_BYTES || eof {
+                        return Err(LoadError::not_json_start(&self.file, *at, head));
+                    }
+                    return Ok(input.len());
+                }
                 State::Start => {
                     // A UTF-8 byte order mark, which the first pieces may split.
                     while self.bom < BOM.len()
@@ -327,12 +346,9 @@ impl TraceReader {
                             self.state = State::Events;
                         }
                         _ => {
-                            let head = &input[i..input.len().min(i + 8)];
-                            return Err(LoadError::not_json_start(
-                                &self.file,
-                                self.offset + i as u64,
-                                head,
-                            ));
+                            self.bad_start = Some((self.offset + i as u64, Vec::new()));
+                            let rest = &input[i..];
+                            return self.run(rest, eof, sink).map(|_| input.len());
                         }
                     }
                     i += 1;
@@ -505,6 +521,9 @@ impl TraceReader {
                         format!("{n} bytes of an incomplete event at byte {at} dropped")
                     });
             }
+        }
+        if let Some((at, head)) = &self.bad_start {
+            return Err(LoadError::not_json_start(&self.file, *at, head));
         }
         match self.state {
             State::Done => {}
