@@ -215,3 +215,84 @@ fn load_path_with_its_reader_thread_gives_the_same_table() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every dialect and oddity in one text, fed in pieces of every size from 1 to 64 bytes and a few
+/// larger: the same table as one piece (events cut at any byte, escapes, exponents, a BOM, CRLF).
+#[test]
+fn dialect_text_in_pieces_of_every_size() {
+    let text = "\u{feff}\r\n{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 2, \"world_size\": 4,},\r\n\
+        \"traceEvents\": [\r\n\
+        null, 7, \"x\",\r\n\
+        {\"ph\": \"X\", \"c\\u0061t\": \"Kernel\", \"name\": \"caf\\u00e9 \\ud83d\\ude00 \\\"k\\\" \\\\ \\/\", \"pid\": \"0\", \"tid\": \"stream 7\", \"ts\": 1.6042036700001235e15, \"dur\": 2.5E1, \"args\": {\"external id\": 3, \"deep\": [[[1, [2]], {\"a\": null}]], \"big\": 18446744073709551616, \"x\": 1e400,}},\r\n\
+        {\"ph\":\"B\",\"cat\":\"user_annotation\",\"name\":\"outer\",\"pid\":1,\"tid\":1,\"ts\":1604203670000100.5},\r\n\
+        {\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":1604203670000130.25},\r\n\
+        {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"neg\", \"pid\": 0, \"tid\": 7, \"ts\": 1604203670000140, \"dur\": -3},\r\n\
+        {\"ph\": \"s\", \"cat\": \"async\", \"name\": \"f\", \"pid\": 1, \"tid\": 1, \"ts\": 1604203670000101, \"id\": \"0x1f\", \"bp\": \"e\"},\r\n\
+        {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"hipLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1604203670000102, \"dur\": 1, \"args\": {\"stream\": \"0x0\", \"correlation\": 5}},\r\n\
+        ],\r\n\"deviceProperties\": [{\"name\": \"AMD Instinct MI300X\"}]}\r\n\0\0";
+    let bytes = text.as_bytes();
+    let whole = load_in_chunks("dialects.json", bytes, bytes.len());
+    assert_eq!(whole.len(), 6);
+    assert_eq!(whole.metadata.trace_events, 9);
+    assert_eq!(whole.metadata.rank, Some(2));
+    assert_eq!(
+        whole.metadata.device_name.as_deref(),
+        Some("AMD Instinct MI300X")
+    );
+    assert_eq!(whole.name_at(0), "café 😀 \"k\" \\ /");
+    assert_eq!(whole.ts_at(0), Some(1_604_203_670_000_123_500));
+    assert_eq!(whole.dur_at(1), Some(29_750));
+    let want = common::fingerprint(&whole);
+    for chunk in (1..=64).chain([127, 1000, 4096]) {
+        assert_eq!(
+            common::fingerprint(&load_in_chunks("dialects.json", bytes, chunk)),
+            want,
+            "{chunk}-byte pieces"
+        );
+        let gz = {
+            use std::io::Write;
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(bytes).unwrap();
+            e.finish().unwrap()
+        };
+        assert_eq!(
+            outcome(load_split("dialects.json", &gz, chunk, chunk)),
+            outcome(load_whole("dialects.json", &gz)),
+            "gzip in {chunk}-byte pieces"
+        );
+    }
+}
+
+/// Texts that end or start badly give the same table, or the same error, in pieces of any size:
+/// an event cut between two keys and followed by zero bytes (a preallocated file the profiler did
+/// not finish), and a file that is not JSON (the message shows its first bytes).
+#[test]
+fn bad_starts_and_ends_in_pieces_of_every_size() {
+    let cut = format!(
+        "{{\"traceEvents\": [{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 2}},\n\
+         {{\"ph\": \"X\", \"cat\": \"kernel\", {}",
+        "\0".repeat(64)
+    );
+    let not_json = "hello, world";
+    for text in [cut.as_str(), not_json] {
+        let bytes = text.as_bytes();
+        let want = outcome(load_whole("odd.json", bytes));
+        for chunk in 1..=16 {
+            let mut loader = TraceLoader::new("odd.json", Some(bytes.len() as u64));
+            let got = bytes
+                .chunks(chunk)
+                .try_for_each(|p| loader.feed(p))
+                .and_then(|()| loader.finish());
+            assert_eq!(outcome(got), want, "{chunk}-byte pieces of {text:?}");
+            assert_eq!(
+                outcome(load_split("odd.json", bytes, chunk, chunk)),
+                want,
+                "split {chunk}-byte pieces of {text:?}"
+            );
+        }
+    }
+    let table = load_whole("odd.json", cut.as_bytes()).unwrap();
+    assert_eq!(table.len(), 1);
+    let e = load_whole("odd.json", not_json.as_bytes()).unwrap_err();
+    assert!(e.message.contains("68 65 6C 6C"), "{e}");
+}

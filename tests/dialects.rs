@@ -1,6 +1,7 @@
 //! One small inline trace per dialect and oddity (speedscope-style fixtures built in code).
 
 use profile_model::analysis::summary::summarize;
+use profile_model::table::query::{query_events, EventQuery, GroupBy};
 use profile_model::table::{load_bytes, EventKind, TraceLoader, TraceSet, TraceTable};
 use profile_model::trace::{DiagnosticKind, LoadErrorKind};
 
@@ -405,4 +406,270 @@ fn duplicate_and_missing_ranks_are_reported() {
         "{:?}",
         set.notes
     );
+}
+
+#[test]
+fn negative_durations_are_left_out_of_time_figures() {
+    // A kernel with dur < 0 and a B whose E comes earlier: both kept as events, without a duration.
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100, "dur": 10},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 120, "dur": -5},
+            {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 130, "dur": 3},
+            {"ph": "B", "cat": "user_annotation", "name": "b", "pid": 1, "tid": 1, "ts": 50},
+            {"ph": "E", "pid": 1, "tid": 1, "ts": 40}]"#,
+    );
+    // Kept as written for the HTA-compatible definitions, left out of every time figure.
+    assert_eq!(t.dur_at(1), None);
+    assert_eq!(t.raw_dur_at(1), Some(-5_000));
+    assert_eq!(t.dur_at(3), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::NegativeDuration), 2);
+    let set = TraceSet::single(t.clone());
+    let q = EventQuery {
+        kinds: vec!["kernel".into()],
+        group_by: Some(GroupBy::Name),
+        ..Default::default()
+    };
+    let page = query_events(&set, &q);
+    assert_eq!((page.matched, page.matched_dur_us), (3, 13.0));
+    let k = page.groups.iter().find(|g| g.key == "k").unwrap();
+    assert_eq!((k.count, k.total_us, k.min_us), (2, 10.0, Some(10.0)));
+    assert!(page.groups.iter().all(|g| g.pct_of_matched <= 100.0));
+    let s = summarize(&t);
+    assert_eq!((s.kernels, s.kernel_time_us), (3, 13.0));
+    let k = &s.top_kernels[0];
+    assert_eq!((k.name.as_str(), k.calls, k.total_us), ("k", 2, 10.0));
+    assert!(s.top_kernels.iter().all(|k| k.pct_of_kernel_time <= 100.0));
+    // First start (the E at 40) to last end (k2 at 133).
+    assert_eq!(s.span_us, 93.0);
+}
+
+#[test]
+fn escaped_keys_are_the_keys_they_spell() {
+    // `"c\u0061t"` is the key `cat` once decoded (JSON allows escapes in keys).
+    let t = load(
+        r#"[{"ph": "X", "c\u0061t": "kernel", "n\u0061me": "k", "pid": 0, "tid": 7, "\u0074s": 5, "d\u0075r": 2,
+             "\u0061rgs": {"stream": 7}}]"#,
+    );
+    assert_eq!(t.category_at(0), Some("kernel"));
+    assert_eq!(t.kind_at(0), EventKind::Kernel);
+    assert_eq!(t.name_at(0), "k");
+    assert_eq!((t.ts_at(0), t.dur_at(0)), (Some(5_000), Some(2_000)));
+    assert_eq!(t.stream_at(0), Some(7));
+    assert_eq!(summarize(&t).kernels, 1);
+}
+
+#[test]
+fn exponent_timestamps_keep_their_nanoseconds() {
+    // 17 significant digits do not fit f64: the ns come from the digits.
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.6042036700001235e15, "dur": 2.5E-1},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.604203670000124e+15, "dur": 1e-05}]"#,
+    );
+    assert_eq!(t.ts_at(0), Some(1_604_203_670_000_123_500));
+    assert_eq!(t.dur_at(0), Some(250));
+    assert_eq!(t.ts_at(1), Some(1_604_203_670_000_124_000));
+    assert_eq!(t.dur_at(1), Some(0));
+    assert_eq!(summarize(&t).span_us, 0.5);
+}
+
+#[test]
+fn a_bare_array_may_start_with_entries_that_are_not_events() {
+    let t = load(
+        r#"[null, 3, "x", {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 7", "ts": 1, "dur": 2}]"#,
+    );
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.metadata.trace_events, 4);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::NonObjectEvent), 3);
+    let s = summarize(&t);
+    assert_eq!((s.events, s.kernels, s.kernel_time_us), (4, 1, 2.0));
+    // Without any event among them it is still not a trace.
+    for (text, words) in [
+        ("[1, 2, 3]", "array of numbers"),
+        ("[[1], [2]]", "memory-timeline"),
+    ] {
+        let e = load_bytes("bad.json", text.as_bytes()).unwrap_err();
+        assert_eq!(e.kind, LoadErrorKind::NotATrace, "{e}");
+        assert!(e.message.contains(words), "{e}");
+    }
+}
+
+#[test]
+fn a_last_entry_that_is_not_an_event_is_no_trailing_comma() {
+    for text in [
+        r#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1}, null]}"#,
+        r#"[{"ph": "X", "cat": "cpu_op", "name": "a", "ts": 1, "dur": 1}, 7, "s"]"#,
+        r#"{"traceEvents": [null, null]}"#,
+    ] {
+        let t = load(text);
+        assert_eq!(
+            t.diagnostics.count(DiagnosticKind::TrailingComma),
+            0,
+            "{text}"
+        );
+        assert!(t.diagnostics.count(DiagnosticKind::NonObjectEvent) >= 1);
+    }
+}
+
+#[test]
+fn top_level_values_with_trailing_commas_are_read() {
+    let t = load(
+        r#"{"distributedInfo": {"rank": 3, "world_size": 8,},
+            "deviceProperties": [{"id": 0, "name": "NVIDIA H100", },],
+            "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}]}"#,
+    );
+    assert_eq!((t.metadata.rank, t.metadata.world_size), (Some(3), Some(8)));
+    assert_eq!(t.metadata.device_name.as_deref(), Some("NVIDIA H100"));
+    // One for each value that had them.
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingComma), 2);
+    // A rank written as a whole float (JSON rewritten by pandas) is the same rank.
+    let t = load(r#"{"distributedInfo": {"rank": 5.0, "world_size": 8.0}, "traceEvents": []}"#);
+    assert_eq!((t.metadata.rank, t.metadata.world_size), (Some(5), Some(8)));
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_however_the_bytes_arrive() {
+    let text = format!("\u{feff}{OLD_KINETO}");
+    let whole = load_bytes("bom.json", text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(whole.len(), 7);
+    for chunk in [1, 2, 3, 5] {
+        assert_eq!(load_chunked(&text, chunk).len(), 7, "chunk {chunk}");
+    }
+    let t = load_bytes("bom.json.gz", &gzip(text.as_bytes())).unwrap();
+    assert_eq!(summarize(&t).kernels, 1);
+}
+
+#[test]
+fn what_follows_the_json_is_named_for_what_it_is() {
+    let doc = r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2}]}"#;
+    // Zero bytes after the end (a preallocated file): harmless padding, not a malformed event.
+    let t = load(&format!("{doc}\n{}", "\0".repeat(100)));
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingPadding), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MalformedEvent), 0);
+    assert!(t
+        .diagnostics
+        .list()
+        .iter()
+        .all(|d| d.severity == profile_model::trace::Severity::Info));
+    // A second document (two traces concatenated): not read, and said so.
+    let t = load(&format!("{doc}\n{doc}"));
+    assert_eq!(t.len(), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::TrailingData), 1);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MalformedEvent), 0);
+}
+
+#[test]
+fn gzip_files_cut_before_any_text_say_so() {
+    let gz = gzip(OLD_KINETO.as_bytes());
+    for cut in [2, 10, 12, 20] {
+        let e = load_bytes("cut.json.gz", &gz[..cut]).unwrap_err();
+        assert_eq!(e.kind, LoadErrorKind::Truncated, "{cut}: {e}");
+        assert!(
+            e.message.contains("gzip") && e.message.contains(&format!("{cut} bytes")),
+            "{cut}: {e}"
+        );
+        assert!(!e.message.contains("is empty"), "{e}");
+    }
+    let e = load_bytes("nothing.json.gz", &gzip(b"")).unwrap_err();
+    assert_eq!(e.kind, LoadErrorKind::Empty, "{e}");
+    assert!(
+        e.message.contains("gzip") && e.message.contains("empty"),
+        "{e}"
+    );
+}
+
+#[test]
+fn objects_without_a_trace_events_list_say_what_they_hold() {
+    let cases = [
+        (
+            r#"{"schemaVersion": 1, "traceEvents": null}"#,
+            "\"traceEvents\" holding null",
+        ),
+        (
+            r#"{"traceEvents": {"a": 1}}"#,
+            "\"traceEvents\" holding an object",
+        ),
+        (
+            r#"{"data": {"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}]}}"#,
+            "\"data\".traceEvents",
+        ),
+    ];
+    for (text, words) in cases {
+        let e = load_bytes("t.json", text.as_bytes()).unwrap_err();
+        assert_eq!(e.kind, LoadErrorKind::NotATrace, "{e}");
+        assert!(e.message.contains(words), "{e}");
+    }
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("[{}]".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let e = load_bytes("t.json", &utf16).unwrap_err();
+    assert_eq!(e.kind, LoadErrorKind::NotJson, "{e}");
+    assert!(e.message.contains("UTF-16"), "{e}");
+}
+
+#[test]
+fn null_names_categories_and_ids_are_absent() {
+    let t = load(
+        r#"[{"ph": "X", "cat": null, "name": null, "pid": null, "tid": null, "ts": 1, "dur": 1, "id": null},
+            {"ph": "X", "cat": 7, "name": ["a"], "pid": 1.5, "tid": 2, "ts": 1, "dur": 1}]"#,
+    );
+    assert_eq!(t.category_at(0), None);
+    assert_eq!((t.name_at(0), t.pid_at(0), t.tid_at(0)), ("", "", ""));
+    assert_eq!(t.flow_id_at(0), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::BadFlowId), 0);
+    // Other non-strings are kept as their JSON text.
+    assert_eq!(t.category_at(1), Some("7"));
+    assert_eq!((t.name_at(1), t.pid_at(1)), (r#"["a"]"#, "1.5"));
+    let cats: Vec<(String, u64)> = summarize(&t)
+        .categories
+        .into_iter()
+        .map(|c| (c.category, c.events))
+        .collect();
+    assert_eq!(cats, [("(none)".to_string(), 1), ("7".to_string(), 1)]);
+}
+
+#[test]
+fn times_out_of_range_are_unreadable_not_wrapped() {
+    // A start near i64::MAX ns plus a duration, or two durations near it, would wrap round.
+    let t = load(
+        r#"[{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 9223372036854775, "dur": 10000},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 100, "dur": 9223372036854775},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 200, "dur": 9007199254740.993},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": -9223372036854775, "dur": 1},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 300, "dur": 5}]"#,
+    );
+    assert_eq!(t.ts_at(0), None);
+    assert_eq!(t.ts_at(3), None);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::MissingTimestamp), 2);
+    // 9223372036854775 µs does not fit i64 ns; 9007199254740.993 µs is 2^53 + 1 ns: too long.
+    assert_eq!((t.dur_at(1), t.dur_at(2)), (None, None));
+    assert_eq!(t.diagnostics.count(DiagnosticKind::ImplausibleDuration), 1);
+    let s = summarize(&t);
+    assert_eq!((s.kernels, s.kernel_time_us), (5, 10_006.0));
+    // First start (100 µs) to last end (300 + 5 µs).
+    assert_eq!(s.span_us, 205.0);
+}
+
+#[test]
+fn a_negative_stream_in_a_tid_keeps_its_sign() {
+    let t = load(
+        r#"[{"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream -3", "ts": 1, "dur": 1},
+            {"ph": "X", "cat": "Kernel", "name": "k", "pid": 0, "tid": "stream 12", "ts": 2, "dur": 1}]"#,
+    );
+    assert_eq!((t.stream_at(0), t.stream_at(1)), (Some(-3), Some(12)));
+}
+
+#[test]
+fn a_second_trace_events_list_is_read_and_said() {
+    let t = load(
+        r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "a", "ts": 1, "dur": 2}],
+            "schemaVersion": 1,
+            "traceEvents": [{"ph": "X", "cat": "kernel", "name": "b", "ts": 5, "dur": 3},
+                            {"ph": "X", "cat": "kernel", "name": "c", "ts": 9, "dur": 4}]}"#,
+    );
+    assert_eq!(t.len(), 3);
+    assert_eq!(t.metadata.trace_events, 3);
+    assert_eq!(t.diagnostics.count(DiagnosticKind::DuplicateTraceEvents), 1);
+    assert_eq!(summarize(&t).kernel_time_us, 9.0);
 }

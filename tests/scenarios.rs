@@ -466,3 +466,22 @@ fn redaction_hashes_names_stably() {
             || dl.to_json().contains(&redacted_name("op", DATA_LOADER))
     );
 }
+
+/// A synchronising call longer than all the GPU work (one tiny kernel): its share of the GPU window
+/// is the part inside the window, never over 100%.
+#[test]
+fn synchronisation_share_counts_only_time_inside_the_gpu_window() {
+    let mut b = TraceBuilder::new();
+    b.kernel(GEMM, 7, 990.0, 5.0, 1_000.0, 2.0);
+    b.kernel(GEMM, 7, 996.0, 5.0, 1_010.0, 2.0);
+    // Window 1000..1012 µs; the call blocks 1004..1040, of which 1004..1012 (8 µs) inside.
+    b.runtime("cudaDeviceSynchronize", 1_004.0, 36.0);
+    let r = one(&b);
+    well_formed(&r);
+    let f = finding(&r, "synchronization");
+    let pct = f.impact.pct_of_gpu_time.expect("a share");
+    close(pct, 100.0 * 8.0 / 12.0, "share of the GPU window");
+    assert_eq!(f.impact.time_ns, 8_000);
+    assert!(f.measured.contains("66.7%"), "{}", f.measured);
+    assert!(f.measured.contains("0.04 ms"), "{}", f.measured);
+}

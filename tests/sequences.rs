@@ -148,3 +148,31 @@ fn empty_and_cpu_only_traces_do_not_panic() {
     let r = frequent_kernel_sequences(&t, &SequenceOptions::default());
     assert!(r.rows.is_empty() && !r.note.is_empty());
 }
+
+/// A kernel with a negative `dur` adds nothing to the exact GPU time of its sequence (it added its
+/// negative duration, which made the sum negative).
+#[test]
+fn a_negative_kernel_duration_adds_nothing() {
+    let text = small_trace().replacen(
+        r#""name":"k_b","pid":0,"tid":7,"ts":330,"dur":7"#,
+        r#""name":"k_b","pid":0,"tid":7,"ts":330,"dur":-5000"#,
+        1,
+    );
+    assert_ne!(text, small_trace(), "the fixture changed");
+    let table = load_bytes("neg.json", text.as_bytes()).unwrap();
+    let got = frequent_kernel_sequences(
+        &table,
+        &SequenceOptions {
+            operator_name: "aten::".into(),
+            ..Default::default()
+        },
+    );
+    let r = &got.rows[0];
+    assert_eq!(r.count, 2);
+    // Six kernels of 7 µs, one of them written with dur -5000 µs: 5 × 7.
+    assert!(
+        (r.gpu_kernel_duration_us - 35.0).abs() < 1e-9,
+        "{}",
+        r.gpu_kernel_duration_us
+    );
+}

@@ -24,7 +24,7 @@ pub fn is_gpu_row(t: &TraceTable, row: usize) -> bool {
 
 /// Whether a row is a complete event with a duration (what HTA keeps after dropping rows without `dur`).
 pub fn is_span(t: &TraceTable, row: usize) -> bool {
-    t.dur_at(row).is_some()
+    t.raw_dur_at(row).is_some()
         && t.ts_at(row).is_some()
         && !matches!(
             t.kind_at(row),
@@ -32,15 +32,16 @@ pub fn is_span(t: &TraceTable, row: usize) -> bool {
         )
 }
 
-/// Start and end of every row in the time unit of the analysis: exact ns, or whole µs rounded as HTA
-/// does (start = ceil, end = floor).
+/// Start and end of every row in the time unit of the analysis: exact ns (a negative duration as
+/// none), or whole µs rounded as HTA does (start = ceil, end = floor; a negative duration as written).
 pub fn times(t: &TraceTable, hta_us: bool) -> (Vec<i64>, Vec<i64>) {
     let n = t.len();
     let mut ts = vec![0i64; n];
     let mut end = vec![0i64; n];
     for r in 0..n {
         let s = t.ts_at(r).unwrap_or(0);
-        let e = s.saturating_add(t.dur_at(r).unwrap_or(0));
+        let d = t.raw_dur_at(r).unwrap_or(0);
+        let e = s.saturating_add(if hta_us { d } else { d.max(0) });
         if hta_us {
             ts[r] = s.div_euclid(1000) + i64::from(s.rem_euclid(1000) != 0);
             end[r] = e.div_euclid(1000);
@@ -261,7 +262,7 @@ mod tests {
         let b = serde_json::to_vec(&serde_json::json!({ "traceEvents": ev })).unwrap();
         let t = load_bytes("t.json", &b).unwrap();
         let rows: Vec<u32> = (0..t.len() as u32).collect();
-        let key = |r: usize| (t.ts_at(r).unwrap(), -t.dur_at(r).unwrap());
+        let key = |r: usize| (t.ts_at(r).unwrap(), -t.raw_dur_at(r).unwrap());
         let got = sort_by_thread(&t, &rows, key);
         let pid = t.pid.keys();
         let tid = t.tid.keys();

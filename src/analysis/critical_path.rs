@@ -375,7 +375,7 @@ fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
     };
     for i in 0..n {
         let k = t.kind_at(i);
-        let (Some(ts), Some(dur)) = (t.ts_at(i), t.dur_at(i)) else {
+        let (Some(ts), Some(dur)) = (t.ts_at(i), t.raw_dur_at(i)) else {
             continue;
         };
         if compat {

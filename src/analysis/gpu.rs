@@ -237,7 +237,7 @@ impl<'a> RankPrep<'a> {
     #[inline]
     pub fn span(&self, row: usize) -> Option<(i64, i64)> {
         let ts = self.table.ts_at(row)?;
-        let dur = self.table.dur_at(row).unwrap_or(0);
+        let dur = self.table.raw_dur_at(row).unwrap_or(0);
         Some(if self.mode == Mode::HtaCompat {
             hta_round(ts, dur)
         } else {
@@ -273,7 +273,7 @@ impl<'a> RankPrep<'a> {
         };
         for row in 0..n {
             if let Some(step) = step_of_name[table.name_id(row) as usize] {
-                if table.dur_at(row).is_some() && is_step_kind(table.kind_at(row)) {
+                if table.raw_dur_at(row).is_some() && is_step_kind(table.kind_at(row)) {
                     if let Some((ts, end)) = prep.span(row) {
                         prep.steps.push(StepSpan {
                             step,
@@ -332,7 +332,7 @@ impl<'a> RankPrep<'a> {
             let Some(c) = table.correlation_at(row) else {
                 continue;
             };
-            if is_dev(row) || table.dur_at(row).is_none() {
+            if is_dev(row) || table.raw_dur_at(row).is_none() {
                 continue;
             }
             let k = table.kind_at(row);
@@ -379,11 +379,11 @@ impl<'a> RankPrep<'a> {
             let kind = table.kind_at(row);
             let selected = if compat {
                 table.stream_at(row).is_some_and(|s| s != -1)
-                    && table.dur_at(row).is_some()
+                    && table.raw_dur_at(row).is_some()
                     && table.category_id_at(row).is_some()
                     && kind != EventKind::Trace
             } else {
-                kind.is_gpu_activity() && table.dur_at(row).is_some()
+                kind.is_gpu_activity() && table.raw_dur_at(row).is_some()
             };
             if !selected {
                 continue;

@@ -201,6 +201,10 @@ pub fn gather_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) ->
             }
         }
         sync_rows.sort();
+        let sync_intervals: Vec<(i64, i64)> = sync_rows
+            .iter()
+            .filter_map(|&(row, _)| Some((t.ts_at(row)?, t.end_at(row)?)))
+            .collect();
         for (id, a) in &k_acc {
             let name = t.name_of_id(*id);
             let e = kernel_evidence.entry(name.to_string()).or_default();
@@ -261,6 +265,14 @@ pub fn gather_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) ->
             time.kernel_wait_ns = idle.kernel_wait_ns;
             time.other_idle_ns = idle.other_ns;
             time.idle_in_data_loader_ns = idle.in_data_loader_ns;
+            let lo = prep.dev.iter().map(|d| d.ts).min().unwrap_or(0);
+            let hi = prep.dev.iter().map(|d| d.end).max().unwrap_or(0);
+            let clipped = sync_intervals
+                .iter()
+                .map(|&(s, e)| (s.max(lo), e.min(hi)))
+                .filter(|(s, e)| s < e)
+                .collect();
+            time.sync_in_window_ns = union(clipped).iter().map(|(s, e)| e - s).sum();
         }
         inputs.time.add(&time);
         if let Some(l) = all.kernel_launch_stats.get(idx) {

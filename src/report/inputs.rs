@@ -46,6 +46,9 @@ pub struct TimeFigures {
     pub other_idle_ns: i64,
     /// Idle time that falls inside DataLoader operations on the CPU.
     pub idle_in_data_loader_ns: i64,
+    /// Host time blocked in synchronising calls while the window is open (their union, clipped
+    /// to the window: a share of the window is at most 100%).
+    pub sync_in_window_ns: i64,
 }
 
 impl TimeFigures {
@@ -62,6 +65,7 @@ impl TimeFigures {
         self.kernel_wait_ns += o.kernel_wait_ns;
         self.other_idle_ns += o.other_idle_ns;
         self.idle_in_data_loader_ns += o.idle_in_data_loader_ns;
+        self.sync_in_window_ns += o.sync_in_window_ns;
     }
 
     /// `part` as a percentage of the window (0 when the window is empty).

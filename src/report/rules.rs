@@ -518,7 +518,9 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
     let kw_pct = t.pct(kernel_wait_ns);
     let sync_ns: i64 = i.syncs.iter().map(|s| s.total_ns).sum();
     let sync_n: u64 = i.syncs.iter().map(|s| s.count).sum();
-    let sync_pct = t.pct(sync_ns);
+    // Only the blocked time inside the GPU window is a share of it (a call before the first or
+    // after the last kernel would make the share exceed 100%).
+    let sync_pct = t.pct(t.sync_in_window_ns);
     if kw_pct < KERNEL_WAIT_PCT && (sync_n == 0 || sync_pct < SYNC_PCT) {
         return None;
     }
@@ -553,11 +555,13 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
             "kernel-wait idle ≥ {KERNEL_WAIT_PCT:.0}% of GPU time, or synchronising calls ≥ {SYNC_PCT:.0}%"
         ),
         measured: format!(
-            "kernel-wait idle {kw_pct:.1}%; {sync_n} synchronising calls blocking {} ({sync_pct:.1}%)",
-            ms(sync_ns)
+            "kernel-wait idle {kw_pct:.1}%; {sync_n} synchronising calls blocking {} \
+             ({} of it inside the GPU window: {sync_pct:.1}%)",
+            ms(sync_ns),
+            ms(t.sync_in_window_ns)
         ),
         value: kw_pct,
-        impact: impact(i, kernel_wait_ns.max(sync_ns)),
+        impact: impact(i, kernel_wait_ns.max(t.sync_in_window_ns)),
         explanation: format!(
             "Short gaps between kernels add up to {kw_pct:.1}% of GPU time, and {sync_n} calls make the CPU \
              wait for the GPU."

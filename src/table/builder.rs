@@ -325,19 +325,27 @@ impl IdInterner {
     }
 }
 
-/// The number a GPU row's `tid` names (`7`, `"stream 7"`), used when `args.stream` is absent.
+/// The number a GPU row's `tid` names (`7`, `"stream 7"`, `"stream -3"`), used when `args.stream`
+/// is absent.
 fn stream_from_tid(tid: Option<IdValue<'_>>) -> Option<i64> {
     match tid? {
         IdValue::Int(n) => Some(n),
         IdValue::Text(t) => {
-            let digits_start = t
+            let mut start = t
                 .iter()
                 .rposition(|b| !b.is_ascii_digit())
                 .map_or(0, |p| p + 1);
-            std::str::from_utf8(&t[digits_start..]).ok()?.parse().ok()
+            if start > 0 && t[start - 1] == b'-' {
+                start -= 1;
+            }
+            std::str::from_utf8(&t[start..]).ok()?.parse().ok()
         }
     }
 }
+
+/// Durations over this (2^53 ns, 104 days) are not a profiled event's; kept as no duration, so that
+/// sums of durations cannot overflow.
+pub const MAX_DURATION_NS: i64 = 1 << 53;
 
 /// A nullable column under construction: a plain `Vec` of values (0 for a null) and a validity bitmap
 /// made only at the first null. Same array as arrow2's `MutablePrimitiveArray`, with pushes inlined.
@@ -655,6 +663,19 @@ impl TableBuilder {
         self.kind.len()
     }
 
+    /// Counts a duration that is negative or over [`MAX_DURATION_NS`].
+    #[cold]
+    #[inline(never)]
+    fn bad_duration(&mut self, d: i64, index: u64) {
+        let kind = if d < 0 {
+            DiagnosticKind::NegativeDuration
+        } else {
+            DiagnosticKind::ImplausibleDuration
+        };
+        self.diagnostics
+            .add(kind, || format!("dur {d} ns at traceEvents[{index}]"));
+    }
+
     fn category_kind(&mut self, id: u32) -> Option<EventKind> {
         let idx = id as usize;
         while self.category_kinds.len() <= idx {
@@ -826,16 +847,20 @@ impl EventSink for TableBuilder {
         self.ts_ns.push(e.ts_ns);
         let mut dur = e.dur_ns;
         if let Some(d) = dur {
-            if d < 0 {
-                self.diagnostics.add(DiagnosticKind::NegativeDuration, || {
-                    format!("dur {d} ns at traceEvents[{}]", e.index)
-                });
+            // One compare for both: a negative value is a huge unsigned one.
+            if d as u64 > MAX_DURATION_NS as u64 {
+                self.bad_duration(d, e.index);
+                // A negative one is kept as written (`TraceTable::dur_at` leaves it out, the
+                // HTA-compatible definitions take it as HTA does); a too long one is dropped, so
+                // that sums of durations cannot overflow.
+                if d > 0 {
+                    dur = None;
+                }
             }
         } else if phase == b'X' {
             self.diagnostics.add(DiagnosticKind::MissingDuration, || {
                 format!("traceEvents[{}]", e.index)
             });
-            dur = None;
         }
         if e.ts_ns.is_none() && !matches!(phase, b'M') {
             self.diagnostics.add(DiagnosticKind::MissingTimestamp, || {
@@ -856,7 +881,13 @@ impl EventSink for TableBuilder {
             b'E' => match self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop) {
                 Some((b_row, b_ts)) => {
                     if let Some(ts) = e.ts_ns {
-                        self.dur_ns.set_valid(b_row, ts - b_ts);
+                        // An E before its B, or absurdly late: no duration, counted.
+                        let d = ts - b_ts;
+                        if d as u64 <= MAX_DURATION_NS as u64 {
+                            self.dur_ns.set_valid(b_row, d);
+                        } else {
+                            self.bad_duration(d, e.index);
+                        }
                     }
                 }
                 None => self.diagnostics.add(DiagnosticKind::UnpairedEnd, || {

@@ -8,11 +8,11 @@
 //! |---|---|---|---|
 //! | `kind` | UInt8 | canonical [`EventKind`] (`as u8`), from phase and category | never |
 //! | `phase` | UInt8 | first byte of `ph` (`b'X'`, `b'B'`, ...) | `ph` absent (stored as 0) |
-//! | `category` | Dictionary<UInt32, Utf8> | original `cat` | `cat` absent |
-//! | `name` | Dictionary<UInt32, Utf8> | `name` | `name` absent (key of `""`) |
-//! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent (key of `""`) |
-//! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent |
-//! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration |
+//! | `category` | Dictionary<UInt32, Utf8> | original `cat` (a non-string as its JSON text) | `cat` absent or `null` |
+//! | `name` | Dictionary<UInt32, Utf8> | `name` (a non-string as its JSON text) | `name` absent or `null` (key of `""`) |
+//! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent or `null` (key of `""`) |
+//! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent, or not a number within [-2^61, 2^62) ns |
+//! | `dur_ns` | Int64 | duration, ns, as written (a negative one is counted; `dur_at` leaves it out, `raw_dur_at` gives it); for `B` rows the paired `E` gives it | no duration, one over 2^53 ns, or an `E` before its `B` (counted) |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
 //! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
@@ -161,10 +161,17 @@ pub struct TraceMetadata {
 impl TraceMetadata {
     pub fn from_top_level(top: Map<String, Value>) -> Self {
         let dist = top.get("distributedInfo");
+        // An integer, also when written as a string (`"3"`) or a whole float (`3.0`, as JSON
+        // rewritten by pandas or JavaScript may have it).
         let int = |v: Option<&Value>| {
             v.and_then(|v| {
                 v.as_i64()
                     .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+                    .or_else(|| {
+                        v.as_f64()
+                            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                            .map(|f| f as i64)
+                    })
             })
         };
         let devices = top.get("deviceProperties").and_then(Value::as_array);
@@ -281,8 +288,17 @@ impl TraceTable {
         self.ts_ns.get(row)
     }
 
+    /// The duration for time figures: `None` when absent or negative (a negative `dur` is kept in
+    /// the column as written and counted as a diagnostic; see [`TraceTable::raw_dur_at`]).
     #[inline]
     pub fn dur_at(&self, row: usize) -> Option<i64> {
+        self.dur_ns.get(row).filter(|&d| d >= 0)
+    }
+
+    /// The duration as written, negative or not: for the HTA-compatible definitions, which take
+    /// the trace's values as HTA does (and for code that clamps them itself).
+    #[inline]
+    pub fn raw_dur_at(&self, row: usize) -> Option<i64> {
         self.dur_ns.get(row)
     }
 

@@ -25,11 +25,15 @@ pub enum DiagnosticKind {
     MissingTimestamp,
     MissingDuration,
     NegativeDuration,
+    ImplausibleDuration,
     MixedTypeArg,
     WellKnownArgWrongType,
     TruncatedTail,
     MissingClosingBrackets,
     TrailingComma,
+    TrailingPadding,
+    TrailingData,
+    DuplicateTraceEvents,
     NonObjectEvent,
     UnpairedBegin,
     UnpairedEnd,
@@ -49,6 +53,7 @@ impl DiagnosticKind {
             | UnknownCategory
             | MixedTypeArg
             | TrailingComma
+            | TrailingPadding
             | OversizedMetadata
             | MissingRank
             | OutsideProfilingWindow
@@ -56,11 +61,14 @@ impl DiagnosticKind {
             | UnpairedEnd
             | BadFlowId => Severity::Info,
             MissingPhase
+            | ImplausibleDuration
             | MissingTimestamp
             | MissingDuration
             | TruncatedTail
             | MissingClosingBrackets
             | NonObjectEvent
+            | TrailingData
+            | DuplicateTraceEvents
             | WellKnownArgWrongType
             | DuplicateRank => Severity::DataLoss,
             NegativeDuration | MalformedEvent => Severity::Error,
@@ -74,14 +82,18 @@ impl DiagnosticKind {
             UnknownPhase => "events with a phase (ph) this tool does not know; kept, counted as 'other'",
             UnknownCategory => "events with a category this tool does not know; kept with kind 'other'",
             MissingPhase => "events without a phase (ph)",
-            MissingTimestamp => "timed events without a timestamp (ts); left out of time figures",
+            MissingTimestamp => "timed events without a readable timestamp (ts absent, not a number, or outside 1897-2116 as epoch µs); left out of time figures",
+            ImplausibleDuration => "events with a duration over 2^53 ns (104 days); kept without a duration, so left out of time figures",
             MissingDuration => "complete events (ph X) without a duration (dur)",
-            NegativeDuration => "events with a negative duration; left out of time figures",
+            NegativeDuration => "events with a negative duration (dur < 0, or an E before its B); left out of time figures (the HTA-compatible mode takes dur as HTA does)",
             MixedTypeArg => "args keys whose values have different types across events; stored as text",
             WellKnownArgWrongType => "well-known args (bytes, memory bandwidth, ...) with a value of the wrong type; set to null",
             TruncatedTail => "the file ends inside an event: the trace was cut off mid-write; the incomplete event was dropped",
             MissingClosingBrackets => "the file ends before its closing brackets; every complete event before that was loaded",
             TrailingComma => "a trailing comma before a closing bracket; tolerated",
+            TrailingPadding => "zero bytes after the end of the JSON (a preallocated file); ignored",
+            TrailingData => "data after the end of the JSON (a second document, or garbage); not read",
+            DuplicateTraceEvents => "more than one top-level \"traceEvents\" list; the events of all were read (a JSON reader would keep only the last)",
             NonObjectEvent => "entries of traceEvents that are not JSON objects; skipped",
             UnpairedBegin => "begin events (ph B) without a matching end (ph E)",
             UnpairedEnd => "end events (ph E) without a matching begin (ph B)",

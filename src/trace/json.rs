@@ -279,6 +279,12 @@ pub fn read_plain_int(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
     Ok(Some((if neg { -v } else { v }, i)))
 }
 
+/// Times (`ts`, `dur`) are read within [`MIN_TIME_NS`, `MAX_TIME_NS`) ns (as epoch times, 1897 to
+/// 2116): then any start plus any duration, and any end minus any start, fit an i64. A value beyond
+/// is unreadable (absent), not wrapped round into a wrong one.
+pub const MAX_TIME_NS: i64 = 1 << 62;
+pub const MIN_TIME_NS: i64 = -(1 << 61);
+
 /// A number of µs at `pos` as integer ns, in one pass (`1234.5678` → 1234568). `Ok(None)` for an
 /// exponent or an integer part too long to scale, so the caller takes the general path.
 #[inline(always)]
@@ -295,7 +301,8 @@ pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
         return Err(Stop::Incomplete);
     }
     let int_digits = i - start;
-    if int_digits > 16 || int_part > i64::MAX / 1000 - 1 {
+    // Within ±2^61 ns whatever the sign (epoch µs up to 2043); further out, the general path.
+    if int_digits > 16 || int_part > (1 << 61) / 1000 - 1 {
         return Ok(None);
     }
     let mut frac: i64 = 0;
@@ -541,6 +548,11 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
         Some(b'-') => (true, &text[1..]),
         _ => (false, text),
     };
+    if body.iter().any(|&b| b == b'e' || b == b'E') {
+        // An exponent (rare: `1.6e15`, Python's `1e-05`), whatever the length of the mantissa.
+        let ns = exponent_micros_to_nanos(body)?;
+        return in_time_range(if neg { -ns } else { ns });
+    }
     let mut int_part: i64 = 0;
     let mut i = 0;
     let mut any = false;
@@ -572,15 +584,7 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
         return None;
     }
     if i < body.len() {
-        // An exponent (rare): go through f64.
-        let s = std::str::from_utf8(text).ok()?;
-        let v: f64 = s.parse().ok()?;
-        let ns = (v * 1000.0).round();
-        return if ns.is_finite() && ns.abs() < 9.0e18 {
-            Some(ns as i64)
-        } else {
-            None
-        };
+        return None;
     }
     while frac_digits < 3 {
         frac *= 10;
@@ -590,7 +594,61 @@ pub fn micros_text_to_nanos(text: &[u8]) -> Option<i64> {
     if round_up {
         ns += 1;
     }
-    Some(if neg { -ns } else { ns })
+    in_time_range(if neg { -ns } else { ns })
+}
+
+/// `ns` when it is within [`MIN_TIME_NS`, `MAX_TIME_NS`).
+#[inline]
+fn in_time_range(ns: i64) -> Option<i64> {
+    (MIN_TIME_NS..MAX_TIME_NS).contains(&ns).then_some(ns)
+}
+
+/// `body` (no sign), a number of µs with an exponent (`1.6042036700001235e15`, `2.5E-1`), as integer
+/// ns, exactly: the mantissa's digits are scaled by a power of ten, not through f64 (which holds
+/// about 16 digits, too few for an epoch timestamp in µs with its ns). Rounded half away from zero.
+#[cold]
+#[inline(never)]
+fn exponent_micros_to_nanos(body: &[u8]) -> Option<i64> {
+    let e = body.iter().position(|&b| b == b'e' || b == b'E')?;
+    let exp: i32 = std::str::from_utf8(&body[e + 1..]).ok()?.parse().ok()?;
+    let (mut mantissa, mut digits, mut frac_digits, mut point) = (0u128, 0u32, 0i32, false);
+    for &b in &body[..e] {
+        match b {
+            b'0'..=b'9' => {
+                if mantissa == 0 && b == b'0' {
+                    // Leading zeros add no digit (after the point they still scale).
+                } else if digits == 36 {
+                    // Past 36 significant digits the rest cannot change an i64 of ns: stop here.
+                    if !point {
+                        frac_digits -= 1;
+                    }
+                    continue;
+                } else {
+                    mantissa = mantissa * 10 + (b - b'0') as u128;
+                    digits += 1;
+                }
+                if point {
+                    frac_digits += 1;
+                }
+            }
+            b'.' if !point => point = true,
+            _ => return None,
+        }
+    }
+    if body[..e].iter().all(|&b| b == b'.') {
+        return None;
+    }
+    // ns = mantissa × 10^(exp − frac_digits + 3)
+    let scale = exp.checked_sub(frac_digits)?.checked_add(3)?;
+    let ns = if scale >= 0 {
+        mantissa.checked_mul(10u128.checked_pow(scale as u32)?)?
+    } else if scale < -38 {
+        0
+    } else {
+        let div = 10u128.pow((-scale) as u32);
+        mantissa / div + u128::from(mantissa % div * 2 >= div)
+    };
+    i64::try_from(ns).ok()
 }
 
 /// Index just past the JSON value starting at `pos` (which must not be white space).
@@ -795,8 +853,48 @@ mod tests {
         assert_eq!(micros_text_to_nanos(b"-1.5"), Some(-1500));
         assert_eq!(micros_text_to_nanos(b"0.0005"), Some(1));
         assert_eq!(micros_text_to_nanos(b"0.0004"), Some(0));
+        // Outside [-2^61, 2^62) ns: unreadable, not wrapped.
+        assert_eq!(
+            micros_text_to_nanos(b"4611686018427387.903"),
+            Some((1 << 62) - 1)
+        );
+        assert_eq!(micros_text_to_nanos(b"4611686018427387.904"), None);
+        assert_eq!(
+            micros_text_to_nanos(b"-2305843009213693.952"),
+            Some(-(1 << 61))
+        );
+        assert_eq!(micros_text_to_nanos(b"-2305843009213693.953"), None);
+        assert_eq!(micros_text_to_nanos(b"9223372036854775"), None);
         assert_eq!(micros_text_to_nanos(b"1.5e3"), Some(1_500_000));
         assert_eq!(micros_text_to_nanos(b""), None);
+    }
+
+    #[test]
+    fn exponents_are_exact_too() {
+        // 17 significant digits: f64 would give 1604203670000123520 ns.
+        assert_eq!(
+            micros_text_to_nanos(b"1.6042036700001235e15"),
+            Some(1_604_203_670_000_123_500)
+        );
+        assert_eq!(
+            micros_text_to_nanos(b"1.604203670000123456E+15"),
+            Some(1_604_203_670_000_123_456)
+        );
+        assert_eq!(micros_text_to_nanos(b"1e-05"), Some(0));
+        assert_eq!(micros_text_to_nanos(b"5e-4"), Some(1));
+        assert_eq!(micros_text_to_nanos(b"2.5E-1"), Some(250));
+        assert_eq!(micros_text_to_nanos(b"-1.5e3"), Some(-1_500_000));
+        assert_eq!(micros_text_to_nanos(b"0.00125e3"), Some(1_250));
+        assert_eq!(micros_text_to_nanos(b"12e0"), Some(12_000));
+        assert_eq!(micros_text_to_nanos(b"1e400"), None);
+        assert_eq!(micros_text_to_nanos(b"1e-400"), Some(0));
+        assert_eq!(micros_text_to_nanos(b"1e"), None);
+        assert_eq!(micros_text_to_nanos(b"e5"), None);
+        assert_eq!(micros_text_to_nanos(b"1.2.3e4"), None);
+        assert_eq!(
+            micros_text_to_nanos(b"123456789012345678901234567890123456789e-30"),
+            Some(123_456_789_012)
+        );
     }
 
     #[test]
@@ -844,6 +942,8 @@ mod tests {
             "999999999999999",
             "1669850453938123",
             "1669850453938123.5",
+            "2305843009213692.999",
+            "-2305843009213692.999",
         ] {
             let input = format!("{text},");
             let (ns, end) = read_micros(input.as_bytes(), 0).unwrap().unwrap();

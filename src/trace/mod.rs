@@ -80,7 +80,7 @@ impl LoadError {
         Self::new(
             LoadErrorKind::Empty,
             file,
-            None,
+            (bytes > 0).then_some(bytes),
             format!("{} {what}: expected {WHAT_WE_READ}.", name(file)),
         )
     }
@@ -96,6 +96,52 @@ impl LoadError {
                 name(file)
             ),
         )
+    }
+
+    /// The same error said of a gzip file of `raw` bytes whose stream was `cut` (or not) before its
+    /// end: the sizes of an empty or cut-off file are those of the file, not of its inflated text.
+    pub fn of_gzip(self, raw: u64, cut: bool) -> Self {
+        let text = self.offset.unwrap_or(0);
+        let file = self.file.clone();
+        let cut_off =
+            "the file was cut off (an interrupted download or copy, or a profiler that did not \
+                       finish writing)";
+        match self.kind {
+            LoadErrorKind::Empty | LoadErrorKind::Truncated if cut && text == 0 => Self::new(
+                LoadErrorKind::Truncated,
+                &file,
+                Some(raw),
+                format!(
+                    "{} is a gzip file that ends after {raw} bytes, before any of its JSON text: {cut_off}.",
+                    name(&file)
+                ),
+            ),
+            LoadErrorKind::Empty => Self::new(
+                LoadErrorKind::Empty,
+                &file,
+                None,
+                format!(
+                    "{} is gzip-compressed ({raw} bytes), but its text {}: expected {WHAT_WE_READ}.",
+                    name(&file),
+                    if text == 0 {
+                        "is empty".to_string()
+                    } else {
+                        format!("holds only white space ({text} bytes)")
+                    }
+                ),
+            ),
+            LoadErrorKind::Truncated => Self::new(
+                LoadErrorKind::Truncated,
+                &file,
+                Some(text),
+                format!(
+                    "{} is a gzip file ({raw} bytes) whose JSON text ends after {text} bytes, before any \
+                     complete trace event: {cut_off}.",
+                    name(&file)
+                ),
+            ),
+            _ => self,
+        }
     }
 
     pub fn corrupt_gzip(file: &str, offset: u64, detail: &str) -> Self {
@@ -129,6 +175,8 @@ impl LoadError {
             " (a zip archive: unzip it first)"
         } else if head.starts_with(b"\x28\xb5\x2f\xfd") {
             " (zstd-compressed: decompress it first)"
+        } else if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+            " (UTF-16 text: convert it to UTF-8, e.g. `iconv -f UTF-16 -t UTF-8`)"
         } else if head.starts_with(b"BZh") {
             " (bzip2-compressed: decompress it first)"
         } else if head.starts_with(b"\x80") || head.starts_with(b"PTMF") {
@@ -164,19 +212,49 @@ impl LoadError {
         )
     }
 
-    pub fn not_a_trace_object(file: &str, keys: &[String]) -> Self {
+    /// An object without a `traceEvents` list: `keys` as written, `values` the top-level values read.
+    pub fn not_a_trace_object(
+        file: &str,
+        keys: &[String],
+        values: &serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        use serde_json::Value;
         let has = |k: &str| keys.iter().any(|x| x == k);
-        let guess = if has("nodes") && (has("schema") || has("pid")) {
+        // A trace wrapped in another object: `{"data": {"traceEvents": [...]}}`.
+        let nested = values.iter().find_map(|(k, v)| match v.get("traceEvents") {
+            Some(Value::Array(_)) => Some(k.as_str()),
+            _ => None,
+        });
+        let guess = if let Some(outer) = nested {
+            format!(
+                " The events are one level down, in \"{outer}\".traceEvents: save that inner object \
+                 (the value of \"{outer}\") as the trace."
+            )
+        } else if has("nodes") && (has("schema") || has("pid")) {
             " This looks like a PyTorch execution trace (Chakra ET, from ExecutionTraceObserver), which records \
              the operator graph but not timings. Record a Kineto trace with torch.profiler \
              (export_chrome_trace or tensorboard_trace_handler)."
+                .to_string()
         } else if has("segments") || has("device_traces") {
             " This looks like a CUDA memory snapshot (torch.cuda.memory._snapshot), not a profiler trace."
+                .to_string()
         } else {
-            ""
+            String::new()
         };
         let shown: Vec<&str> = keys.iter().take(12).map(|s| s.as_str()).collect();
-        let found = if keys.is_empty() {
+        let found = if let Some(v) = values.get("traceEvents") {
+            let what = match v {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "a list",
+                Value::Object(_) => "an object",
+            };
+            format!("\"traceEvents\" holding {what}")
+        } else if has("traceEvents") {
+            "\"traceEvents\" holding a value too large to keep that is not a list".to_string()
+        } else if keys.is_empty() {
             "an object with no keys".to_string()
         } else {
             format!("top-level keys {}", shown.join(", "))
@@ -338,7 +416,14 @@ impl<S: EventSink> StreamReader<S> {
     }
 
     fn end(mut self, gzip_cut: bool) -> Result<(ReadSummary, S), LoadError> {
-        let mut summary = self.reader.finish(&mut self.sink)?;
+        let (gzip, raw) = (self.is_gzip(), self.raw_bytes());
+        let mut summary = self.reader.finish(&mut self.sink).map_err(|e| {
+            if gzip {
+                e.of_gzip(raw, gzip_cut)
+            } else {
+                e
+            }
+        })?;
         if let Some(c) = &self.broken {
             let detail = format!(
                 "the gzip data is damaged at compressed byte {} ({}); the rest was not read",

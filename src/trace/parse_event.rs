@@ -172,12 +172,8 @@ impl EventParser {
                 Some(known) => known,
                 None => {
                     let (key, after_key) = read_string(input, i, &mut self.scratch)?;
-                    // Escaped keys are never one of ours.
-                    let field = match key.in_scratch() {
-                        false => field_of(key.get(input, &[])),
-                        true => Field::Other,
-                    };
-                    (field, after_key)
+                    // An escaped key is decoded first: `"n\u0061me"` is `name`.
+                    (field_of(key.get(input, &self.scratch)), after_key)
                 }
             };
             i = skip_ws(input, after_key);
@@ -197,22 +193,22 @@ impl EventParser {
                 }
                 Field::Name => {
                     let (loc, next) = self.any_as_text(input, i, first)?;
-                    self.name = Some(loc);
+                    self.name = loc;
                     next
                 }
                 Field::Cat => {
                     let (loc, next) = self.any_as_text(input, i, first)?;
-                    self.category = Some(loc);
+                    self.category = loc;
                     next
                 }
                 Field::Pid => {
                     let (v, next) = self.id_value(input, i, first)?;
-                    self.pid = Some(v);
+                    self.pid = v;
                     next
                 }
                 Field::Tid => {
                     let (v, next) = self.id_value(input, i, first)?;
-                    self.tid = Some(v);
+                    self.tid = v;
                     next
                 }
                 Field::Ts => {
@@ -228,14 +224,15 @@ impl EventParser {
                 Field::Id => {
                     let (v, next) = self.id_value(input, i, first)?;
                     match v {
-                        IdLoc::Int(n) => self.id = Some(n),
-                        IdLoc::Text(loc) => {
+                        Some(IdLoc::Int(n)) => self.id = Some(n),
+                        Some(IdLoc::Text(loc)) => {
                             let t = loc.get(input, &self.scratch);
                             match parse_flow_id(t) {
                                 Some(n) => self.id = Some(n),
                                 None => self.bad_id = true,
                             }
                         }
+                        None => {}
                     }
                     next
                 }
@@ -277,38 +274,39 @@ impl EventParser {
         }
     }
 
-    /// A string, or any other value kept as its JSON text (a numeric name, say).
+    /// A string, or any other value kept as its JSON text (a numeric name, say); `null` is absent.
     #[inline(always)]
-    fn any_as_text(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(StrLoc, usize)> {
+    fn any_as_text(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(Option<StrLoc>, usize)> {
         if first == b'"' {
-            read_string(input, i, &mut self.scratch)
+            let (loc, next) = read_string(input, i, &mut self.scratch)?;
+            Ok((Some(loc), next))
         } else {
-            let end = skip_value(input, i, false)?;
-            Ok((StrLoc::input(i, end), end))
+            other_as_text(input, i)
         }
     }
 
+    /// A number or a string (`pid`, `tid`, `id`); `null` is absent, anything else kept as its text.
     #[inline(always)]
-    fn id_value(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(IdLoc, usize)> {
+    fn id_value(&mut self, input: &[u8], i: usize, first: u8) -> Scan<(Option<IdLoc>, usize)> {
         if first == b'"' {
             let (loc, next) = read_string(input, i, &mut self.scratch)?;
-            return Ok((IdLoc::Text(loc), next));
+            return Ok((Some(IdLoc::Text(loc)), next));
         }
         if first == b'-' || first.is_ascii_digit() {
             if let Some((n, end)) = read_plain_int(input, i)? {
-                return Ok((IdLoc::Int(n), end));
+                return Ok((Some(IdLoc::Int(n)), end));
             }
             let end = number_end(input, i, false)?;
             return Ok(match parse_number(&input[i..end]) {
-                Some(Number::Int(n)) => (IdLoc::Int(n), end),
+                Some(Number::Int(n)) => (Some(IdLoc::Int(n)), end),
                 Some(Number::Float(f)) if f.fract() == 0.0 && f.abs() < 9.0e18 => {
-                    (IdLoc::Int(f as i64), end)
+                    (Some(IdLoc::Int(f as i64)), end)
                 }
-                _ => (IdLoc::Text(StrLoc::input(i, end)), end),
+                _ => (Some(IdLoc::Text(StrLoc::input(i, end))), end),
             });
         }
-        let end = skip_value(input, i, false)?;
-        Ok((IdLoc::Text(StrLoc::input(i, end)), end))
+        let (loc, end) = other_as_text(input, i)?;
+        Ok((loc.map(IdLoc::Text), end))
     }
 
     fn args_object(&mut self, input: &[u8], pos: usize) -> Scan<usize> {
@@ -438,6 +436,15 @@ impl EventParser {
     }
 }
 
+/// A value that is not a string, as its JSON text (`7`, `["kernel"]`), or `None` for `null`.
+#[cold]
+#[inline(never)]
+fn other_as_text(input: &[u8], i: usize) -> Scan<(Option<StrLoc>, usize)> {
+    let end = skip_value(input, i, false)?;
+    let loc = (&input[i..end] != b"null").then(|| StrLoc::input(i, end));
+    Ok((loc, end))
+}
+
 fn literal(input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
     let mut end = i;
     while end < input.len() && (input[end].is_ascii_alphanumeric() || input[end] == b'-') {
@@ -547,10 +554,7 @@ mod tests {
             let text = format!("\"{key}\": 1, \"x\": 2}}");
             let mut scratch = Vec::new();
             let (loc, end) = read_string(text.as_bytes(), 0, &mut scratch).unwrap();
-            let want = match loc.in_scratch() {
-                false => field_of(loc.get(text.as_bytes(), &[])),
-                true => Field::Other,
-            };
+            let want = field_of(loc.get(text.as_bytes(), &scratch));
             match known_key(text.as_bytes(), 0) {
                 Some((f, e)) => assert_eq!((f, e), (want, end), "{key}"),
                 None => assert_eq!(want, Field::Other, "{key}"),

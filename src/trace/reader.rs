@@ -12,6 +12,12 @@ use super::json::{prefetch, read_string, skip_value, skip_ws, ScanResult, Stop, 
 use super::parse_event::EventParser;
 use super::LoadError;
 
+/// The UTF-8 byte order mark, which some editors and Windows tools put at the start of a file.
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// Bytes of a text that is not JSON shown in the message.
+const BAD_START_BYTES: usize = 4;
+
 /// Top-level metadata values larger than this are counted and dropped, not kept.
 pub const MAX_METADATA_VALUE_BYTES: usize = 64 << 20;
 
@@ -58,6 +64,13 @@ pub struct TraceReader {
     /// Absolute offset (in the JSON text) of the start of the input being run.
     offset: u64,
     after_comma: bool,
+    /// Bytes of a UTF-8 byte order mark read at the start.
+    bom: usize,
+    /// The text does not start like JSON: where, and its first bytes (gathered for the message).
+    bad_start: Option<(u64, Vec<u8>)>,
+    /// Entries of `traceEvents` that are not objects, and the first byte of the first of them.
+    non_objects: u64,
+    first_non_object: u8,
     current_key: String,
     saw_trace_events: bool,
     summary: ReadSummary,
@@ -78,6 +91,10 @@ impl TraceReader {
             parser: EventParser::default(),
             offset: 0,
             after_comma: false,
+            bom: 0,
+            bad_start: None,
+            non_objects: 0,
+            first_non_object: 0,
             current_key: String::new(),
             saw_trace_events: false,
             summary: ReadSummary::default(),
@@ -250,14 +267,18 @@ impl TraceReader {
                             }
                             Err(Stop::Incomplete) => return Ok(i),
                             Err(Stop::Invalid { at, expected }) => {
-                                let abs = self.offset + at as u64;
-                                let index = self.summary.entries;
-                                self.summary.diagnostics.add(DiagnosticKind::MalformedEvent, || {
-                                    format!("traceEvents[{index}] at byte {abs}: expected {expected}")
-                                });
+                                // Counted once its end is found (an event cut off in the middle
+                                // is a truncated tail, however the pieces fell).
                                 match skip_value(input, i, eof) {
                                     Ok(end) => {
+                                        let abs = self.offset + at as u64;
+                                        let index = self.summary.entries;
+                                        self.summary.diagnostics.add(
+                                            DiagnosticKind::MalformedEvent,
+                                            || format!("traceEvents[{index}] at byte {abs}: expected {expected}"),
+                                        );
                                         self.summary.entries += 1;
+                                        self.after_comma = false;
                                         i = end;
                                     }
                                     Err(Stop::Incomplete) => return Ok(i),
@@ -269,13 +290,17 @@ impl TraceReader {
                             }
                         },
                         first => {
-                            if self.form == Some(Form::BareArray) && self.summary.entries == 0 {
-                                return Err(LoadError::not_a_trace_array(&self.file, first));
-                            }
+                            // Whether a bare array of non-objects is a trace at all is decided at
+                            // the end: `[null, {...}]` is one, `[[1, 2], [3, 4]]` is not.
                             match skip_value(input, i, eof) {
                                 Ok(end) => {
                                     sink.non_object_entry(self.summary.entries);
+                                    if self.non_objects == 0 {
+                                        self.first_non_object = first;
+                                    }
+                                    self.non_objects += 1;
                                     self.summary.entries += 1;
+                                    self.after_comma = false;
                                     i = end;
                                 }
                                 Err(Stop::Incomplete) => return Ok(i),
@@ -287,12 +312,26 @@ impl TraceReader {
                         }
                     }
                 }
-                State::Start => {
-                    i = skip_ws(input, i);
-                    if self.offset == 0 && input[i..].starts_with(&[0xEF, 0xBB, 0xBF]) {
-                        i += 3;
-                        i = skip_ws(input, i);
+                State::Start if self.bad_start.is_some() => {
+                    // Not JSON: the first bytes are gathered for the message, whatever the pieces.
+                    let (at, head) = self.bad_start.as_mut().expect("bad start");
+                    let take = (BAD_START_BYTES - head.len()).min(input.len());
+                    head.extend_from_slice(&input[..take]);
+                    if head.len() == BAD_START_BYTES || eof {
+                        return Err(LoadError::not_json_start(&self.file, *at, head));
                     }
+                    return Ok(input.len());
+                }
+                State::Start => {
+                    // A UTF-8 byte order mark, which the first pieces may split.
+                    while self.bom < BOM.len()
+                        && self.offset + i as u64 == self.bom as u64
+                        && input.get(i) == Some(&BOM[self.bom])
+                    {
+                        self.bom += 1;
+                        i += 1;
+                    }
+                    i = skip_ws(input, i);
                     if i >= input.len() {
                         return Ok(i);
                     }
@@ -307,12 +346,9 @@ impl TraceReader {
                             self.state = State::Events;
                         }
                         _ => {
-                            let head = &input[i..input.len().min(i + 8)];
-                            return Err(LoadError::not_json_start(
-                                &self.file,
-                                self.offset + i as u64,
-                                head,
-                            ));
+                            self.bad_start = Some((self.offset + i as u64, Vec::new()));
+                            let rest = &input[i..];
+                            return self.run(rest, eof, sink).map(|_| input.len());
                         }
                     }
                     i += 1;
@@ -372,6 +408,15 @@ impl TraceReader {
                         return Ok(i);
                     }
                     if self.current_key == "traceEvents" && input[i] == b'[' {
+                        if self.saw_trace_events {
+                            // A JSON reader keeps only the last list; the events of both are read.
+                            let before = self.summary.entries;
+                            self.summary
+                                .diagnostics
+                                .add(DiagnosticKind::DuplicateTraceEvents, || {
+                                    format!("a second \"traceEvents\" list after {before} entries")
+                                });
+                        }
                         self.summary.top_level_keys.push(self.current_key.clone());
                         self.saw_trace_events = true;
                         self.state = State::Events;
@@ -389,28 +434,72 @@ impl TraceReader {
                         }
                     };
                     let key = std::mem::take(&mut self.current_key);
-                    let value =
-                        serde_json::from_slice::<Value>(&input[i..end]).unwrap_or(Value::Null);
+                    let value = self.metadata_value(&key, &input[i..end]);
                     self.summary.top_level_keys.push(key.clone());
                     self.summary.metadata.insert(key, value);
                     self.state = State::TopKeyOrEnd;
                     i = end;
                 }
                 State::Done => {
-                    i = skip_ws(input, i);
-                    if i < input.len() {
-                        self.summary
-                            .diagnostics
-                            .add(DiagnosticKind::MalformedEvent, || {
-                                format!(
-                                    "data after the end of the JSON at byte {}; ignored",
-                                    self.offset + i as u64
-                                )
-                            });
-                        self.stopped = true;
+                    loop {
+                        i = skip_ws(input, i);
+                        match input.get(i) {
+                            None => return Ok(input.len()),
+                            Some(0) => {
+                                // Zero bytes after the JSON: a file written into a preallocated
+                                // one. Counted once, however many pieces they come in.
+                                let at = self.offset + i as u64;
+                                let d = &mut self.summary.diagnostics;
+                                if d.count(DiagnosticKind::TrailingPadding) == 0 {
+                                    d.add(DiagnosticKind::TrailingPadding, || {
+                                        format!("zero bytes from byte {at}")
+                                    });
+                                }
+                                while input.get(i) == Some(&0) {
+                                    i += 1;
+                                }
+                            }
+                            Some(_) => {
+                                self.summary
+                                    .diagnostics
+                                    .add(DiagnosticKind::TrailingData, || {
+                                        format!(
+                                            "data after the end of the JSON at byte {}; ignored",
+                                            self.offset + i as u64
+                                        )
+                                    });
+                                self.stopped = true;
+                                return Ok(input.len());
+                            }
+                        }
                     }
-                    return Ok(input.len());
                 }
+            }
+        }
+    }
+
+    /// A top-level value (`distributedInfo`, `deviceProperties`, ...) parsed; trailing commas are
+    /// tolerated (and counted) as in the events. `null` when it is not JSON even so (counted).
+    #[cold]
+    fn metadata_value(&mut self, key: &str, raw: &[u8]) -> Value {
+        if let Ok(v) = serde_json::from_slice::<Value>(raw) {
+            return v;
+        }
+        let diagnostics = &mut self.summary.diagnostics;
+        match serde_json::from_slice::<Value>(&without_trailing_commas(raw)) {
+            Ok(v) => {
+                diagnostics.add(DiagnosticKind::TrailingComma, || {
+                    format!("in the top-level value of \"{key}\"")
+                });
+                v
+            }
+            Err(e) => {
+                diagnostics.add(DiagnosticKind::MalformedEvent, || {
+                    format!(
+                        "the top-level value of \"{key}\" is not valid JSON ({e}); read as null"
+                    )
+                });
+                Value::Null
             }
         }
     }
@@ -432,6 +521,9 @@ impl TraceReader {
                         format!("{n} bytes of an incomplete event at byte {at} dropped")
                     });
             }
+        }
+        if let Some((at, head)) = &self.bad_start {
+            return Err(LoadError::not_json_start(&self.file, *at, head));
         }
         match self.state {
             State::Done => {}
@@ -457,8 +549,44 @@ impl TraceReader {
             return Err(LoadError::not_a_trace_object(
                 &self.file,
                 &self.summary.top_level_keys,
+                &self.summary.metadata,
+            ));
+        }
+        if self.form == Some(Form::BareArray)
+            && self.non_objects > 0
+            && self.non_objects == self.summary.entries
+        {
+            return Err(LoadError::not_a_trace_array(
+                &self.file,
+                self.first_non_object,
             ));
         }
         Ok(self.summary)
     }
+}
+
+/// `raw` (one JSON value) without the commas that come right before a closing bracket (outside strings).
+fn without_trailing_commas(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let (mut in_string, mut escape) = (false, false);
+    for (k, &b) in raw.iter().enumerate() {
+        if in_string {
+            if escape {
+                escape = false;
+            } else if b == b'\\' {
+                escape = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if b == b',' {
+            let next = raw[k + 1..].iter().find(|c| !c.is_ascii_whitespace());
+            if matches!(next, Some(b']' | b'}')) {
+                continue;
+            }
+        }
+        out.push(b);
+    }
+    out
 }
