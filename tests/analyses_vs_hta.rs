@@ -1290,3 +1290,31 @@ fn critical_path_exact_mode_on_real_traces() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// HTA-compat on dialects and layouts of traces beyond ../shared/traces (each found by comparing
+// with HTA 0.5.0 on real traces: MTIA, old Kineto, multi-rank with clock offsets, ...).
+
+fn compat() -> AnalysisOptions {
+    AnalysisOptions::hta_compat()
+}
+
+#[test]
+fn hta_compat_takes_the_stream_from_args_only() {
+    // An MTIA `dma_request` without `args.stream` (its tid is 801): HTA's stream is -1, so it is
+    // no device row there; exact mode takes the stream from the tid.
+    let events = vec![
+        launch(0.0, 1.0, 1),
+        kernel("k", 2.0, 10.0, 7, 1),
+        json!({"ph": "X", "cat": "mtia_ccp_events", "name": "dma_request", "pid": 9, "tid": 801,
+               "ts": 20.0, "dur": 5.0, "args": {"size": 16}}),
+    ];
+    let c = analyze(&set_of(events.clone()), &compat());
+    assert_eq!(c.temporal_breakdown[0].window_us, 10.0);
+    let streams: Vec<i64> = c.idle_time_breakdown.iter().map(|s| s.stream).collect();
+    assert_eq!(streams, vec![7]);
+    assert_eq!(type_time(&c, "MEMORY"), 0.0);
+    let e = analyze(&set_of(events), &exact());
+    assert_eq!(e.temporal_breakdown[0].window_us, 23.0);
+    assert_eq!(type_time(&e, "MEMORY"), 5.0);
+}

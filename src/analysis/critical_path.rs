@@ -385,7 +385,7 @@ fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
             let (a, b) = hta_round(ts, dur);
             r.ts[i] = a;
             r.end[i] = b;
-            r.stream[i] = t.stream_at(i).unwrap_or(-1);
+            r.stream[i] = t.args_stream_at(i).unwrap_or(-1);
             let name = t.name_at(i);
             r.gpu[i] = (r.stream[i] >= 0 && t.correlation_at(i).is_some_and(|c| c >= 0))
                 || name == "Event Sync"

@@ -314,7 +314,7 @@ impl<'a> RankPrep<'a> {
         // CPU-side rows with a correlation, within the window.
         let is_dev = |row: usize| -> bool {
             if compat {
-                table.stream_at(row).is_some_and(|s| s >= 0)
+                table.args_stream_at(row).is_some_and(|s| s >= 0)
                     && table.correlation_at(row).is_some_and(|c| c >= 0)
             } else {
                 table.kind_at(row).is_gpu_activity()
@@ -371,7 +371,7 @@ impl<'a> RankPrep<'a> {
         for row in 0..n {
             let kind = table.kind_at(row);
             let selected = if compat {
-                table.stream_at(row).is_some_and(|s| s != -1)
+                table.args_stream_at(row).is_some_and(|s| s != -1)
                     && table.dur_at(row).is_some()
                     && table.category_id_at(row).is_some()
                     && kind != EventKind::Trace

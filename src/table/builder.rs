@@ -534,6 +534,8 @@ pub struct TableBuilder {
     external_id: NullableColumn<i64>,
     correlation: NullableColumn<i64>,
     stream: IntColumnBuilder,
+    /// Rows whose stream was read from `tid` (no integer `args.stream`).
+    stream_from_tid: Vec<u32>,
     device: IntColumnBuilder,
     flow_id: NullableColumn<i64>,
     names: Interner,
@@ -566,6 +568,7 @@ impl TableBuilder {
             external_id: NullableColumn::new(),
             correlation: NullableColumn::new(),
             stream: IntColumnBuilder::Int32(NullableColumn::new()),
+            stream_from_tid: Vec::new(),
             device: IntColumnBuilder::Int32(NullableColumn::new()),
             flow_id: NullableColumn::new(),
             names: Interner::default(),
@@ -763,6 +766,7 @@ impl TableBuilder {
             external_id: self.external_id.into_array(),
             correlation: self.correlation.into_array(),
             stream: self.stream.into_array(),
+            stream_from_tid: self.stream_from_tid,
             device: self.device.into_array(),
             flow_id: self.flow_id.into_array(),
             args,
@@ -921,6 +925,9 @@ impl EventSink for TableBuilder {
         let [ext, corr, mut stream, device] = dense;
         if stream.is_none() && kind.is_gpu_activity() {
             stream = stream_from_tid(e.tid);
+            if stream.is_some() {
+                self.stream_from_tid.push(row as u32);
+            }
         }
         self.external_id.push(ext);
         self.correlation.push(corr);

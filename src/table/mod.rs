@@ -15,7 +15,7 @@
 //! | `dur_ns` | Int64 | duration, ns; for `B` rows the paired `E` gives it | no duration |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
-//! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
+//! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (those rows are listed in `stream_from_tid`; other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
 //! | `device` | Int32, or Int64 when a value needs it | `args.device` | absent |
 //! | `flow_id` | Int64 | `id` of flow events (`s`/`f`/`t`) and async events | absent |
 //! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |
@@ -240,6 +240,9 @@ pub struct TraceTable {
     pub external_id: PrimitiveArray<i64>,
     pub correlation: PrimitiveArray<i64>,
     pub stream: IntColumn,
+    /// Rows (ascending) whose `stream` was read from `tid` because `args.stream` was absent or not an
+    /// integer; HTA sees no stream (-1) there.
+    pub stream_from_tid: Vec<u32>,
     pub device: IntColumn,
     pub flow_id: PrimitiveArray<i64>,
     /// Sparse args columns, sorted by key.
@@ -354,6 +357,18 @@ impl TraceTable {
     #[inline]
     pub fn stream_at(&self, row: usize) -> Option<i64> {
         self.stream.get(row)
+    }
+
+    /// The stream as `args.stream` gives it (`None` when it was read from `tid`), as HTA sees it.
+    #[inline]
+    pub fn args_stream_at(&self, row: usize) -> Option<i64> {
+        let s = self.stream.get(row)?;
+        if !self.stream_from_tid.is_empty()
+            && self.stream_from_tid.binary_search(&(row as u32)).is_ok()
+        {
+            return None;
+        }
+        Some(s)
     }
 
     #[inline]
