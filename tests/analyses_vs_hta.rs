@@ -1318,3 +1318,29 @@ fn hta_compat_takes_the_stream_from_args_only() {
     assert_eq!(e.temporal_breakdown[0].window_us, 23.0);
     assert_eq!(type_time(&e, "MEMORY"), 5.0);
 }
+
+#[test]
+fn hta_compat_queue_counts_htas_launch_calls_and_not_work_at_index_0() {
+    let named_launch = |name: &str, ts: f64, corr: i64| {
+        json!({"ph": "X", "cat": "cuda_driver", "name": name, "pid": 1, "tid": 1, "ts": ts,
+               "dur": 1.0, "args": {"correlation": corr}})
+    };
+    let events = vec![
+        // The file's first entry is a kernel (old Kineto writes them first): HTA's partner index
+        // of its launch is 0, which reads as "none".
+        kernel("a", 10.0, 5.0, 7, 1),
+        launch(0.0, 1.0, 1),
+        // cuLaunchKernelEx is not in HTA 0.5.0's list of launch calls.
+        named_launch("cuLaunchKernelEx", 2.0, 2),
+        kernel("b", 16.0, 2.0, 7, 2),
+        named_launch("cuLaunchKernel", 20.0, 3),
+        kernel("c", 30.0, 5.0, 7, 3),
+    ];
+    let c = analyze(&set_of(events.clone()), &compat());
+    let q = &c.queue_length[0].queue_length;
+    // Only c: +1 at 20, -1 at 30.
+    assert_eq!((q.count, q.mean, q.max), (2, 0.5, 1.0));
+    let e = analyze(&set_of(events), &exact());
+    let q = &e.queue_length[0].queue_length;
+    assert_eq!((q.count, q.max), (6, 2.0));
+}

@@ -224,6 +224,24 @@ pub fn is_launch_call(name: &str) -> bool {
     ) || name.starts_with("runFunction")
 }
 
+/// HTA 0.5.0's launch calls for queue length (its `get_runtime_launch_events_query`: exact names).
+pub fn is_hta_queue_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cuLaunchKernel"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "runFunction - job_prep_and_submit_for_execution"
+            | "hipLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipMemsetAsync"
+            | "hipMemcpyAsync"
+            | "hipMemcpyWithStream"
+    )
+}
+
 /// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
 pub fn is_hta_launch_call(name: &str) -> bool {
     matches!(
