@@ -1344,3 +1344,42 @@ fn hta_compat_queue_counts_htas_launch_calls_and_not_work_at_index_0() {
     let q = &e.queue_length[0].queue_length;
     assert_eq!((q.count, q.max), (6, 2.0));
 }
+
+#[test]
+fn hta_compat_memory_bandwidth_series_like_htas() {
+    let copy = |name: &str, ts: f64, dur: f64, corr: i64, bw: Option<f64>| {
+        let mut args = json!({"stream": 7, "correlation": corr, "bytes": 1000});
+        if let Some(bw) = bw {
+            args["memory bandwidth (GB/s)"] = json!(bw);
+        }
+        json!({"ph": "X", "cat": "gpu_memcpy", "name": name, "pid": 0, "tid": 7, "ts": ts,
+               "dur": dur, "args": args})
+    };
+    let h = "Memcpy HtoD (Pinned -> Device)";
+    let a = analyze(
+        &set_of(vec![
+            copy(h, 0.0, 10.0, 1, Some(2.0)),
+            // Starts as the first ends: HTA lists starts before ends at the same instant.
+            copy(h, 10.0, 10.0, 2, Some(3.0)),
+            // No bandwidth arg: HTA's default 0, whose end is a point while the next copy runs.
+            copy(h, 30.0, 5.0, 3, None),
+            copy(h, 32.0, 8.0, 4, Some(1.0)),
+            // MTIA DMA: HTA's "Memcpy Unknown".
+            json!({"ph": "X", "cat": "mtia_ccp_events", "name": "dma_request", "pid": 0, "tid": 7,
+                   "ts": 50.0, "dur": 10.0,
+                   "args": {"stream": 7, "correlation": 5, "memory bandwidth (GB/s)": 4.0}}),
+            // A set without bandwidth: only zero points, so no row.
+            json!({"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7,
+                   "ts": 70.0, "dur": 1.0, "args": {"stream": 7, "correlation": 6}}),
+        ]),
+        &compat(),
+    );
+    let names: Vec<&str> = a.memory_bandwidth.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, vec!["Memcpy HtoD", "Memcpy Unknown"]);
+    // Points: 2 | 2+3=5, 5-2=3 | 3-3=0 (dropped), +0=0 (dropped), +1=1, -0=1 | 0.
+    let d = &a.memory_bandwidth[0].per_op_gbps;
+    assert_eq!((d.count, d.max, d.min), (5, 5.0, 1.0));
+    assert!((d.mean - 12.0 / 5.0).abs() < 1e-12);
+    let d = &a.memory_bandwidth[1].per_op_gbps;
+    assert_eq!((d.count, d.mean), (1, 4.0));
+}
