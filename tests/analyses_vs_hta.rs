@@ -1383,3 +1383,19 @@ fn hta_compat_memory_bandwidth_series_like_htas() {
     let d = &a.memory_bandwidth[1].per_op_gbps;
     assert_eq!((d.count, d.mean), (1, 4.0));
 }
+
+#[test]
+fn hta_compat_keeps_a_repeated_step_number_before_the_last_step() {
+    // Steps 1, 2, 1, 2 (traces joined back to back): HTA drops from the last start on, so both
+    // numbers keep an earlier span.
+    let events = vec![
+        step(1, 0.0, 100.0),
+        step(2, 100.0, 100.0),
+        step(1, 200.0, 100.0),
+        step(2, 300.0, 100.0),
+        launch(10.0, 1.0, 1),
+        kernel("k", 20.0, 5.0, 7, 1),
+    ];
+    let a = analyze(&set_of(events), &compat());
+    assert_eq!(a.profiler_steps[0].analysed_steps, vec![1, 2]);
+}

@@ -319,9 +319,18 @@ impl<'a> RankPrep<'a> {
         } else if compat && kept.len() >= 2 {
             let last = prep.steps.iter().map(|s| s.ts).max().unwrap_or(i64::MAX);
             prep.window = (i64::MIN, last);
+            // The steps are those with an annotation starting before the last one (a step number
+            // can repeat: then its earlier spans stay).
+            kept = prep
+                .steps
+                .iter()
+                .filter(|s| s.ts < last)
+                .map(|s| s.step)
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
             if let Some(last_step) = prep.steps.iter().max_by_key(|s| s.ts) {
                 let l = last_step.step;
-                kept.retain(|s| *s != l);
                 notes.push(format!(
                     "HTA-compat: the last ProfilerStep (#{l}) and everything after its start are left out"
                 ));
