@@ -1399,3 +1399,49 @@ fn hta_compat_keeps_a_repeated_step_number_before_the_last_step() {
     let a = analyze(&set_of(events), &compat());
     assert_eq!(a.profiler_steps[0].analysed_steps, vec![1, 2]);
 }
+
+/// Rank `rank` of three steps of 1000 µs: an `ncclKernel` starting `late` µs after the others,
+/// every timestamp shifted by `clock` µs (the rank's clock offset).
+fn shifted_rank(rank: i64, late: f64, clock: f64) -> profile_model::table::TraceTable {
+    let mut ev = vec![];
+    for i in 0..3 {
+        let base = clock + i as f64 * 1000.0;
+        let corr = 10 + i as i64;
+        ev.push(step(i as i64 + 1, base, 1000.0));
+        ev.push(launch(base + 10.0, 5.0, corr));
+        ev.push(kernel(
+            "ncclKernel_AllReduce",
+            base + 100.0 + late,
+            300.0 - late + rank as f64,
+            20,
+            corr,
+        ));
+    }
+    let doc = json!({"distributedInfo": {"rank": rank}, "traceEvents": ev});
+    load_bytes(
+        &format!("rank{rank}.json"),
+        &serde_json::to_vec(&doc).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn hta_compat_stragglers_compare_start_times_across_ranks_as_they_are() {
+    // Rank 1 starts the collective 5 µs late; rank 2 is on time but its clock is 500 µs ahead.
+    // HTA normalises every start by the first timestamp of all ranks, so rank 2 looks late.
+    let set = TraceSet::from_tables(vec![
+        shifted_rank(0, 0.0, 0.0),
+        shifted_rank(1, 5.0, 0.0),
+        shifted_rank(2, 0.0, 500.0),
+    ]);
+    let c = analyze(&set, &compat());
+    assert_eq!(c.stragglers.ranks, vec![1, 2]);
+    assert_eq!(c.stragglers.steps_used, vec![1, 2]);
+    let flags: Vec<(i64, u64)> = c
+        .stragglers
+        .flags
+        .iter()
+        .map(|f| (f.rank, f.flagged_steps))
+        .collect();
+    assert_eq!(flags, vec![(1, 2), (2, 2), (0, 0)]);
+}
