@@ -1445,3 +1445,45 @@ fn hta_compat_stragglers_compare_start_times_across_ranks_as_they_are() {
         .collect();
     assert_eq!(flags, vec![(1, 2), (2, 2), (0, 0)]);
 }
+
+fn set_of_text(text: &str) -> TraceSet {
+    TraceSet::single(load_bytes("inline.json", text.as_bytes()).unwrap())
+}
+
+#[test]
+fn hta_compat_rounds_from_the_parsed_double_and_only_float_ts_files() {
+    // A duration scaled by a script (written 11.689600000000002): HTA rounds the doubles,
+    // ceil(1000.31) = 1001 and floor(1000.31 + 11.6896) = 1011, so 10 µs; from whole ns (11.690)
+    // the end would be 1012.
+    let scaled = set_of_text(
+        r#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+            "ts": 1000.31, "dur": 11.689600000000002, "args": {"stream": 7, "correlation": 1}}]}"#,
+    );
+    let c = analyze(&scaled, &compat());
+    assert_eq!(c.kernel_breakdown.ranks[0].kernels[0].sum_us, 10.0);
+    let e = analyze(&scaled, &exact());
+    assert_eq!(e.kernel_breakdown.ranks[0].kernels[0].sum_us, 11.69);
+    // Integer ts everywhere, fractional durations: pandas keeps ts as int64 and HTA rounds
+    // nothing, so the durations stay 2.5 and 3.7 µs.
+    let int_ts = set_of_text(
+        r#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 2.5,
+             "args": {"stream": 7, "correlation": 1}},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 3.7,
+             "args": {"stream": 7, "correlation": 2}}]}"#,
+    );
+    let c = analyze(&int_ts, &compat());
+    assert!((c.kernel_breakdown.ranks[0].kernels[0].sum_us - 6.2).abs() < 1e-9);
+    let t = &c.temporal_breakdown[0];
+    assert_eq!((t.window_us, t.compute_us), (13.7, 6.2));
+    // One float ts makes the column float64: every row is rounded (2 + 3 µs).
+    let one_float = set_of_text(
+        r#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 2.5,
+             "args": {"stream": 7, "correlation": 1}},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10.0, "dur": 3.7,
+             "args": {"stream": 7, "correlation": 2}}]}"#,
+    );
+    let c = analyze(&one_float, &compat());
+    assert_eq!(c.kernel_breakdown.ranks[0].kernels[0].sum_us, 5.0);
+}

@@ -42,6 +42,8 @@ pub fn times(t: &TraceTable, hta_us: bool) -> (Vec<i64>, Vec<i64>) {
         let s = t.ts_at(r).unwrap_or(0);
         let e = s.saturating_add(t.dur_at(r).unwrap_or(0));
         if hta_us {
+            // HTA's times (whole µs when it rounds), in µs.
+            let (s, e) = super::gpu::hta_span(t, r).unwrap_or((s, e));
             ts[r] = s.div_euclid(1000) + i64::from(s.rem_euclid(1000) != 0);
             end[r] = e.div_euclid(1000);
         } else {

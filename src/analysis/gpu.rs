@@ -195,13 +195,37 @@ pub fn hta_round(ts_ns: i64, dur_ns: i64) -> (i64, i64) {
     if ts_ns % 1000 == 0 && dur_ns % 1000 == 0 {
         return (ts_ns, ts_ns + dur_ns);
     }
-    // The double a JSON parser makes of the µs text (ulp 0.25 µs at today's epoch): whole µs exact,
-    // plus the fraction, rounded once.
-    let ts_f = ts_ns.div_euclid(1000) as f64 + ts_ns.rem_euclid(1000) as f64 / 1000.0;
-    let dur_f = dur_ns.div_euclid(1000) as f64 + dur_ns.rem_euclid(1000) as f64 / 1000.0;
+    let ts_f = ns_as_parsed_us(ts_ns);
+    let dur_f = ns_as_parsed_us(dur_ns);
     let end = (ts_f + dur_f).floor() as i64 * 1000;
     let ts = ts_f.ceil() as i64 * 1000;
     (ts, end)
+}
+
+/// Start and end (ns) of a row as HTA 0.5.0 has them: rounded to whole µs ([`hta_round`]) when
+/// pandas reads the file's `ts` column as floats, as written otherwise. A text with digits past the
+/// ns is rounded from the double a JSON parser makes of it. `None` without `ts`.
+pub fn hta_span(t: &TraceTable, row: usize) -> Option<(i64, i64)> {
+    let ts = t.ts_at(row)?;
+    let dur = t.dur_at(row).unwrap_or(0);
+    if !t.ts_float {
+        return Some((ts, ts + dur));
+    }
+    if let Some((ts_us, dur_us)) = t.sub_ns_at(row) {
+        let ts_f = ts_us.unwrap_or_else(|| ns_as_parsed_us(ts));
+        let dur_f = dur_us.unwrap_or_else(|| ns_as_parsed_us(dur));
+        return Some((
+            ts_f.ceil() as i64 * 1000,
+            (ts_f + dur_f).floor() as i64 * 1000,
+        ));
+    }
+    Some(hta_round(ts, dur))
+}
+
+/// The double a JSON parser makes of the µs text of exact ns (ulp 0.25 µs at today's epoch):
+/// whole µs exact, plus the fraction, rounded once.
+fn ns_as_parsed_us(ns: i64) -> f64 {
+    ns.div_euclid(1000) as f64 + ns.rem_euclid(1000) as f64 / 1000.0
 }
 
 /// Names of the runtime calls that put work on a stream (HTA's launch list, CUDA and HIP).
@@ -254,13 +278,12 @@ impl<'a> RankPrep<'a> {
     /// Start and end (ns) of any row, rounded as the mode says. `None` without ts.
     #[inline]
     pub fn span(&self, row: usize) -> Option<(i64, i64)> {
+        if self.mode == Mode::HtaCompat {
+            return hta_span(self.table, row);
+        }
         let ts = self.table.ts_at(row)?;
         let dur = self.table.dur_at(row).unwrap_or(0);
-        Some(if self.mode == Mode::HtaCompat {
-            hta_round(ts, dur)
-        } else {
-            (ts, ts + dur.max(0))
-        })
+        Some((ts, ts + dur.max(0)))
     }
 
     pub fn new(table: &'a TraceTable, opts: &AnalysisOptions) -> RankPrep<'a> {
