@@ -1487,3 +1487,23 @@ fn hta_compat_rounds_from_the_parsed_double_and_only_float_ts_files() {
     let c = analyze(&one_float, &compat());
     assert_eq!(c.kernel_breakdown.ranks[0].kernels[0].sum_us, 5.0);
 }
+
+#[test]
+fn hta_compat_type_times_cut_each_piece_to_whole_us() {
+    // Int ts, fractional durations (HTA does not round): HTA's sweep casts the length of each
+    // piece between two interval ends to whole µs. comp [0, 2.5), comm [1, 4.7).
+    let set = set_of_text(
+        r#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 0, "dur": 2.5,
+             "args": {"stream": 7, "correlation": 1}},
+            {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce", "pid": 0, "tid": 8,
+             "ts": 1, "dur": 3.7, "args": {"stream": 8, "correlation": 2}}]}"#,
+    );
+    let c = analyze(&set, &compat());
+    assert_eq!(type_time(&c, "COMPUTATION"), 1.0);
+    assert_eq!(type_time(&c, "COMPUTATION overlapping COMMUNICATION"), 1.0);
+    assert_eq!(type_time(&c, "COMMUNICATION"), 2.0);
+    let e = analyze(&set, &exact());
+    assert_eq!(type_time(&e, "COMPUTATION overlapping COMMUNICATION"), 1.5);
+    assert_eq!(type_time(&e, "COMMUNICATION"), 2.2);
+}

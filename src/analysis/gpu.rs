@@ -515,8 +515,14 @@ pub fn total(u: &[(i64, i64)]) -> i64 {
 }
 
 /// Sweeps tagged intervals (tag = bit mask) and returns time per exact combination of active tags
-/// (index = mask, 0..256).
+/// (index = mask, 0..8).
 pub fn sweep_masks(iv: &[(i64, i64, u8)]) -> [i64; 8] {
+    sweep_masks_in(iv, 1)
+}
+
+/// [`sweep_masks`] with each piece between two consecutive interval ends cut down to a multiple of
+/// `quantum` ns (HTA casts each piece's length to an integer number of µs: `quantum` 1000).
+pub fn sweep_masks_in(iv: &[(i64, i64, u8)], quantum: i64) -> [i64; 8] {
     let mut ev: Vec<(i64, i32, u8)> = Vec::with_capacity(iv.len() * 2);
     for &(s, e, b) in iv {
         if e > s && b != 0 {
@@ -531,7 +537,7 @@ pub fn sweep_masks(iv: &[(i64, i64, u8)]) -> [i64; 8] {
     for (t, d, b) in ev {
         let mask = (0..3).fold(0usize, |m, i| if counts[i] > 0 { m | 1 << i } else { m });
         if prev != i64::MIN && mask != 0 {
-            out[mask] += t - prev;
+            out[mask] += (t - prev) / quantum * quantum;
         }
         prev = t;
         for (i, c) in counts.iter_mut().enumerate() {
