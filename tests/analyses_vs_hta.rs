@@ -324,9 +324,18 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                     num(st, "count"),
                 );
                 if k.gaps_us.count > 0 {
-                    c.eq(format!("{w} mean"), k.gaps_us.mean, num(st, "mean"));
-                    c.eq(format!("{w} max"), k.gaps_us.max, num(st, "max"));
-                    c.eq(format!("{w} p50"), k.gaps_us.p50, num(st, "50%"));
+                    let g = &k.gaps_us;
+                    c.eq(format!("{w} mean"), g.mean, num(st, "mean"));
+                    c.eq(format!("{w} min"), g.min, num(st, "min"));
+                    c.eq(format!("{w} max"), g.max, num(st, "max"));
+                    c.eq(format!("{w} p25"), g.p25, num(st, "25%"));
+                    c.eq(format!("{w} p50"), g.p50, num(st, "50%"));
+                    c.eq(format!("{w} p75"), g.p75, num(st, "75%"));
+                    c.eq(
+                        format!("{w} std"),
+                        g.std.unwrap_or(f64::NAN),
+                        num(st, "std"),
+                    );
                 }
             }
         }
@@ -396,7 +405,9 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
             c.eq(format!("{w} mean"), d.mean, Some(hm));
             c.eq(format!("{w} min"), d.min, num(r, "queue_length_min"));
             c.eq(format!("{w} max"), d.max, num(r, "queue_length_max"));
+            c.eq(format!("{w} p25"), d.p25, num(r, "queue_length_25%"));
             c.eq(format!("{w} p50"), d.p50, num(r, "queue_length_50%"));
+            c.eq(format!("{w} p75"), d.p75, num(r, "queue_length_75%"));
             c.eq(
                 format!("{w} std"),
                 d.std.unwrap_or(f64::NAN),
@@ -512,7 +523,14 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
             c.eq(format!("{w} mean"), d.mean, num(r, "memory_bw_gbps_mean"));
             c.eq(format!("{w} min"), d.min, num(r, "memory_bw_gbps_min"));
             c.eq(format!("{w} max"), d.max, num(r, "memory_bw_gbps_max"));
+            c.eq(format!("{w} p25"), d.p25, num(r, "memory_bw_gbps_25%"));
             c.eq(format!("{w} p50"), d.p50, num(r, "memory_bw_gbps_50%"));
+            c.eq(format!("{w} p75"), d.p75, num(r, "memory_bw_gbps_75%"));
+            c.eq(
+                format!("{w} std"),
+                d.std.unwrap_or(f64::NAN),
+                num(r, "memory_bw_gbps_std"),
+            );
             let ties = mties.get(&(rank, name.to_string())).copied().unwrap_or(0);
             ties_explain(&mut c, from, "instants with several copy starts/ends", ties);
         }
