@@ -279,7 +279,8 @@ fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
     let mean_iter = (t_max - t_min) as f64 / iters.len() as f64;
     let min_dur = 0.01 * mean_iter;
     // The last long enough kernel (file order) per rank, stream, step and name.
-    let mut last: BTreeMap<(i64, i64, i64, String), (u32, i64, i64)> = BTreeMap::new();
+    type Key = (i64, i64, i64, String);
+    let mut last: BTreeMap<Key, (u32, i64, i64)> = BTreeMap::new();
     for (rank, stream, it, name, row, ts, dur) in cands {
         if (dur as f64) < min_dur {
             continue;
@@ -292,8 +293,8 @@ fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
         }
     }
     // (stream, name) -> step -> rank -> (start - t_min, normalised duration)
-    let mut obs: BTreeMap<(i64, String), BTreeMap<i64, BTreeMap<i64, (i64, f64)>>> =
-        BTreeMap::new();
+    type ByStep = BTreeMap<i64, BTreeMap<i64, (i64, f64)>>;
+    let mut obs: BTreeMap<(i64, String), ByStep> = BTreeMap::new();
     for ((rank, stream, it, name), (_, ts, dur)) in last {
         obs.entry((stream, name))
             .or_default()
