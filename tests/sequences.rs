@@ -176,3 +176,163 @@ fn a_negative_kernel_duration_adds_nothing() {
         r.gpu_kernel_duration_us
     );
 }
+
+/// Every reference case (`$PROFILE_MODEL_REF`): for each operator HTA was asked about, the same
+/// number of patterns (often none), and the patterns themselves where HTA found some.
+#[test]
+fn matches_hta_on_every_reference_case() {
+    let Ok(dirs) = std::fs::read_dir(common::ref_dir()) else {
+        eprintln!("reference folder absent: skipped");
+        return;
+    };
+    let mut dirs: Vec<std::path::PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
+    dirs.sort();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for dir in dirs {
+        let Ok(bytes) = std::fs::read(dir.join("meta.json")) else {
+            continue;
+        };
+        let meta: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        if meta["analyses"]["get_frequent_cuda_kernel_sequences"]["ok"] != true {
+            continue;
+        }
+        // HTA ran it on the first rank.
+        let Some(rank) = meta["ranks"].get(0).and_then(|r| r.as_i64()) else {
+            continue;
+        };
+        let Some(file) = meta["trace_files_used"][rank.to_string()].as_str() else {
+            continue;
+        };
+        let path = common::traces_dir().join(file.trim_start_matches("traces/"));
+        let Ok(table) = load_path(&path) else {
+            continue;
+        };
+        let expected: Vec<serde_json::Value> =
+            std::fs::read(dir.join("frequent_cuda_kernel_sequences.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+        let case = dir.file_name().unwrap().to_string_lossy().to_string();
+        for tried in meta["frequent_cuda_kernel_sequences_tried"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let op = tried["operator_name"].as_str().unwrap_or("");
+            let rows = tried["rows"].as_u64().unwrap_or(0) as usize;
+            let got = frequent_kernel_sequences(
+                &table,
+                &SequenceOptions {
+                    operator_name: op.into(),
+                    min_pattern_len: 3,
+                    top_k: 0,
+                    hta_compat: true,
+                },
+            );
+            checked += 1;
+            if got.rows.len() != rows {
+                failures.push(format!(
+                    "{case} {op}: {} patterns, HTA {rows}",
+                    got.rows.len()
+                ));
+                continue;
+            }
+            if rows == 0 || meta["frequent_cuda_kernel_sequences_operator"] != op {
+                continue;
+            }
+            for (g, e) in got.rows.iter().zip(&expected) {
+                let eg = e["GPU kernel duration (us)"].as_f64().unwrap_or(f64::NAN);
+                let ec = e["CPU op duration (us)"].as_f64().unwrap_or(f64::NAN);
+                if g.pattern != e["pattern"].as_str().unwrap_or("")
+                    || g.count != e["count"].as_u64().unwrap_or(0)
+                    || (g.gpu_kernel_duration_us - eg).abs() > eg.abs() * 1e-3 + 0.011
+                    || (g.cpu_op_duration_us - ec).abs() > ec.abs() * 1e-3 + 0.011
+                {
+                    failures.push(format!("{case} {op}: {g:?} vs {e}"));
+                    break;
+                }
+            }
+        }
+    }
+    eprintln!("{checked} (case, operator) pairs compared with HTA");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `aten::matmul` twice: a set and a kernel on stream 20 and an `Event Sync` (stream -1) of a
+/// `cudaEventQuery`; then `aten::linear` twice: one kernel on stream 0, three on stream 7.
+fn sync_and_stream0_trace() -> String {
+    let mut ev = Vec::new();
+    let mut corr = 1;
+    let mut call = |ev: &mut Vec<String>, name: &str, cat: &str, gpu: &str, stream: i64, t: i64| {
+        ev.push(format!(r#"{{"ph":"X","cat":"cuda_runtime","name":"{name}","pid":1,"tid":1,"ts":{t},"dur":2,"args":{{"correlation":{corr}}}}}"#));
+        ev.push(format!(r#"{{"ph":"X","cat":"{cat}","name":"{gpu}","pid":0,"tid":{stream},"ts":{},"dur":5,"args":{{"correlation":{corr},"stream":{stream},"device":0}}}}"#, t + 50));
+        corr += 1;
+    };
+    for i in 0..2 {
+        let b = 1000 * i;
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::matmul","pid":1,"tid":1,"ts":{b},"dur":40}}"#
+        ));
+        call(
+            &mut ev,
+            "cudaMemsetAsync",
+            "gpu_memset",
+            "Memset (Device)",
+            20,
+            b + 5,
+        );
+        call(&mut ev, "cudaLaunchKernel", "kernel", "gemm", 20, b + 10);
+        call(
+            &mut ev,
+            "cudaEventQuery",
+            "cuda_sync",
+            "Event Sync",
+            -1,
+            b + 20,
+        );
+        let b = b + 500;
+        ev.push(format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"aten::linear","pid":1,"tid":1,"ts":{b},"dur":40}}"#
+        ));
+        call(&mut ev, "cudaLaunchKernel", "kernel", "k0", 0, b + 5);
+        for (k, name) in ["k1", "k2", "k3"].iter().enumerate() {
+            call(
+                &mut ev,
+                "cudaLaunchKernel",
+                "kernel",
+                name,
+                7,
+                b + 10 + 5 * k as i64,
+            );
+        }
+    }
+    format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","))
+}
+
+#[test]
+fn hta_compat_counts_kernels_on_streams_above_0_only() {
+    let table = load_bytes("s.json", sync_and_stream0_trace().as_bytes()).unwrap();
+    let run = |op: &str, hta_compat: bool| {
+        frequent_kernel_sequences(
+            &table,
+            &SequenceOptions {
+                operator_name: op.into(),
+                hta_compat,
+                ..Default::default()
+            },
+        )
+        .rows
+    };
+    // HTA's call graph links kernels on streams > 0 only: the Event Sync (stream -1) is no kernel,
+    // so aten::matmul has 2 and no pattern; exact mode counts the sync.
+    assert!(run("aten::matmul", true).is_empty());
+    let e = run("aten::matmul", false);
+    assert_eq!(e[0].pattern, "aten::matmul|Memset (Device)|gemm|Event Sync");
+    // The stream-0 kernel shows in HTA's pattern but neither counts nor adds GPU time.
+    let c = run("aten::linear", true);
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].pattern, "aten::linear|k0|k1|k2|k3");
+    assert_eq!((c[0].count, c[0].gpu_kernel_duration_us), (2, 30.0));
+    assert_eq!(run("aten::linear", false)[0].gpu_kernel_duration_us, 40.0);
+}

@@ -32,19 +32,17 @@ pub fn is_span(t: &TraceTable, row: usize) -> bool {
         )
 }
 
-/// Start and end of every row in the time unit of the analysis: exact ns (a negative duration as
-/// none), or whole µs rounded as HTA does (start = ceil, end = floor; a negative duration as written).
-pub fn times(t: &TraceTable, hta_us: bool) -> (Vec<i64>, Vec<i64>) {
+/// Start and end (ns) of every row: exact, or as HTA has them (`hta`: whole µs when it rounds, see
+/// [`hta_span`](super::gpu::hta_span)).
+pub fn times(t: &TraceTable, hta: bool) -> (Vec<i64>, Vec<i64>) {
     let n = t.len();
     let mut ts = vec![0i64; n];
     let mut end = vec![0i64; n];
     for r in 0..n {
         let s = t.ts_at(r).unwrap_or(0);
-        let d = t.raw_dur_at(r).unwrap_or(0);
-        let e = s.saturating_add(if hta_us { d } else { d.max(0) });
-        if hta_us {
-            ts[r] = s.div_euclid(1000) + i64::from(s.rem_euclid(1000) != 0);
-            end[r] = e.div_euclid(1000);
+        let e = s.saturating_add(t.dur_at(r).unwrap_or(0));
+        if hta {
+            (ts[r], end[r]) = super::gpu::hta_span(t, r).unwrap_or((s, e));
         } else {
             ts[r] = s;
             end[r] = e;

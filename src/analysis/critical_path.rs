@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 
 use super::all::Mode;
 use super::callstack::sort_by_thread;
-use super::gpu::{hta_kernel_type, hta_round, is_collective_name, is_launch_call, KernelType};
+use super::gpu::{hta_kernel_type, hta_span, is_collective_name, is_launch_call, KernelType};
 use crate::table::intern::FxHashMap;
 use crate::table::{EventKind, TraceTable};
 
@@ -382,10 +382,10 @@ fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
             if t.category_id_at(i).is_none() || k == EventKind::Trace {
                 continue;
             }
-            let (a, b) = hta_round(ts, dur);
+            let (a, b) = hta_span(t, i).unwrap_or((ts, ts + dur));
             r.ts[i] = a;
             r.end[i] = b;
-            r.stream[i] = t.stream_at(i).unwrap_or(-1);
+            r.stream[i] = t.args_stream_at(i).unwrap_or(-1);
             let name = t.name_at(i);
             r.gpu[i] = (r.stream[i] >= 0 && t.correlation_at(i).is_some_and(|c| c >= 0))
                 || name == "Event Sync"

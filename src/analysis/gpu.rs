@@ -195,13 +195,38 @@ pub fn hta_round(ts_ns: i64, dur_ns: i64) -> (i64, i64) {
     if ts_ns % 1000 == 0 && dur_ns % 1000 == 0 {
         return (ts_ns, ts_ns + dur_ns);
     }
-    // The double a JSON parser makes of the µs text (ulp 0.25 µs at today's epoch): whole µs exact,
-    // plus the fraction, rounded once.
-    let ts_f = ts_ns.div_euclid(1000) as f64 + ts_ns.rem_euclid(1000) as f64 / 1000.0;
-    let dur_f = dur_ns.div_euclid(1000) as f64 + dur_ns.rem_euclid(1000) as f64 / 1000.0;
+    let ts_f = ns_as_parsed_us(ts_ns);
+    let dur_f = ns_as_parsed_us(dur_ns);
     let end = (ts_f + dur_f).floor() as i64 * 1000;
     let ts = ts_f.ceil() as i64 * 1000;
     (ts, end)
+}
+
+/// Start and end (ns) of a row as HTA 0.5.0 has them: rounded to whole µs ([`hta_round`]) when
+/// pandas reads the file's `ts` column as floats, as written otherwise. A text with digits past the
+/// ns is rounded from the double a JSON parser makes of it. `None` without `ts`.
+pub fn hta_span(t: &TraceTable, row: usize) -> Option<(i64, i64)> {
+    let ts = t.ts_at(row)?;
+    // HTA takes durations as written, negative ones too.
+    let dur = t.raw_dur_at(row).unwrap_or(0);
+    if !t.ts_float {
+        return Some((ts, ts + dur));
+    }
+    if let Some((ts_us, dur_us)) = t.sub_ns_at(row) {
+        let ts_f = ts_us.unwrap_or_else(|| ns_as_parsed_us(ts));
+        let dur_f = dur_us.unwrap_or_else(|| ns_as_parsed_us(dur));
+        return Some((
+            ts_f.ceil() as i64 * 1000,
+            (ts_f + dur_f).floor() as i64 * 1000,
+        ));
+    }
+    Some(hta_round(ts, dur))
+}
+
+/// The double a JSON parser makes of the µs text of exact ns (ulp 0.25 µs at today's epoch):
+/// whole µs exact, plus the fraction, rounded once.
+fn ns_as_parsed_us(ns: i64) -> f64 {
+    ns.div_euclid(1000) as f64 + ns.rem_euclid(1000) as f64 / 1000.0
 }
 
 /// Names of the runtime calls that put work on a stream (HTA's launch list, CUDA and HIP).
@@ -224,6 +249,24 @@ pub fn is_launch_call(name: &str) -> bool {
     ) || name.starts_with("runFunction")
 }
 
+/// HTA 0.5.0's launch calls for queue length (its `get_runtime_launch_events_query`: exact names).
+pub fn is_hta_queue_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cuLaunchKernel"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "runFunction - job_prep_and_submit_for_execution"
+            | "hipLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipMemsetAsync"
+            | "hipMemcpyAsync"
+            | "hipMemcpyWithStream"
+    )
+}
+
 /// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
 pub fn is_hta_launch_call(name: &str) -> bool {
     matches!(
@@ -236,13 +279,12 @@ impl<'a> RankPrep<'a> {
     /// Start and end (ns) of any row, rounded as the mode says. `None` without ts.
     #[inline]
     pub fn span(&self, row: usize) -> Option<(i64, i64)> {
+        if self.mode == Mode::HtaCompat {
+            return hta_span(self.table, row);
+        }
         let ts = self.table.ts_at(row)?;
-        let dur = self.table.raw_dur_at(row).unwrap_or(0);
-        Some(if self.mode == Mode::HtaCompat {
-            hta_round(ts, dur)
-        } else {
-            (ts, ts + dur.max(0))
-        })
+        let dur = self.table.dur_at(row).unwrap_or(0);
+        Some((ts, ts + dur.max(0)))
     }
 
     pub fn new(table: &'a TraceTable, opts: &AnalysisOptions) -> RankPrep<'a> {
@@ -308,9 +350,18 @@ impl<'a> RankPrep<'a> {
         } else if compat && kept.len() >= 2 {
             let last = prep.steps.iter().map(|s| s.ts).max().unwrap_or(i64::MAX);
             prep.window = (i64::MIN, last);
+            // The steps are those with an annotation starting before the last one (a step number
+            // can repeat: then its earlier spans stay).
+            kept = prep
+                .steps
+                .iter()
+                .filter(|s| s.ts < last)
+                .map(|s| s.step)
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
             if let Some(last_step) = prep.steps.iter().max_by_key(|s| s.ts) {
                 let l = last_step.step;
-                kept.retain(|s| *s != l);
                 notes.push(format!(
                     "HTA-compat: the last ProfilerStep (#{l}) and everything after its start are left out"
                 ));
@@ -321,7 +372,7 @@ impl<'a> RankPrep<'a> {
         // CPU-side rows with a correlation, within the window.
         let is_dev = |row: usize| -> bool {
             if compat {
-                table.stream_at(row).is_some_and(|s| s >= 0)
+                table.args_stream_at(row).is_some_and(|s| s >= 0)
                     && table.correlation_at(row).is_some_and(|c| c >= 0)
             } else {
                 table.kind_at(row).is_gpu_activity()
@@ -378,7 +429,7 @@ impl<'a> RankPrep<'a> {
         for row in 0..n {
             let kind = table.kind_at(row);
             let selected = if compat {
-                table.stream_at(row).is_some_and(|s| s != -1)
+                table.args_stream_at(row).is_some_and(|s| s != -1)
                     && table.raw_dur_at(row).is_some()
                     && table.category_id_at(row).is_some()
                     && kind != EventKind::Trace
@@ -472,8 +523,14 @@ pub fn total(u: &[(i64, i64)]) -> i64 {
 }
 
 /// Sweeps tagged intervals (tag = bit mask) and returns time per exact combination of active tags
-/// (index = mask, 0..256).
+/// (index = mask, 0..8).
 pub fn sweep_masks(iv: &[(i64, i64, u8)]) -> [i64; 8] {
+    sweep_masks_in(iv, 1)
+}
+
+/// [`sweep_masks`] with each piece between two consecutive interval ends cut down to a multiple of
+/// `quantum` ns (HTA casts each piece's length to an integer number of µs: `quantum` 1000).
+pub fn sweep_masks_in(iv: &[(i64, i64, u8)], quantum: i64) -> [i64; 8] {
     let mut ev: Vec<(i64, i32, u8)> = Vec::with_capacity(iv.len() * 2);
     for &(s, e, b) in iv {
         if e > s && b != 0 {
@@ -488,7 +545,7 @@ pub fn sweep_masks(iv: &[(i64, i64, u8)]) -> [i64; 8] {
     for (t, d, b) in ev {
         let mask = (0..3).fold(0usize, |m, i| if counts[i] > 0 { m | 1 << i } else { m });
         if prev != i64::MIN && mask != 0 {
-            out[mask] += t - prev;
+            out[mask] += (t - prev) / quantum * quantum;
         }
         prev = t;
         for (i, c) in counts.iter_mut().enumerate() {

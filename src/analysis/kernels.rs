@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::all::AnalysisOptions;
-use super::gpu::{mean_std, sweep_masks, us, KernelType, RankPrep};
+use super::gpu::{hta_merge, mean_std, sweep_masks, sweep_masks_in, us, KernelType, RankPrep};
 use crate::table::{TraceSet, TraceTable};
 
 /// Time of one exclusive combination of kernel types (`COMPUTATION`, `COMPUTATION overlapping
@@ -196,7 +196,26 @@ pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64;
         .filter(|d| d.ktype != KernelType::Other)
         .map(|d| (d.ts, d.end, d.ktype.bit()))
         .collect();
-    let masks = sweep_masks(&tagged);
+    let masks = if compat {
+        // HTA merges each type's intervals, sweeps the merged ones and casts each piece's length
+        // to whole µs (which only cuts anything when its times are not whole µs).
+        let mut merged: Vec<(i64, i64, u8)> = Vec::new();
+        for t in [
+            KernelType::Computation,
+            KernelType::Communication,
+            KernelType::Memory,
+        ] {
+            let iv = tagged
+                .iter()
+                .filter(|x| x.2 == t.bit())
+                .map(|x| (x.0, x.1))
+                .collect();
+            merged.extend(hta_merge(iv).into_iter().map(|(s, e)| (s, e, t.bit())));
+        }
+        sweep_masks_in(&merged, 1000)
+    } else {
+        sweep_masks(&tagged)
+    };
     let per = durations_by_name(prep)
         .into_iter()
         .map(|((t, id), v)| ((t, prep.table.name_of_id(id).to_string()), v))

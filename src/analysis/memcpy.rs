@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::all::{AnalysisOptions, Mode};
-use super::gpu::{describe, us, Describe, RankPrep};
+use super::gpu::{describe, us, Describe, KernelType, RankPrep};
 use crate::table::{EventKind, TraceSet};
 
 /// One kind of copy or set on one rank.
@@ -49,13 +49,16 @@ fn memory_of(name: &str) -> &str {
     }
 }
 
-/// HTA's bandwidth "time series": +bw at each start, −bw at each end, running sum in time order
-/// (ends before starts at the same instant), keeping the positive points.
+/// HTA's bandwidth "time series": +bw at each start, −bw at each end, running sum in time order,
+/// keeping the positive points (float residues of a sum back at zero included, as HTA counts them).
+/// HTA lists every start, then every end, and sorts by time; at the same instant this takes that
+/// list's order (starts first, each in file order), as a stable sort would (HTA's own sort is not
+/// stable, so ties can still differ).
 fn hta_bandwidth_series(ops: &[(i64, i64, f64)]) -> Vec<f64> {
     let mut ev: Vec<(i64, u8, usize, f64)> = Vec::with_capacity(ops.len() * 2);
     for (i, &(ts, end, bw)) in ops.iter().enumerate() {
-        ev.push((ts, 1, i, bw));
-        ev.push((end, 0, i, -bw));
+        ev.push((ts, 0, i, bw));
+        ev.push((end, 1, i, -bw));
     }
     ev.sort_by_key(|e| (e.0, e.1, e.2));
     let mut sum = 0.0;
@@ -67,6 +70,18 @@ fn hta_bandwidth_series(ops: &[(i64, i64, f64)]) -> Vec<f64> {
         }
     }
     out
+}
+
+/// HTA's group of a memory row (`get_memory_kernel_type`): `Memset`, the first 11 characters of a
+/// `Memcpy` name (`Memcpy HtoD`), else `Memcpy Unknown` (MTIA `dma_*`).
+fn hta_memory_label(name: &str) -> String {
+    if name.starts_with("Memset") {
+        "Memset".into()
+    } else if name.starts_with("Memcpy") {
+        name.chars().take(11).collect()
+    } else {
+        "Memcpy Unknown".into()
+    }
 }
 
 pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
@@ -86,12 +101,22 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for d in &prep.dev {
         let name = t.name_of_id(d.name);
-        let op = match d.kind {
-            EventKind::Memcpy => "memcpy",
-            EventKind::Memset => "memset",
-            _ if compat && name.starts_with("Memcpy") => "memcpy",
-            _ if compat && name.starts_with("Memset") => "memset",
-            _ => continue,
+        let op = if compat {
+            // HTA: rows typed MEMORY by name (`^Memcpy|^Memset|^dma`).
+            if d.ktype != KernelType::Memory {
+                continue;
+            }
+            if name.starts_with("Memset") {
+                "memset"
+            } else {
+                "memcpy"
+            }
+        } else {
+            match d.kind {
+                EventKind::Memcpy => "memcpy",
+                EventKind::Memset => "memset",
+                _ => continue,
+            }
         };
         let row = d.row as usize;
         let bytes = bytes_col
@@ -100,22 +125,14 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
             .max(0) as u64;
         let dur = d.end - d.ts;
         let bw_arg = bw_col.and_then(|c| c.find(row).and_then(|p| c.f64_at(p)));
-        if compat && bw_arg.is_none() {
-            // HTA reads the bandwidth from the trace only.
-            continue;
-        }
-        let bw = bw_col
-            .and_then(|c| c.find(row).and_then(|p| c.f64_at(p)))
-            .or_else(|| (dur > 0).then(|| bytes as f64 / dur as f64));
+        let bw = if compat {
+            // HTA reads the bandwidth from the trace only, 0 when absent.
+            Some(bw_arg.unwrap_or(0.0))
+        } else {
+            bw_arg.or_else(|| (dur > 0).then(|| bytes as f64 / dur as f64))
+        };
         let label = if compat {
-            if op == "memset" {
-                "Memset".to_string()
-            } else {
-                name.split_whitespace()
-                    .take(2)
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            }
+            hta_memory_label(name)
         } else {
             name.to_string()
         };
@@ -163,6 +180,8 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
                 },
             },
         )
+        // HTA describes the positive points only: a group without any has no row.
+        .filter(|m| !compat || m.per_op_gbps.count > 0)
         .collect()
 }
 

@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::all::AnalysisOptions;
-use super::gpu::{describe, is_launch_call, us, Describe, RankPrep};
+use super::all::Mode;
+use super::gpu::{describe, is_hta_queue_launch_call, is_launch_call, us, Describe, RankPrep};
 use crate::table::TraceSet;
 
 /// CUDA's launch queue depth: at this length the launching thread blocks.
@@ -25,13 +26,22 @@ pub struct StreamQueue {
 }
 
 pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
+    let compat = prep.mode == Mode::HtaCompat;
     let mut ev: BTreeMap<i64, Vec<(i64, u32, i32)>> = BTreeMap::new();
     let (mut lo, mut hi) = (i64::MAX, i64::MIN);
     for d in &prep.dev {
         lo = lo.min(d.ts);
         hi = hi.max(d.end);
         let Some(l) = d.launch else { continue };
-        if !is_launch_call(prep.table.name_at(l as usize)) {
+        let name = prep.table.name_at(l as usize);
+        let counted = if compat {
+            // HTA keeps launches whose partner index is > 0: work that is the file's first
+            // entry (index 0) reads as "no partner".
+            is_hta_queue_launch_call(name) && d.row > 0
+        } else {
+            is_launch_call(name)
+        };
+        if !counted {
             continue;
         }
         let Some((lts, lend)) = prep.span(l as usize) else {

@@ -84,10 +84,23 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
     for (p, &r) in forest.preorder.iter().enumerate() {
         pos_of[r as usize] = p as u32;
     }
-    // GPU rows grouped by launcher position, sorted by (launcher position, ts, row)
+    // GPU rows grouped by launcher position, sorted by (launcher position, ts, row). HTA-compat:
+    // the rows with an `args.stream` other than -1 whose launch is not the file's first entry
+    // (HTA's partner index 0 reads as none); only those on streams > 0 are linked in HTA's call
+    // graph, so only they count toward the minimum length and the GPU time.
     let mut gpu_by_pos: Vec<(u32, i64, u32)> = Vec::new();
+    let mut counted = vec![true; n];
     for r in 0..n {
         if keep[r] && gpu[r] && launcher[r] != NONE {
+            if opts.hta_compat {
+                let Some(s) = table.args_stream_at(r).filter(|&s| s != -1) else {
+                    continue;
+                };
+                if launcher[r] == 0 {
+                    continue;
+                }
+                counted[r] = s > 0;
+            }
             let p = pos_of[launcher[r] as usize];
             if p != NONE {
                 gpu_by_pos.push((p, ts[r], r as u32));
@@ -104,11 +117,14 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
     // are gpu_by_pos[gpu_before[p]..gpu_before[subtree_end[p]]].
     let positions = forest.preorder.len();
     let mut gpu_before = vec![0usize; positions + 1];
+    let mut counted_before = vec![0usize; positions + 1];
     for x in &gpu_by_pos {
         gpu_before[x.0 as usize + 1] += 1;
+        counted_before[x.0 as usize + 1] += usize::from(counted[x.2 as usize]);
     }
     for p in 0..positions {
         gpu_before[p + 1] += gpu_before[p];
+        counted_before[p + 1] += counted_before[p];
     }
     let min_len = opts.min_pattern_len.max(1);
     let mut cands: Vec<(u32, usize, usize, u32)> = Vec::new(); // (depth, gpu lo, gpu hi, position)
@@ -123,7 +139,8 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
         }
         let lo = gpu_before[p];
         let hi = gpu_before[forest.subtree_end[p] as usize];
-        if hi - lo >= min_len {
+        let kernels = counted_before[forest.subtree_end[p] as usize] - counted_before[p];
+        if kernels >= min_len {
             cands.push((forest.depth[ru], lo, hi, p as u32));
         }
     }
@@ -151,7 +168,9 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
         let mut gpu_dur = 0i64;
         for &(_, k) in &ks {
             ids.push(table.name_id(k as usize));
-            gpu_dur += end[k as usize] - ts[k as usize];
+            if counted[k as usize] {
+                gpu_dur += end[k as usize] - ts[k as usize];
+            }
         }
         instances.push((start, ids.len(), gpu_dur, end[op] - ts[op]));
     }
@@ -187,7 +206,7 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
             _ => merged.push(g),
         }
     }
-    let scale = if opts.hta_compat { 1.0 } else { 1e-3 };
+    let scale = 1e-3;
     let mut rows: Vec<SequenceRow> = merged
         .into_iter()
         .map(|(pattern, count, gpu_ns, cpu_ns)| SequenceRow {

@@ -9,7 +9,7 @@ use super::intern::{same_bytes, FxHashMap, Interner};
 use super::{ArgColumn, ArgValues, IntColumn, TraceMetadata, TraceTable};
 use crate::trace::dialect::{is_known_phase, kind_of_category, kind_of_event, EventKind};
 use crate::trace::{
-    ArgValue, DiagnosticKind, Diagnostics, EventSink, IdValue, RawEvent, ReadSummary,
+    ArgValue, DiagnosticKind, Diagnostics, EventSink, IdValue, RawEvent, ReadSummary, TsForm,
 };
 
 /// The type a well-known args key always gets, whatever the values look like.
@@ -542,6 +542,13 @@ pub struct TableBuilder {
     external_id: NullableColumn<i64>,
     correlation: NullableColumn<i64>,
     stream: IntColumnBuilder,
+    /// Rows whose stream was read from `tid` (no integer `args.stream`).
+    stream_from_tid: Vec<u32>,
+    /// (row, ts µs, dur µs) as parsed, for rows whose text has digits past the ns (NaN: not so).
+    sub_ns: Vec<(u32, f64, f64)>,
+    /// Some `ts` is a float or missing / some `ts` is neither a number nor missing.
+    ts_float_or_missing: bool,
+    ts_other: bool,
     device: IntColumnBuilder,
     flow_id: NullableColumn<i64>,
     names: Interner,
@@ -574,6 +581,10 @@ impl TableBuilder {
             external_id: NullableColumn::new(),
             correlation: NullableColumn::new(),
             stream: IntColumnBuilder::Int32(NullableColumn::new()),
+            stream_from_tid: Vec::new(),
+            sub_ns: Vec::new(),
+            ts_float_or_missing: false,
+            ts_other: false,
             device: IntColumnBuilder::Int32(NullableColumn::new()),
             flow_id: NullableColumn::new(),
             names: Interner::default(),
@@ -784,6 +795,9 @@ impl TableBuilder {
             external_id: self.external_id.into_array(),
             correlation: self.correlation.into_array(),
             stream: self.stream.into_array(),
+            stream_from_tid: self.stream_from_tid,
+            sub_ns: self.sub_ns,
+            ts_float: self.ts_float_or_missing && !self.ts_other,
             device: self.device.into_array(),
             flow_id: self.flow_id.into_array(),
             args,
@@ -845,6 +859,18 @@ impl EventSink for TableBuilder {
         self.pid.push(pid);
         self.tid.push(tid);
         self.ts_ns.push(e.ts_ns);
+        match e.ts_form {
+            TsForm::Int => {}
+            TsForm::Float | TsForm::Missing => self.ts_float_or_missing = true,
+            TsForm::Other => self.ts_other = true,
+        }
+        if e.ts_us.is_some() || e.dur_us.is_some() {
+            self.sub_ns.push((
+                row as u32,
+                e.ts_us.unwrap_or(f64::NAN),
+                e.dur_us.unwrap_or(f64::NAN),
+            ));
+        }
         let mut dur = e.dur_ns;
         if let Some(d) = dur {
             // One compare for both: a negative value is a huge unsigned one.
@@ -952,6 +978,9 @@ impl EventSink for TableBuilder {
         let [ext, corr, mut stream, device] = dense;
         if stream.is_none() && kind.is_gpu_activity() {
             stream = stream_from_tid(e.tid);
+            if stream.is_some() {
+                self.stream_from_tid.push(row as u32);
+            }
         }
         self.external_id.push(ext);
         self.correlation.push(corr);
@@ -1042,5 +1071,36 @@ mod tests {
         assert_eq!(room_for(1000, 1000, 200_000, 1000, None), Some(2000));
         // An args column nobody has used yet stays empty.
         assert_eq!(room_for(0, 0, 1 << 20, 1 << 20, Some(1 << 30)), None);
+    }
+}
+
+#[cfg(test)]
+mod hta_view_tests {
+    use crate::table::load_bytes;
+
+    #[test]
+    fn stream_from_tid_sub_ns_and_float_ts_are_recorded() {
+        let text = br#"{"traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 2,
+             "args": {"stream": 7, "correlation": 1}},
+            {"ph": "X", "cat": "mtia_ccp_events", "name": "dma", "pid": 9, "tid": 801, "ts": 20,
+             "dur": 11.689600000000002},
+            {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 30, "dur": 1}]}"#;
+        let t = load_bytes("t.json", text).unwrap();
+        assert_eq!(t.stream_at(1), Some(801));
+        assert_eq!(t.args_stream_at(1), None);
+        assert_eq!(t.args_stream_at(0), Some(7));
+        assert_eq!(t.dur_at(1), Some(11_690));
+        assert_eq!(t.sub_ns_at(1), Some((None, Some(11.689600000000002))));
+        assert_eq!(t.sub_ns_at(0), None);
+        // Every ts an integer: pandas reads the column as int64.
+        assert!(!t.ts_float);
+        let t = load_bytes(
+            "t.json",
+            br#"[{"ph": "X", "cat": "a", "ts": 1, "dur": 1},
+            {"ph": "i", "name": "no ts"}]"#,
+        )
+        .unwrap();
+        assert!(t.ts_float);
     }
 }

@@ -12,10 +12,10 @@
 //! | `name` | Dictionary<UInt32, Utf8> | `name` (a non-string as its JSON text) | `name` absent or `null` (key of `""`) |
 //! | `pid`, `tid` | Dictionary<UInt32, Utf8> | as written (`"7"`, `"stream 7"`, `"Spans"`) | absent or `null` (key of `""`) |
 //! | `ts_ns` | Int64 | start, integer ns (µs × 1000, ns digits kept exactly) | `ts` absent, or not a number within [-2^61, 2^62) ns |
-//! | `dur_ns` | Int64 | duration, ns, as written (a negative one is counted; `dur_at` leaves it out, `raw_dur_at` gives it); for `B` rows the paired `E` gives it | no duration, one over 2^53 ns, or an `E` before its `B` (counted) |
+//! | `dur_ns` | Int64 | duration, ns, as written (a negative one is counted; `dur_at` leaves it out, `raw_dur_at` gives it); for `B` rows the paired `E` gives it (texts with digits past the ns also keep their f64 in `sub_ns`) | no duration, one over 2^53 ns, or an `E` before its `B` (counted) |
 //! | `external_id` | Int64 | `args["External id"]` (old: `"external id"`) | absent |
 //! | `correlation` | Int64 | `args.correlation` (links a runtime call to its GPU activity) | absent |
-//! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
+//! | `stream` | Int32, or Int64 when a value needs it ([`IntColumn`]) | `args.stream` when a decimal integer; for GPU activity without it, the number in `tid` (those rows are listed in `stream_from_tid`; other values, e.g. ROCm's `"0x0"` handles on runtime calls, stay in the sparse `args_stream`) | absent |
 //! | `device` | Int32, or Int64 when a value needs it | `args.device` | absent |
 //! | `flow_id` | Int64 | `id` of flow events (`s`/`f`/`t`) and async events | absent |
 //! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |
@@ -247,6 +247,16 @@ pub struct TraceTable {
     pub external_id: PrimitiveArray<i64>,
     pub correlation: PrimitiveArray<i64>,
     pub stream: IntColumn,
+    /// Rows (ascending) whose `stream` was read from `tid` because `args.stream` was absent or not an
+    /// integer; HTA sees no stream (-1) there.
+    pub stream_from_tid: Vec<u32>,
+    /// Rows (ascending) whose `ts` or `dur` text has digits past the ns (`11.689600000000002`):
+    /// (row, ts, dur) in µs as a JSON parser reads them, NaN where the ns column is exact. Only
+    /// HTA-compat rounding needs them.
+    pub sub_ns: Vec<(u32, f64, f64)>,
+    /// pandas would read the `ts` column as float64 (some `ts` is written with a fraction or
+    /// missing, none is a string): then, and only then, HTA rounds every row to whole µs.
+    pub ts_float: bool,
     pub device: IntColumn,
     pub flow_id: PrimitiveArray<i64>,
     /// Sparse args columns, sorted by key.
@@ -370,6 +380,32 @@ impl TraceTable {
     #[inline]
     pub fn stream_at(&self, row: usize) -> Option<i64> {
         self.stream.get(row)
+    }
+
+    /// `ts` and `dur` of a row in µs as a JSON parser (HTA's) reads them, when its text has digits past
+    /// the ns; `None` when the ns columns hold the text exactly.
+    pub fn sub_ns_at(&self, row: usize) -> Option<(Option<f64>, Option<f64>)> {
+        if self.sub_ns.is_empty() {
+            return None;
+        }
+        let i = self
+            .sub_ns
+            .binary_search_by_key(&(row as u32), |x| x.0)
+            .ok()?;
+        let (_, ts, dur) = self.sub_ns[i];
+        Some(((!ts.is_nan()).then_some(ts), (!dur.is_nan()).then_some(dur)))
+    }
+
+    /// The stream as `args.stream` gives it (`None` when it was read from `tid`), as HTA sees it.
+    #[inline]
+    pub fn args_stream_at(&self, row: usize) -> Option<i64> {
+        let s = self.stream.get(row)?;
+        if !self.stream_from_tid.is_empty()
+            && self.stream_from_tid.binary_search(&(row as u32)).is_ok()
+        {
+            return None;
+        }
+        Some(s)
     }
 
     #[inline]

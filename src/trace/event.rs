@@ -19,6 +19,19 @@ pub enum ArgValue<'a> {
     Json(&'a [u8]),
 }
 
+/// How an event's `ts` was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TsForm {
+    #[default]
+    Missing,
+    /// A JSON integer (`1682725898079292`).
+    Int,
+    /// A JSON number with a fraction or an exponent (`1712195495519689.047`).
+    Float,
+    /// Anything else (a string, ...).
+    Other,
+}
+
 /// The fields of one event that the tables keep. Strings point into the input or into the reader's
 /// scratch space; they live until the next event is read.
 #[derive(Clone, Debug, Default)]
@@ -35,6 +48,12 @@ pub struct RawEvent<'a> {
     pub ts_ns: Option<i64>,
     /// `dur` in integer nanoseconds.
     pub dur_ns: Option<i64>,
+    /// `ts` and `dur` as a JSON parser reads them (µs, f64), only when the text has digits past the
+    /// ns (e.g. `11.689600000000002`, as scripts that scale durations write).
+    pub ts_us: Option<f64>,
+    pub dur_us: Option<f64>,
+    /// How `ts` was written (pandas reads a `ts` column with a float or a gap as float64).
+    pub ts_form: TsForm,
     /// Flow id (`id` of `s`/`f`/`t`/`b`/`e` events): a number, or a hex string parsed as one.
     pub id: Option<i64>,
     /// `id` was present but neither a number nor a hex string.
@@ -54,6 +73,9 @@ impl<'a> RawEvent<'a> {
         self.tid = None;
         self.ts_ns = None;
         self.dur_ns = None;
+        self.ts_us = None;
+        self.dur_us = None;
+        self.ts_form = TsForm::Missing;
         self.id = None;
         self.bad_id = false;
         self.binding_point = None;

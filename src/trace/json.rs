@@ -74,8 +74,14 @@ fn skip_ws_run(input: &[u8], mut pos: usize) -> usize {
         // SAFETY: the load reads 16 bytes inside `input` (unaligned loads are allowed).
         let c = unsafe { v128_load(input.as_ptr().add(pos) as *const v128) };
         let ws = v128_or(
-            v128_or(u8x16_eq(c, u8x16_splat(b' ')), u8x16_eq(c, u8x16_splat(b'\n'))),
-            v128_or(u8x16_eq(c, u8x16_splat(b'\r')), u8x16_eq(c, u8x16_splat(b'\t'))),
+            v128_or(
+                u8x16_eq(c, u8x16_splat(b' ')),
+                u8x16_eq(c, u8x16_splat(b'\n')),
+            ),
+            v128_or(
+                u8x16_eq(c, u8x16_splat(b'\r')),
+                u8x16_eq(c, u8x16_splat(b'\t')),
+            ),
         );
         let not_ws = !u8x16_bitmask(ws) & 0xFFFF;
         if not_ws != 0 {
@@ -289,6 +295,13 @@ pub const MIN_TIME_NS: i64 = -(1 << 61);
 /// exponent or an integer part too long to scale, so the caller takes the general path.
 #[inline(always)]
 pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
+    Ok(read_micros_digits(input, pos)?.map(|(ns, end, _)| (ns, end)))
+}
+
+/// [`read_micros`], and the form of the text: [`MICROS_FRACTION`] when it has a decimal point,
+/// [`MICROS_PAST_NS`] when it has digits past the ns (more than 3 decimals).
+#[inline(always)]
+pub fn read_micros_digits(input: &[u8], pos: usize) -> Scan<Option<(i64, usize, u8)>> {
     let mut i = pos;
     let neg = input.get(i) == Some(&b'-');
     if neg {
@@ -308,7 +321,9 @@ pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
     let mut frac: i64 = 0;
     let mut frac_digits = 0;
     let mut round_up = false;
+    let mut form = 0;
     if input[i] == b'.' {
+        form = MICROS_FRACTION;
         i += 1;
         while i < input.len() {
             let d = input[i].wrapping_sub(b'0');
@@ -336,8 +351,16 @@ pub fn read_micros(input: &[u8], pos: usize) -> Scan<Option<(i64, usize)>> {
         k += 1;
     }
     let ns = int_part * 1000 + frac + round_up as i64;
-    Ok(Some((if neg { -ns } else { ns }, i)))
+    if frac_digits > 3 {
+        form |= MICROS_PAST_NS;
+    }
+    Ok(Some((if neg { -ns } else { ns }, i, form)))
 }
+
+/// [`read_micros_digits`]: the text has a decimal point (a JSON parser makes a float of it).
+pub const MICROS_FRACTION: u8 = 1;
+/// [`read_micros_digits`]: the text has digits past the ns.
+pub const MICROS_PAST_NS: u8 = 2;
 
 /// Where a string's content lives: in the input, or unescaped into the scratch buffer. Packed in
 /// one word (start, length below 2^31, which buffer) so that it moves in one register: as a tagged
@@ -952,6 +975,16 @@ mod tests {
         }
         assert_eq!(read_micros(b"1e3,", 0), Ok(None));
         assert_eq!(read_micros(b"12", 0), Err(Stop::Incomplete));
+        // The form of the text: a fraction (a float for a JSON parser), digits past the ns.
+        assert_eq!(read_micros_digits(b"12,", 0), Ok(Some((12_000, 2, 0))));
+        assert_eq!(
+            read_micros_digits(b"12.0,", 0),
+            Ok(Some((12_000, 4, MICROS_FRACTION)))
+        );
+        assert_eq!(
+            read_micros_digits(b"11.689600000000002,", 0),
+            Ok(Some((11_690, 18, MICROS_FRACTION | MICROS_PAST_NS)))
+        );
         assert_eq!(read_plain_int(b"-42}", 0), Ok(Some((-42, 3))));
         assert_eq!(read_plain_int(b"4.5,", 0), Ok(None));
         assert_eq!(read_plain_int(b"42", 0), Err(Stop::Incomplete));

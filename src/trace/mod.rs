@@ -14,7 +14,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use diagnostics::{Diagnostic, DiagnosticKind, Diagnostics, Severity};
-pub use event::{ArgValue, EventSink, IdValue, RawEvent};
+pub use event::{ArgValue, EventSink, IdValue, RawEvent, TsForm};
 pub use reader::{ReadSummary, TraceReader};
 pub use source::Decompressor;
 

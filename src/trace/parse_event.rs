@@ -1,9 +1,10 @@
 //! Parses one `traceEvents` entry (a JSON object) from a contiguous slice into field locations.
 
-use super::event::{ArgValue, IdValue, RawEvent};
+use super::event::{ArgValue, IdValue, RawEvent, TsForm};
 use super::json::{
-    byte_at, micros_text_to_nanos, number_end, parse_number, read_compact_container, read_micros,
-    read_plain_int, read_string, skip_value, skip_ws, Number, Scan, Stop, StrLoc,
+    byte_at, micros_text_to_nanos, number_end, parse_number, read_compact_container,
+    read_micros_digits, read_plain_int, read_string, skip_value, skip_ws, Number, Scan, Stop,
+    StrLoc, MICROS_FRACTION, MICROS_PAST_NS,
 };
 
 /// The event fields the tables keep.
@@ -118,6 +119,9 @@ pub struct EventParser {
     tid: Option<IdLoc>,
     ts_ns: Option<i64>,
     dur_ns: Option<i64>,
+    ts_us: Option<f64>,
+    dur_us: Option<f64>,
+    ts_form: TsForm,
     id: Option<i64>,
     bad_id: bool,
     binding_point: Option<u8>,
@@ -142,6 +146,9 @@ impl EventParser {
         self.tid = None;
         self.ts_ns = None;
         self.dur_ns = None;
+        self.ts_us = None;
+        self.dur_us = None;
+        self.ts_form = TsForm::Missing;
         self.id = None;
         self.bad_id = false;
         self.binding_point = None;
@@ -212,13 +219,16 @@ impl EventParser {
                     next
                 }
                 Field::Ts => {
-                    let (v, next) = time_value(input, i, first)?;
+                    let (v, us, form, next) = time_value(input, i, first)?;
                     self.ts_ns = v;
+                    self.ts_us = us;
+                    self.ts_form = form;
                     next
                 }
                 Field::Dur => {
-                    let (v, next) = time_value(input, i, first)?;
+                    let (v, us, _, next) = time_value(input, i, first)?;
                     self.dur_ns = v;
+                    self.dur_us = us;
                     next
                 }
                 Field::Id => {
@@ -425,6 +435,9 @@ impl EventParser {
             tid: self.tid.map(id),
             ts_ns: self.ts_ns,
             dur_ns: self.dur_ns,
+            ts_us: self.ts_us,
+            dur_us: self.dur_us,
+            ts_form: self.ts_form,
             id: self.id,
             bad_id: self.bad_id,
             binding_point: self.binding_point,
@@ -472,21 +485,48 @@ fn literal(input: &[u8], i: usize) -> Scan<(ValLoc, usize)> {
 
 /// `ts`/`dur`: a number of µs (a numeric string is accepted too).
 #[inline(always)]
-fn time_value(input: &[u8], i: usize, first: u8) -> Scan<(Option<i64>, usize)> {
+/// A `ts`/`dur` value: integer ns, and the number as a JSON parser reads it (µs, f64) when the ns
+/// lose digits of the text (more than 3 decimals, an exponent), for HTA-compat rounding.
+#[allow(clippy::type_complexity)]
+fn time_value(
+    input: &[u8],
+    i: usize,
+    first: u8,
+) -> Scan<(Option<i64>, Option<f64>, TsForm, usize)> {
+    let f64_of = |t: &[u8]| -> Option<f64> { std::str::from_utf8(t).ok()?.trim().parse().ok() };
     if first == b'"' {
         let end = skip_value(input, i, false)?;
         let inner = &input[i + 1..end - 1];
-        return Ok((micros_text_to_nanos(inner), end));
+        let ns = micros_text_to_nanos(inner);
+        let us = f64_of(inner).filter(|&u| ns.is_some_and(|n| n as f64 != u * 1000.0));
+        return Ok((ns, us, TsForm::Other, end));
     }
     if first == b'-' || first.is_ascii_digit() {
-        if let Some((ns, end)) = read_micros(input, i)? {
-            return Ok((Some(ns), end));
+        if let Some((ns, end, form)) = read_micros_digits(input, i)? {
+            let us = if form & MICROS_PAST_NS != 0 {
+                f64_of(&input[i..end])
+            } else {
+                None
+            };
+            let ts_form = if form & MICROS_FRACTION != 0 {
+                TsForm::Float
+            } else {
+                TsForm::Int
+            };
+            return Ok((Some(ns), us, ts_form, end));
         }
         let end = number_end(input, i, false)?;
-        return Ok((micros_text_to_nanos(&input[i..end]), end));
+        let text = &input[i..end];
+        let ns = micros_text_to_nanos(text);
+        let form = if text.iter().all(|b| b.is_ascii_digit() || *b == b'-') {
+            TsForm::Int
+        } else {
+            TsForm::Float
+        };
+        return Ok((ns, ns.and(f64_of(text)), form, end));
     }
     let end = skip_value(input, i, false)?;
-    Ok((None, end))
+    Ok((None, None, TsForm::Other, end))
 }
 
 /// A flow id written as a string: decimal, or hex with `0x`.
