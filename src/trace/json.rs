@@ -65,40 +65,7 @@ fn skip_ws_run(input: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// WebAssembly with SIMD (every current browser): 16 bytes at a time, as on x86-64.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(never)]
-fn skip_ws_run(input: &[u8], mut pos: usize) -> usize {
-    use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_load, v128_or};
-    while pos + 16 <= input.len() {
-        // SAFETY: the load reads 16 bytes inside `input` (unaligned loads are allowed).
-        let c = unsafe { v128_load(input.as_ptr().add(pos) as *const v128) };
-        let ws = v128_or(
-            v128_or(
-                u8x16_eq(c, u8x16_splat(b' ')),
-                u8x16_eq(c, u8x16_splat(b'\n')),
-            ),
-            v128_or(
-                u8x16_eq(c, u8x16_splat(b'\r')),
-                u8x16_eq(c, u8x16_splat(b'\t')),
-            ),
-        );
-        let not_ws = !u8x16_bitmask(ws) & 0xFFFF;
-        if not_ws != 0 {
-            return pos + not_ws.trailing_zeros() as usize;
-        }
-        pos += 16;
-    }
-    while pos < input.len() && is_ws(input[pos]) {
-        pos += 1;
-    }
-    pos
-}
-
-#[cfg(not(any(
-    target_arch = "x86_64",
-    all(target_arch = "wasm32", target_feature = "simd128")
-)))]
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(never)]
 fn skip_ws_run(input: &[u8], mut pos: usize) -> usize {
     while pos < input.len() && is_ws(input[pos]) {
@@ -163,30 +130,7 @@ fn find_quote_or_backslash(input: &[u8], mut pos: usize) -> Option<usize> {
     find_quote_or_backslash_swar(input, pos)
 }
 
-/// Position of the first `"` or `\\` at or after `pos`: 16 bytes at a time with WebAssembly SIMD.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[inline(always)]
-fn find_quote_or_backslash(input: &[u8], mut pos: usize) -> Option<usize> {
-    use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_splat, v128, v128_load, v128_or};
-    while pos + 16 <= input.len() {
-        // SAFETY: the load reads 16 bytes inside `input` (unaligned loads are allowed).
-        let chunk = unsafe { v128_load(input.as_ptr().add(pos) as *const v128) };
-        let hits = u8x16_bitmask(v128_or(
-            u8x16_eq(chunk, u8x16_splat(b'"')),
-            u8x16_eq(chunk, u8x16_splat(b'\\')),
-        ));
-        if hits != 0 {
-            return Some(pos + hits.trailing_zeros() as usize);
-        }
-        pos += 16;
-    }
-    find_quote_or_backslash_swar(input, pos)
-}
-
-#[cfg(not(any(
-    target_arch = "x86_64",
-    all(target_arch = "wasm32", target_feature = "simd128")
-)))]
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn find_quote_or_backslash(input: &[u8], pos: usize) -> Option<usize> {
     find_quote_or_backslash_swar(input, pos)
