@@ -110,22 +110,7 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
                 .insert(*rank, ((ts - s.ts) as f64 / len, (end - ts) as f64 / len));
         }
     }
-    // Pick the collective with the largest mean (over steps) of the spread across ranks.
-    let mut best: Option<(f64, (i64, String))> = None;
-    for (key, steps) in &obs {
-        let spreads: Vec<f64> = steps
-            .values()
-            .filter_map(|r| mean_std(&r.values().map(|v| v.1).collect::<Vec<_>>()).1)
-            .collect();
-        if spreads.is_empty() {
-            continue;
-        }
-        let m = spreads.iter().sum::<f64>() / spreads.len() as f64;
-        if best.as_ref().is_none_or(|b| m > b.0) {
-            best = Some((m, key.clone()));
-        }
-    }
-    let Some((_, key)) = best else {
+    let Some(key) = most_variable(&obs) else {
         res.notes.push(
             "no communication kernel seen on two or more ranks in the same step: no stragglers to find"
                 .into(),
@@ -302,21 +287,7 @@ fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
             .or_default()
             .insert(rank, (ts - t_min, dur as f64 / mean_iter));
     }
-    let mut best: Option<(f64, (i64, String))> = None;
-    for (key, steps) in &obs {
-        let spreads: Vec<f64> = steps
-            .values()
-            .filter_map(|r| mean_std(&r.values().map(|v| v.1).collect::<Vec<_>>()).1)
-            .collect();
-        if spreads.is_empty() {
-            continue;
-        }
-        let m = spreads.iter().sum::<f64>() / spreads.len() as f64;
-        if best.as_ref().is_none_or(|b| m > b.0) {
-            best = Some((m, key.clone()));
-        }
-    }
-    let Some((_, key)) = best else {
+    let Some(key) = most_variable(&obs) else {
         res.notes.push(
             "HTA-compat: no ncclKernel* kernel of a step after the first seen on two or more ranks (HTA fails here)"
                 .into(),
@@ -360,4 +331,27 @@ pub fn potential_stragglers(set: &TraceSet, opts: &AnalysisOptions) -> Straggler
         .map(|r| (r.rank, RankPrep::new(&r.table, opts)))
         .collect();
     stragglers_prepared(&preps, opts)
+}
+
+/// The collective (stream, name) whose normalised duration (`.1` of each rank's observation)
+/// varies most across ranks: the largest mean, over steps, of its standard deviation. `None` when
+/// no collective was seen on two or more ranks in one step.
+fn most_variable<V: Copy>(
+    obs: &BTreeMap<(i64, String), BTreeMap<i64, BTreeMap<i64, (V, f64)>>>,
+) -> Option<(i64, String)> {
+    let mut best: Option<(f64, &(i64, String))> = None;
+    for (key, steps) in obs {
+        let spreads: Vec<f64> = steps
+            .values()
+            .filter_map(|r| mean_std(&r.values().map(|v| v.1).collect::<Vec<_>>()).1)
+            .collect();
+        if spreads.is_empty() {
+            continue;
+        }
+        let m = spreads.iter().sum::<f64>() / spreads.len() as f64;
+        if best.is_none_or(|b| m > b.0) {
+            best = Some((m, key));
+        }
+    }
+    best.map(|(_, key)| key.clone())
 }
