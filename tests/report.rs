@@ -145,3 +145,24 @@ fn main_finding_agrees_with_the_bottleneck_type() {
         );
     }
 }
+
+/// Two kernels whose short forms are the same (`at::native::vectorized_elementwise_kernel` of two
+/// functors) get two different names in the report's top-kernel table.
+#[test]
+fn kernels_with_the_same_short_name_are_told_apart() {
+    let fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
+    let mul = "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >(int, at::native::MulFunctor<float>, at::detail::Array<char*, 3>)";
+    let mut b = common::TraceBuilder::new();
+    b.kernel(fill, 7, 0.0, 5.0, 10.0, 30.0);
+    b.kernel(mul, 7, 50.0, 5.0, 60.0, 20.0);
+    let set = TraceSet::single(b.table("two.json"));
+    let md = diagnose(&set).to_markdown();
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains("vectorized_elementwise_kernel"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(rows[0].contains("FillFunctor"), "{}", rows[0]);
+    assert!(rows[1].contains("MulFunctor"), "{}", rows[1]);
+    assert_ne!(rows[0].split('|').nth(4), rows[1].split('|').nth(4));
+}

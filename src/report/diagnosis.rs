@@ -9,7 +9,7 @@ use super::gather::{gather, gather_with};
 use super::inputs::{pct, DiagnosisInputs};
 use super::markdown::code_cell;
 use super::redact::{redacted_name, replace_all};
-use super::rules::{evaluate, short_name};
+use super::rules::{evaluate, short_name, short_names};
 use crate::analysis::all::{AllAnalyses, AnalysisOptions};
 use crate::table::TraceSet;
 
@@ -202,14 +202,15 @@ impl DiagnosisReport {
                 out,
                 "| % Time | Calls | Avg (μs) | Kernel |\n|---:|---:|---:|---|"
             );
-            for k in &self.top_kernels {
+            let names: Vec<&str> = self.top_kernels.iter().map(|k| k.name.as_str()).collect();
+            for (k, shown) in self.top_kernels.iter().zip(short_names(&names)) {
                 let _ = writeln!(
                     out,
                     "| {:.1} | {} | {:.2} | {} |",
                     k.pct_of_kernel_time,
                     k.calls,
                     k.avg_us,
-                    code_cell(&short_name(&k.name))
+                    code_cell(&shown)
                 );
             }
             out.push('\n');

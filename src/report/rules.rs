@@ -89,6 +89,50 @@ pub fn short_name(name: &str) -> String {
     }
 }
 
+/// Display forms of several names at once: [`short_name`] where that is unique among them; names
+/// whose short forms collide keep their template arguments (cut at 80 characters), then a `#N`.
+pub fn short_names(names: &[&str]) -> Vec<String> {
+    let short: Vec<String> = names.iter().map(|n| short_name(n)).collect();
+    let collides =
+        |i: usize, forms: &[String]| forms.iter().filter(|f| **f == forms[i]).count() > 1;
+    let mut out: Vec<String> = (0..names.len())
+        .map(|i| {
+            if !collides(i, &short) {
+                return short[i].clone();
+            }
+            let s = names[i].strip_prefix("void ").unwrap_or(names[i]);
+            // The kernel and its template arguments, without its parameter list.
+            let mut depth = 0i32;
+            let end = s
+                .char_indices()
+                .find(|&(_, c)| {
+                    match c {
+                        '<' => depth += 1,
+                        '>' => depth -= 1,
+                        _ => {}
+                    }
+                    c == '(' && depth == 0
+                })
+                .map_or(s.len(), |(i, _)| i);
+            let long = s[..end].trim();
+            if long.chars().count() > 80 {
+                format!("{}...", long.chars().take(77).collect::<String>())
+            } else {
+                long.to_string()
+            }
+        })
+        .collect();
+    for i in 0..out.len() {
+        if collides(i, &out) {
+            let n = out[..i].iter().filter(|f| **f == out[i]).count();
+            if n > 0 {
+                out[i] = format!("{} #{}", out[i], n + 1);
+            }
+        }
+    }
+    out
+}
+
 fn us(ns: f64) -> String {
     format!("{:.1} µs", ns / 1000.0)
 }
