@@ -485,3 +485,32 @@ fn synchronisation_share_counts_only_time_inside_the_gpu_window() {
     assert!(f.measured.contains("66.7%"), "{}", f.measured);
     assert!(f.measured.contains("0.04 ms"), "{}", f.measured);
 }
+
+/// A sync costs the GPU idle it causes: waiting on a GPU that stays busy costs nothing; a sync after
+/// which the host works 2 ms before launching again leaves the GPU idle those 2 ms.
+#[test]
+fn a_synchronisation_costs_the_gpu_idle_it_causes() {
+    let trace = |host_work_after_sync: f64| {
+        let mut b = TraceBuilder::new();
+        let mut t = 0.0;
+        for s in 0..4 {
+            b.step(s, t, 10_000.0 + host_work_after_sync);
+            b.kernel(GEMM, 7, t, 5.0, t + 10.0, 9_980.0);
+            b.runtime("cudaDeviceSynchronize", t + 20.0, 9_975.0);
+            t += 10_000.0 + host_work_after_sync;
+        }
+        one(&b)
+    };
+    let busy = trace(0.0);
+    well_formed(&busy);
+    assert!(
+        busy.findings.iter().all(|f| f.id != "synchronization"),
+        "{}",
+        busy.to_markdown()
+    );
+    let starved = trace(2_000.0);
+    let f = finding(&starved, "synchronization");
+    // Per step the GPU idles from its kernel's end inside the sync (t + 9990) to the next kernel
+    // (t + 12010), 2020 µs; the window ends with the last kernel: 3 gaps in all.
+    assert_eq!(f.impact.time_ns, 3 * 2_020_000, "{}", f.measured);
+}

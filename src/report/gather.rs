@@ -272,7 +272,10 @@ pub fn gather_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) ->
                 .map(|&(s, e)| (s.max(lo), e.min(hi)))
                 .filter(|(s, e)| s < e)
                 .collect();
-            time.sync_in_window_ns = union(clipped).iter().map(|(s, e)| e - s).sum();
+            let clipped = union(clipped);
+            time.sync_in_window_ns = clipped.iter().map(|(s, e)| e - s).sum();
+            let busy = union(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+            time.sync_gpu_idle_ns = sync_gpu_idle(&clipped, &busy, hi);
         }
         inputs.time.add(&time);
         if let Some(l) = all.kernel_launch_stats.get(idx) {
@@ -412,5 +415,52 @@ fn collect_syncs(
                 rows: vec![row as u32],
             }),
         }
+    }
+}
+
+/// GPU idle time inside each sync interval and after it until the next GPU activity starts
+/// (`syncs` and `busy` are sorted, disjoint; `hi` ends the GPU window).
+fn sync_gpu_idle(syncs: &[(i64, i64)], busy: &[(i64, i64)], hi: i64) -> i64 {
+    let lost = union(
+        syncs
+            .iter()
+            .map(|&(s, e)| {
+                let next = busy.partition_point(|b| b.0 < e);
+                (s, busy.get(next).map_or(hi, |b| b.0).max(e))
+            })
+            .collect(),
+    );
+    let mut idle = 0;
+    let mut k = 0;
+    for &(s, e) in &lost {
+        let mut covered = 0;
+        while k < busy.len() && busy[k].1 <= s {
+            k += 1;
+        }
+        let mut j = k;
+        while j < busy.len() && busy[j].0 < e {
+            covered += busy[j].1.min(e) - busy[j].0.max(s);
+            j += 1;
+        }
+        idle += (e - s) - covered;
+    }
+    idle
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sync_gpu_idle;
+
+    #[test]
+    fn a_sync_costs_the_idle_it_causes() {
+        // GPU busy 0-100 and 150-200; a sync blocks the host 40-100: the GPU then waits 100-150.
+        assert_eq!(
+            sync_gpu_idle(&[(40, 100)], &[(0, 100), (150, 200)], 200),
+            50
+        );
+        // A sync while the GPU stays busy costs nothing.
+        assert_eq!(sync_gpu_idle(&[(10, 60)], &[(0, 100)], 100), 0);
+        // A sync at the end of the window: only the idle part inside it.
+        assert_eq!(sync_gpu_idle(&[(80, 120)], &[(0, 100)], 100), 20);
     }
 }

@@ -49,6 +49,10 @@ pub struct TimeFigures {
     /// Host time blocked in synchronising calls while the window is open (their union, clipped
     /// to the window: a share of the window is at most 100%).
     pub sync_in_window_ns: i64,
+    /// GPU idle time the synchronising calls cost: while each call blocks the host, and after it
+    /// until the GPU has work again (the queue drained by the sync is refilled only then). A sync
+    /// while the GPU stays busy costs nothing.
+    pub sync_gpu_idle_ns: i64,
 }
 
 impl TimeFigures {
@@ -66,6 +70,7 @@ impl TimeFigures {
         self.other_idle_ns += o.other_idle_ns;
         self.idle_in_data_loader_ns += o.idle_in_data_loader_ns;
         self.sync_in_window_ns += o.sync_in_window_ns;
+        self.sync_gpu_idle_ns += o.sync_gpu_idle_ns;
     }
 
     /// `part` as a percentage of the window (0 when the window is empty).

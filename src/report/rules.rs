@@ -562,9 +562,9 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
     let kw_pct = t.pct(kernel_wait_ns);
     let sync_ns: i64 = i.syncs.iter().map(|s| s.total_ns).sum();
     let sync_n: u64 = i.syncs.iter().map(|s| s.count).sum();
-    // Only the blocked time inside the GPU window is a share of it (a call before the first or
-    // after the last kernel would make the share exceed 100%).
-    let sync_pct = t.pct(t.sync_in_window_ns);
+    // What a sync costs is the GPU idle it causes (while it blocks and until the drained queue
+    // has work again), not the host's blocked time: a sync while the GPU stays busy is harmless.
+    let sync_pct = t.pct(t.sync_gpu_idle_ns);
     if kw_pct < KERNEL_WAIT_PCT && (sync_n == 0 || sync_pct < SYNC_PCT) {
         return None;
     }
@@ -596,16 +596,17 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
         title: "GPU idle between kernels: launch gaps and synchronisations".into(),
         severity: severity(kw_pct.max(sync_pct), KERNEL_WAIT_PCT),
         threshold: format!(
-            "kernel-wait idle ≥ {KERNEL_WAIT_PCT:.0}% of GPU time, or synchronising calls ≥ {SYNC_PCT:.0}%"
+            "kernel-wait idle ≥ {KERNEL_WAIT_PCT:.0}% of GPU time, or GPU idle around synchronising calls ≥ {SYNC_PCT:.0}%"
         ),
         measured: format!(
             "kernel-wait idle {kw_pct:.1}%; {sync_n} synchronising calls blocking {} \
-             ({} of it inside the GPU window: {sync_pct:.1}%)",
+             ({} of it inside the GPU window), the GPU idle {} around them: {sync_pct:.1}%",
             ms(sync_ns),
-            ms(t.sync_in_window_ns)
+            ms(t.sync_in_window_ns),
+            ms(t.sync_gpu_idle_ns)
         ),
         value: kw_pct,
-        impact: impact(i, kernel_wait_ns.max(t.sync_in_window_ns)),
+        impact: impact(i, kernel_wait_ns.max(t.sync_gpu_idle_ns)),
         explanation: format!(
             "Short gaps between kernels add up to {kw_pct:.1}% of GPU time, and {sync_n} calls make the CPU \
              wait for the GPU."
