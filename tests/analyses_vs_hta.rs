@@ -1030,6 +1030,26 @@ fn stragglers_need_two_ranks_and_count_current_nccl_names() {
     assert_eq!(c.stragglers.steps_used, vec![1, 2]);
 }
 
+/// Ranks that all start the collective at the same point of every step: nobody is last, so no rank
+/// is flagged (every rank was flagged, as all tied for last).
+#[test]
+fn stragglers_are_not_flagged_when_every_rank_arrives_together() {
+    let set = TraceSet::from_tables(
+        (0..4)
+            .map(|r| rank_trace(r, [40.0, 40.0, 40.0], "ncclDevKernel_AllReduce"))
+            .collect(),
+    );
+    let a = analyze(&set, &exact());
+    assert!(a.stragglers.ranks.is_empty(), "{:?}", a.stragglers);
+    assert!(a.stragglers.flags.iter().all(|f| f.flagged_steps == 0));
+    assert_eq!(a.stragglers.steps_used, vec![1, 2, 3]);
+    assert!(a
+        .stragglers
+        .notes
+        .iter()
+        .any(|n| n.contains("in 3 step(s) every rank starts")));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Real traces where HTA is plainly wrong (README quirks): exact mode, checked against values
 // computed here from the table directly.

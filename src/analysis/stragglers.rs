@@ -118,11 +118,18 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
         return res;
     };
     let mut flags: BTreeMap<i64, u64> = preps.iter().map(|(r, _)| (*r, 0)).collect();
+    let mut tied_steps = 0;
     for (step, ranks) in &obs[&key] {
         let mut starts: Vec<f64> = ranks.values().map(|v| v.0).collect();
         starts.sort_by(|a, b| b.total_cmp(a));
         let k = NUM_CANDIDATES.min(starts.len());
         if k == 0 {
+            continue;
+        }
+        // Every rank starts the collective at the same point of its step: nobody arrives last.
+        if starts[0] - starts[starts.len() - 1] <= 1e-9 {
+            tied_steps += 1;
+            res.steps_used.push(*step);
             continue;
         }
         let kth = starts[k - 1];
@@ -151,6 +158,12 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
         .take(NUM_CANDIDATES)
         .map(|f| f.rank)
         .collect();
+    if tied_steps > 0 {
+        res.notes.push(format!(
+            "in {tied_steps} step(s) every rank starts the collective at the same point of its step: no rank \
+             arrives last there"
+        ));
+    }
     res.flags = fl;
     res.stream = Some(key.0);
     res.kernel = Some(key.1);
