@@ -411,7 +411,13 @@ fn summary(state: AppState) -> impl IntoView {
                     {several.then(|| rank_picker(state))}
                 </div>
                 <div class="cards">
-                    {rank_known.then(|| metric_card("rank", r.rank.to_string(), "Rank", format!("{} ({})", r.rank, r.rank_source)))}
+                    {rank_known.then(|| view! {
+                        <div class="card" data-metric="rank" data-value=r.rank.to_string() data-rank-source=r.rank_source.clone()>
+                            <div class="card-label">"Rank"</div>
+                            <div class="card-figure">{r.rank.to_string()}</div>
+                            <div class="card-note">{format!("from {}", r.rank_source)}</div>
+                        </div>
+                    })}
                     {device.map(|d| metric_card("device", d.clone(), "Device", d))}
                     {metric_card("events", s.events.to_string(), "Events", format::int(s.events))}
                     {metric_card("kernels", s.kernels.to_string(), "GPU kernels", format::int(s.kernels))}
@@ -546,9 +552,24 @@ fn ranks(state: AppState) -> impl IntoView {
 fn diagnostics(state: AppState) -> impl IntoView {
     move || {
         let loaded = state.loaded.get()?;
+        // Files with nothing to say share one line, so that 64 clean ranks do not take a page.
+        let clean: Vec<String> = loaded
+            .ranks
+            .iter()
+            .filter(|r| r.diagnostics.is_empty())
+            .map(|r| format!("{} (rank {})", r.file, r.rank))
+            .collect();
+        let clean_line = match clean.len() {
+            0 => None,
+            n if n == loaded.ranks.len() && n > 1 => {
+                Some(format!("No oddities found in any of the {n} files."))
+            }
+            _ => Some(format!("No oddities found in {}.", clean.join(", "))),
+        };
         let files = loaded
             .ranks
             .iter()
+            .filter(|r| !r.diagnostics.is_empty())
             .map(|r| {
                 let items = r
                     .diagnostics
@@ -577,15 +598,10 @@ fn diagnostics(state: AppState) -> impl IntoView {
                         }
                     })
                     .collect_view();
-                let clean = r.diagnostics.is_empty();
                 view! {
                     <div class="health-file" data-file=r.file.clone()>
                         <h3>{format!("{} (rank {})", r.file, r.rank)}</h3>
-                        {if clean {
-                            view! { <p class="ok">"No oddities found."</p> }.into_any()
-                        } else {
-                            view! { <ul class="diagnostics">{items}</ul> }.into_any()
-                        }}
+                        <ul class="diagnostics">{items}</ul>
                     </div>
                 }
             })
@@ -600,6 +616,7 @@ fn diagnostics(state: AppState) -> impl IntoView {
                 <h2>"Trace health"</h2>
                 <ul class="notes">{notes}</ul>
                 {files}
+                {clean_line.map(|text| view! { <p class="ok" id="health-clean">{text}</p> })}
             </section>
         })
     }
