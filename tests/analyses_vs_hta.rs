@@ -4,6 +4,7 @@
 mod common;
 
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions, Mode};
+use profile_model::analysis::gpu::Describe;
 use profile_model::table::{load_bytes, load_path, TraceSet};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -34,6 +35,19 @@ struct Checker {
 }
 
 impl Checker {
+    /// Mean, min, max, quartiles and std of `ours` against HTA's `describe()` columns, named
+    /// `{prefix}mean`, `{prefix}25%`, ... in `hta`.
+    fn describe(&mut self, w: &str, ours: &Describe, hta: &Value, prefix: &str) {
+        let col = |k: &str| num(hta, &format!("{prefix}{k}"));
+        self.eq(format!("{w} mean"), ours.mean, col("mean"));
+        self.eq(format!("{w} min"), ours.min, col("min"));
+        self.eq(format!("{w} max"), ours.max, col("max"));
+        self.eq(format!("{w} p25"), ours.p25, col("25%"));
+        self.eq(format!("{w} p50"), ours.p50, col("50%"));
+        self.eq(format!("{w} p75"), ours.p75, col("75%"));
+        self.eq(format!("{w} std"), ours.std.unwrap_or(f64::NAN), col("std"));
+    }
+
     fn eq(&mut self, what: String, ours: f64, hta: Option<f64>) {
         self.checked += 1;
         match hta {
@@ -324,18 +338,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                     num(st, "count"),
                 );
                 if k.gaps_us.count > 0 {
-                    let g = &k.gaps_us;
-                    c.eq(format!("{w} mean"), g.mean, num(st, "mean"));
-                    c.eq(format!("{w} min"), g.min, num(st, "min"));
-                    c.eq(format!("{w} max"), g.max, num(st, "max"));
-                    c.eq(format!("{w} p25"), g.p25, num(st, "25%"));
-                    c.eq(format!("{w} p50"), g.p50, num(st, "50%"));
-                    c.eq(format!("{w} p75"), g.p75, num(st, "75%"));
-                    c.eq(
-                        format!("{w} std"),
-                        g.std.unwrap_or(f64::NAN),
-                        num(st, "std"),
-                    );
+                    c.describe(&w, &k.gaps_us, st, "");
                 }
             }
         }
@@ -402,17 +405,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                 ));
             }
             let from = c.errors.len();
-            c.eq(format!("{w} mean"), d.mean, Some(hm));
-            c.eq(format!("{w} min"), d.min, num(r, "queue_length_min"));
-            c.eq(format!("{w} max"), d.max, num(r, "queue_length_max"));
-            c.eq(format!("{w} p25"), d.p25, num(r, "queue_length_25%"));
-            c.eq(format!("{w} p50"), d.p50, num(r, "queue_length_50%"));
-            c.eq(format!("{w} p75"), d.p75, num(r, "queue_length_75%"));
-            c.eq(
-                format!("{w} std"),
-                d.std.unwrap_or(f64::NAN),
-                num(r, "queue_length_std"),
-            );
+            c.describe(&w, d, r, "queue_length_");
             ties_explain(&mut c, from, "launch/start pairs", ties);
         }
         out.push(c);
@@ -520,17 +513,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                 d.count as f64,
                 num(r, "memory_bw_gbps_count"),
             );
-            c.eq(format!("{w} mean"), d.mean, num(r, "memory_bw_gbps_mean"));
-            c.eq(format!("{w} min"), d.min, num(r, "memory_bw_gbps_min"));
-            c.eq(format!("{w} max"), d.max, num(r, "memory_bw_gbps_max"));
-            c.eq(format!("{w} p25"), d.p25, num(r, "memory_bw_gbps_25%"));
-            c.eq(format!("{w} p50"), d.p50, num(r, "memory_bw_gbps_50%"));
-            c.eq(format!("{w} p75"), d.p75, num(r, "memory_bw_gbps_75%"));
-            c.eq(
-                format!("{w} std"),
-                d.std.unwrap_or(f64::NAN),
-                num(r, "memory_bw_gbps_std"),
-            );
+            c.describe(&w, d, r, "memory_bw_gbps_");
             let ties = mties.get(&(rank, name.to_string())).copied().unwrap_or(0);
             ties_explain(&mut c, from, "instants with several copy starts/ends", ties);
         }

@@ -63,6 +63,17 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
             "{name}: <{tag}> opened {opened}, closed {closed}"
         );
     }
+    // Every figure's name is in the table of names at the top of html.rs.
+    let documented: String = include_str!("../src/report/html.rs")
+        .lines()
+        .filter(|l| l.starts_with("//!"))
+        .collect();
+    for (m, _, _) in &figs {
+        assert!(
+            documented.contains(&format!("`{m}`")),
+            "{name}: {m} is not documented"
+        );
+    }
     // A figure is named once per context (metric + every data-* attribute).
     // (HTA-compat mode counts a step twice when it is annotated on the host and on the GPU.)
     let mut seen = BTreeSet::new();

@@ -4,6 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::all::{AnalysisOptions, Mode};
+pub use super::names::{
+    is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
+};
+use super::names::is_hta_collective_name;
 use crate::table::{EventKind, TraceTable};
 
 /// What a device operation does.
@@ -37,27 +41,9 @@ impl KernelType {
     }
 }
 
-/// Communication kernel of any current collective library: NCCL (`ncclKernel_*`, `ncclDevKernel_*`),
-/// RCCL, HCCL, oneCCL.
-pub fn is_collective_name(name: &str) -> bool {
-    let b = name.as_bytes();
-    let starts = |p: &str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
-    starts("nccl")
-        || starts("rccl")
-        || starts("hccl")
-        || starts("ccl")
-        || name.contains("ncclKernel")
-        || name.contains("ncclDevKernel")
-}
-
-/// HTA 0.5.0 `^nccl.*Kernel`.
-fn hta_comm(name: &str) -> bool {
-    name.starts_with("nccl") && name[4..].contains("Kernel")
-}
-
 /// Kernel type with HTA 0.5.0's name patterns (anchored, first hit wins).
 pub fn hta_kernel_type(name: &str) -> KernelType {
-    if hta_comm(name) {
+    if is_hta_collective_name(name) {
         KernelType::Communication
     } else if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
         KernelType::Memory
@@ -227,52 +213,6 @@ pub fn hta_span(t: &TraceTable, row: usize) -> Option<(i64, i64)> {
 /// whole µs exact, plus the fraction, rounded once.
 fn ns_as_parsed_us(ns: i64) -> f64 {
     ns.div_euclid(1000) as f64 + ns.rem_euclid(1000) as f64 / 1000.0
-}
-
-/// Names of the runtime calls that put work on a stream (HTA's launch list, CUDA and HIP).
-pub fn is_launch_call(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaLaunchKernel"
-            | "cudaLaunchKernelExC"
-            | "cuLaunchKernel"
-            | "cuLaunchKernelEx"
-            | "cudaMemcpyAsync"
-            | "cudaMemsetAsync"
-            | "hipLaunchKernel"
-            | "hipExtLaunchKernel"
-            | "hipModuleLaunchKernel"
-            | "hipExtModuleLaunchKernel"
-            | "hipMemcpyAsync"
-            | "hipMemsetAsync"
-            | "hipMemcpyWithStream"
-    ) || name.starts_with("runFunction")
-}
-
-/// HTA 0.5.0's launch calls for queue length (its `get_runtime_launch_events_query`: exact names).
-pub fn is_hta_queue_launch_call(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaLaunchKernel"
-            | "cudaLaunchKernelExC"
-            | "cuLaunchKernel"
-            | "cudaMemcpyAsync"
-            | "cudaMemsetAsync"
-            | "runFunction - job_prep_and_submit_for_execution"
-            | "hipLaunchKernel"
-            | "hipExtModuleLaunchKernel"
-            | "hipMemsetAsync"
-            | "hipMemcpyAsync"
-            | "hipMemcpyWithStream"
-    )
-}
-
-/// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
-pub fn is_hta_launch_call(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaLaunchKernel" | "cudaLaunchKernelExC" | "cudaMemcpyAsync" | "cudaMemsetAsync"
-    ) || name.starts_with("runFunction")
 }
 
 impl<'a> RankPrep<'a> {

@@ -9,6 +9,7 @@ pub mod idle;
 pub mod kernels;
 pub mod launch;
 pub mod memcpy;
+pub mod names;
 pub mod overlap;
 pub mod queue;
 pub mod sequences;

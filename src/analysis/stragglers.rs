@@ -140,18 +140,7 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
         }
         res.steps_used.push(*step);
     }
-    let mut fl: Vec<RankFlags> = flags
-        .into_iter()
-        .map(|(rank, flagged_steps)| RankFlags {
-            rank,
-            flagged_steps,
-        })
-        .collect();
-    fl.sort_by(|a, b| {
-        b.flagged_steps
-            .cmp(&a.flagged_steps)
-            .then(a.rank.cmp(&b.rank))
-    });
+    let fl = most_flagged_first(flags);
     res.ranks = fl
         .iter()
         .filter(|f| f.flagged_steps > 0)
@@ -317,18 +306,7 @@ fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
         }
         res.steps_used.push(*step);
     }
-    let mut fl: Vec<RankFlags> = flags
-        .into_iter()
-        .map(|(rank, flagged_steps)| RankFlags {
-            rank,
-            flagged_steps,
-        })
-        .collect();
-    fl.sort_by(|a, b| {
-        b.flagged_steps
-            .cmp(&a.flagged_steps)
-            .then(a.rank.cmp(&b.rank))
-    });
+    let fl = most_flagged_first(flags);
     // HTA returns the top k of the ranks that have the kernel, flagged or not.
     res.ranks = fl.iter().take(NUM_CANDIDATES).map(|f| f.rank).collect();
     res.flags = fl;
@@ -346,6 +324,22 @@ pub fn potential_stragglers(set: &TraceSet, opts: &AnalysisOptions) -> Straggler
     stragglers_prepared(&preps, opts)
 }
 
+/// Flag counts per rank as rows, most flags first (ties by rank).
+fn most_flagged_first(flags: BTreeMap<i64, u64>) -> Vec<RankFlags> {
+    let mut fl: Vec<RankFlags> = flags
+        .into_iter()
+        .map(|(rank, flagged_steps)| RankFlags {
+            rank,
+            flagged_steps,
+        })
+        .collect();
+    fl.sort_by(|a, b| {
+        b.flagged_steps
+            .cmp(&a.flagged_steps)
+            .then(a.rank.cmp(&b.rank))
+    });
+    fl
+}
 /// The collective (stream, name) whose normalised duration (`.1` of each rank's observation)
 /// varies most across ranks: the largest mean, over steps, of its standard deviation. `None` when
 /// no collective was seen on two or more ranks in one step.

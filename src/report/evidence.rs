@@ -20,6 +20,9 @@ pub struct DeviceIdle {
     pub other_ns: i64,
     /// The part of the gaps that falls inside the `data_loader` intervals.
     pub in_data_loader_ns: i64,
+    /// The part of the gaps that synchronising calls cause: while each call blocks the host, and
+    /// after it until the GPU has work again (a sync while the GPU stays busy causes none).
+    pub around_syncs_ns: i64,
 }
 
 /// Length of the intersection of two sorted disjoint interval lists.
@@ -45,6 +48,7 @@ pub fn device_idle(
     prep: &RankPrep,
     opts: &AnalysisOptions,
     data_loader: &[(i64, i64)],
+    syncs: &[(i64, i64)],
 ) -> DeviceIdle {
     let threshold = opts.kernel_wait_threshold_ns();
     let all = union(prep.dev.iter().map(|d| (d.ts, d.end)).collect());
@@ -78,12 +82,47 @@ pub fn device_idle(
         out.idle_ns += gap;
     }
     out.in_data_loader_ns = intersection_length(&gaps, data_loader);
+    out.around_syncs_ns = idle_around(&all, &gaps, syncs);
     out
+}
+
+/// The part of the idle `gaps` between the merged device activity `busy` that falls while a sync
+/// blocks, or, when the GPU has drained by the sync's end, after it until the next activity starts.
+fn idle_around(busy: &[(i64, i64)], gaps: &[(i64, i64)], syncs: &[(i64, i64)]) -> i64 {
+    let lost = syncs
+        .iter()
+        .map(|&(s, e)| {
+            let k = busy.partition_point(|b| b.0 <= e);
+            let still_busy = k > 0 && busy[k - 1].1 > e;
+            let refilled = if still_busy {
+                e
+            } else {
+                busy.get(k).map_or(e, |b| b.0)
+            };
+            (s, refilled)
+        })
+        .collect();
+    intersection_length(gaps, &union(lost))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sync_causes_the_idle_until_the_gpu_has_work_again() {
+        // Idle gaps of the GPU: 100-150 and 200-300; syncs block the host 40-100 (the GPU then
+        // waits until 150) and 210-220 while the GPU idles anyway until 300.
+        let all = [(0, 100), (150, 200), (300, 400)];
+        let gaps: Vec<(i64, i64)> = all.windows(2).map(|w| (w[0].1, w[1].0)).collect();
+        let after = |syncs: &[(i64, i64)]| idle_around(&all, &gaps, syncs);
+        assert_eq!(after(&[(40, 100)]), 50);
+        assert_eq!(after(&[(210, 220)]), 90);
+        // A sync that returns while the GPU is still busy causes nothing (the later gap is the host's).
+        assert_eq!(after(&[(10, 60)]), 0);
+        // Two syncs sharing a gap count it once.
+        assert_eq!(after(&[(40, 100), (120, 130)]), 50);
+    }
 
     #[test]
     fn intersection() {

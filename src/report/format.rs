@@ -115,13 +115,3 @@ pub fn escape(text: &str) -> String {
     }
     out
 }
-
-/// `kernel_type_breakdown` → `Kernel type breakdown`.
-pub fn title(key: &str) -> String {
-    let words = key.replace(['_', '-'], " ");
-    let mut chars = words.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().collect::<String>() + chars.as_str(),
-        None => String::new(),
-    }
-}

@@ -13,6 +13,7 @@ use super::inputs::{
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
 use crate::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
 use crate::analysis::gpu::{union, KernelType, RankPrep};
+pub use crate::analysis::names::{is_data_loader_op, is_sync_call};
 use crate::table::{EventKind, TraceSet, TraceTable};
 
 /// µs (as the analyses give them) → ns.
@@ -22,32 +23,6 @@ fn ns(us: f64) -> i64 {
     } else {
         0
     }
-}
-
-/// Runtime calls that block the host until the GPU catches up.
-pub fn is_sync_call(name: &str) -> bool {
-    matches!(
-        name,
-        "cudaStreamSynchronize"
-            | "cudaDeviceSynchronize"
-            | "cudaEventSynchronize"
-            | "cudaMemcpy"
-            | "cuStreamSynchronize"
-            | "cuCtxSynchronize"
-            | "cuEventSynchronize"
-            | "hipStreamSynchronize"
-            | "hipDeviceSynchronize"
-            | "hipEventSynchronize"
-            | "hipMemcpy"
-    )
-}
-
-/// A CPU-side DataLoader operation (`enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__`, ...).
-pub fn is_data_loader_op(kind: EventKind, name: &str) -> bool {
-    matches!(
-        kind,
-        EventKind::CpuOp | EventKind::UserAnnotation | EventKind::PythonFunction
-    ) && name.contains("DataLoader")
 }
 
 /// Evidence for one name on one rank, filled while scanning.
@@ -201,10 +176,13 @@ pub fn gather_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) ->
             }
         }
         sync_rows.sort();
-        let sync_intervals: Vec<(i64, i64)> = sync_rows
-            .iter()
-            .filter_map(|&(row, _)| Some((t.ts_at(row)?, t.end_at(row)?)))
-            .collect();
+        // Where the synchronising calls block the host: sorted, merged.
+        let blocked = union(
+            sync_rows
+                .iter()
+                .filter_map(|&(row, _)| Some((t.ts_at(row)?, t.end_at(row)?)))
+                .collect(),
+        );
         for (id, a) in &k_acc {
             let name = t.name_of_id(*id);
             let e = kernel_evidence.entry(name.to_string()).or_default();
@@ -260,22 +238,18 @@ pub fn gather_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) ->
         }
         if time.window_ns > 0 {
             let prep = RankPrep::new(t, opts);
-            let idle = device_idle(&prep, opts, &dl);
+            let idle = device_idle(&prep, opts, &dl, &blocked);
             time.host_wait_ns = idle.host_wait_ns;
             time.kernel_wait_ns = idle.kernel_wait_ns;
             time.other_idle_ns = idle.other_ns;
             time.idle_in_data_loader_ns = idle.in_data_loader_ns;
+            time.sync_gpu_idle_ns = idle.around_syncs_ns;
             let lo = prep.dev.iter().map(|d| d.ts).min().unwrap_or(0);
             let hi = prep.dev.iter().map(|d| d.end).max().unwrap_or(0);
-            let clipped = sync_intervals
+            time.sync_in_window_ns = blocked
                 .iter()
-                .map(|&(s, e)| (s.max(lo), e.min(hi)))
-                .filter(|(s, e)| s < e)
-                .collect();
-            let clipped = union(clipped);
-            time.sync_in_window_ns = clipped.iter().map(|(s, e)| e - s).sum();
-            let busy = union(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
-            time.sync_gpu_idle_ns = sync_gpu_idle(&clipped, &busy, hi);
+                .map(|&(s, e)| (e.min(hi) - s.max(lo)).max(0))
+                .sum();
         }
         inputs.time.add(&time);
         if let Some(l) = all.kernel_launch_stats.get(idx) {
@@ -415,52 +389,5 @@ fn collect_syncs(
                 rows: vec![row as u32],
             }),
         }
-    }
-}
-
-/// GPU idle time inside each sync interval and after it until the next GPU activity starts
-/// (`syncs` and `busy` are sorted, disjoint; `hi` ends the GPU window).
-fn sync_gpu_idle(syncs: &[(i64, i64)], busy: &[(i64, i64)], hi: i64) -> i64 {
-    let lost = union(
-        syncs
-            .iter()
-            .map(|&(s, e)| {
-                let next = busy.partition_point(|b| b.0 < e);
-                (s, busy.get(next).map_or(hi, |b| b.0).max(e))
-            })
-            .collect(),
-    );
-    let mut idle = 0;
-    let mut k = 0;
-    for &(s, e) in &lost {
-        let mut covered = 0;
-        while k < busy.len() && busy[k].1 <= s {
-            k += 1;
-        }
-        let mut j = k;
-        while j < busy.len() && busy[j].0 < e {
-            covered += busy[j].1.min(e) - busy[j].0.max(s);
-            j += 1;
-        }
-        idle += (e - s) - covered;
-    }
-    idle
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sync_gpu_idle;
-
-    #[test]
-    fn a_sync_costs_the_idle_it_causes() {
-        // GPU busy 0-100 and 150-200; a sync blocks the host 40-100: the GPU then waits 100-150.
-        assert_eq!(
-            sync_gpu_idle(&[(40, 100)], &[(0, 100), (150, 200)], 200),
-            50
-        );
-        // A sync while the GPU stays busy costs nothing.
-        assert_eq!(sync_gpu_idle(&[(10, 60)], &[(0, 100)], 100), 0);
-        // A sync at the end of the window: only the idle part inside it.
-        assert_eq!(sync_gpu_idle(&[(80, 120)], &[(0, 100)], 100), 20);
     }
 }

@@ -12,17 +12,17 @@
 //! | analysis | `data-metric` | context |
 //! |---|---|---|
 //! | kernel breakdown | `kernel-type-us`, `kernel-type-pct` | `data-rank` (`all` or a rank), `data-kernel-type` |
-//! | | `breakdown-kernel-count`, `-sum-us`, `-mean-us`, `-median-us`, `-min-us`, `-max-us`, `-std-us`, `-pct-of-type` | `data-rank`, `data-kernel`, `data-kernel-type` |
-//! | temporal | `temporal-window-us`, `temporal-{compute,non-compute,idle}-{us,pct}` | `data-rank` |
-//! | idle time | `idle-us`; `idle-category-us`, `idle-category-ratio`, `idle-gap-count`, `idle-gap-mean-us` | `data-rank`, `data-stream`; `data-category` |
+//! | | `breakdown-kernel-count`, `breakdown-kernel-sum-us`, `breakdown-kernel-pct-of-type`, `breakdown-kernel-mean-us`, `breakdown-kernel-median-us`, `breakdown-kernel-min-us`, `breakdown-kernel-max-us`, `breakdown-kernel-std-us` | `data-rank`, `data-kernel`, `data-kernel-type` |
+//! | temporal | `temporal-window-us`, `temporal-compute-us`, `temporal-compute-pct`, `temporal-non-compute-us`, `temporal-non-compute-pct`, `temporal-idle-us`, `temporal-idle-pct` | `data-rank` |
+//! | idle time | `idle-us`; `idle-category-us`, `idle-category-ratio`, `idle-gap-count` | `data-rank`, `data-stream`; `data-category` |
 //! | overlap | `overlap-comm-us`, `overlap-us`, `overlap-pct` | `data-rank` |
 //! | stragglers | `straggler-flagged-steps`; `rank-busy-us`, `rank-busy-vs-median-pct` | `data-rank` |
-//! | launches | `launch-count`, `launch-cpu-total-us`, `launch-gpu-total-us`, `launch-delay-total-us`, `launch-{cpu,gpu,delay}-{mean,p50,max}-us`, `launch-short-kernels`, `launch-runtime-outliers`, `launch-delay-outliers` | `data-rank` |
-//! | queue length | `queue-length-mean`, `queue-length-max`, `queue-blocked-us`, `queue-blocked-ratio` | `data-rank`, `data-stream` |
+//! | launches | `launch-count`, `launch-cpu-mean-us`, `launch-cpu-p50-us`, `launch-cpu-max-us`, `launch-gpu-mean-us`, `launch-gpu-p50-us`, `launch-gpu-max-us`, `launch-delay-mean-us`, `launch-delay-p50-us`, `launch-delay-max-us`, `launch-short-kernels`, `launch-runtime-outliers`, `launch-delay-outliers`; `launch-cpu-total-us`, `launch-gpu-total-us`, `launch-delay-total-us`, `launch-runtime-cutoff-us`, `launch-delay-cutoff-us` | `data-rank` |
+//! | queue length | `queue-length-mean`, `queue-length-p50`, `queue-length-max`, `queue-blocked-us`, `queue-blocked-ratio` | `data-rank`, `data-stream` |
 //! | kernel sequences | `sequence-count`, `sequence-gpu-us`, `sequence-cpu-us` | `data-rank`, `data-pattern` |
-//! | critical path | `critical-path-total-us`, `critical-path-segments`; `critical-path-share-us`, `critical-path-share-pct` | `data-rank`; `data-bound-by` |
+//! | critical path | `critical-path-total-us`, `critical-path-segments`; `critical-path-share-us`, `critical-path-share-pct`; `critical-path-event-us`, `critical-path-event-segments`; `critical-path-segment-start-us`, `critical-path-segment-us` | `data-rank`; `data-bound-by`; `data-event`; `data-list` (`longest`, `path`), `data-segment`, `data-row` |
 //! | memory copies | `memcpy-count`, `memcpy-bytes`, `memcpy-time-us`, `memcpy-gbps` | `data-rank`, `data-op`, `data-direction`, `data-memory` |
-//! | profiler steps | `step-duration-us`; `step-mean-us` | `data-rank`, `data-step`; `data-rank` |
+//! | profiler steps | `step-start-us`, `step-duration-us`; `step-mean-us` | `data-rank`, `data-step`; `data-rank` |
 
 use serde_json::{Map, Value};
 
@@ -174,10 +174,10 @@ enum Unit {
     Pct,
     /// A 0-1 share shown as %.
     Ratio,
+    /// A count, or any plain number.
     Count,
     Bytes,
     Gbps,
-    Plain,
 }
 
 fn shown(x: f64, unit: Unit) -> String {
@@ -191,7 +191,6 @@ fn shown(x: f64, unit: Unit) -> String {
         Unit::Count => format::number(x),
         Unit::Bytes => format::bytes(x.max(0.0) as u64),
         Unit::Gbps => format!("{} GB/s", format::number(x)),
-        Unit::Plain => format::number(x),
     }
 }
 
@@ -235,14 +234,14 @@ fn name_cell(name: &str) -> String {
     )
 }
 
-fn table(head: &[(&str, bool)], rows: Vec<String>, total: usize) -> String {
+/// A table: the `text` columns first (left-aligned), then the `num` columns (right-aligned).
+fn table(text: &[&str], num: &[&str], rows: Vec<String>, total: usize) -> String {
     let mut out = String::from("<div class=\"table-wrap\"><table><thead><tr>");
-    for (h, num) in head {
-        out.push_str(&format!(
-            "<th{}>{}</th>",
-            if *num { " class=\"num\"" } else { "" },
-            escape(h)
-        ));
+    for h in text {
+        out.push_str(&format!("<th>{}</th>", escape(h)));
+    }
+    for h in num {
+        out.push_str(&format!("<th class=\"num\">{}</th>", escape(h)));
     }
     out.push_str("</tr></thead><tbody>");
     for r in rows.iter().take(MAX_ROWS) {
@@ -382,11 +381,7 @@ fn kernel_breakdown(v: &Value, ctx: &Ctx) -> Option<Block> {
                 )
             })
             .collect();
-        body.push_str(&table(
-            &[("Type", false), ("Time", true), ("Share", true)],
-            rows,
-            types.len(),
-        ));
+        body.push_str(&table(&["Type"], &["Time", "Share"], rows, types.len()));
         body.push_str(&format!(
             "<h3>Kernels{}</h3>",
             if ctx.several { ", all ranks" } else { "" }
@@ -471,17 +466,16 @@ fn kernel_rows_table(kernels: &[Value], rank: &str, total: usize) -> String {
         })
         .collect();
     table(
+        &["Kernel", "Type"],
         &[
-            ("Kernel", false),
-            ("Type", false),
-            ("Calls", true),
-            ("Total", true),
-            ("% of type", true),
-            ("Mean", true),
-            ("Median", true),
-            ("Min", true),
-            ("Max", true),
-            ("Std", true),
+            "Calls",
+            "Total",
+            "% of type",
+            "Mean",
+            "Median",
+            "Min",
+            "Max",
+            "Std",
         ],
         rows,
         total,
@@ -551,15 +545,16 @@ fn temporal(v: &Value, ctx: &Ctx) -> Option<Block> {
         })
         .collect();
     body.push_str(&table(
+        &[],
         &[
-            ("Rank", true),
-            ("GPU window", true),
-            ("Compute", true),
-            ("%", true),
-            ("Non-compute", true),
-            ("%", true),
-            ("Idle", true),
-            ("%", true),
+            "Rank",
+            "GPU window",
+            "Compute",
+            "%",
+            "Non-compute",
+            "%",
+            "Idle",
+            "%",
         ],
         table_rows,
         rows.len(),
@@ -653,18 +648,19 @@ fn idle(v: &Value, ctx: &Ctx) -> Option<Block> {
             })
             .collect();
         body.push_str(&table(
+            &[],
             &[
-                ("Stream", true),
-                ("Idle", true),
-                ("Host wait", true),
-                ("%", true),
-                ("gaps", true),
-                ("Kernel wait", true),
-                ("%", true),
-                ("gaps", true),
-                ("Other", true),
-                ("%", true),
-                ("gaps", true),
+                "Stream",
+                "Idle",
+                "Host wait",
+                "%",
+                "gaps",
+                "Kernel wait",
+                "%",
+                "gaps",
+                "Other",
+                "%",
+                "gaps",
             ],
             table_rows,
             mine.len(),
@@ -707,12 +703,8 @@ fn overlap(v: &Value, ctx: &Ctx) -> Option<Block> {
             })
             .collect();
         body.push_str(&table(
-            &[
-                ("Rank", true),
-                ("Communication", true),
-                ("Overlapped", true),
-                ("Overlap", true),
-            ],
+            &[],
+            &["Rank", "Communication", "Overlapped", "Overlap"],
             table_rows,
             rows.len(),
         ));
@@ -776,7 +768,8 @@ fn stragglers(v: &Value, ctx: &Ctx) -> Option<Block> {
             })
             .collect();
         body.push_str(&table(
-            &[("Rank", true), ("Steps among the last", true)],
+            &[],
+            &["Rank", "Steps among the last"],
             table_rows,
             flags.len(),
         ));
@@ -819,7 +812,7 @@ fn busy_by_rank(ctx: &Ctx) -> String {
     format!(
         "<h3>GPU busy time by rank</h3><p class=\"muted\">Compute and non-compute time of each rank's GPU, against the median rank ({}).</p>{}",
         format::micros(median),
-        table(&[("Rank", true), ("GPU busy", true), ("vs median", true)], table_rows, rows.len())
+        table(&[], &["Rank", "GPU busy", "vs median"], table_rows, rows.len())
     )
 }
 
@@ -887,21 +880,22 @@ fn launches(v: &Value, ctx: &Ctx) -> Option<Block> {
         })
         .collect();
     body.push_str(&table(
+        &[],
         &[
-            ("Rank", true),
-            ("Launches", true),
-            ("CPU mean", true),
-            ("CPU median", true),
-            ("CPU max", true),
-            ("GPU mean", true),
-            ("GPU median", true),
-            ("GPU max", true),
-            ("Delay mean", true),
-            ("Delay median", true),
-            ("Delay max", true),
-            ("Short kernels", true),
-            ("Slow launches", true),
-            ("Late starts", true),
+            "Rank",
+            "Launches",
+            "CPU mean",
+            "CPU median",
+            "CPU max",
+            "GPU mean",
+            "GPU median",
+            "GPU max",
+            "Delay mean",
+            "Delay median",
+            "Delay max",
+            "Short kernels",
+            "Slow launches",
+            "Late starts",
         ],
         table_rows,
         rows.len(),
@@ -991,22 +985,23 @@ fn queue(v: &Value, ctx: &Ctx) -> Option<Block> {
             let q = r.get("queue_length").unwrap_or(&Value::Null);
             format!(
                 "<td class=\"num\">{stream}</td>{}{}{}{}{}",
-                cell(q, "mean", "queue-length-mean", Unit::Plain, &a),
-                cell(q, "p50", "queue-length-p50", Unit::Plain, &a),
-                cell(q, "max", "queue-length-max", Unit::Plain, &a),
+                cell(q, "mean", "queue-length-mean", Unit::Count, &a),
+                cell(q, "p50", "queue-length-p50", Unit::Count, &a),
+                cell(q, "max", "queue-length-max", Unit::Count, &a),
                 cell(r, "blocked_us", "queue-blocked-us", Unit::Micros, &a),
                 cell(r, "blocked_ratio", "queue-blocked-ratio", Unit::Ratio, &a),
             )
         })
         .collect();
     body.push_str(&table(
+        &[],
         &[
-            ("Stream", true),
-            ("Mean length", true),
-            ("Median", true),
-            ("Max", true),
-            ("Blocked", true),
-            ("Blocked share", true),
+            "Stream",
+            "Mean length",
+            "Median",
+            "Max",
+            "Blocked",
+            "Blocked share",
         ],
         table_rows,
         mine.len(),
@@ -1083,12 +1078,8 @@ fn sequences(v: &Value, ctx: &Ctx) -> Option<Block> {
             })
             .collect();
         body.push_str(&table(
-            &[
-                ("Operator, then its kernels", false),
-                ("Times", true),
-                ("GPU time", true),
-                ("CPU op time", true),
-            ],
+            &["Operator, then its kernels"],
+            &["Times", "GPU time", "CPU op time"],
             table_rows,
             rows.len(),
         ));
@@ -1203,7 +1194,8 @@ fn critical_path(v: &Value, ctx: &Ctx) -> Option<Block> {
         })
         .collect();
     body.push_str(&table(
-        &[("Bound by", false), ("Time", true), ("Share", true)],
+        &["Bound by"],
+        &["Time", "Share"],
         share_rows,
         shares.len(),
     ));
@@ -1233,12 +1225,8 @@ fn critical_path(v: &Value, ctx: &Ctx) -> Option<Block> {
             })
             .collect();
         body.push_str(&table(
-            &[
-                ("Event", false),
-                ("Bound by", false),
-                ("Time on path", true),
-                ("Segments", true),
-            ],
+            &["Event", "Bound by"],
+            &["Time on path", "Segments"],
             rows,
             events.len(),
         ));
@@ -1308,14 +1296,8 @@ fn segment_table(rows: &[Value], a: &str, list: &str) -> String {
         })
         .collect();
     table(
-        &[
-            ("Event", false),
-            ("Bound by", false),
-            ("Edge", false),
-            ("Stream", true),
-            ("Start (from first shown)", true),
-            ("Duration", true),
-        ],
+        &["Event", "Bound by", "Edge"],
+        &["Stream", "Start (from first shown)", "Duration"],
         table_rows,
         rows.len(),
     )
@@ -1366,15 +1348,8 @@ fn memory(v: &Value, ctx: &Ctx) -> Option<Block> {
         })
         .collect();
     body.push_str(&table(
-        &[
-            ("Operation", false),
-            ("Direction", false),
-            ("Memory", false),
-            ("Count", true),
-            ("Bytes", true),
-            ("Time", true),
-            ("Bandwidth", true),
-        ],
+        &["Operation", "Direction", "Memory"],
+        &["Count", "Bytes", "Time", "Bandwidth"],
         table_rows,
         mine.len(),
     ));
@@ -1418,7 +1393,7 @@ fn steps(v: &Value, ctx: &Ctx) -> Option<Block> {
             let step = s.get("step").and_then(Value::as_i64).unwrap_or(0);
             let a = attrs(&[("rank", ctx.rank.to_string()), ("step", step.to_string())]);
             format!(
-                "<td class=\"num\">{step}</td>{}{}<td>{}</td>",
+                "<td class=\"num\">{step}</td>{}{}<td class=\"num\">{}</td>",
                 cell(s, "start_us", "step-start-us", Unit::Micros, &a),
                 cell(s, "duration_us", "step-duration-us", Unit::Micros, &a),
                 if s.get("analysed").and_then(Value::as_bool) == Some(true) {
@@ -1430,12 +1405,8 @@ fn steps(v: &Value, ctx: &Ctx) -> Option<Block> {
         })
         .collect();
     body.push_str(&table(
-        &[
-            ("Step", true),
-            ("Start", true),
-            ("Duration", true),
-            ("Analysed", false),
-        ],
+        &[],
+        &["Step", "Start", "Duration", "Analysed"],
         table_rows,
         list.len(),
     ));

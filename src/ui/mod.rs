@@ -6,7 +6,6 @@
 
 mod cache;
 mod explore;
-mod json_view;
 mod markdown;
 mod view;
 
@@ -269,20 +268,26 @@ fn on_worker_crash(state: AppState, detail: &str) {
             ))
         });
         state.keep_offer.set(KeepOffer::Hidden);
-        if !restore_previous(state) {
-            state.status.set(Status::Failed);
-            state.progress.update(|p| {
-                if let Some(p) = p {
-                    p.phase = Phase::Done;
-                }
-            });
-        }
+        end_failed_load(state);
     } else {
         state.request_error.set(Some(format!(
             "The page's worker failed ({detail}); the figures shown stay, but to explore the events or \
              run the analyses again, load the files again. {memory_hint}"
         )));
     }
+}
+
+/// A load gave nothing: show again what was loaded before, or else end the load as failed.
+fn end_failed_load(state: AppState) {
+    if restore_previous(state) {
+        return;
+    }
+    state.status.set(Status::Failed);
+    state.progress.update(|p| {
+        if let Some(p) = p {
+            p.phase = Phase::Done;
+        }
+    });
 }
 
 /// Starts the spare worker if there is none. Called once a load is done, not at start-up, so that
@@ -354,15 +359,7 @@ fn on_worker_message(state: AppState, msg: FromWorker) {
         }
         FromWorker::NothingLoaded => {
             ensure_spare(state);
-            if restore_previous(state) {
-                return;
-            }
-            state.status.set(Status::Failed);
-            state.progress.update(|p| {
-                if let Some(p) = p {
-                    p.phase = Phase::Done;
-                }
-            });
+            end_failed_load(state);
         }
         FromWorker::Loaded(set) => {
             ensure_spare(state);

@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 
-use super::{json_view, markdown, AppState, KeepOffer, Status};
+use super::{markdown, AppState, KeepOffer, Status};
 use crate::report::format;
 use crate::report::html;
 use crate::worker::protocol::{Phase, Progress, RankSummary};
@@ -782,7 +782,7 @@ fn deeper(state: AppState) -> impl IntoView {
                 <p class="muted">{move || state.request_error.get().unwrap_or_else(|| "Computing the analyses in the worker…".into())}</p>
             }
             .into_any(),
-            Some(all @ serde_json::Value::Object(_)) => {
+            Some(all) => {
                 // One closed <details> per analysis, each with its gist beside the title: each opens on
                 // demand, so the page stays short. Per-rank detail follows the rank picked in the summary.
                 let rank = selected(state).map(|r| r.rank);
@@ -791,7 +791,6 @@ fn deeper(state: AppState) -> impl IntoView {
                 view! { <div class="analyses" on:click=remember_open inner_html=sections></div> }
                 .into_any()
             }
-            Some(other) => view! { <div inner_html=json_view::value(&other, 1)></div> }.into_any(),
         };
         let ready = state.analysis.with(|a| a.is_some());
         let mode = state.analysis.with(|a| {

@@ -1,0 +1,275 @@
+//! Name classes of CUDA/HIP/accelerator events, in one place: launch, sync, memcpy, graph, capture,
+//! collective, DataLoader, warm-up and compilation. Every analysis and rule asks here; HTA 0.5.0's own
+//! (narrower) lists sit beside the exact ones and say so.
+
+use crate::table::EventKind;
+
+/// Runtime calls that put work on a stream (CUDA, HIP, MTIA `runFunction`), graph launches excluded.
+pub fn is_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cuLaunchKernel"
+            | "cuLaunchKernelEx"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "hipLaunchKernel"
+            | "hipExtLaunchKernel"
+            | "hipModuleLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipMemcpyAsync"
+            | "hipMemsetAsync"
+            | "hipMemcpyWithStream"
+    ) || name.starts_with("runFunction")
+}
+
+/// HTA 0.5.0's launch calls for queue length (its `get_runtime_launch_events_query`: exact names).
+pub fn is_hta_queue_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel"
+            | "cudaLaunchKernelExC"
+            | "cuLaunchKernel"
+            | "cudaMemcpyAsync"
+            | "cudaMemsetAsync"
+            | "runFunction - job_prep_and_submit_for_execution"
+            | "hipLaunchKernel"
+            | "hipExtModuleLaunchKernel"
+            | "hipMemsetAsync"
+            | "hipMemcpyAsync"
+            | "hipMemcpyWithStream"
+    )
+}
+
+/// HTA 0.5.0's launch calls for launch statistics (CUDA and MTIA only).
+pub fn is_hta_launch_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaLaunchKernel" | "cudaLaunchKernelExC" | "cudaMemcpyAsync" | "cudaMemsetAsync"
+    ) || name.starts_with("runFunction")
+}
+
+/// A CUDA/HIP graph launch: one call that runs every kernel of a captured graph.
+pub fn is_graph_launch(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaGraphLaunch" | "cudaGraphLaunch_v10000" | "cuGraphLaunch" | "hipGraphLaunch"
+    )
+}
+
+/// The start of a stream capture into a graph (the launches after it are recorded, not run).
+pub fn is_capture_begin(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaStreamBeginCapture"
+            | "cudaStreamBeginCapture_v10000"
+            | "cudaStreamBeginCaptureToGraph"
+            | "cuStreamBeginCapture"
+            | "cuStreamBeginCapture_v2"
+            | "hipStreamBeginCapture"
+    )
+}
+
+/// The end of a stream capture.
+pub fn is_capture_end(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaStreamEndCapture"
+            | "cudaStreamEndCapture_v10000"
+            | "cuStreamEndCapture"
+            | "hipStreamEndCapture"
+    )
+}
+
+/// Runtime calls that block the host until the device catches up.
+pub fn is_sync_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaStreamSynchronize"
+            | "cudaDeviceSynchronize"
+            | "cudaEventSynchronize"
+            | "cudaMemcpy"
+            | "cuStreamSynchronize"
+            | "cuCtxSynchronize"
+            | "cuEventSynchronize"
+            | "hipStreamSynchronize"
+            | "hipDeviceSynchronize"
+            | "hipEventSynchronize"
+            | "hipMemcpy"
+    )
+}
+
+/// Runtime calls that set the device up or manage its memory: a burst of them is warm-up
+/// (context creation, the caching allocator growing, module loading).
+pub fn is_setup_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaMalloc"
+            | "cudaFree"
+            | "cudaMallocHost"
+            | "cudaFreeHost"
+            | "cudaHostAlloc"
+            | "cudaMallocAsync"
+            | "cuMemAlloc_v2"
+            | "cuMemFree_v2"
+            | "cuMemCreate"
+            | "cuMemMap"
+            | "cuMemAddressReserve"
+            | "cuModuleLoadData"
+            | "cuModuleLoadDataEx"
+            | "cuLibraryLoadData"
+            | "cuModuleGetFunction"
+            | "cudaGetDeviceProperties"
+            | "cudaGetDeviceProperties_v2"
+            | "cuDevicePrimaryCtxRetain"
+            | "cuCtxCreate_v2"
+            | "cudaDeviceGetStreamPriorityRange"
+            | "hipMalloc"
+            | "hipFree"
+            | "hipHostMalloc"
+            | "hipHostFree"
+            | "hipModuleLoadData"
+            | "hipGetDeviceProperties"
+            | "hipGetDevicePropertiesR0600"
+    )
+}
+
+/// cuDNN/MIOpen algorithm search (`cudnn.benchmark = True`): runs candidate kernels and synchronises
+/// inside the library, once per new shape.
+pub fn is_algorithm_search(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("cudnnfind")
+        || l.contains("findconvolution")
+        || l.contains("miopenfind")
+        || l.contains("cudnngetconvolution") && l.contains("algorithm")
+        || l.contains("benchmark_conv")
+}
+
+/// torch.compile's compilation (Dynamo tracing, AOTAutograd, Inductor code generation, Triton
+/// compilation), as CPU ops, annotations or Python frames.
+pub fn is_compile_event(name: &str) -> bool {
+    const MARKS: [&str; 12] = [
+        "_compile.compile_inner",
+        "compile_fx",
+        "inductor_compile",
+        "OutputGraph.call_user_compiler",
+        "create_aot_dispatcher_function",
+        "aot_autograd",
+        "dynamo_timed",
+        "TorchDynamo Cache Lookup",
+        "async_compile",
+        "triton.compiler",
+        "CachingAutotuner.benchmark_all_configs",
+        "_compile_fx_inner",
+    ];
+    MARKS.iter().any(|m| name.contains(m))
+        || name.starts_with("compile_fx")
+        || name.starts_with("_compile")
+        || name.starts_with("inductor_")
+}
+
+/// A region compiled by torch.compile (`Torch-Compiled Region`, `CompiledFunction`).
+pub fn is_compiled_region(name: &str) -> bool {
+    name.starts_with("Torch-Compiled Region")
+        || name == "CompiledFunction"
+        || name == "CompiledFunctionBackward"
+        || name.starts_with("## Call CompiledFxGraph")
+}
+
+/// Communication kernel of any current collective library or custom kernel: NCCL (`ncclKernel_*`,
+/// `ncclDevKernel_*`), RCCL, HCCL, oneCCL, MSCCL, NVSHMEM, DeepEP, custom and symmetric-memory
+/// all-reduce, all-to-all kernels.
+pub fn is_collective_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    let starts = |p: &str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    if starts("nccl") || starts("rccl") || starts("hccl") || starts("ccl") || starts("msccl") {
+        return true;
+    }
+    const MARKS: [&str; 16] = [
+        "ncclKernel",
+        "ncclDevKernel",
+        "nvshmem",
+        "deep_ep::",
+        "dpsk::ep",
+        "multimem_all_reduce",
+        "multimem_all_gather",
+        "cross_device_reduce",
+        "one_shot_all_reduce",
+        "two_shot_all_reduce",
+        "symm_mem",
+        "all_to_all",
+        "alltoall",
+        "AllToAll",
+        "all_gather_into_tensor_kernel",
+        "mscclpp",
+    ];
+    MARKS.iter().any(|m| name.contains(m))
+}
+
+/// HTA 0.5.0's communication kernels: `^nccl.*Kernel`.
+pub fn is_hta_collective_name(name: &str) -> bool {
+    name.starts_with("nccl") && name[4..].contains("Kernel")
+}
+
+/// A CPU-side communication call: c10d / ProcessGroup ops, NCCL/Gloo annotations, barriers.
+pub fn is_comm_op(name: &str) -> bool {
+    name.starts_with("c10d::")
+        || name.starts_with("nccl:")
+        || name.starts_with("gloo:")
+        || name.starts_with("record_param_comms")
+        || name.starts_with("ProcessGroupNCCL")
+        || name.starts_with("ProcessGroupGloo")
+        || name.contains("all_reduce")
+        || name.contains("allreduce")
+        || name.contains("barrier")
+}
+
+/// A CPU-side DataLoader operation (`enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__`, ...).
+pub fn is_data_loader_op(kind: EventKind, name: &str) -> bool {
+    matches!(
+        kind,
+        EventKind::CpuOp | EventKind::UserAnnotation | EventKind::PythonFunction
+    ) && name.contains("DataLoader")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collectives_beyond_nccl() {
+        for n in [
+            "ncclDevKernel_AllGather_RING_LL",
+            "rcclGenericKernel",
+            "void deep_ep::internode::dispatch<8>(int)",
+            "nvshmemi_proxy_kernel",
+            "void vllm::cross_device_reduce_1stage<half, 8>",
+            "multimem_all_reduce_kernel",
+            "all_to_all_single_kernel",
+        ] {
+            assert!(is_collective_name(n), "{n}");
+        }
+        for n in ["sgemm_128x64", "void at::native::reduce_kernel<512>", "softmax_warp_forward"] {
+            assert!(!is_collective_name(n), "{n}");
+        }
+        assert!(!is_hta_collective_name("deep_ep::internode::dispatch"));
+    }
+
+    #[test]
+    fn graph_and_capture_calls() {
+        assert!(is_graph_launch("cudaGraphLaunch") && is_graph_launch("hipGraphLaunch"));
+        assert!(!is_launch_call("cudaGraphLaunch"));
+        assert!(is_capture_begin("cudaStreamBeginCapture") && is_capture_end("hipStreamEndCapture"));
+    }
+
+    #[test]
+    fn compile_and_setup() {
+        assert!(is_compile_event("_compile.compile_inner (dynamo_timed)"));
+        assert!(is_compile_event("compile_fx.<locals>.fw_compiler_base"));
+        assert!(!is_compile_event("aten::mm"));
+        assert!(is_compiled_region("Torch-Compiled Region: 0/0"));
+        assert!(is_setup_call("cudaMalloc") && !is_setup_call("cudaLaunchKernel"));
+        assert!(is_algorithm_search("cudnnFindConvolutionForwardAlgorithmEx"));
+    }
+}
