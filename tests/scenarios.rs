@@ -29,8 +29,8 @@ fn finding<'a>(r: &'a DiagnosisReport, id: &str) -> &'a Finding {
 }
 
 fn main_finding<'a>(r: &'a DiagnosisReport) -> &'a Finding {
-    let id = r.main_finding_id.as_deref().expect("a main finding");
-    finding(r, id)
+    let id = r.main_finding_id.expect("a main finding");
+    finding(r, id.as_str())
 }
 
 fn bottleneck(r: &DiagnosisReport) -> BottleneckKind {
@@ -49,7 +49,7 @@ fn close(a: f64, b: f64, what: &str) {
 fn well_formed(r: &DiagnosisReport) {
     for f in &r.findings {
         assert!(
-            !f.id.is_empty() && !f.threshold.is_empty() && !f.measured.is_empty(),
+            !f.threshold.is_empty() && !f.measured.is_empty(),
             "{f:?}"
         );
         assert!(!f.actions.is_empty(), "{} has no action", f.id);
@@ -57,6 +57,7 @@ fn well_formed(r: &DiagnosisReport) {
     }
     let md = r.to_markdown();
     common::assert_report_sections(&md, "scenario");
+    common::assert_report_invariants(r, "scenario");
 }
 
 /// Data-loader-starved: each 10 ms step spends 8 ms in the DataLoader while the GPU idles, then 1.5 ms of
@@ -150,7 +151,7 @@ fn launch_bound_loop_is_launch_overhead() {
     let idle = 6.0 * (n - 1.0);
     let f = main_finding(&r);
     assert_eq!(f.id, "launch_overhead", "{}", r.to_markdown());
-    close(f.value, 4.0, "mean kernel µs");
+    close(f.value, 100.0, "% of kernels under 10 µs");
     close(
         f.impact.pct_of_gpu_time.unwrap(),
         100.0 * idle / window,
@@ -158,7 +159,7 @@ fn launch_bound_loop_is_launch_overhead() {
     );
     let a = actions(f);
     assert!(
-        a.contains("torch.compile") && a.contains("CUDA graphs"),
+        a.contains("torch.compile") && a.contains("CUDA graph"),
         "{a}"
     );
     assert_eq!(bottleneck(&r), BottleneckKind::Cpu);
@@ -207,11 +208,10 @@ fn unoverlapped_all_reduce_is_communication_bound() {
         100.0 * exposed / window,
         "exposed %",
     );
-    // One rank only: the report says there is no straggler analysis.
+    // One rank only: a note, not a recommendation.
     assert!(r.findings.iter().all(|f| f.id != "straggler"));
-    let one_rank = finding(&r, "one_rank_only");
-    assert!(one_rank.title.contains("no straggler analysis"));
-    assert!(r.to_markdown().contains("no straggler analysis"));
+    assert!(r.notes.iter().any(|n| n.contains("only one rank")), "{:?}", r.notes);
+    assert!(r.to_markdown().contains("### Notes"));
 }
 
 /// Each 4 ms step copies 64 MB from pageable memory (3 ms) and then computes 1 ms.
@@ -285,9 +285,10 @@ fn two_rank_straggler_is_found() {
     assert_eq!(f.id, "straggler", "{}", r.to_markdown());
     assert!(f.title.contains("rank 0"), "{}", f.title);
     close(f.value, 100.0 * (slow - median) / median, "excess %");
+    // Rank 1 waits the excess in its all-reduce: summed over the 2 ranks, per step.
     close(
         f.impact.ms_per_step.unwrap(),
-        (slow - median) / 1000.0 / 3.0,
+        (slow - median) / 1000.0 / 2.0 / 3.0,
         "ms per step",
     );
     let ranks: Vec<i64> = f
@@ -302,7 +303,7 @@ fn two_rank_straggler_is_found() {
     assert_eq!(filter.names, vec!["rank 0".to_string()]);
     // The fast rank waits in the collective: the job as a whole is communication-bound.
     assert_eq!(bottleneck(&r), BottleneckKind::Communication);
-    assert!(r.findings.iter().all(|f| f.id != "one_rank_only"));
+    assert!(r.notes.iter().all(|n| !n.contains("only one rank")));
 }
 
 /// One tensor-core GEMM of 9 ms per step, a 0.5 ms fill, 0.5 ms gap.
@@ -467,23 +468,20 @@ fn redaction_hashes_names_stably() {
     );
 }
 
-/// A synchronising call longer than all the GPU work (one tiny kernel): its share of the GPU window
-/// is the part inside the window, never over 100%.
+/// Two 2 µs kernels and a sync: too little to diagnose, and the report says so instead of
+/// "compute-bound" or a share over 100%.
 #[test]
-fn synchronisation_share_counts_only_time_inside_the_gpu_window() {
+fn a_tiny_trace_is_too_little_to_diagnose() {
     let mut b = TraceBuilder::new();
     b.kernel(GEMM, 7, 990.0, 5.0, 1_000.0, 2.0);
     b.kernel(GEMM, 7, 996.0, 5.0, 1_010.0, 2.0);
-    // Window 1000..1012 µs; the call blocks 1004..1040, of which 1004..1012 (8 µs) inside.
     b.runtime("cudaDeviceSynchronize", 1_004.0, 36.0);
     let r = one(&b);
     well_formed(&r);
-    let f = finding(&r, "synchronization");
-    let pct = f.impact.pct_of_gpu_time.expect("a share");
-    close(pct, 100.0 * 8.0 / 12.0, "share of the GPU window");
-    assert_eq!(f.impact.time_ns, 8_000);
-    assert!(f.measured.contains("66.7%"), "{}", f.measured);
-    assert!(f.measured.contains("0.04 ms"), "{}", f.measured);
+    assert_eq!(r.main_finding_id.map(|i| i.as_str()), Some("insufficient_trace"), "{}", r.to_markdown());
+    assert_eq!(r.findings.len(), 1);
+    assert_eq!(bottleneck(&r), BottleneckKind::Undetermined);
+    assert!(r.main_finding.contains("2 device operations"), "{}", r.main_finding);
 }
 
 /// A sync costs the GPU idle it causes: waiting on a GPU that stays busy costs nothing; a sync after
@@ -493,7 +491,7 @@ fn a_synchronisation_costs_the_gpu_idle_it_causes() {
     let trace = |host_work_after_sync: f64| {
         let mut b = TraceBuilder::new();
         let mut t = 0.0;
-        for s in 0..4 {
+        for s in 0..6 {
             b.step(s, t, 10_000.0 + host_work_after_sync);
             b.kernel(GEMM, 7, t, 5.0, t + 10.0, 9_980.0);
             b.runtime("cudaDeviceSynchronize", t + 20.0, 9_975.0);
@@ -511,6 +509,6 @@ fn a_synchronisation_costs_the_gpu_idle_it_causes() {
     let starved = trace(2_000.0);
     let f = finding(&starved, "synchronization");
     // Per step the GPU idles from its kernel's end inside the sync (t + 9990) to the next kernel
-    // (t + 12010), 2020 µs; the window ends with the last kernel: 3 gaps in all.
-    assert_eq!(f.impact.time_ns, 3 * 2_020_000, "{}", f.measured);
+    // (t + 12010), 2020 µs; the window ends with the last kernel: 5 gaps in all.
+    assert_eq!(f.impact.time_ns, 5 * 2_020_000, "{}", f.measured);
 }

@@ -36,6 +36,10 @@ pub struct AnalysisOptions {
     pub mode: Mode,
     /// Restrict to these ProfilerStep numbers (inclusive range), when set.
     pub steps: Option<(i64, i64)>,
+    /// Restrict to host rows starting in `[start, end)` ns (and the device work they launched), when
+    /// set and `steps` is not; the diagnosis uses it to leave a warm-up out of traces without steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<(i64, i64)>,
     /// Idle gaps shorter than this (between queued work) are "kernel wait"; µs, default 30.
     #[serde(default)]
     pub kernel_wait_threshold_us: Option<f64>,

@@ -287,6 +287,16 @@ impl<'a> RankPrep<'a> {
                 prep.window = (start, end);
                 kept.retain(|s| *s >= lo && *s <= hi);
             }
+        } else if let Some((start, end)) = opts.window_ns {
+            prep.window = (start, end);
+            kept = prep
+                .steps
+                .iter()
+                .filter(|s| s.ts >= start && s.ts < end)
+                .map(|s| s.step)
+                .collect();
+            kept.sort_unstable();
+            kept.dedup();
         } else if compat && kept.len() >= 2 {
             let last = prep.steps.iter().map(|s| s.ts).max().unwrap_or(i64::MAX);
             prep.window = (i64::MIN, last);

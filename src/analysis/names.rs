@@ -124,7 +124,6 @@ pub fn is_setup_call(name: &str) -> bool {
             | "cudaGetDeviceProperties_v2"
             | "cuDevicePrimaryCtxRetain"
             | "cuCtxCreate_v2"
-            | "cudaDeviceGetStreamPriorityRange"
             | "hipMalloc"
             | "hipFree"
             | "hipHostMalloc"

@@ -1,8 +1,12 @@
-//! Classifies the run as compute-, memory-, communication- or CPU-bound from the GPU time figures.
+//! The bottleneck line: compute-, memory-, communication- or CPU-bound. It follows the main finding, so
+//! the two always agree; without one it is read from the GPU time shares.
 
 use serde::{Deserialize, Serialize};
 
-use super::inputs::DiagnosisInputs;
+use super::context::TraceContext;
+use super::findings::{Finding, FindingId};
+use super::inputs::{pct, DiagnosisInputs};
+use super::wording::blocking_words;
 
 /// What limits the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -12,7 +16,7 @@ pub enum BottleneckKind {
     Memory,
     Communication,
     Cpu,
-    /// The trace cannot tell (no GPU activity).
+    /// The trace cannot tell (no device work, a capture, too little).
     Undetermined,
 }
 
@@ -26,6 +30,25 @@ impl BottleneckKind {
             BottleneckKind::Cpu => "CPU-bound",
             BottleneckKind::Undetermined => "Undetermined",
         }
+    }
+
+    /// The bottleneck a finding explains (`None` for findings about the trace itself).
+    pub fn of_finding(id: FindingId) -> Option<BottleneckKind> {
+        Some(match id {
+            FindingId::DataLoading
+            | FindingId::Synchronization
+            | FindingId::HostBound
+            | FindingId::HostOverhead
+            | FindingId::LaunchOverhead
+            | FindingId::Warmup => BottleneckKind::Cpu,
+            FindingId::Communication | FindingId::Straggler => BottleneckKind::Communication,
+            FindingId::MemoryTraffic => BottleneckKind::Memory,
+            FindingId::UnfusedAttention
+            | FindingId::FusionCandidates
+            | FindingId::Fp32Matmul
+            | FindingId::DominantKernel => BottleneckKind::Compute,
+            _ => return None,
+        })
     }
 }
 
@@ -41,91 +64,56 @@ pub struct Bottleneck {
     pub compute_pct: f64,
 }
 
-/// Idle share (%) of the window from which the run is CPU-bound.
-pub const CPU_BOUND_IDLE_PCT: f64 = 25.0;
-/// Exposed communication share (%) from which the run is communication-bound.
-pub const COMM_BOUND_PCT: f64 = 15.0;
-/// Exposed copy/set share (%) from which the run is memory-bound.
-pub const MEMORY_BOUND_PCT: f64 = 15.0;
+/// GPU busy share (%) from which a run without findings is compute-bound.
+pub const COMPUTE_BOUND_BUSY_PCT: f64 = 75.0;
 
-/// The largest of idle, exposed communication and exposed memory relative to its threshold wins; when
-/// none reaches its threshold the run is compute-bound.
-pub fn classify(i: &DiagnosisInputs) -> Bottleneck {
+/// The bottleneck of the report whose main finding is `main`.
+pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>) -> Bottleneck {
     let t = &i.time;
-    let idle = t.pct(t.idle_ns);
-    let comm = t.pct(t.comm_exposed_ns);
-    let mem = t.pct(t.memory_exposed_ns);
-    let compute = t.pct(t.compute_ns);
     let mut b = Bottleneck {
         kind: BottleneckKind::Undetermined,
         reason: String::new(),
-        idle_pct: idle,
-        comm_exposed_pct: comm,
-        memory_exposed_pct: mem,
-        compute_pct: compute,
+        idle_pct: t.pct(t.idle_ns),
+        comm_exposed_pct: t.pct(t.comm_exposed_ns),
+        memory_exposed_pct: t.pct(t.memory_exposed_ns),
+        compute_pct: t.pct(t.compute_ns),
     };
-    if t.window_ns <= 0 {
-        b.reason = if i.accelerator_ops > 0 {
-            "no CUDA/HIP kernels with timings in the trace".into()
-        } else {
-            "no GPU activity in the trace (captured without ProfilerActivity.CUDA, or a CPU-only run)".into()
-        };
+    if let Some(h) = ctx.blocking() {
+        b.reason = format!("{}; see the main finding", blocking_words(h));
         return b;
     }
-    let candidates = [
-        (BottleneckKind::Cpu, idle / CPU_BOUND_IDLE_PCT),
-        (BottleneckKind::Communication, comm / COMM_BOUND_PCT),
-        (BottleneckKind::Memory, mem / MEMORY_BOUND_PCT),
-    ];
-    let best =
-        candidates
-            .iter()
-            .filter(|c| c.1 >= 1.0)
-            .fold(None::<(BottleneckKind, f64)>, |acc, &c| match acc {
-                Some(a) if a.1 >= c.1 => Some(a),
-                _ => Some(c),
-            });
-    b.kind = best.map_or(BottleneckKind::Compute, |c| c.0);
+    let busy = t.pct(t.busy_ns);
+    b.kind = match main.and_then(|f| BottleneckKind::of_finding(f.id)) {
+        Some(k) => k,
+        None if busy >= COMPUTE_BOUND_BUSY_PCT => BottleneckKind::Compute,
+        None => BottleneckKind::Undetermined,
+    };
     b.reason = match b.kind {
-        BottleneckKind::Cpu => {
-            let parts = [
-                (t.pct(t.idle_in_data_loader_ns), "in DataLoader ops"),
-                (t.pct(t.host_wait_ns - t.idle_in_data_loader_ns.min(t.host_wait_ns)), "host wait"),
-                (t.pct(t.kernel_wait_ns), "kernel wait (gaps < 30 µs)"),
-                (t.pct(t.other_idle_ns), "other gaps"),
-            ];
-            let main = parts
-                .iter()
-                .fold(parts[0], |a, &p| if p.0 > a.0 { p } else { a });
-            let mean_kernel_ns = i.mean_kernel_ns();
-            let launch = main.1 == parts[2].1
-                && i.kernel_count >= super::rules::MIN_KERNELS_FOR_LAUNCH
-                && mean_kernel_ns < super::rules::SMALL_KERNEL_NS as f64;
-            let why = if launch {
-                format!(
-                    ": kernel launch overhead, {} kernels of {:.1} µs on average",
-                    i.kernel_count,
-                    mean_kernel_ns / 1000.0
-                )
-            } else {
-                String::new()
-            };
-            format!(
-                "GPU idle {idle:.1}% of the time, mostly {} ({:.1}%){why}",
-                main.1, main.0
-            )
-        }
+        BottleneckKind::Cpu => format!(
+            "GPU idle {:.1}% of the window; {}",
+            b.idle_pct,
+            main.map_or(String::new(), |f| format!(
+                "the largest cause: {} ({:.1}% of the window)",
+                f.title,
+                f.impact.pct_of_gpu_time.unwrap_or(0.0)
+            ))
+        ),
         BottleneckKind::Communication => format!(
-            "communication with no compute running takes {comm:.1}% of GPU time ({:.1}% of communication \
-             overlapped)",
-            100.0 - super::inputs::pct(t.comm_exposed_ns, t.comm_ns)
+            "communication with no compute running takes {:.1}% of the window ({:.1}% of communication overlapped)",
+            b.comm_exposed_pct,
+            100.0 - pct(t.comm_exposed_ns, t.comm_ns)
         ),
         BottleneckKind::Memory => format!(
-            "memory copies/sets with no kernel running take {mem:.1}% of GPU time"
+            "memory copies/sets with no kernel running take {:.1}% of the window",
+            b.memory_exposed_pct
         ),
-        _ => format!(
-            "GPU busy {:.1}% of the time, {compute:.1}% in compute kernels; idle {idle:.1}%",
-            t.pct(t.busy_ns)
+        BottleneckKind::Compute => format!(
+            "GPU busy {busy:.1}% of the window, {:.1}% in compute kernels; idle {:.1}%",
+            b.compute_pct, b.idle_pct
+        ),
+        BottleneckKind::Undetermined => format!(
+            "GPU busy {busy:.1}% of the window and idle {:.1}%, but no single cause explains the idle time (see where it goes)",
+            b.idle_pct
         ),
     };
     b

@@ -3,13 +3,16 @@
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
-use super::bottleneck::{classify, Bottleneck, BottleneckKind};
-use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingKind, Severity};
-use super::gather::{gather, gather_with};
+use super::attribution::IdleShare;
+use super::bottleneck::{classify, Bottleneck};
+use super::context::TraceContext;
+use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingId};
+use super::gather::{gather_with, Gathered};
 use super::inputs::{pct, DiagnosisInputs};
 use super::markdown::code_cell;
 use super::redact::{redacted_name, replace_all};
-use super::rules::{evaluate, short_name, short_names};
+use super::rules::{evaluate, notes, short_name, short_names};
+use super::wording::dur;
 use crate::analysis::all::{AllAnalyses, AnalysisOptions};
 use crate::table::TraceSet;
 
@@ -47,11 +50,21 @@ pub struct DiagnosisReport {
     /// One sentence.
     pub main_finding: String,
     /// Id of the finding the main sentence states (`None` when nothing was found).
-    pub main_finding_id: Option<String>,
+    pub main_finding_id: Option<FindingId>,
+    /// What the trace holds and the window analysed.
+    #[serde(default)]
+    pub context: TraceContext,
     pub top_kernels: Vec<TopKernel>,
     pub bottleneck: Option<Bottleneck>,
-    /// Every finding, most important first; the recommendations are their actions.
+    /// Where the GPU idle time of the analysed window goes: one cause per idle interval, so the
+    /// rows sum to the idle total.
+    #[serde(default)]
+    pub idle_attribution: Vec<IdleShare>,
+    /// Every finding, largest recoverable time first; the recommendations are their actions.
     pub findings: Vec<Finding>,
+    /// Facts about the trace that are not recommendations.
+    #[serde(default)]
+    pub notes: Vec<String>,
     pub deeper_analyses: Vec<String>,
     pub ranks: Vec<i64>,
     /// Names were replaced by hashes.
@@ -61,39 +74,81 @@ pub struct DiagnosisReport {
     pub names: Vec<(EvidenceKind, String)>,
 }
 
-/// Diagnoses a set of ranks (runs the analyses in exact mode).
+/// Diagnoses a set of ranks.
 pub fn diagnose(set: &TraceSet) -> DiagnosisReport {
-    diagnose_inputs(&gather(set))
+    diagnose_gathered(&gather_with(set, &AnalysisOptions::default()))
 }
 
-/// Diagnoses a set of ranks from analyses already run on it (`analyze(set, opts)`, exact mode).
-pub fn diagnose_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) -> DiagnosisReport {
-    diagnose_inputs(&gather_with(set, all, opts))
+/// Diagnoses a set of ranks whose analyses were run with `opts` (the report computes its own figures
+/// over the analysed window; `opts.steps` fixes that window when set).
+pub fn diagnose_with(set: &TraceSet, _all: &AllAnalyses, opts: &AnalysisOptions) -> DiagnosisReport {
+    diagnose_gathered(&gather_with(set, opts))
 }
 
-/// Whether a finding of this kind explains a bottleneck of that type (CPU: data loading, host wait,
-/// launch overhead, syncs; communication; memory traffic; compute: a dominant kernel).
-pub fn explains_bottleneck(bottleneck: BottleneckKind, finding: FindingKind) -> bool {
-    match bottleneck {
-        BottleneckKind::Cpu => matches!(
-            finding,
-            FindingKind::DataLoading
-                | FindingKind::HostBound
-                | FindingKind::LaunchOverhead
-                | FindingKind::Synchronization
-        ),
-        BottleneckKind::Communication => finding == FindingKind::Communication,
-        BottleneckKind::Memory => finding == FindingKind::MemoryTraffic,
-        BottleneckKind::Compute => finding == FindingKind::DominantKernel,
-        BottleneckKind::Undetermined => false,
+/// A finding below this share (%) of the window never states the main finding.
+pub const MAIN_FINDING_MIN_PCT: f64 = 2.0;
+
+/// The finding the main sentence states: a limit of the trace itself, else the largest recoverable
+/// time (findings come sorted so).
+fn pick_main(findings: &[Finding]) -> Option<&Finding> {
+    findings
+        .iter()
+        .find(|f| {
+            f.id.is_about_the_trace()
+                || f.id == FindingId::Warmup && f.impact.time_ns == 0
+                || f.impact.pct_of_gpu_time.unwrap_or(0.0) >= MAIN_FINDING_MIN_PCT
+        })
+        .or_else(|| findings.iter().find(|f| f.id == FindingId::DominantKernel))
+}
+
+/// The report of gathered figures (pure; used by the scenario tests).
+pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
+    let inputs = &g.inputs;
+    let findings = evaluate(inputs, &g.context);
+    let main = pick_main(&findings);
+    let bottleneck = classify(inputs, &g.context, main);
+    let main_finding = match main {
+        Some(f) => f.headline.clone(),
+        None => no_major_inefficiency(inputs, &bottleneck),
+    };
+    DiagnosisReport {
+        main_finding,
+        main_finding_id: main.map(|f| f.id),
+        context: g.context.clone(),
+        top_kernels: top_kernels(inputs),
+        bottleneck: Some(bottleneck),
+        idle_attribution: if g.context.blocking().is_some() {
+            Vec::new()
+        } else {
+            inputs.idle.clone()
+        },
+        notes: notes(inputs, &g.context),
+        names: mentioned_names(inputs),
+        findings,
+        deeper_analyses: DEEPER_ANALYSES.iter().map(|s| s.to_string()).collect(),
+        ranks: inputs.ranks.iter().map(|r| r.rank).collect(),
+        redacted: false,
     }
 }
 
-/// The report of already gathered figures (pure; used by the tests of the rules).
-pub fn diagnose_inputs(inputs: &DiagnosisInputs) -> DiagnosisReport {
-    let findings = evaluate(inputs);
-    let bottleneck = classify(inputs);
-    let top_kernels: Vec<TopKernel> = inputs
+/// "No major inefficiency: GPU busy 96.1% of the window, ...; `gemm` takes 62.0% of kernel time."
+fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> String {
+    let top = i.kernels.first().map_or(String::new(), |k| {
+        format!(
+            "; the top kernel `{}` takes {:.1}% of kernel time",
+            short_name(&k.name),
+            pct(k.total_ns, i.kernel_time_ns)
+        )
+    });
+    format!(
+        "No major inefficiency found: {} ({}){top}.",
+        b.kind.label().to_lowercase(),
+        b.reason
+    )
+}
+
+fn top_kernels(inputs: &DiagnosisInputs) -> Vec<TopKernel> {
+    inputs
         .kernels
         .iter()
         .take(REPORT_TOP_KERNELS)
@@ -105,73 +160,79 @@ pub fn diagnose_inputs(inputs: &DiagnosisInputs) -> DiagnosisReport {
             pct_of_kernel_time: pct(k.total_ns, inputs.kernel_time_ns),
             evidence: k.evidence.clone(),
         })
-        .collect();
-    // A straggler explains the other ranks' communication waits: it is stated first when present.
-    // Otherwise the main finding is the most important one that explains the bottleneck type, so the
-    // sentence and the "Bottleneck" section agree; then the most important finding of any kind.
-    let explains = |k: FindingKind| explains_bottleneck(bottleneck.kind, k);
-    let main = findings
-        .iter()
-        .find(|f| f.kind == FindingKind::Straggler)
-        .or_else(|| {
-            findings
-                .iter()
-                .find(|f| f.severity >= Severity::Warning && explains(f.kind))
-        })
-        .or_else(|| {
-            findings
-                .iter()
-                .find(|f| f.kind != FindingKind::TraceLimitation)
-        })
-        .or_else(|| findings.first());
-    let main_finding = match main {
-        Some(f) => {
-            let mut s = format!("{}: {}", f.title, f.measured);
-            let mut imp = Vec::new();
-            if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
-                imp.push(format!("≈{p:.1}% of GPU time"));
-            }
-            if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
-                imp.push(format!("{m:.2} ms per step"));
-            }
-            if !imp.is_empty() {
-                let _ = write!(s, " ({})", imp.join(", "));
-            }
-            s.push('.');
-            s
-        }
-        None => format!(
-            "No major inefficiency found; {} ({}).",
-            bottleneck.kind.label(),
-            bottleneck.reason
-        ),
-    };
+        .collect()
+}
+
+/// Kernel and op names the report may show, for redaction.
+fn mentioned_names(inputs: &DiagnosisInputs) -> Vec<(EvidenceKind, String)> {
     let mut names: Vec<(EvidenceKind, String)> = Vec::new();
     for k in &inputs.kernels {
         names.push((EvidenceKind::Kernel, k.name.clone()));
     }
+    for c in &inputs.copies {
+        names.push((EvidenceKind::Memory, c.name.clone()));
+    }
     for o in &inputs.data_loader_ops {
         names.push((EvidenceKind::Op, o.name.clone()));
     }
+    for s in &inputs.idle {
+        for o in &s.top_ops {
+            names.push((EvidenceKind::Op, o.name.clone()));
+        }
+    }
     for s in &inputs.syncs {
         for (c, _) in &s.callers {
+            names.push((EvidenceKind::Op, c.clone()));
             for part in c.split(" > ") {
                 names.push((EvidenceKind::Op, part.to_string()));
             }
         }
     }
+    names.retain(|(k, _)| *k != EvidenceKind::Memory);
     names.sort();
     names.dedup();
-    DiagnosisReport {
-        main_finding,
-        main_finding_id: main.map(|f| f.id.clone()),
-        top_kernels,
-        bottleneck: Some(bottleneck),
-        findings,
-        deeper_analyses: DEEPER_ANALYSES.iter().map(|s| s.to_string()).collect(),
-        ranks: inputs.ranks.iter().map(|r| r.rank).collect(),
-        redacted: false,
-        names,
+    names
+}
+
+/// One numbered recommendation: title, what was measured, impact, why, actions, evidence.
+fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
+    let mut imp = Vec::new();
+    if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
+        imp.push(format!("≈{p:.1}% of GPU time"));
+    }
+    if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
+        imp.push(format!("{m:.2} ms/step"));
+    }
+    let imp = if imp.is_empty() {
+        String::new()
+    } else {
+        format!(" Recoverable: {}.", imp.join(", "))
+    };
+    if f.id.is_about_the_trace() || f.impact.time_ns == 0 && f.id == FindingId::Warmup {
+        let _ = writeln!(out, "{n}. **{}** ({}).", f.explanation, f.measured);
+    } else {
+        let _ = writeln!(out, "{n}. **{}**: {}.{imp} {}", f.title, f.measured, f.explanation);
+    }
+    for a in &f.actions {
+        let _ = writeln!(out, "   - {a}");
+    }
+    if !f.evidence.is_empty() {
+        let ev: Vec<String> = f
+            .evidence
+            .iter()
+            .take(3)
+            .map(|e| {
+                let name = match e.kind {
+                    EvidenceKind::Rank => e.name.clone(),
+                    _ => code_cell(&short_name(&e.name)),
+                };
+                match e.rank {
+                    Some(r) if e.kind != EvidenceKind::Rank => format!("{name} on rank {r} ({} events)", e.count),
+                    _ => name,
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "   - Evidence: {}", ev.join("; "));
     }
 }
 
@@ -194,27 +255,10 @@ impl DiagnosisReport {
         let mut out = String::new();
         let _ = writeln!(out, "## Trace Analysis Summary\n");
         let _ = writeln!(out, "**Main Finding**: {}\n", self.main_finding);
-        let _ = writeln!(out, "### Top GPU Kernels (by time)\n");
-        if self.top_kernels.is_empty() {
-            let _ = writeln!(out, "No GPU kernels in this trace.\n");
-        } else {
-            let _ = writeln!(
-                out,
-                "| % Time | Calls | Avg (μs) | Kernel |\n|---:|---:|---:|---|"
-            );
-            let names: Vec<&str> = self.top_kernels.iter().map(|k| k.name.as_str()).collect();
-            for (k, shown) in self.top_kernels.iter().zip(short_names(&names)) {
-                let _ = writeln!(
-                    out,
-                    "| {:.1} | {} | {:.2} | {} |",
-                    k.pct_of_kernel_time,
-                    k.calls,
-                    k.avg_us,
-                    code_cell(&shown)
-                );
-            }
-            out.push('\n');
+        if !self.context.analysed.is_empty() {
+            let _ = writeln!(out, "*{}.*\n", self.context.analysed);
         }
+        self.top_kernels_markdown(&mut out);
         match &self.bottleneck {
             Some(b) => {
                 let _ = writeln!(out, "### Bottleneck: {}\n\n{}.\n", b.kind.label(), b.reason);
@@ -223,58 +267,21 @@ impl DiagnosisReport {
                 let _ = writeln!(out, "### Bottleneck: Undetermined\n\nNo figures.\n");
             }
         }
+        self.idle_markdown(&mut out);
         let _ = writeln!(out, "### Recommendations\n");
         if self.findings.is_empty() {
             let _ = writeln!(
                 out,
-                "1. Nothing crosses a rule's threshold: the GPU is busy with compute; speed up the top \
-                 kernels (AMP/TF32, `torch.compile`) or increase the batch size.\n"
+                "1. Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels (bf16/TF32 tensor cores, `torch.compile`) or give each step more work (a larger batch).\n"
             );
         }
         for (n, f) in self.findings.iter().enumerate() {
-            let mut imp = Vec::new();
-            if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
-                imp.push(format!("≈{p:.1}% of GPU time"));
-            }
-            if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
-                imp.push(format!("{m:.2} ms/step"));
-            }
-            let imp = if imp.is_empty() {
-                String::new()
-            } else {
-                format!("; impact {}", imp.join(", "))
-            };
-            let _ = writeln!(
-                out,
-                "{}. **{}** ({}; threshold: {}{imp}). {}",
-                n + 1,
-                f.title,
-                f.measured,
-                f.threshold,
-                f.explanation
-            );
-            for a in &f.actions {
-                let _ = writeln!(out, "   - {a}");
-            }
-            if !f.evidence.is_empty() {
-                let ev: Vec<String> = f
-                    .evidence
-                    .iter()
-                    .take(3)
-                    .map(|e| {
-                        let name = match e.kind {
-                            EvidenceKind::Rank => e.name.clone(),
-                            _ => code_cell(&short_name(&e.name)),
-                        };
-                        match e.rank {
-                            Some(r) if e.kind != EvidenceKind::Rank => {
-                                format!("{name} on rank {r} ({} events)", e.count)
-                            }
-                            _ => name,
-                        }
-                    })
-                    .collect();
-                let _ = writeln!(out, "   - Evidence: {}", ev.join("; "));
+            finding_markdown(&mut out, n + 1, f);
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(out, "\n### Notes\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
             }
         }
         let _ = writeln!(
@@ -283,6 +290,52 @@ impl DiagnosisReport {
             self.deeper_analyses.join(", ")
         );
         out
+    }
+
+    fn top_kernels_markdown(&self, out: &mut String) {
+        let _ = writeln!(out, "### Top GPU Kernels (by time)\n");
+        if self.top_kernels.is_empty() {
+            let _ = writeln!(out, "No GPU kernels in this trace.\n");
+            return;
+        }
+        let _ = writeln!(out, "| % Time | Calls | Avg (μs) | Kernel |\n|---:|---:|---:|---|");
+        let names: Vec<&str> = self.top_kernels.iter().map(|k| k.name.as_str()).collect();
+        for (k, shown) in self.top_kernels.iter().zip(short_names(&names)) {
+            let _ = writeln!(
+                out,
+                "| {:.1} | {} | {:.2} | {} |",
+                k.pct_of_kernel_time,
+                k.calls,
+                k.avg_us,
+                code_cell(&shown)
+            );
+        }
+        out.push('\n');
+    }
+
+    fn idle_markdown(&self, out: &mut String) {
+        if self.idle_attribution.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "### Where the GPU idle time goes\n");
+        let _ = writeln!(out, "| Cause | Time | % of window | Host busy in |\n|---|---:|---:|---|");
+        for s in &self.idle_attribution {
+            let ops: Vec<String> = s
+                .top_ops
+                .iter()
+                .take(3)
+                .map(|o| format!("{} ({})", code_cell(&short_name(&o.name)), dur((o.time_us * 1000.0) as i64)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.1} | {} |",
+                s.cause.label(),
+                dur((s.time_us * 1000.0) as i64),
+                s.pct_of_window,
+                ops.join(", ")
+            );
+        }
+        out.push('\n');
     }
 
     /// The report as JSON (same content as the Markdown).
@@ -311,6 +364,14 @@ impl DiagnosisReport {
         let r = |s: &str| replace_all(s, &pairs);
         let mut out = self.clone();
         out.main_finding = r(&out.main_finding);
+        for n in &mut out.notes {
+            *n = r(n);
+        }
+        for s in &mut out.idle_attribution {
+            for o in &mut s.top_ops {
+                o.name = redacted_name("op", &o.name);
+            }
+        }
         for k in &mut out.top_kernels {
             k.name = redacted_name("kernel", &k.name);
             for e in &mut k.evidence {
@@ -319,6 +380,7 @@ impl DiagnosisReport {
         }
         for f in &mut out.findings {
             f.title = r(&f.title);
+            f.headline = r(&f.headline);
             f.measured = r(&f.measured);
             f.explanation = r(&f.explanation);
             for a in &mut f.actions {

@@ -4,43 +4,99 @@ use serde::{Deserialize, Serialize};
 
 use crate::table::query::{EventQuery, SortBy};
 
-/// What a finding is about; also the key the page uses to group findings.
+/// Every finding the diagnosis can make: one documented enum, serialised as the stable ids of
+/// `findings[].id` and `main_finding_id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FindingKind {
-    /// Many short kernels and the GPU idle between them: kernel launch overhead.
+pub enum FindingId {
+    /// The trace is a CUDA/HIP graph capture: the kernels did not run; profile the replay.
+    GraphCapture,
+    /// Warm-up fills the trace (or a part of the analysed window).
+    Warmup,
+    /// Too little device work to diagnose.
+    InsufficientTrace,
+    /// The file holds no PyTorch profiler events.
+    NotPytorchTrace,
+    /// Launch calls but no kernel events: device activities were not recorded.
+    NoKernelEvents,
+    /// No device work at all: a CPU-only run.
+    NoGpuKernels,
+    /// The file was cut off mid-write.
+    TruncatedTrace,
+    /// Attention computed as softmax + batched matmuls, without a fused attention kernel.
+    UnfusedAttention,
+    /// Memory-bound element-wise / copy / reduction kernels take a large share: fusion helps.
+    FusionCandidates,
+    /// fp32 GEMMs without tensor cores.
+    Fp32Matmul,
+    /// The GPU waits inside steps for the host to dispatch work (Python/ATen overhead).
+    HostOverhead,
+    /// Many tiny kernels: the launch cost, not the kernels, sets the pace.
     LaunchOverhead,
     /// One kernel takes most of the kernel time.
     DominantKernel,
     /// Memory copies and sets take a large share, or copies are pageable or tiny.
     MemoryTraffic,
-    /// Communication kernels take a large share and are not hidden behind compute.
+    /// Communication not hidden behind compute.
     Communication,
-    /// The GPU waits on the host while the CPU loads data.
+    /// The GPU waits while the CPU loads data.
     DataLoading,
-    /// The GPU waits on the host (not explained by data loading or tiny kernels).
+    /// The GPU waits for host work between steps.
     HostBound,
-    /// Gaps between kernels and synchronisations that stall the host.
+    /// Synchronising calls drain the GPU's queue.
     Synchronization,
     /// One rank is slower than the others.
     Straggler,
-    /// The trace cannot support some finding (no GPU kernels, one rank only, ...).
-    TraceLimitation,
 }
 
-impl FindingKind {
+impl FindingId {
+    /// The stable text of the id (`graph_capture`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
-            FindingKind::LaunchOverhead => "launch_overhead",
-            FindingKind::DominantKernel => "dominant_kernel",
-            FindingKind::MemoryTraffic => "memory_traffic",
-            FindingKind::Communication => "communication",
-            FindingKind::DataLoading => "data_loading",
-            FindingKind::HostBound => "host_bound",
-            FindingKind::Synchronization => "synchronization",
-            FindingKind::Straggler => "straggler",
-            FindingKind::TraceLimitation => "trace_limitation",
+            FindingId::GraphCapture => "graph_capture",
+            FindingId::Warmup => "warmup",
+            FindingId::InsufficientTrace => "insufficient_trace",
+            FindingId::NotPytorchTrace => "not_pytorch_trace",
+            FindingId::NoKernelEvents => "no_kernel_events",
+            FindingId::NoGpuKernels => "no_gpu_kernels",
+            FindingId::TruncatedTrace => "truncated_trace",
+            FindingId::UnfusedAttention => "unfused_attention",
+            FindingId::FusionCandidates => "fusion_candidates",
+            FindingId::Fp32Matmul => "fp32_matmul",
+            FindingId::HostOverhead => "host_overhead",
+            FindingId::LaunchOverhead => "launch_overhead",
+            FindingId::DominantKernel => "dominant_kernel",
+            FindingId::MemoryTraffic => "memory_traffic",
+            FindingId::Communication => "communication",
+            FindingId::DataLoading => "data_loading",
+            FindingId::HostBound => "host_bound",
+            FindingId::Synchronization => "synchronization",
+            FindingId::Straggler => "straggler",
         }
+    }
+
+    /// Whether the finding is about the trace itself (it leaves nothing, or little, to diagnose).
+    pub fn is_about_the_trace(self) -> bool {
+        matches!(
+            self,
+            FindingId::GraphCapture
+                | FindingId::InsufficientTrace
+                | FindingId::NotPytorchTrace
+                | FindingId::NoKernelEvents
+                | FindingId::NoGpuKernels
+        )
+    }
+}
+
+impl std::fmt::Display for FindingId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for FindingId {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
@@ -172,16 +228,16 @@ pub struct Impact {
     pub pct_of_gpu_time: Option<f64>,
     /// The same time per profiler step, ms (when the trace has `ProfilerStep#N` annotations).
     pub ms_per_step: Option<f64>,
-    /// The time in question, ns (summed over ranks).
+    /// The recoverable time, ns (summed over ranks): what removing the cause would save at most.
     pub time_ns: i64,
 }
 
 /// One finding of a rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    /// Stable id of the rule (`launch_overhead`, ...).
-    pub id: String,
-    pub kind: FindingKind,
+    pub id: FindingId,
+    /// The finding as one sentence, as the main finding states it.
+    pub headline: String,
     pub title: String,
     pub severity: Severity,
     /// The rule's threshold in words (`average kernel < 10 µs ...`).
@@ -202,12 +258,13 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// Sort key: most important first (severity, then impact, then id for determinism).
-    pub fn rank_key(&self) -> (std::cmp::Reverse<Severity>, std::cmp::Reverse<i64>, String) {
+    /// Sort key: findings about the trace itself first, then by recoverable time (largest first),
+    /// then by id for determinism.
+    pub fn rank_key(&self) -> (bool, std::cmp::Reverse<i64>, FindingId) {
         (
-            std::cmp::Reverse(self.severity),
+            !self.id.is_about_the_trace(),
             std::cmp::Reverse(self.impact.time_ns),
-            self.id.clone(),
+            self.id,
         )
     }
 }

@@ -1,29 +1,24 @@
-//! Fills [`DiagnosisInputs`] from a set of ranks and its [`AllAnalyses`]: the time figures, kernel and
-//! copy totals, launch and step figures come from the analyses; this module adds only what they lack —
-//! the rows behind each name (evidence), kernels < 10 µs and copies < 64 KiB, synchronising calls and
-//! the ops they come from, DataLoader ops, and the device-level idle split ([`super::evidence`]).
+//! Fills [`DiagnosisInputs`] for the analysed window: the context stage picks the window, then each
+//! rank's device rows in it (the analyses' own [`RankPrep`], so a figure has one definition) give the
+//! time figures, kernels, copies and the exclusive idle attribution; the host timeline gives the
+//! synchronising calls with the ops they come from, DataLoader ops and launch calls.
 
 use std::collections::BTreeMap;
 
-use super::evidence::device_idle;
+use super::attribution::{attribute_rank, merge, CauseIntervals, RankAttribution};
+use super::context::{self, TraceContext};
 use super::findings::{EvidenceKind, EvidenceRef, MAX_EVIDENCE_ROWS};
+use super::host::HostTimeline;
 use super::inputs::{
     CopyFigure, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure, TimeFigures,
 };
+use super::intervals::{intersect, length, normalise, subtract};
+use super::patterns;
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
-use crate::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
-use crate::analysis::gpu::{union, KernelType, RankPrep};
+use crate::analysis::all::AnalysisOptions;
+use crate::analysis::gpu::{KernelType, RankPrep};
 pub use crate::analysis::names::{is_data_loader_op, is_sync_call};
 use crate::table::{EventKind, TraceSet, TraceTable};
-
-/// µs (as the analyses give them) → ns.
-fn ns(us: f64) -> i64 {
-    if us.is_finite() {
-        (us * 1000.0).round() as i64
-    } else {
-        0
-    }
-}
 
 /// Evidence for one name on one rank, filled while scanning.
 #[derive(Default)]
@@ -31,6 +26,7 @@ struct Acc {
     count: u64,
     time_ns: i64,
     small: u64,
+    bytes: i64,
     rows: Vec<u32>,
 }
 
@@ -53,6 +49,295 @@ impl Acc {
             time_ns: self.time_ns,
             rows: self.rows.clone(),
         }
+    }
+}
+
+/// The figures and the context of a set: what [`super::diagnosis`] reads.
+pub struct Gathered {
+    pub inputs: DiagnosisInputs,
+    pub context: TraceContext,
+}
+
+/// Computes every figure the rules need over the analysed window of every rank (exact mode).
+pub fn gather(set: &TraceSet) -> Gathered {
+    gather_with(set, &AnalysisOptions::default())
+}
+
+/// The figures of a set; `opts.steps`, when set, fixes the analysed steps instead of the context stage.
+pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
+    let hosts: Vec<HostTimeline> = set.ranks.iter().map(|r| HostTimeline::of(&r.table)).collect();
+    let mut ctx = context::detect(set, &hosts);
+    let wopts = AnalysisOptions {
+        mode: crate::analysis::all::Mode::Exact,
+        steps: opts.steps.or(ctx.steps),
+        window_ns: opts.window_ns.or(ctx.time_window()),
+        ..opts.clone()
+    };
+    let mut inputs = DiagnosisInputs {
+        device_name: set.ranks.iter().find_map(|r| r.table.metadata.device_name.clone()),
+        ..Default::default()
+    };
+    let mut acc = SetAcc::default();
+    let mut attributions: Vec<RankAttribution> = Vec::new();
+    let mut device_ops_in_window = 0u64;
+    for (idx, rank) in set.ranks.iter().enumerate() {
+        let prep = RankPrep::new(&rank.table, &wopts);
+        device_ops_in_window += prep.dev.len() as u64;
+        let host = &hosts[idx];
+        let attribution = attribute_rank(&prep, &cause_intervals(host));
+        let fig = rank_figures(&prep, host, &attribution, rank.rank, &mut acc, &mut inputs);
+        inputs.time.add(&fig.time);
+        inputs.steps = inputs.steps.max(fig.steps);
+        inputs.ranks.push(fig);
+        attributions.push(attribution);
+    }
+    let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
+    context::check_sufficient(&mut ctx, device_ops_in_window, gpu_window);
+    inputs.idle = merge(&attributions);
+    inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
+    acc.finish(&mut inputs);
+    ctx.analysed = super::wording::analysed_line(&ctx, &inputs);
+    Gathered { inputs, context: ctx }
+}
+
+/// The host intervals each idle cause reads.
+fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
+    CauseIntervals {
+        captures: host.captures.clone(),
+        warmup: host.warmup_marks.clone(),
+        data_loader: host.data_loader.clone(),
+        syncs: host.syncs.clone(),
+        comm_ops: host.comm_ops.clone(),
+        steps: host.step_intervals(),
+    }
+}
+
+/// Figures kept across ranks (by name), turned into the inputs' lists at the end.
+#[derive(Default)]
+struct SetAcc {
+    kernels: BTreeMap<String, KernelFigure>,
+    copies: BTreeMap<String, CopyFigure>,
+    syncs: BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
+    loaders: Vec<EvidenceRef>,
+    durations: Vec<i64>,
+}
+
+impl SetAcc {
+    fn finish(self, inputs: &mut DiagnosisInputs) {
+        let mut kernels: Vec<KernelFigure> = self.kernels.into_values().collect();
+        kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        inputs.kernel_count = kernels.iter().map(|k| k.calls).sum();
+        inputs.kernel_time_ns = kernels.iter().map(|k| k.total_ns).sum();
+        inputs.small_kernel_count = kernels.iter().map(|k| k.small_calls).sum();
+        inputs.kernels = kernels;
+        let mut copies: Vec<CopyFigure> = self.copies.into_values().collect();
+        copies.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        inputs.copies = copies;
+        let mut syncs: Vec<SyncFigure> = self
+            .syncs
+            .into_values()
+            .map(|(mut f, callers)| {
+                let mut c: Vec<(String, u64)> = callers.into_iter().collect();
+                c.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                f.callers = c;
+                f
+            })
+            .collect();
+        syncs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        inputs.syncs = syncs;
+        let mut loaders = self.loaders;
+        loaders.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
+        inputs.data_loader_ops = loaders;
+        let mut d = self.durations;
+        inputs.median_kernel_ns = if d.is_empty() {
+            0
+        } else {
+            let mid = d.len() / 2;
+            *d.select_nth_unstable(mid).1
+        };
+    }
+}
+
+/// One rank's figures over its analysed window; names go into `acc`, set-wide sums into `inputs`.
+fn rank_figures(
+    prep: &RankPrep,
+    host: &HostTimeline,
+    attribution: &RankAttribution,
+    rank: i64,
+    acc: &mut SetAcc,
+    inputs: &mut DiagnosisInputs,
+) -> RankFigure {
+    let t = prep.table;
+    let time = time_figures(prep, attribution);
+    device_names(prep, rank, acc, inputs);
+    let window = (
+        prep.dev.iter().map(|d| d.ts).min().unwrap_or(0),
+        prep.dev.iter().map(|d| d.end).max().unwrap_or(0),
+    );
+    let host_window = if prep.window == (i64::MIN, i64::MAX) {
+        window
+    } else {
+        prep.window
+    };
+    let inside = |row: usize| t.ts_at(row).is_some_and(|ts| ts >= host_window.0 && ts < host_window.1);
+    let sync_rows: Vec<(usize, String)> = host
+        .sync_rows
+        .iter()
+        .filter(|(row, _)| inside(*row))
+        .cloned()
+        .collect();
+    if !sync_rows.is_empty() {
+        collect_syncs(t, rank, sync_rows, &mut acc.syncs);
+    }
+    let dl = intersect(&host.data_loader, &[host_window]);
+    inputs.data_loader_ns += length(&dl);
+    if !dl.is_empty() {
+        data_loader_evidence(t, rank, &inside, &mut acc.loaders);
+    }
+    let (launches, launch_ns) = launch_calls(t, &inside);
+    inputs.launch_calls += launches;
+    inputs.launch_call_ns += launch_ns;
+    patterns::attention_ops(t, &inside, &mut inputs.attention);
+    let steps: Vec<&(i64, i64, i64)> = host
+        .steps
+        .iter()
+        .filter(|s| s.1 >= host_window.0 && s.1 < host_window.1)
+        .collect();
+    let step_ns: i64 = steps.iter().map(|s| s.2 - s.1).sum();
+    RankFigure {
+        rank,
+        steps: steps.len() as u64,
+        mean_step_ns: if steps.is_empty() { 0 } else { step_ns / steps.len() as i64 },
+        comm_kernel_ns: prep
+            .dev
+            .iter()
+            .filter(|d| d.ktype == KernelType::Communication)
+            .map(|d| d.end - d.ts)
+            .sum(),
+        time,
+    }
+}
+
+/// Window, busy, compute, communication and memory unions of one rank, and its idle causes.
+fn time_figures(prep: &RankPrep, a: &RankAttribution) -> TimeFigures {
+    let of = |ty: KernelType| {
+        normalise(
+            prep.dev
+                .iter()
+                .filter(|d| d.ktype == ty)
+                .map(|d| (d.ts, d.end))
+                .collect(),
+        )
+    };
+    let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+    let compute = of(KernelType::Computation);
+    let comm = of(KernelType::Communication);
+    let memory = of(KernelType::Memory);
+    let kernels = normalise(compute.iter().chain(comm.iter()).copied().collect());
+    TimeFigures {
+        window_ns: a.window_ns,
+        busy_ns: length(&busy),
+        compute_ns: length(&compute),
+        comm_ns: length(&comm),
+        comm_exposed_ns: length(&subtract(&comm, &compute)),
+        memory_ns: length(&memory),
+        memory_exposed_ns: length(&subtract(&memory, &kernels)),
+        idle_ns: a.idle_ns,
+        idle_by_cause_ns: a.by_cause_ns,
+    }
+}
+
+/// Kernels (and accelerator ops) and copies of the window by name, with their rows as evidence.
+fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut DiagnosisInputs) {
+    let t = prep.table;
+    let mut k_acc: BTreeMap<u32, (Acc, KernelType)> = BTreeMap::new();
+    let mut c_acc: BTreeMap<u32, Acc> = BTreeMap::new();
+    let bytes_col = t.arg("bytes");
+    for d in &prep.dev {
+        let row = d.row as usize;
+        let dur = d.end - d.ts;
+        if d.ktype == KernelType::Memory {
+            let a = c_acc.entry(d.name).or_default();
+            a.add(row, dur);
+            let bytes = bytes_col
+                .and_then(|c| c.find(row).and_then(|p| c.i64_at(p)))
+                .unwrap_or(0);
+            a.bytes += bytes.max(0);
+            if d.kind == EventKind::Memcpy && bytes > 0 && bytes < SMALL_COPY_BYTES {
+                a.small += 1;
+            }
+            continue;
+        }
+        let (a, _) = k_acc.entry(d.name).or_insert_with(|| (Acc::default(), d.ktype));
+        a.add(row, dur);
+        acc.durations.push(dur);
+        if dur < SMALL_KERNEL_NS {
+            a.small += 1;
+            inputs.small_kernel_time_ns += dur;
+        }
+        inputs.accelerator_ops += u64::from(d.kind == EventKind::AcceleratorOp);
+    }
+    for (id, (a, ty)) in k_acc {
+        let name = t.name_of_id(id);
+        let f = acc.kernels.entry(name.to_string()).or_default();
+        f.name = name.to_string();
+        f.calls += a.count;
+        f.total_ns += a.time_ns;
+        f.small_calls += a.small;
+        f.communication = ty == KernelType::Communication;
+        f.evidence.push(a.evidence(EvidenceKind::Kernel, rank, name));
+    }
+    for (id, a) in c_acc {
+        let name = t.name_of_id(id);
+        let f = acc.copies.entry(name.to_string()).or_default();
+        f.name = name.to_string();
+        f.count += a.count;
+        f.total_ns += a.time_ns;
+        f.bytes += a.bytes;
+        f.small_count += a.small;
+        f.pageable = name.contains("Pageable");
+        f.host = name.contains("HtoD") || name.contains("DtoH");
+        f.evidence.push(a.evidence(EvidenceKind::Memory, rank, name));
+    }
+}
+
+/// Launch calls inside the window: count and Σ dur, ns.
+fn launch_calls(t: &TraceTable, inside: &dyn Fn(usize) -> bool) -> (u64, i64) {
+    let dict = t.name_dictionary();
+    let launch: Vec<bool> = (0..dict.len())
+        .map(|i| crate::analysis::names::is_launch_call(dict.value(i)))
+        .collect();
+    let (mut n, mut ns) = (0, 0);
+    for row in 0..t.len() {
+        if launch[t.name_id(row) as usize]
+            && matches!(t.kind_at(row), EventKind::Runtime | EventKind::Driver)
+            && inside(row)
+        {
+            n += 1;
+            ns += t.dur_at(row).unwrap_or(0).max(0);
+        }
+    }
+    (n, ns)
+}
+
+/// DataLoader ops inside the window, by name.
+fn data_loader_evidence(
+    t: &TraceTable,
+    rank: i64,
+    inside: &dyn Fn(usize) -> bool,
+    out: &mut Vec<EvidenceRef>,
+) {
+    let mut by_name: BTreeMap<u32, Acc> = BTreeMap::new();
+    for row in 0..t.len() {
+        if is_data_loader_op(t.kind_at(row), t.name_at(row)) && inside(row) {
+            by_name
+                .entry(t.name_id(row))
+                .or_default()
+                .add(row, t.dur_at(row).unwrap_or(0).max(0));
+        }
+    }
+    for (id, a) in by_name {
+        out.push(a.evidence(EvidenceKind::Op, rank, t.name_of_id(id)));
     }
 }
 
@@ -93,243 +378,6 @@ impl ThreadOps {
             parts.join(" > ")
         }
     }
-}
-
-/// Computes every figure the rules need, over all ranks of the set (runs the analyses in exact mode).
-pub fn gather(set: &TraceSet) -> DiagnosisInputs {
-    let opts = AnalysisOptions::default();
-    gather_with(set, &analyze(set, &opts), &opts)
-}
-
-/// The figures of a set from its analyses (`all` must come from `analyze(set, opts)` in exact mode).
-pub fn gather_with(set: &TraceSet, all: &AllAnalyses, opts: &AnalysisOptions) -> DiagnosisInputs {
-    let mut inputs = DiagnosisInputs::default();
-    // Per name: the rows (evidence) and the small launches/copies, which the analyses do not keep.
-    let mut kernel_evidence: BTreeMap<String, (Vec<EvidenceRef>, u64)> = BTreeMap::new();
-    let mut copy_evidence: BTreeMap<String, (Vec<EvidenceRef>, u64)> = BTreeMap::new();
-    let mut syncs: BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)> = BTreeMap::new();
-    let mut loaders: Vec<EvidenceRef> = Vec::new();
-    let kb = &all.kernel_breakdown;
-    for (idx, rank) in set.ranks.iter().enumerate() {
-        let t = &rank.table;
-        let r = rank.rank;
-        let mut k_acc: BTreeMap<u32, Acc> = BTreeMap::new();
-        let mut c_acc: BTreeMap<u32, Acc> = BTreeMap::new();
-        let mut dl_acc: BTreeMap<u32, Acc> = BTreeMap::new();
-        let mut dl_intervals = Vec::new();
-        let mut sync_rows: Vec<(usize, String)> = Vec::new();
-        let mut dtoh_correlations = std::collections::BTreeSet::new();
-        let mut runtime_rows: Vec<usize> = Vec::new();
-        let bytes_col = t.arg("bytes");
-        for row in 0..t.len() {
-            let kind = t.kind_at(row);
-            let dur = t.dur_at(row).unwrap_or(0).max(0);
-            match kind {
-                EventKind::Kernel => {
-                    let a = k_acc.entry(t.name_id(row)).or_default();
-                    a.add(row, dur);
-                    if dur < SMALL_KERNEL_NS {
-                        a.small += 1;
-                        inputs.small_kernel_time_ns += dur;
-                    }
-                }
-                EventKind::Memcpy | EventKind::Memset => {
-                    let a = c_acc.entry(t.name_id(row)).or_default();
-                    a.add(row, dur);
-                    let bytes = bytes_col
-                        .and_then(|c| c.find(row).and_then(|p| c.i64_at(p)))
-                        .unwrap_or(0);
-                    if kind == EventKind::Memcpy && bytes > 0 && bytes < SMALL_COPY_BYTES {
-                        a.small += 1;
-                    }
-                    if kind == EventKind::Memcpy && t.name_at(row).contains("DtoH") {
-                        if let Some(c) = t.correlation_at(row) {
-                            dtoh_correlations.insert(c);
-                        }
-                    }
-                }
-                EventKind::AcceleratorOp => inputs.accelerator_ops += 1,
-                EventKind::Runtime | EventKind::Driver => {
-                    let name = t.name_at(row);
-                    if is_sync_call(name) {
-                        sync_rows.push((row, name.to_string()));
-                    } else if name.contains("Memcpy") {
-                        runtime_rows.push(row);
-                    }
-                }
-                _ => {}
-            }
-            let name = t.name_at(row);
-            if is_data_loader_op(kind, name) {
-                dl_acc.entry(t.name_id(row)).or_default().add(row, dur);
-                if let Some(ts) = t.ts_at(row) {
-                    dl_intervals.push((ts, ts + dur));
-                }
-            }
-        }
-        // Asynchronous copy calls whose copy is device-to-host also make the host wait (`.item()`, `.cpu()`).
-        for row in runtime_rows {
-            if t.correlation_at(row)
-                .is_some_and(|c| dtoh_correlations.contains(&c))
-            {
-                sync_rows.push((row, "Memcpy DtoH".to_string()));
-            }
-        }
-        sync_rows.sort();
-        // Where the synchronising calls block the host: sorted, merged.
-        let blocked = union(
-            sync_rows
-                .iter()
-                .filter_map(|&(row, _)| Some((t.ts_at(row)?, t.end_at(row)?)))
-                .collect(),
-        );
-        for (id, a) in &k_acc {
-            let name = t.name_of_id(*id);
-            let e = kernel_evidence.entry(name.to_string()).or_default();
-            e.0.push(a.evidence(EvidenceKind::Kernel, r, name));
-            e.1 += a.small;
-            inputs.small_kernel_count += a.small;
-        }
-        for (id, a) in &c_acc {
-            let name = t.name_of_id(*id);
-            let e = copy_evidence.entry(name.to_string()).or_default();
-            e.0.push(a.evidence(EvidenceKind::Memory, r, name));
-            e.1 += a.small;
-        }
-        for (id, a) in &dl_acc {
-            loaders.push(a.evidence(EvidenceKind::Op, r, t.name_of_id(*id)));
-        }
-        if !sync_rows.is_empty() {
-            collect_syncs(t, r, sync_rows, &mut syncs);
-        }
-
-        // Time figures: the analyses' temporal breakdown, overlap and type combinations, plus the
-        // device-level idle split.
-        let dl = union(dl_intervals);
-        inputs.data_loader_ns += dl.iter().map(|(s, e)| e - s).sum::<i64>();
-        // Ranks may repeat (duplicate files): the n-th file of a rank takes the n-th result of it.
-        let nth = set.ranks[..idx].iter().filter(|o| o.rank == r).count();
-        let mut time = TimeFigures::default();
-        if let Some(tb) = all
-            .temporal_breakdown
-            .iter()
-            .filter(|x| x.rank == r)
-            .nth(nth)
-        {
-            time.window_ns = ns(tb.window_us);
-            time.idle_ns = ns(tb.idle_us);
-            time.busy_ns = time.window_ns - time.idle_ns;
-            time.compute_ns = ns(tb.compute_us);
-        }
-        if let Some(o) = all.comm_comp_overlap.get(idx) {
-            time.comm_ns = ns(o.comm_us);
-            time.comm_exposed_ns = (time.comm_ns - ns(o.overlap_us)).max(0);
-        }
-        let rank_kb = kb.ranks.get(idx);
-        if let Some(b) = rank_kb {
-            for tt in &b.by_type {
-                if tt.kernel_type.contains(KernelType::Memory.as_str()) {
-                    time.memory_ns += ns(tt.time_us);
-                }
-                if tt.kernel_type == KernelType::Memory.as_str() {
-                    time.memory_exposed_ns = ns(tt.time_us);
-                }
-            }
-        }
-        if time.window_ns > 0 {
-            let prep = RankPrep::new(t, opts);
-            let idle = device_idle(&prep, opts, &dl, &blocked);
-            time.host_wait_ns = idle.host_wait_ns;
-            time.kernel_wait_ns = idle.kernel_wait_ns;
-            time.other_idle_ns = idle.other_ns;
-            time.idle_in_data_loader_ns = idle.in_data_loader_ns;
-            time.sync_gpu_idle_ns = idle.around_syncs_ns;
-            let lo = prep.dev.iter().map(|d| d.ts).min().unwrap_or(0);
-            let hi = prep.dev.iter().map(|d| d.end).max().unwrap_or(0);
-            time.sync_in_window_ns = blocked
-                .iter()
-                .map(|&(s, e)| (e.min(hi) - s.max(lo)).max(0))
-                .sum();
-        }
-        inputs.time.add(&time);
-        if let Some(l) = all.kernel_launch_stats.get(idx) {
-            inputs.launch_calls += l.launches;
-            inputs.launch_call_ns += ns(l.cpu_total_us);
-        }
-        let (steps, mean_step_ns) = all.profiler_steps.get(idx).map_or((0, 0), |s| {
-            (s.steps.len() as u64, s.mean_step_us.map_or(0, ns))
-        });
-        inputs.steps = inputs.steps.max(steps);
-        let comm_kernel_ns = rank_kb.map_or(0, |b| {
-            b.kernels
-                .iter()
-                .filter(|k| k.kernel_type == KernelType::Communication)
-                .map(|k| ns(k.sum_us))
-                .sum()
-        });
-        inputs.ranks.push(RankFigure {
-            rank: r,
-            time,
-            steps,
-            mean_step_ns,
-            comm_kernel_ns,
-        });
-    }
-    // Kernels and copies by name, over all ranks, from the analyses (only names the trace has as CUDA
-    // kernels: accelerator ops are counted apart).
-    let mut kernels: Vec<KernelFigure> = kb
-        .kernels_all_ranks
-        .iter()
-        .filter(|k| k.kernel_type != KernelType::Memory && k.kernel_type != KernelType::Other)
-        .filter_map(|k| {
-            let (evidence, small) = kernel_evidence.remove(&k.name)?;
-            Some(KernelFigure {
-                name: k.name.clone(),
-                calls: k.count,
-                total_ns: ns(k.sum_us),
-                small_calls: small,
-                communication: k.kernel_type == KernelType::Communication,
-                evidence,
-            })
-        })
-        .collect();
-    kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    inputs.kernel_count = kernels.iter().map(|k| k.calls).sum();
-    inputs.kernel_time_ns = kernels.iter().map(|k| k.total_ns).sum();
-    inputs.kernels = kernels;
-    let mut copies: BTreeMap<String, CopyFigure> = BTreeMap::new();
-    for m in &all.memory_bandwidth {
-        let f = copies.entry(m.name.clone()).or_default();
-        f.name = m.name.clone();
-        f.count += m.count;
-        f.total_ns += ns(m.time_us);
-        f.bytes += m.bytes.min(i64::MAX as u64) as i64;
-        f.pageable = m.memory.contains("Pageable");
-        f.host = m.direction == "HtoD" || m.direction == "DtoH";
-    }
-    for (name, f) in copies.iter_mut() {
-        if let Some((evidence, small)) = copy_evidence.remove(name) {
-            f.evidence = evidence;
-            f.small_count = small;
-        }
-    }
-    let mut copies: Vec<CopyFigure> = copies.into_values().collect();
-    copies.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    inputs.copies = copies;
-    let mut syncs: Vec<SyncFigure> = syncs
-        .into_values()
-        .map(|(mut f, callers)| {
-            let mut c: Vec<(String, u64)> = callers.into_iter().collect();
-            c.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            f.callers = c;
-            f
-        })
-        .collect();
-    syncs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-    inputs.syncs = syncs;
-    loaders.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
-    inputs.data_loader_ops = loaders;
-    inputs
 }
 
 /// Synchronising calls of one rank and the ops they come from, merged into `syncs` by call name.

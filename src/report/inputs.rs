@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::attribution::{IdleCause, IdleShare};
 use super::findings::EvidenceRef;
 
 /// All kernels of one name across the ranks.
@@ -13,18 +14,18 @@ pub struct KernelFigure {
     pub total_ns: i64,
     /// Launches shorter than [`SMALL_KERNEL_NS`](super::rules::SMALL_KERNEL_NS).
     pub small_calls: u64,
-    /// It is a communication kernel (the analyses' `COMMUNICATION` type: NCCL, RCCL, HCCL, oneCCL).
+    /// A communication kernel ([`crate::analysis::names::is_collective_name`]).
     pub communication: bool,
     /// Where the rows are: one reference per rank (first rows only).
     pub evidence: Vec<EvidenceRef>,
 }
 
-/// GPU time on one rank, ns, from the analyses (temporal breakdown, overlap, kernel-type combinations) and
-/// the device-level idle split of [`super::evidence`]. The window is first start to last end of GPU activity.
+/// Device time on one rank's analysed window, ns: unions of its device rows (every stream merged).
+/// The window is first start to last end of the rank's device work in the analysed window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeFigures {
     pub window_ns: i64,
-    /// Union of all GPU activity.
+    /// Union of all device activity (the "GPU busy" of every per-rank figure).
     pub busy_ns: i64,
     /// Union of computation kernels (kernels that are not communication).
     pub compute_ns: i64,
@@ -38,21 +39,8 @@ pub struct TimeFigures {
     pub memory_exposed_ns: i64,
     /// `window - busy`.
     pub idle_ns: i64,
-    /// Idle gaps after which the next GPU activity was launched only after the gap began.
-    pub host_wait_ns: i64,
-    /// Other idle gaps shorter than the kernel-wait cutoff (30 µs).
-    pub kernel_wait_ns: i64,
-    /// The remaining idle gaps.
-    pub other_idle_ns: i64,
-    /// Idle time that falls inside DataLoader operations on the CPU.
-    pub idle_in_data_loader_ns: i64,
-    /// Host time blocked in synchronising calls while the window is open (their union, clipped
-    /// to the window: a share of the window is at most 100%).
-    pub sync_in_window_ns: i64,
-    /// GPU idle time the synchronising calls cost: while each call blocks the host, and after it
-    /// until the GPU has work again (the queue drained by the sync is refilled only then). A sync
-    /// while the GPU stays busy costs nothing.
-    pub sync_gpu_idle_ns: i64,
+    /// The idle time by cause ([`IdleCause`] order); sums to `idle_ns`.
+    pub idle_by_cause_ns: [i64; 9],
 }
 
 impl TimeFigures {
@@ -65,17 +53,19 @@ impl TimeFigures {
         self.memory_ns += o.memory_ns;
         self.memory_exposed_ns += o.memory_exposed_ns;
         self.idle_ns += o.idle_ns;
-        self.host_wait_ns += o.host_wait_ns;
-        self.kernel_wait_ns += o.kernel_wait_ns;
-        self.other_idle_ns += o.other_idle_ns;
-        self.idle_in_data_loader_ns += o.idle_in_data_loader_ns;
-        self.sync_in_window_ns += o.sync_in_window_ns;
-        self.sync_gpu_idle_ns += o.sync_gpu_idle_ns;
+        for (a, b) in self.idle_by_cause_ns.iter_mut().zip(o.idle_by_cause_ns) {
+            *a += b;
+        }
     }
 
     /// `part` as a percentage of the window (0 when the window is empty).
     pub fn pct(&self, part: i64) -> f64 {
         pct(part, self.window_ns)
+    }
+
+    /// Idle time of one cause, ns.
+    pub fn idle(&self, cause: IdleCause) -> i64 {
+        self.idle_by_cause_ns[cause as usize]
     }
 }
 
@@ -118,12 +108,12 @@ pub struct SyncFigure {
     pub evidence: Vec<EvidenceRef>,
 }
 
-/// One rank's figures for the straggler comparison.
+/// One rank's figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RankFigure {
     pub rank: i64,
     pub time: TimeFigures,
-    /// `ProfilerStep#N` annotations.
+    /// `ProfilerStep#N` annotations in the analysed window.
     pub steps: u64,
     /// Mean step duration, ns (0 without steps).
     pub mean_step_ns: i64,
@@ -131,18 +121,30 @@ pub struct RankFigure {
     pub comm_kernel_ns: i64,
 }
 
-/// Everything the rules read, for a whole set of ranks.
+/// CPU-side attention ops (`aten::softmax`, `aten::bmm`, ...) and the shape the softmax ran on most.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AttentionFigures {
+    pub softmax_ops: u64,
+    pub bmm_ops: u64,
+    /// `Input Dims` of the most frequent softmax shape, e.g. `[[8, 12, 512, 512]]`, with its count.
+    pub softmax_shape: Option<(String, u64)>,
+}
+
+/// Everything the rules read, for a whole set of ranks (the analysed window of each).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiagnosisInputs {
     pub ranks: Vec<RankFigure>,
     /// Sums over the ranks.
     pub time: TimeFigures,
+    /// Kernels and accelerator ops (not copies or sets).
     pub kernel_count: u64,
     /// Σ dur of kernels, ns.
     pub kernel_time_ns: i64,
     /// Kernels shorter than 10 µs: count and Σ dur.
     pub small_kernel_count: u64,
     pub small_kernel_time_ns: i64,
+    /// Median kernel duration, ns.
+    pub median_kernel_ns: i64,
     /// Every kernel name, by total time (largest first, ties by name).
     pub kernels: Vec<KernelFigure>,
     /// Copies and sets by name, largest total first.
@@ -154,10 +156,17 @@ pub struct DiagnosisInputs {
     /// DataLoader operations on the CPU (names containing `DataLoader`): union time and names.
     pub data_loader_ns: i64,
     pub data_loader_ops: Vec<EvidenceRef>,
-    /// Accelerator operations that are not CUDA kernels (MTIA, ...).
+    /// Accelerator operations that are not CUDA kernels (MTIA, ...), counted among the kernels.
     pub accelerator_ops: u64,
-    /// Largest number of profiler steps on one rank.
+    /// Largest number of profiler steps on one rank in the analysed window.
     pub steps: u64,
+    /// The exclusive idle attribution (all ranks), causes with time only.
+    pub idle: Vec<IdleShare>,
+    /// Idle gaps ended by work launched after the gap began.
+    pub dispatch_gaps: u64,
+    pub attention: AttentionFigures,
+    /// `deviceProperties[0].name`, when the trace has it.
+    pub device_name: Option<String>,
 }
 
 impl DiagnosisInputs {
@@ -174,5 +183,10 @@ impl DiagnosisInputs {
         } else {
             self.kernel_time_ns as f64 / self.kernel_count as f64
         }
+    }
+
+    /// The attribution row of one cause.
+    pub fn idle_share(&self, cause: IdleCause) -> Option<&IdleShare> {
+        self.idle.iter().find(|s| s.cause == cause)
     }
 }

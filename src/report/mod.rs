@@ -1,13 +1,23 @@
 //! Reports: plain serde structs and their Markdown/JSON renderings, built from analysis results.
+//!
+//! The diagnosis runs in stages: [`host`] (what the host did) → [`context`] (what the trace holds, the
+//! analysed window) → [`gather`] (figures over that window) with [`attribution`] (each idle interval one
+//! cause) and [`patterns`] (kernel names) → [`rules`] (findings by recoverable time) → [`bottleneck`] →
+//! [`diagnosis`] (the fixed-form report).
 
+pub mod attribution;
 pub mod bottleneck;
+pub mod context;
 pub mod diagnosis;
-pub mod evidence;
 pub mod findings;
 pub mod format;
 pub mod gather;
+pub mod host;
 pub mod html;
 pub mod inputs;
+pub mod intervals;
 pub mod markdown;
+pub mod patterns;
 pub mod redact;
 pub mod rules;
+pub mod wording;

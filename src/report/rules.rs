@@ -1,54 +1,69 @@
-//! The diagnosis rules: each a pure function of [`DiagnosisInputs`] with its threshold, giving a [`Finding`].
+//! The diagnosis rules: each a pure function of the context and [`DiagnosisInputs`] giving at most one
+//! [`Finding`] with its recoverable time. Idle-based rules read the exclusive idle attribution, so two
+//! findings never claim the same idle time; kernel-side rules read kernel names and times.
 
+use super::attribution::{IdleCause, IdleShare};
+use super::context::{TraceContext, TraceHolds, TraceOrigin};
 use super::findings::{
-    EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingKind, Impact, Severity,
+    EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId, Impact, Severity,
 };
 use super::inputs::{pct, DiagnosisInputs};
+use super::patterns::{
+    is_fp32_simt_gemm, is_fusable_memory_bound, is_fused_attention_kernel, is_softmax_kernel,
+};
+use super::wording::{blocking_words, dur, us};
+pub use super::wording::{short_name, short_names};
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
 pub const SMALL_KERNEL_NS: i64 = 10_000;
 /// A copy moving fewer bytes than this is "small".
 pub const SMALL_COPY_BYTES: i64 = 64 * 1024;
-/// Launch overhead: mean kernel below 10 µs, or at least this share (%) of kernel time in small kernels...
-pub const SMALL_KERNEL_TIME_PCT: f64 = 50.0;
-/// ... and the GPU idle at least this share (%) of its window.
-pub const LAUNCH_IDLE_PCT: f64 = 10.0;
 /// Fewest kernels for the launch-overhead rule.
 pub const MIN_KERNELS_FOR_LAUNCH: u64 = 20;
+/// An idle cause becomes a finding from this share (%) of the GPU window.
+pub const IDLE_CAUSE_PCT: f64 = 5.0;
+/// Synchronisations become a finding from this share (%): each one is cheap to remove.
+pub const SYNC_PCT: f64 = 2.0;
+/// Kernel launch overhead: at least this share (%) of kernels under 10 µs...
+pub const SMALL_KERNEL_SHARE_PCT: f64 = 50.0;
 /// One kernel dominates above this share (%) of kernel time.
 pub const DOMINANT_KERNEL_PCT: f64 = 50.0;
-/// Copies and sets above this share (%) of GPU busy time are heavy.
-pub const MEMORY_BUSY_PCT: f64 = 10.0;
-/// Pageable host copies above this share (%) of GPU busy time are worth pinning.
-pub const PAGEABLE_BUSY_PCT: f64 = 1.0;
+/// Softmax kernels above this share (%) of kernel time, without fused attention, are unfused attention.
+pub const SOFTMAX_PCT: f64 = 5.0;
+/// Fusable memory-bound kernels above this share (%) of kernel time are worth fusing.
+pub const FUSABLE_PCT: f64 = 20.0;
+/// The share of their time fusion (or TF32/bf16) is expected to save.
+pub const RECOVERABLE_SHARE: f64 = 0.5;
+/// fp32 SIMT GEMMs above this share (%) of kernel time.
+pub const FP32_GEMM_PCT: f64 = 10.0;
+/// Exposed copies/sets above this share (%) of the GPU window, or pageable copies above 1%.
+pub const MEMORY_EXPOSED_PCT: f64 = 5.0;
+pub const PAGEABLE_PCT: f64 = 1.0;
 /// At least this many copies, most of them small, is "many small copies".
 pub const MANY_SMALL_COPIES: u64 = 100;
 /// Communication not hidden behind compute above this share (%) of the GPU window.
-pub const EXPOSED_COMM_PCT: f64 = 10.0;
-/// GPU idle inside DataLoader operations above this share (%) of the window.
-pub const DATA_LOADER_IDLE_PCT: f64 = 10.0;
-/// GPU waiting on the host above this share (%) of the window.
-pub const HOST_WAIT_PCT: f64 = 15.0;
-/// Kernel-wait gaps above this share (%) of the window.
-pub const KERNEL_WAIT_PCT: f64 = 5.0;
-/// Host time blocked in synchronising calls above this share (%) of the GPU window.
-pub const SYNC_PCT: f64 = 2.0;
-/// A rank whose busy time exceeds the median rank's by this share (%) is a straggler.
+pub const EXPOSED_COMM_PCT: f64 = 5.0;
+/// A rank whose GPU busy time exceeds the median rank's by this share (%) is a straggler.
 pub const STRAGGLER_PCT: f64 = 10.0;
 
-/// Every rule's finding, most important first.
-pub fn evaluate(inputs: &DiagnosisInputs) -> Vec<Finding> {
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 10] = [
-        no_gpu_kernels,
-        launch_overhead,
-        dominant_kernel,
-        memory_traffic,
-        communication,
+/// Every rule's finding, most important first (the trace's own limits, then by recoverable time).
+pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
+    if let Some(f) = trace_limit(inputs, ctx) {
+        return vec![f];
+    }
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 12] = [
         data_loading,
-        host_bound,
         synchronization,
+        between_steps,
+        dispatch,
+        residual_warmup,
+        communication,
         straggler,
-        one_rank_only,
+        unfused_attention,
+        fusion_candidates,
+        fp32_matmul,
+        memory_traffic,
+        dominant_kernel,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
     for f in &mut out {
@@ -60,101 +75,120 @@ pub fn evaluate(inputs: &DiagnosisInputs) -> Vec<Finding> {
     out
 }
 
-/// A short display form of a kernel or op name: no `void `, no template arguments or parameters.
-pub fn short_name(name: &str) -> String {
-    let s = name.strip_prefix("void ").unwrap_or(name);
-    if !(s.contains("::") || s.contains('<') || name.starts_with("void ")) {
-        return s.chars().take(80).collect();
-    }
-    let mut out = String::new();
-    let mut depth = 0i32;
-    for c in s.chars() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
-            _ if depth == 0 => out.push(c),
-            _ => {}
-        }
-        if depth < 0 {
-            break;
+/// Notes on the trace that are not recommendations (one rank only, a warm-up left out, a cut file).
+pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(w) = &ctx.warmup {
+        if ctx.holds(TraceHolds::Warmup) {
+            out.push(format!(
+                "A warm-up was left out of the analysis{}: {}.",
+                if w.steps.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (steps {})", join_steps(&w.steps))
+                },
+                warmup_words(ctx)
+            ));
         }
     }
-    let out = out.trim();
-    let out = if out.is_empty() { s.trim() } else { out };
-    if out.chars().count() > 80 {
-        let cut: String = out.chars().take(77).collect();
-        format!("{cut}...")
-    } else {
-        out.to_string()
+    if ctx.holds(TraceHolds::Truncated) {
+        out.push("The file was cut off mid-write (see trace health): the figures cover the events read before the cut.".into());
     }
-}
-
-/// Display forms of several names at once: [`short_name`] where that is unique among them; names
-/// whose short forms collide keep their template arguments (cut at 80 characters), then a `#N`.
-pub fn short_names(names: &[&str]) -> Vec<String> {
-    let short: Vec<String> = names.iter().map(|n| short_name(n)).collect();
-    let collides =
-        |i: usize, forms: &[String]| forms.iter().filter(|f| **f == forms[i]).count() > 1;
-    let mut out: Vec<String> = (0..names.len())
-        .map(|i| {
-            if !collides(i, &short) {
-                return short[i].clone();
-            }
-            let s = names[i].strip_prefix("void ").unwrap_or(names[i]);
-            // The kernel and its template arguments, without its parameter list.
-            let mut depth = 0i32;
-            let end = s
-                .char_indices()
-                .find(|&(_, c)| {
-                    match c {
-                        '<' => depth += 1,
-                        '>' => depth -= 1,
-                        _ => {}
-                    }
-                    c == '(' && depth == 0
-                })
-                .map_or(s.len(), |(i, _)| i);
-            let long = s[..end].trim();
-            if long.chars().count() > 80 {
-                format!("{}...", long.chars().take(77).collect::<String>())
-            } else {
-                long.to_string()
-            }
-        })
-        .collect();
-    for i in 0..out.len() {
-        if collides(i, &out) {
-            let n = out[..i].iter().filter(|f| **f == out[i]).count();
-            if n > 0 {
-                out[i] = format!("{} #{}", out[i], n + 1);
-            }
-        }
+    if ctx.holds(TraceHolds::GraphReplay) {
+        out.push(format!(
+            "{} CUDA/HIP graph launches: the kernels they run are attributed to them; gaps inside a replay count as GPU-side gaps, not host wait.",
+            ctx.graph_launches
+        ));
+    }
+    if inputs.ranks.len() == 1 && inputs.time.comm_ns > 0 {
+        out.push("The job communicates but only one rank's trace was given: load every rank's file together to compare ranks.".into());
     }
     out
 }
 
-fn us(ns: f64) -> String {
-    format!("{:.1} µs", ns / 1000.0)
+fn join_steps(steps: &[i64]) -> String {
+    match (steps.first(), steps.last()) {
+        (Some(a), Some(b)) if a == b => a.to_string(),
+        (Some(a), Some(b)) => format!("{a}-{b}"),
+        _ => String::new(),
+    }
 }
 
-fn ms(ns: i64) -> String {
-    format!("{:.2} ms", ns as f64 / 1e6)
+/// What the warm-up consisted of, in words.
+fn warmup_words(ctx: &TraceContext) -> String {
+    let Some(w) = &ctx.warmup else {
+        return "slow first steps".into();
+    };
+    let mut parts = Vec::new();
+    if w.compile_events > 0 {
+        parts.push(format!("torch.compile compilation ({:.0} ms)", w.compile_ms));
+    }
+    if w.search_calls > 0 {
+        parts.push(format!("{} cuDNN/MIOpen algorithm-search calls", w.search_calls));
+    }
+    if w.setup_calls > 0 {
+        parts.push(format!("{} device set-up and allocation calls (cudaMalloc/cudaFree, ...)", w.setup_calls));
+    }
+    if ctx.capture_calls > 0 {
+        parts.push(format!("{} graph captures", ctx.capture_calls));
+    }
+    if parts.is_empty() {
+        "first steps much slower than the rest".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
-fn impact(inputs: &DiagnosisInputs, time_ns: i64) -> Impact {
+fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {
     Impact {
-        pct_of_gpu_time: (inputs.time.window_ns > 0).then(|| inputs.time.pct(time_ns)),
-        ms_per_step: inputs.ms_per_step(time_ns),
+        pct_of_gpu_time: (i.time.window_ns > 0).then(|| i.time.pct(time_ns)),
+        ms_per_step: i.ms_per_step(time_ns),
         time_ns,
     }
 }
 
-/// Critical above twice the threshold, warning above it.
-fn severity(value: f64, threshold: f64) -> Severity {
-    if value >= 2.0 * threshold {
+/// Severity from the recoverable share of the window: ≥ 20% critical, ≥ 5% warning, else info.
+fn severity_of(pct_of_window: f64) -> Severity {
+    if pct_of_window >= 20.0 {
         Severity::Critical
-    } else {
+    } else if pct_of_window >= 5.0 {
         Severity::Warning
+    } else {
+        Severity::Info
+    }
+}
+
+/// A finding with the fields every rule fills the same way.
+struct Draft {
+    id: FindingId,
+    headline: String,
+    title: String,
+    threshold: String,
+    measured: String,
+    value: f64,
+    time_ns: i64,
+    explanation: String,
+    actions: Vec<String>,
+    evidence: Vec<EvidenceRef>,
+}
+
+impl Draft {
+    fn finish(self, i: &DiagnosisInputs) -> Finding {
+        let imp = impact(i, self.time_ns);
+        Finding {
+            id: self.id,
+            headline: self.headline,
+            title: self.title,
+            severity: severity_of(imp.pct_of_gpu_time.unwrap_or(0.0)),
+            threshold: self.threshold,
+            measured: self.measured,
+            value: self.value,
+            impact: imp,
+            explanation: self.explanation,
+            actions: self.actions,
+            evidence: self.evidence,
+            filter: None,
+        }
     }
 }
 
@@ -165,509 +199,457 @@ fn top_evidence(refs: impl Iterator<Item = EvidenceRef>, n: usize) -> Vec<Eviden
     v
 }
 
-/// The trace has no GPU kernels at all.
-pub fn no_gpu_kernels(i: &DiagnosisInputs) -> Option<Finding> {
-    if i.kernel_count > 0 {
-        return None;
-    }
-    let (explanation, action) = if i.accelerator_ops > 0 {
-        (
+/// "GPU is idle 50.0% of the time, mostly waiting for the DataLoader (313 ms of 1.29 s)."
+fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
+    let t = &i.time;
+    let idle_pct = t.pct(t.idle_ns);
+    let mostly = if 2 * cause_ns >= t.idle_ns { "mostly" } else { "partly" };
+    format!(
+        "GPU is idle {idle_pct:.1}% of the time, {mostly} {what} ({} of {}).",
+        dur(cause_ns),
+        dur(t.window_ns)
+    )
+}
+
+/// The host ops of a cause as "`a` (12 ms), `b` (3 ms)".
+fn ops_words(share: Option<&IdleShare>, n: usize) -> String {
+    share
+        .map(|s| {
+            s.top_ops
+                .iter()
+                .take(n)
+                .map(|o| format!("`{}` ({})", short_name(&o.name), dur((o.time_us * 1000.0) as i64)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}
+
+/// A trace that leaves nothing to diagnose gets one finding saying so, and nothing else.
+fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
+    let b = ctx.blocking()?;
+    let (id, headline, action) = match b {
+        TraceHolds::NotPytorch => (
+            FindingId::NotPytorchTrace,
             format!(
-                "The trace has {} accelerator operations but no CUDA/HIP kernels, so kernel-level findings \
-                 (launch overhead, dominant kernel, overlap) are limited.",
-                i.accelerator_ops
+                "This is not a PyTorch profiler trace: {}, with none of the events torch.profiler writes (cpu_op, kernel, cuda_runtime).",
+                match ctx.origin {
+                    Some(TraceOrigin::ChromeBrowser) => "it looks like a Chrome/Perfetto browser trace",
+                    Some(TraceOrigin::TensorflowOrJax) => "it looks like a TensorFlow or JAX (XLA) profiler trace",
+                    _ => "it is a Chrome-trace JSON",
+                }
             ),
-            "Use the accelerator vendor's tooling for kernel-level detail.".to_string(),
-        )
-    } else {
-        (
-            "The trace has no GPU kernels: it was captured without ProfilerActivity.CUDA, or the model ran \
-             on the CPU; GPU findings cannot be made."
-                .to_string(),
-            "Re-capture with `torch.profiler.profile(activities=[ProfilerActivity.CPU, \
-             ProfilerActivity.CUDA])` and make sure the model and inputs are on the GPU."
-                .to_string(),
-        )
+            "Record the PyTorch job with `torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=1, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\"))` and load the JSON it writes.".to_string(),
+        ),
+        TraceHolds::GraphCapture => (
+            FindingId::GraphCapture,
+            format!(
+                "This trace is a CUDA/HIP graph capture ({} capture{}, no replay): the launches were recorded into a graph, not run, so it cannot show where a step spends its time.",
+                ctx.capture_calls,
+                if ctx.capture_calls == 1 { "" } else { "s" }
+            ),
+            "Profile the replay instead: start the profiler after the capture (e.g. `schedule(wait=…, warmup=…, active=…)` past the capture steps) so the trace holds `cudaGraphLaunch` calls and the kernels they run.".to_string(),
+        ),
+        TraceHolds::NoKernelEvents => (
+            FindingId::NoKernelEvents,
+            format!(
+                "The trace has {} kernel launch calls but no kernel events: the GPU activities were not recorded, so GPU time cannot be measured.",
+                ctx.launch_calls + ctx.graph_launches
+            ),
+            "Re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check the log for CUPTI errors (CUPTI must be loadable and not in use by another profiler such as Nsight).".to_string(),
+        ),
+        TraceHolds::CpuOnly => (
+            FindingId::NoGpuKernels,
+            "No GPU work in this trace: no kernel launches and no kernels, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA).".to_string(),
+            "If the job uses a GPU, re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check that the model and inputs are on the device.".to_string(),
+        ),
+        TraceHolds::WarmupOnly => (
+            FindingId::Warmup,
+            format!(
+                "The trace holds only warm-up ({}), no steady-state step to diagnose.",
+                warmup_words(ctx)
+            ),
+            "Profile steady-state steps: `torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=2, active=3), ...)` and call `prof.step()` each iteration, so compilation, autotuning and allocator growth are over before recording.".to_string(),
+        ),
+        _ => (
+            FindingId::InsufficientTrace,
+            format!(
+                "Too little to diagnose: {} device operations over a GPU window of {}.",
+                ctx.device_ops,
+                dur(i.time.window_ns)
+            ),
+            "Profile several full steps: `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` around the training/inference loop, calling `prof.step()` each iteration.".to_string(),
+        ),
     };
     Some(Finding {
-        id: "no_gpu_kernels".into(),
-        kind: FindingKind::TraceLimitation,
-        title: "No GPU kernels in the trace".into(),
+        id,
+        headline: headline.clone(),
+        title: blocking_words(b).to_string(),
         severity: Severity::Warning,
-        threshold: "at least 1 GPU kernel".into(),
-        measured: format!("{} GPU kernels", i.kernel_count),
+        threshold: "a PyTorch profiler trace with steady-state device work".into(),
+        measured: measured_of(ctx, i),
         value: 0.0,
         impact: Impact::default(),
-        explanation,
+        explanation: headline,
         actions: vec![action],
         evidence: Vec::new(),
         filter: None,
     })
 }
 
-/// Many small kernels with the GPU idle between them: kernel launch overhead.
-pub fn launch_overhead(i: &DiagnosisInputs) -> Option<Finding> {
-    if i.kernel_count < MIN_KERNELS_FOR_LAUNCH {
-        return None;
-    }
-    let mean = i.mean_kernel_ns();
-    let small_pct = pct(i.small_kernel_time_ns, i.kernel_time_ns);
-    let t = &i.time;
-    let idle = t.idle_ns - t.idle_in_data_loader_ns;
-    let idle_pct = t.pct(idle);
-    let small = mean < SMALL_KERNEL_NS as f64 || small_pct >= SMALL_KERNEL_TIME_PCT;
-    if !small || idle_pct < LAUNCH_IDLE_PCT {
-        return None;
-    }
-    let small_share = pct(i.small_kernel_count as i64, i.kernel_count as i64);
-    let launch_avg = if i.launch_calls > 0 {
-        format!(
-            "; each launch call takes {} on the CPU",
-            us(i.launch_call_ns as f64 / i.launch_calls as f64)
-        )
-    } else {
-        String::new()
-    };
-    Some(Finding {
-        id: "launch_overhead".into(),
-        kind: FindingKind::LaunchOverhead,
-        title: "Many small kernels: kernel launch overhead".into(),
-        severity: severity(idle_pct, LAUNCH_IDLE_PCT),
-        threshold: format!(
-            "mean kernel < 10 µs or ≥ {SMALL_KERNEL_TIME_PCT:.0}% of kernel time in kernels < 10 µs, \
-             with GPU idle ≥ {LAUNCH_IDLE_PCT:.0}% of its time"
-        ),
-        measured: format!(
-            "mean kernel {}; {small_pct:.1}% of kernel time in kernels < 10 µs; GPU idle {idle_pct:.1}%",
-            us(mean)
-        ),
-        value: mean / 1000.0,
-        impact: impact(i, idle),
-        explanation: format!(
-            "{} kernels average {}; {small_share:.0}% of them run under 10 µs{launch_avg}, so the GPU \
-             finishes each kernel before the next is launched and sits idle {idle_pct:.1}% of the time.",
-            i.kernel_count,
-            us(mean)
-        ),
-        actions: vec![
-            "Compile the model with `torch.compile(model)` (mode=\"reduce-overhead\" also uses CUDA graphs) \
-             to fuse the small element-wise kernels."
-                .into(),
-            "Capture the steady-state step in CUDA graphs (`torch.cuda.graphs`/`make_graphed_callables`) to \
-             launch it with one call."
-                .into(),
-            "Use fused operators (fused optimizers `foreach=True`/`fused=True`, fused LayerNorm/attention) and \
-             larger batches so each kernel does more work."
-                .into(),
-        ],
-        evidence: top_evidence(
-            i.kernels
-                .iter()
-                .filter(|k| k.small_calls > 0)
-                .flat_map(|k| k.evidence.iter().cloned()),
-            5,
-        ),
-        filter: None,
-    })
-}
-
-/// Names of fp32 SIMT GEMM/convolution kernels (no tensor cores).
-pub fn is_fp32_simt_gemm(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    let tensor = [
-        "tensorop", "s1688", "s16816", "h884", "h1688", "h16816", "hmma", "xmma", "wgmma", "bf16",
-        "f16", "tf32", "i8816", "imma",
-    ];
-    (l.contains("sgemm") || l.contains("gemm_fp32") || l.contains("gemmsn") || l.contains("gemv"))
-        && !tensor.iter().any(|t| l.contains(t))
-}
-
-/// One kernel takes more than half of the kernel time.
-pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
-    let top = i.kernels.first()?;
-    let share = pct(top.total_ns, i.kernel_time_ns);
-    if share <= DOMINANT_KERNEL_PCT {
-        return None;
-    }
-    let short = short_name(&top.name);
-    let simt = is_fp32_simt_gemm(&top.name);
-    let mut actions = Vec::new();
-    if simt {
-        actions.push(format!(
-            "`{short}` is an fp32 SIMT kernel (no tensor cores): enable TF32 \
-             (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`) or \
-             mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`)."
-        ));
-    } else if top.communication {
-        actions.push(format!(
-            "`{short}` is a communication kernel: see the communication finding (overlap, bucket sizes)."
-        ));
-    } else {
-        actions.push(format!(
-            "This is normal for compute-heavy work; check that `{short}` is the optimised variant \
-             (tensor-core GEMM/conv under AMP or TF32, `torch.backends.cudnn.benchmark = True` for convolutions)."
-        ));
-    }
-    actions.push(format!(
-        "Speeding up this one kernel bounds the whole gain: it is {share:.1}% of kernel time ({} over {} calls).",
-        ms(top.total_ns),
-        top.calls
-    ));
-    Some(Finding {
-        id: "dominant_kernel".into(),
-        kind: FindingKind::DominantKernel,
-        title: format!("One kernel dominates: `{short}`"),
-        severity: if simt {
-            Severity::Warning
-        } else {
-            Severity::Info
-        },
-        threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time"),
-        measured: format!("{share:.1}% of kernel time"),
-        value: share,
-        impact: impact(i, top.total_ns),
-        explanation: format!(
-            "`{short}` takes {share:.1}% of all kernel time ({} calls, mean {}){}.",
-            top.calls,
-            us(top.total_ns as f64 / top.calls.max(1) as f64),
-            if simt {
-                "; it runs in fp32 without tensor cores"
-            } else {
-                ""
-            }
-        ),
-        actions,
-        evidence: top.evidence.clone(),
-        filter: None,
-    })
-}
-
-/// Heavy memory copies/sets, pageable host copies, or many small copies.
-pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
-    let t = &i.time;
-    if t.busy_ns <= 0 || i.copies.is_empty() {
-        return None;
-    }
-    let mem_pct = pct(t.memory_ns, t.busy_ns);
-    let pageable_ns: i64 = i
-        .copies
-        .iter()
-        .filter(|c| c.pageable)
-        .map(|c| c.total_ns)
-        .sum();
-    let pageable_n: u64 = i
-        .copies
-        .iter()
-        .filter(|c| c.pageable)
-        .map(|c| c.count)
-        .sum();
-    let pageable_pct = pct(pageable_ns, t.busy_ns);
-    let copies_n: u64 = i
-        .copies
-        .iter()
-        .filter(|c| c.name.starts_with("Memcpy"))
-        .map(|c| c.count)
-        .sum();
-    let small_n: u64 = i.copies.iter().map(|c| c.small_count).sum();
-    let many_small = copies_n >= MANY_SMALL_COPIES && 2 * small_n >= copies_n;
-    let heavy = mem_pct >= MEMORY_BUSY_PCT;
-    let pageable = pageable_n > 0 && pageable_pct >= PAGEABLE_BUSY_PCT;
-    if !heavy && !pageable && !many_small {
-        return None;
-    }
-    let mut actions = Vec::new();
-    if pageable {
-        actions.push(format!(
-            "{pageable_n} host copies use pageable memory ({pageable_pct:.1}% of GPU busy time): use pinned \
-             memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`."
-        ));
-    }
-    if many_small {
-        actions.push(format!(
-            "{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, keep data on the GPU, \
-             and avoid per-element `.item()`/`.cpu()`/`.cuda()` calls."
-        ));
-    }
-    actions.push(
-        "Cut copies: create tensors directly on the GPU (`torch.zeros(..., device=\"cuda\")`), use in-place \
-         ops, and avoid `.cpu()`/`.cuda()`/`.item()` round trips inside the step."
-            .into(),
-    );
-    let (value, severity_value, threshold) = if heavy {
-        (mem_pct, mem_pct, MEMORY_BUSY_PCT)
-    } else if pageable {
-        (mem_pct, pageable_pct, PAGEABLE_BUSY_PCT)
-    } else {
-        (mem_pct, MEMORY_BUSY_PCT, MEMORY_BUSY_PCT)
-    };
-    Some(Finding {
-        id: "memory_traffic".into(),
-        kind: FindingKind::MemoryTraffic,
-        title: "Heavy memory operations: data movement".into(),
-        severity: severity(severity_value, threshold),
-        threshold: format!(
-            "copies/sets ≥ {MEMORY_BUSY_PCT:.0}% of GPU busy time, or pageable copies ≥ \
-             {PAGEABLE_BUSY_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB"
-        ),
-        measured: format!(
-            "copies/sets {mem_pct:.1}% of GPU busy time; {pageable_n} pageable copies ({pageable_pct:.1}%); \
-             {small_n} of {copies_n} copies < 64 KiB"
-        ),
-        value,
-        impact: impact(i, t.memory_exposed_ns.max(pageable_ns.min(t.memory_ns))),
-        explanation: format!(
-            "Memory copies and sets keep the GPU busy {mem_pct:.1}% of its busy time ({} total), {} of it \
-             with no kernel running.",
-            ms(t.memory_ns),
-            ms(t.memory_exposed_ns)
-        ),
-        actions,
-        evidence: top_evidence(i.copies.iter().flat_map(|c| c.evidence.iter().cloned()), 5),
-        filter: None,
-    })
-}
-
-/// Communication that is not hidden behind compute.
-pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
-    let t = &i.time;
-    if t.comm_ns <= 0 {
-        return None;
-    }
-    let exposed_pct = t.pct(t.comm_exposed_ns);
-    let overlap_pct = pct(t.comm_ns - t.comm_exposed_ns, t.comm_ns);
-    if exposed_pct < EXPOSED_COMM_PCT {
-        return None;
-    }
-    Some(Finding {
-        id: "communication".into(),
-        kind: FindingKind::Communication,
-        title: "Communication not overlapped with compute".into(),
-        severity: severity(exposed_pct, EXPOSED_COMM_PCT),
-        threshold: format!("communication without compute ≥ {EXPOSED_COMM_PCT:.0}% of GPU time"),
-        measured: format!(
-            "communication {:.1}% of GPU time, {overlap_pct:.1}% of it overlapped; exposed {exposed_pct:.1}%",
-            t.pct(t.comm_ns)
-        ),
-        value: exposed_pct,
-        impact: impact(i, t.comm_exposed_ns),
-        explanation: format!(
-            "Collectives run {} in total and only {overlap_pct:.1}% of that time overlaps computation, so \
-             {exposed_pct:.1}% of GPU time is spent waiting on communication.",
-            ms(t.comm_ns)
-        ),
-        actions: vec![
-            "Overlap communication with compute: DDP already buckets gradients; tune `bucket_cap_mb` (e.g. \
-             25 → 50-100 MB for large models, smaller to start all-reduce earlier) and keep \
-             `gradient_as_bucket_view=True`."
-                .into(),
-            "Use asynchronous collectives (`dist.all_reduce(..., async_op=True)` and wait later) and avoid \
-             `torch.cuda.synchronize()` around them; with FSDP enable `forward_prefetch`/`backward_prefetch`."
-                .into(),
-            "Reduce the volume: gradient accumulation (`no_sync()`), bf16 gradients / DDP comm hooks \
-             (`bf16_compress_hook`)."
-                .into(),
-        ],
-        evidence: top_evidence(
-            i.kernels
-                .iter()
-                .filter(|k| k.communication)
-                .flat_map(|k| k.evidence.iter().cloned()),
-            5,
-        ),
-        filter: None,
-    })
+/// What the trace holds, in figures, for a trace that leaves nothing to diagnose.
+fn measured_of(ctx: &TraceContext, i: &DiagnosisInputs) -> String {
+    format!(
+        "{} device operations ({} kernels), {} launch calls, {} graph launches, {} captures; GPU window {}",
+        ctx.device_ops,
+        ctx.kernels,
+        ctx.launch_calls,
+        ctx.graph_launches,
+        ctx.capture_calls,
+        dur(i.time.window_ns)
+    )
 }
 
 /// The GPU waits while the CPU loads data.
 pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
-    let t = &i.time;
-    let idle_pct = t.pct(t.idle_in_data_loader_ns);
-    if i.data_loader_ops.is_empty() || idle_pct < DATA_LOADER_IDLE_PCT {
+    let ns = i.time.idle(IdleCause::DataLoading);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
         return None;
     }
-    Some(Finding {
-        id: "data_loading".into(),
-        kind: FindingKind::DataLoading,
-        title: "GPU starved by the DataLoader: CPU-bound input pipeline".into(),
-        severity: severity(idle_pct, DATA_LOADER_IDLE_PCT),
-        threshold: format!("GPU idle during DataLoader ops ≥ {DATA_LOADER_IDLE_PCT:.0}% of GPU time"),
-        measured: format!(
-            "GPU idle {idle_pct:.1}% of its time while the DataLoader runs ({} of DataLoader time)",
-            ms(i.data_loader_ns)
-        ),
-        value: idle_pct,
-        impact: impact(i, t.idle_in_data_loader_ns),
+    let inside = ops_words(i.idle_share(IdleCause::DataLoading), 3);
+    Some(Draft {
+        id: FindingId::DataLoading,
+        headline: idle_headline(i, ns, "waiting for the DataLoader"),
+        title: "GPU starved by the DataLoader".into(),
+        threshold: format!("GPU idle while a DataLoader op runs ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
+        measured: format!("{} of GPU idle inside DataLoader ops ({p:.1}% of the window)", dur(ns)),
+        value: p,
+        time_ns: ns,
         explanation: format!(
-            "The GPU sits idle for {} while the CPU fetches the next batch ({idle_pct:.1}% of GPU time).",
-            ms(t.idle_in_data_loader_ns)
+            "The GPU sits idle for {} while the host fetches the next batch{}.",
+            dur(ns),
+            if inside.is_empty() { String::new() } else { format!("; the host is busy in {inside}") }
         ),
         actions: vec![
-            "Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, \
-             `persistent_workers=True`, `prefetch_factor=2-4`."
-                .into(),
+            "Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".into(),
             "Use `pin_memory=True` and `.to(device, non_blocking=True)` so the copy overlaps compute.".into(),
-            "Move preprocessing (decode, augment, normalise) to the GPU (e.g. torchvision v2 transforms on \
-             CUDA tensors, NVIDIA DALI) or precompute it."
-                .into(),
+            "Move decoding and augmentation off the training process (GPU transforms, NVIDIA DALI) or precompute them.".into(),
         ],
         evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
-        filter: None,
-    })
-}
-
-/// The GPU waits on the host for reasons other than data loading or tiny kernels.
-pub fn host_bound(i: &DiagnosisInputs) -> Option<Finding> {
-    let t = &i.time;
-    let wait = (t.host_wait_ns - t.idle_in_data_loader_ns).max(0);
-    let wait_pct = t.pct(wait);
-    if wait_pct < HOST_WAIT_PCT || launch_overhead(i).is_some() {
-        return None;
     }
-    Some(Finding {
-        id: "host_bound".into(),
-        kind: FindingKind::HostBound,
-        title: "GPU waiting on the host: CPU-bound".into(),
-        severity: severity(wait_pct, HOST_WAIT_PCT),
-        threshold: format!("host-wait idle ≥ {HOST_WAIT_PCT:.0}% of GPU time"),
-        measured: format!("host-wait idle {wait_pct:.1}% of GPU time"),
-        value: wait_pct,
-        impact: impact(i, wait),
-        explanation: format!(
-            "For {wait_pct:.1}% of GPU time the next kernel had not even been launched: the Python/CPU side \
-             is slower than the GPU ({} in total).",
-            ms(wait)
-        ),
-        actions: vec![
-            "Find the CPU work between steps (logging, metrics, `.item()`, Python loops) in the CPU timeline \
-             and move it off the critical path or run it every N steps."
-                .into(),
-            "If data loading is involved: `DataLoader(num_workers>0, pin_memory=True)`; consider \
-             `torch.compile` to cut Python overhead."
-                .into(),
-        ],
-        evidence: Vec::new(),
-        filter: None,
-    })
+    .finish(i))
 }
 
-/// GPU idle between kernels, and synchronising calls.
+/// Synchronising calls drain the GPU's queue; it waits until the host refills it.
 pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
-    let t = &i.time;
-    // With many tiny kernels the kernel-wait gaps are launch overhead, stated by that rule.
-    let kernel_wait_ns = if launch_overhead(i).is_some() {
-        0
-    } else {
-        t.kernel_wait_ns
-    };
-    let kw_pct = t.pct(kernel_wait_ns);
-    let sync_ns: i64 = i.syncs.iter().map(|s| s.total_ns).sum();
-    let sync_n: u64 = i.syncs.iter().map(|s| s.count).sum();
-    // What a sync costs is the GPU idle it causes (while it blocks and until the drained queue
-    // has work again), not the host's blocked time: a sync while the GPU stays busy is harmless.
-    let sync_pct = t.pct(t.sync_gpu_idle_ns);
-    if kw_pct < KERNEL_WAIT_PCT && (sync_n == 0 || sync_pct < SYNC_PCT) {
+    let ns = i.time.idle(IdleCause::Synchronization);
+    let p = i.time.pct(ns);
+    if p < SYNC_PCT || i.syncs.is_empty() {
         return None;
     }
-    let mut actions = Vec::new();
-    for s in i.syncs.iter().take(3) {
-        let from = s
-            .callers
-            .iter()
-            .take(2)
-            .map(|(c, n)| format!("{c} ({n}×)"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        actions.push(format!(
-            "{} × `{}` ({} blocked on the CPU), from {from}: remove it from the step (`.item()`, `.cpu()`, \
-             `print(tensor)`, `torch.cuda.synchronize()`), or do it every N steps.",
-            s.count,
-            s.name,
-            ms(s.total_ns)
-        ));
-    }
-    actions.push(
-        "Fuse small back-to-back kernels (`torch.compile`) and avoid host round trips so kernels queue \
-         ahead of the GPU."
-            .into(),
-    );
-    Some(Finding {
-        id: "synchronization".into(),
-        kind: FindingKind::Synchronization,
-        title: "GPU idle between kernels: launch gaps and synchronisations".into(),
-        severity: severity(kw_pct.max(sync_pct), KERNEL_WAIT_PCT),
-        threshold: format!(
-            "kernel-wait idle ≥ {KERNEL_WAIT_PCT:.0}% of GPU time, or GPU idle around synchronising calls ≥ {SYNC_PCT:.0}%"
+    let n: u64 = i.syncs.iter().map(|s| s.count).sum();
+    let top = &i.syncs[0];
+    let from = top
+        .callers
+        .first()
+        .map(|(c, _)| format!(" from `{c}`"))
+        .unwrap_or_default();
+    let mut actions: Vec<String> = i
+        .syncs
+        .iter()
+        .take(3)
+        .map(|s| {
+            let from = s
+                .callers
+                .iter()
+                .take(2)
+                .map(|(c, n)| format!("`{c}` ({n}×)"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            format!(
+                "{} × `{}` ({} blocked), from {from}: move it out of the step or do it every N steps (`.item()`, `.cpu()`, `print(tensor)`, `torch.cuda.synchronize()` all wait for the GPU).",
+                s.count, s.name, dur(s.total_ns)
+            )
+        })
+        .collect();
+    actions.push("Keep values on the GPU (accumulate losses/metrics as tensors, read them once per logging interval) so the host stays ahead of the GPU.".into());
+    Some(Draft {
+        id: FindingId::Synchronization,
+        headline: idle_headline(
+            i,
+            ns,
+            &format!("after synchronising calls (`{}`{from}) drain its queue", top.name),
         ),
-        measured: format!(
-            "kernel-wait idle {kw_pct:.1}%; {sync_n} synchronising calls blocking {} \
-             ({} of it inside the GPU window), the GPU idle {} around them: {sync_pct:.1}%",
-            ms(sync_ns),
-            ms(t.sync_in_window_ns),
-            ms(t.sync_gpu_idle_ns)
-        ),
-        value: kw_pct,
-        impact: impact(i, kernel_wait_ns.max(t.sync_gpu_idle_ns)),
+        title: "Synchronisations drain the GPU queue".into(),
+        threshold: format!("GPU idle caused by synchronising calls ≥ {SYNC_PCT:.0}% of the window"),
+        measured: format!("{n} synchronising calls; GPU idle {} because of them ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
         explanation: format!(
-            "Short gaps between kernels add up to {kw_pct:.1}% of GPU time, and {sync_n} calls make the CPU \
-             wait for the GPU."
+            "Each synchronising call makes the host wait until the GPU finishes, so the GPU then idles until the host has launched new work: {} in total.",
+            dur(ns)
         ),
         actions,
         evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
-        filter: None,
-    })
+    }
+    .finish(i))
 }
 
-/// One rank is busier than the median rank (the others wait for it in collectives).
-pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
+/// The GPU waits for host work between steps (logging, checkpointing, evaluation, optimizer on CPU).
+pub fn between_steps(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::BetweenSteps);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::BetweenSteps), 3);
+    Some(Draft {
+        id: FindingId::HostBound,
+        headline: idle_headline(i, ns, "waiting for host work between steps"),
+        title: "GPU waiting for host work between steps".into(),
+        threshold: format!("GPU idle outside every ProfilerStep ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
+        measured: format!("{} of GPU idle between steps ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Between the end of one step and the start of the next the host does other work{} while the GPU has nothing queued.",
+            if ops.is_empty() { String::new() } else { format!(" ({ops})") }
+        ),
+        actions: vec![
+            if ops.is_empty() {
+                "Find what runs between steps (logging, metrics, checkpointing, evaluation) and run it every N steps or in a background thread.".into()
+            } else {
+                format!("Move {ops} out of the step loop, run it every N steps, or overlap it with the next step's GPU work.")
+            },
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// Share (%) of kernels under 10 µs.
+fn small_share(i: &DiagnosisInputs) -> f64 {
+    pct(i.small_kernel_count as i64, i.kernel_count as i64)
+}
+
+/// Launch-bound: most kernels are tiny, so the launch cost sets the pace.
+fn launch_bound(i: &DiagnosisInputs) -> bool {
+    i.kernel_count >= MIN_KERNELS_FOR_LAUNCH
+        && (small_share(i) >= SMALL_KERNEL_SHARE_PCT || i.median_kernel_ns < SMALL_KERNEL_NS)
+}
+
+/// The GPU waits inside steps for the host to dispatch work: launch overhead (tiny kernels) or host
+/// overhead (Python/ATen dispatch slower than the kernels).
+pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
+    let launch = launch_bound(i);
+    let late = i.time.idle(IdleCause::DispatchOverhead);
+    // With tiny kernels the GPU-side gaps between queued kernels are launch latency too.
+    let ns = late + if launch { i.time.idle(IdleCause::DeviceSide) } else { 0 };
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::DispatchOverhead), 3);
+    let gaps = if i.dispatch_gaps > 0 {
+        format!(" in {} gaps (mean {})", i.dispatch_gaps, us(late as f64 / i.dispatch_gaps as f64))
+    } else {
+        String::new()
+    };
+    let distribution = format!(
+        "{} kernels, {:.0}% under 10 µs, median {}",
+        i.kernel_count,
+        small_share(i),
+        us(i.median_kernel_ns as f64)
+    );
+    if launch {
+        return Some(Draft {
+            id: FindingId::LaunchOverhead,
+            headline: idle_headline(i, ns, &format!("between tiny kernels ({distribution}): launch overhead sets the pace")),
+            title: "Many tiny kernels: kernel launch overhead".into(),
+            threshold: format!("≥ {SMALL_KERNEL_SHARE_PCT:.0}% of kernels under 10 µs (or median under 10 µs) and the GPU idle ≥ {IDLE_CAUSE_PCT:.0}% waiting for launches"),
+            measured: format!("{distribution}; GPU idle {} waiting for launches{gaps}", dur(ns)),
+            value: small_share(i),
+            time_ns: ns,
+            explanation: format!(
+                "The kernels finish faster than the host can launch the next one ({} launch calls average {} on the CPU), so the GPU waits {p:.1}% of the window.",
+                i.launch_calls,
+                us(i.launch_call_ns as f64 / i.launch_calls.max(1) as f64)
+            ),
+            actions: vec![
+                "Capture the steady-state step in a CUDA graph: `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.graphs.make_graphed_callables`, so one launch replays every kernel.".into(),
+                "Fuse the small kernels with `torch.compile(model)`; use fused optimizers (`foreach=True`/`fused=True`) and fused layers.".into(),
+                "Give each kernel more work: a larger batch, or fewer, larger tensors (e.g. `torch._foreach_*` instead of per-parameter loops).".into(),
+            ],
+            evidence: top_evidence(i.kernels.iter().filter(|k| k.small_calls > 0).flat_map(|k| k.evidence.iter().cloned()), 5),
+        }
+        .finish(i));
+    }
+    Some(Draft {
+        id: FindingId::HostOverhead,
+        headline: idle_headline(i, ns, "waiting for the CPU to dispatch work inside steps"),
+        title: "GPU waiting for CPU dispatch inside steps".into(),
+        threshold: format!("GPU idle with nothing queued inside steps ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
+        measured: format!("GPU idle {} with nothing queued{gaps}; {distribution}", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Inside the steps the host is slower than the GPU: the next kernel is launched only after the GPU ran dry{}.",
+            if ops.is_empty() { String::new() } else { format!("; meanwhile the host is in {ops}") }
+        ),
+        actions: vec![
+            if ops.is_empty() {
+                "Cut the host work between kernels: Python loops over tensors, per-sample ops, `.item()`/`.tolist()`.".into()
+            } else {
+                format!("Cut the host time of {ops}: batch the work into fewer, larger ops, and avoid Python loops over tensors.")
+            },
+            "Compile the model with `torch.compile(model)` to remove Python and dispatcher overhead; with a steady shape, `mode=\"reduce-overhead\"` also replays the step as a CUDA graph.".into(),
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// Warm-up work (set-up calls, algorithm search, compilation) still inside the analysed window.
+pub fn residual_warmup(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::Warmup) + i.time.idle(IdleCause::GraphCapture);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::Warmup), 3);
+    Some(Draft {
+        id: FindingId::Warmup,
+        headline: idle_headline(i, ns, "during warm-up work (allocation, algorithm search, compilation, graph capture)"),
+        title: "Warm-up inside the analysed window".into(),
+        threshold: format!("GPU idle during warm-up calls ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
+        measured: format!("{} of GPU idle during warm-up calls ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Set-up work is still running in the steps analysed{}; it is paid once, so longer runs amortise it.",
+            if ops.is_empty() { String::new() } else { format!(" ({ops})") }
+        ),
+        actions: vec![
+            "Profile later steps (`schedule(wait=…, warmup=…, active=…)` with a larger warmup) to see the steady state.".into(),
+            "If allocation repeats every step (cudaMalloc/cudaFree), keep shapes static or set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; if recompilation repeats, check `torch._dynamo` recompiles (`TORCH_LOGS=recompiles`).".into(),
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// Communication that is not hidden behind compute, and host waits in communication calls.
+pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
+    let t = &i.time;
+    let wait = t.idle(IdleCause::CommunicationWait);
+    // Waiting for a straggler is the straggler's cost, not the collectives'.
+    let for_straggler = slowest_rank(i).map_or(0, |s| s.3);
+    let ns = (t.comm_exposed_ns + wait - for_straggler).max(0);
+    let p = t.pct(ns);
+    if p < EXPOSED_COMM_PCT {
+        return None;
+    }
+    let overlap_pct = pct(t.comm_ns - t.comm_exposed_ns, t.comm_ns);
+    let top: Vec<String> = i
+        .kernels
+        .iter()
+        .filter(|k| k.communication)
+        .take(2)
+        .map(|k| format!("`{}` ({})", short_name(&k.name), dur(k.total_ns)))
+        .collect();
+    Some(Draft {
+        id: FindingId::Communication,
+        headline: format!(
+            "Communication not overlapped with compute takes {p:.1}% of GPU time ({} of {}).",
+            dur(ns),
+            dur(t.window_ns)
+        ),
+        title: "Communication not overlapped with compute".into(),
+        threshold: format!("communication with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
+        measured: format!(
+            "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}",
+            dur(t.comm_ns),
+            dur(t.comm_exposed_ns),
+            dur(wait)
+        ),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Collectives{} run {} and only {overlap_pct:.1}% of it overlaps computation.",
+            if top.is_empty() { String::new() } else { format!(" ({})", top.join(", ")) },
+            dur(t.comm_ns)
+        ),
+        actions: vec![
+            "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
+            "Avoid synchronising around collectives (`async_op=True`, wait late) and check that no rank is late (a straggler makes every other rank's collective wait).".into(),
+            "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
+        ],
+        evidence: top_evidence(i.kernels.iter().filter(|k| k.communication).flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// A rank's GPU work: busy time without exposed communication (which includes waiting for others).
+fn rank_work(r: &super::inputs::RankFigure) -> i64 {
+    r.time.busy_ns - r.time.comm_exposed_ns
+}
+
+/// The slowest rank when it works at least [`STRAGGLER_PCT`] more than the median rank: (its figure,
+/// its excess over the median, the median, the time the other ranks wait for it in all).
+fn slowest_rank(i: &DiagnosisInputs) -> Option<(&super::inputs::RankFigure, i64, i64, i64)> {
     if i.ranks.len() < 2 {
         return None;
     }
-    // Work a rank does = GPU busy time without communication (communication includes waiting for others).
-    let work = |r: &super::inputs::RankFigure| r.time.busy_ns - r.time.comm_exposed_ns;
-    let mut sorted: Vec<i64> = i.ranks.iter().map(work).collect();
+    let mut sorted: Vec<i64> = i.ranks.iter().map(rank_work).collect();
     sorted.sort_unstable();
     let median = sorted[(sorted.len() - 1) / 2];
     let slow = i
         .ranks
         .iter()
-        .max_by(|a, b| work(a).cmp(&work(b)).then(b.rank.cmp(&a.rank)))?;
-    let excess = work(slow) - median;
-    let excess_pct = pct(excess, median);
-    if median <= 0 || excess_pct < STRAGGLER_PCT {
+        .max_by(|a, b| rank_work(a).cmp(&rank_work(b)).then(b.rank.cmp(&a.rank)))?;
+    let excess = rank_work(slow) - median;
+    if median <= 0 || pct(excess, median) < STRAGGLER_PCT {
         return None;
     }
-    Some(Finding {
-        id: "straggler".into(),
-        kind: FindingKind::Straggler,
-        title: format!("Straggler: rank {} does more work than the others", slow.rank),
-        severity: severity(excess_pct, STRAGGLER_PCT),
-        threshold: format!("a rank's GPU work ≥ {STRAGGLER_PCT:.0}% above the median rank"),
-        measured: format!(
-            "rank {}: {} of GPU work vs median {} (+{excess_pct:.1}%)",
+    // Every other rank waits up to `excess` for it, in its exposed communication.
+    let waited: i64 = i
+        .ranks
+        .iter()
+        .filter(|r| r.rank != slow.rank)
+        .map(|r| {
+            let cap = if i.time.comm_ns > 0 { r.time.comm_exposed_ns } else { excess };
+            (rank_work(slow) - rank_work(r)).clamp(0, cap)
+        })
+        .sum();
+    Some((slow, excess, median, waited))
+}
+
+/// One rank's GPU is busier than the median rank's: the others wait for it in collectives.
+pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
+    let (slow, excess, median, waited) = slowest_rank(i)?;
+    let work = rank_work;
+    let excess_pct = pct(excess, median);
+    Some(Draft {
+        id: FindingId::Straggler,
+        headline: format!(
+            "Rank {} is a straggler: its GPU works {} more than the median rank (+{excess_pct:.1}%), and the other ranks wait for it in collectives.",
             slow.rank,
-            ms(work(slow)),
-            ms(median)
+            dur(excess)
         ),
+        title: format!("Straggler: rank {}", slow.rank),
+        threshold: format!("a rank's GPU work (busy minus exposed communication) ≥ {STRAGGLER_PCT:.0}% above the median rank"),
+        measured: format!("rank {}: {} of GPU work vs median {} (+{excess_pct:.1}%)", slow.rank, dur(work(slow)), dur(median)),
         value: excess_pct,
-        impact: Impact {
-            pct_of_gpu_time: (slow.time.window_ns > 0).then(|| pct(excess, slow.time.window_ns)),
-            ms_per_step: (slow.steps > 0).then(|| excess as f64 / 1e6 / slow.steps as f64),
-            time_ns: excess,
-        },
+        time_ns: waited,
         explanation: format!(
-            "Rank {} keeps its GPU busy {} longer than the median rank; in synchronous training every other \
-             rank waits that long in the next collective.",
-            slow.rank,
-            ms(excess)
+            "In synchronous training every other rank waits {} for rank {} in the next collective.",
+            dur(excess),
+            slow.rank
         ),
         actions: vec![
-            format!(
-                "Check the data distribution and batch sizes of rank {}: uneven sequence lengths or samples \
-                 per rank (use a `DistributedSampler`, bucket by length, pad to equal shapes).",
-                slow.rank
-            ),
-            "Check the slow rank's hardware (GPU clocks/thermals, PCIe/NVLink topology, noisy neighbours)."
-                .into(),
+            format!("Check rank {}'s input: uneven sequence lengths or samples per rank (bucket by length, pad to equal shapes, a `DistributedSampler`).", slow.rank),
+            format!("Check rank {}'s hardware: GPU clocks and thermals (`nvidia-smi -q -d CLOCK,PERFORMANCE`), PCIe/NVLink topology, noisy neighbours.", slow.rank),
         ],
         evidence: i
             .ranks
@@ -682,32 +664,231 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
                 rows: Vec::new(),
             })
             .collect(),
-        filter: Some(EvidenceFilter {
+    }
+    .finish(i))
+    .map(|mut f| {
+        f.filter = Some(EvidenceFilter {
             kind: Some(EvidenceKind::Rank),
             names: vec![format!("rank {}", slow.rank)],
-        }),
+        });
+        f
     })
 }
 
-/// Only one rank: straggler analysis is not possible.
-pub fn one_rank_only(i: &DiagnosisInputs) -> Option<Finding> {
-    if i.ranks.len() != 1 || i.kernel_count == 0 || i.time.comm_ns == 0 {
+/// Kernel time of the kernels whose name passes `test`, and their figures.
+fn kernels_where(i: &DiagnosisInputs, test: fn(&str) -> bool) -> (i64, Vec<&super::inputs::KernelFigure>) {
+    let ks: Vec<&super::inputs::KernelFigure> = i.kernels.iter().filter(|k| test(&k.name)).collect();
+    (ks.iter().map(|k| k.total_ns).sum(), ks)
+}
+
+/// Attention as softmax + batched matmuls, without a fused attention kernel.
+pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
+    let (softmax_ns, softmax) = kernels_where(i, is_softmax_kernel);
+    let (fused_ns, _) = kernels_where(i, is_fused_attention_kernel);
+    let share = pct(softmax_ns, i.kernel_time_ns);
+    if share < SOFTMAX_PCT || fused_ns >= softmax_ns {
         return None;
     }
+    let shape = i
+        .attention
+        .softmax_shape
+        .as_ref()
+        .map(|(s, n)| format!(" on inputs {s} ({n} calls)"))
+        .unwrap_or_default();
+    let bmm = if i.attention.bmm_ops > 0 {
+        format!(" and {} `aten::bmm`/`baddbmm` calls", i.attention.bmm_ops)
+    } else {
+        String::new()
+    };
+    let gpu_pct = i.time.pct(softmax_ns);
+    Some(Draft {
+        id: FindingId::UnfusedAttention,
+        headline: format!(
+            "Attention runs unfused: softmax kernels take {share:.1}% of kernel time ({}) with no fused attention kernel.",
+            dur(softmax_ns)
+        ),
+        title: "Attention computed unfused (softmax + batched matmul)".into(),
+        threshold: format!("softmax kernels ≥ {SOFTMAX_PCT:.0}% of kernel time and less time in fused attention kernels"),
+        measured: format!(
+            "softmax {} ({share:.1}% of kernel time, {gpu_pct:.1}% of the window){shape}{bmm}; fused attention {}",
+            dur(softmax_ns),
+            dur(fused_ns)
+        ),
+        value: share,
+        time_ns: softmax_ns,
+        explanation: format!(
+            "The attention scores are materialised as [.., L, L] matrices and normalised by `{}`{shape}; a fused kernel (FlashAttention / memory-efficient attention) never writes them to memory.",
+            short_name(&softmax[0].name)
+        ),
+        actions: vec![
+            "Compute attention with `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=..., is_causal=...)` (PyTorch ≥ 2.0 picks FlashAttention or memory-efficient kernels), or `nn.MultiheadAttention` / Hugging Face `attn_implementation=\"sdpa\"` or `\"flash_attention_2\"`.".into(),
+            "Run attention in fp16/bf16 (`torch.autocast`): the flash kernels need half precision.".into(),
+        ],
+        evidence: top_evidence(softmax.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// Memory-bound element-wise / copy / reduction kernels with a large share: fusion.
+pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
+    let (ns, ks) = kernels_where(i, is_fusable_memory_bound);
+    let share = pct(ns, i.kernel_time_ns);
+    if share < FUSABLE_PCT || ks.is_empty() {
+        return None;
+    }
+    let calls: u64 = ks.iter().map(|k| k.calls).sum();
+    let names: Vec<String> = ks
+        .iter()
+        .take(3)
+        .map(|k| format!("`{}` ({}, {} calls)", short_name(&k.name), dur(k.total_ns), k.calls))
+        .collect();
+    let recoverable = (ns as f64 * RECOVERABLE_SHARE) as i64;
+    Some(Draft {
+        id: FindingId::FusionCandidates,
+        headline: format!(
+            "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {calls} calls): fusing them would save about half.",
+            dur(ns)
+        ),
+        title: "Memory-bound kernels worth fusing".into(),
+        threshold: format!("unfused element-wise/copy/reduction kernels ≥ {FUSABLE_PCT:.0}% of kernel time"),
+        measured: format!("{} in {calls} calls ({share:.1}% of kernel time); largest: {}", dur(ns), names.join(", ")),
+        value: share,
+        time_ns: recoverable,
+        explanation: "Each of these kernels reads and writes whole tensors to do little arithmetic, so memory bandwidth sets their time; fused into one kernel the intermediate tensors never leave the registers.".into(),
+        actions: vec![
+            "Compile the model or the hot function with `torch.compile` (Inductor fuses element-wise chains, reductions and copies into Triton kernels).".into(),
+            "Use fused implementations where they exist: fused optimizers (`fused=True`), fused LayerNorm/RMSNorm, fused bias+activation, and avoid `.contiguous()`/`torch.cat` copies inside the step.".into(),
+        ],
+        evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// fp32 GEMMs without tensor cores.
+pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
+    let (ns, ks) = kernels_where(i, is_fp32_simt_gemm);
+    let share = pct(ns, i.kernel_time_ns);
+    if share < FP32_GEMM_PCT || ks.is_empty() {
+        return None;
+    }
+    let device = i.device_name.clone().unwrap_or_default();
+    let no_tf32 = ["V100", "T4", "P100", "P40", "K80", "TITAN V", "Quadro RTX", "RTX 20"]
+        .iter()
+        .any(|d| device.contains(d));
+    let action = if no_tf32 {
+        format!("{} has no TF32: use mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so GEMMs run on tensor cores.", if device.is_empty() { "This GPU".to_string() } else { device.clone() })
+    } else {
+        "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into()
+    };
+    Some(Draft {
+        id: FindingId::Fp32Matmul,
+        headline: format!(
+            "fp32 matrix multiplies without tensor cores take {share:.1}% of kernel time ({}).",
+            dur(ns)
+        ),
+        title: "fp32 GEMMs without tensor cores".into(),
+        threshold: format!("fp32 SIMT GEMM kernels (`sgemm`) ≥ {FP32_GEMM_PCT:.0}% of kernel time"),
+        measured: format!(
+            "{} in {} calls of {}",
+            dur(ns),
+            ks.iter().map(|k| k.calls).sum::<u64>(),
+            ks.iter().take(2).map(|k| format!("`{}`", short_name(&k.name))).collect::<Vec<_>>().join(", ")
+        ),
+        value: share,
+        time_ns: (ns as f64 * RECOVERABLE_SHARE) as i64,
+        explanation: "These GEMMs run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
+        actions: vec![action],
+        evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// Copies and sets with no kernel running, pageable host copies, or many small copies.
+pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
+    let t = &i.time;
+    if t.window_ns <= 0 || i.copies.is_empty() {
+        return None;
+    }
+    let pageable: Vec<&super::inputs::CopyFigure> = i.copies.iter().filter(|c| c.pageable).collect();
+    let pageable_ns: i64 = pageable.iter().map(|c| c.total_ns).sum();
+    let pageable_n: u64 = pageable.iter().map(|c| c.count).sum();
+    let copies_n: u64 = i.copies.iter().filter(|c| c.name.starts_with("Memcpy")).map(|c| c.count).sum();
+    let small_n: u64 = i.copies.iter().map(|c| c.small_count).sum();
+    let exposed_pct = t.pct(t.memory_exposed_ns);
+    let pageable_pct = t.pct(pageable_ns);
+    let many_small = copies_n >= MANY_SMALL_COPIES && 2 * small_n >= copies_n;
+    if exposed_pct < MEMORY_EXPOSED_PCT && pageable_pct < PAGEABLE_PCT && !many_small {
+        return None;
+    }
+    let mut actions = Vec::new();
+    if pageable_n > 0 && pageable_pct >= PAGEABLE_PCT {
+        actions.push(format!("{pageable_n} host copies use pageable memory ({}): use pinned memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`.", dur(pageable_ns)));
+    }
+    if many_small {
+        actions.push(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device (`torch.zeros(..., device=\"cuda\")`), avoid per-element `.item()`/`.cpu()`."));
+    }
+    let top = &i.copies[0];
+    actions.push(format!(
+        "The largest is `{}` ({} calls, {}): check which op issues it (Explore events) and whether the data can stay on the device.",
+        top.name, top.count, dur(top.total_ns)
+    ));
+    let ns = t.memory_exposed_ns.max(pageable_ns.min(t.memory_ns));
+    Some(Draft {
+        id: FindingId::MemoryTraffic,
+        headline: format!(
+            "Memory copies and sets with no kernel running take {exposed_pct:.1}% of GPU time ({} of {}).",
+            dur(t.memory_exposed_ns),
+            dur(t.window_ns)
+        ),
+        title: "Memory copies on the critical path".into(),
+        threshold: format!("copies/sets with no kernel running ≥ {MEMORY_EXPOSED_PCT:.0}% of the window, or pageable copies ≥ {PAGEABLE_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB"),
+        measured: format!(
+            "copies/sets {} ({} with no kernel running); {pageable_n} pageable copies; {small_n} of {copies_n} copies < 64 KiB",
+            dur(t.memory_ns),
+            dur(t.memory_exposed_ns)
+        ),
+        value: exposed_pct,
+        time_ns: ns,
+        explanation: format!(
+            "Copies and sets keep the GPU busy {} and {} of it runs with no kernel alongside.",
+            dur(t.memory_ns),
+            dur(t.memory_exposed_ns)
+        ),
+        actions,
+        evidence: top_evidence(i.copies.iter().flat_map(|c| c.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// One kernel takes most of the kernel time: normal for compute-bound work; a pointer, not a cost.
+pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
+    let top = i.kernels.first()?;
+    let share = pct(top.total_ns, i.kernel_time_ns);
+    if share <= DOMINANT_KERNEL_PCT || top.communication {
+        return None;
+    }
+    let short = short_name(&top.name);
     Some(Finding {
-        id: "one_rank_only".into(),
-        kind: FindingKind::TraceLimitation,
-        title: "One rank only: no straggler analysis".into(),
         severity: Severity::Info,
-        threshold: "at least 2 ranks".into(),
-        measured: "1 rank".into(),
-        value: 1.0,
-        impact: Impact::default(),
-        explanation:
-            "The job communicates but only one rank's trace was given, so ranks cannot be compared."
-                .into(),
-        actions: vec!["Load the traces of all ranks together to compare them.".into()],
-        evidence: Vec::new(),
-        filter: None,
+        ..Draft {
+            id: FindingId::DominantKernel,
+            headline: format!(
+                "No major inefficiency found: the GPU is busy {:.1}% of the window and `{short}` takes {share:.1}% of kernel time ({} in {} calls).",
+                i.time.pct(i.time.busy_ns),
+                dur(top.total_ns),
+                top.calls
+            ),
+            title: format!("One kernel dominates: `{short}`"),
+            threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time"),
+            measured: format!("{share:.1}% of kernel time, mean {}", us(top.total_ns as f64 / top.calls.max(1) as f64)),
+            value: share,
+            time_ns: 0,
+            explanation: format!("Speeding up `{short}` bounds the whole gain; it is {share:.1}% of kernel time."),
+            actions: vec![format!(
+                "Check that `{short}` is the fast variant for its shapes (tensor cores under bf16/fp16 or TF32, `torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8)."
+            )],
+            evidence: top.evidence.clone(),
+        }
+        .finish(i)
     })
 }

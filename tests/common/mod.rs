@@ -306,3 +306,54 @@ pub fn assert_report_sections(md: &str, what: &str) {
         "section order in {what}:\n{md}"
     );
 }
+
+/// The invariants every report keeps: the idle attribution sums to the window's idle time (within
+/// 0.1%); the main finding's bottleneck is the report's; no finding claims more than the window; the
+/// idle-based findings together claim no more than the idle time.
+pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisReport, what: &str) {
+    use profile_model::report::bottleneck::BottleneckKind;
+    use profile_model::report::findings::FindingId;
+    let b = r.bottleneck.as_ref().expect("bottleneck");
+    if r.context.blocking().is_none() && !r.idle_attribution.is_empty() {
+        let attributed: f64 = r.idle_attribution.iter().map(|s| s.pct_of_window).sum();
+        assert!(
+            (attributed - b.idle_pct).abs() <= 0.001 * b.idle_pct.max(1.0),
+            "{what}: idle attribution {attributed}% vs idle {}%",
+            b.idle_pct
+        );
+    }
+    if let Some(id) = r.main_finding_id {
+        if let Some(k) = BottleneckKind::of_finding(id) {
+            assert_eq!(k, b.kind, "{what}: main finding {id} but bottleneck {:?}", b.kind);
+        } else {
+            assert_eq!(b.kind, BottleneckKind::Undetermined, "{what}: {id}");
+        }
+        let main = r.findings.iter().find(|f| f.id == id).expect("main finding listed");
+        let largest = r.findings.iter().map(|f| f.impact.time_ns).max().unwrap_or(0);
+        assert!(
+            id.is_about_the_trace() || main.impact.time_ns == largest || id == FindingId::Warmup,
+            "{what}: main {id} is not the largest recoverable time"
+        );
+    }
+    let idle_based = [
+        FindingId::DataLoading,
+        FindingId::Synchronization,
+        FindingId::HostBound,
+        FindingId::HostOverhead,
+        FindingId::LaunchOverhead,
+        FindingId::Warmup,
+    ];
+    let mut idle_claimed = 0.0;
+    for f in &r.findings {
+        let p = f.impact.pct_of_gpu_time.unwrap_or(0.0);
+        assert!(p <= 100.0 + 1e-9, "{what}: {} claims {p}%", f.id);
+        if idle_based.contains(&f.id) {
+            idle_claimed += p;
+        }
+    }
+    assert!(
+        idle_claimed <= b.idle_pct + 1e-6,
+        "{what}: idle findings claim {idle_claimed}% of {}% idle",
+        b.idle_pct
+    );
+}

@@ -1,0 +1,383 @@
+//! Exclusive idle attribution: every idle interval of a rank's GPU window gets exactly one cause, so the
+//! causes sum to the idle total and no two findings claim the same time.
+//!
+//! A gap of the merged device timeline (every stream) is cut into pieces; each piece goes to the first
+//! cause, in this order of precedence, whose host intervals cover it:
+//! 1. `graph_capture`: a stream capture is open (its launches are recorded, not run);
+//! 2. `warmup`: set-up calls, cuDNN/MIOpen algorithm search or torch.compile compilation run;
+//! 3. `data_loading`: a DataLoader op runs on the host;
+//! 4. `synchronization`: a synchronising call blocks the host, and after it until the GPU has work
+//!    again (the queue it drained is refilled only then); a sync while the GPU stays busy costs nothing;
+//! 5. `communication_wait`: a CPU-side communication call (c10d, barrier, gloo) runs;
+//! 6. `between_steps`: the host is outside every `ProfilerStep` (only when the trace has steps);
+//! 7. `dispatch_overhead`: the work that ends the gap was launched after the gap began: the host was
+//!    still dispatching (Python, ATen, launch calls) while the GPU had nothing queued;
+//! 8. `device_side`: the work that ends the gap was already queued: a gap on the GPU side (stream
+//!    dependencies, launch latency, gaps inside a graph replay), not host wait;
+//! 9. `other`: the launch of the work that ends the gap is not in the trace.
+//!
+//! Each cause also names the CPU ops that occupied the host during its pieces: for every thread, the
+//! innermost op (or Python function, runtime call, annotation) at each instant, summed by name.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::intervals::{intersect, length, normalise, subtract, Intervals};
+use crate::analysis::gpu::RankPrep;
+use crate::table::{EventKind, TraceTable};
+
+/// Why the GPU was idle; the order is the precedence (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleCause {
+    GraphCapture,
+    Warmup,
+    DataLoading,
+    Synchronization,
+    CommunicationWait,
+    BetweenSteps,
+    DispatchOverhead,
+    DeviceSide,
+    Other,
+}
+
+impl IdleCause {
+    pub const ALL: [IdleCause; 9] = [
+        IdleCause::GraphCapture,
+        IdleCause::Warmup,
+        IdleCause::DataLoading,
+        IdleCause::Synchronization,
+        IdleCause::CommunicationWait,
+        IdleCause::BetweenSteps,
+        IdleCause::DispatchOverhead,
+        IdleCause::DeviceSide,
+        IdleCause::Other,
+    ];
+
+    /// What the GPU was waiting for, in a few words.
+    pub fn label(self) -> &'static str {
+        match self {
+            IdleCause::GraphCapture => "graph capture (launches recorded, not run)",
+            IdleCause::Warmup => "warm-up (set-up, algorithm search, compilation)",
+            IdleCause::DataLoading => "waiting for the DataLoader",
+            IdleCause::Synchronization => "synchronisation (host waits for the GPU, then refills it)",
+            IdleCause::CommunicationWait => "waiting in CPU-side communication calls",
+            IdleCause::BetweenSteps => "host work between steps",
+            IdleCause::DispatchOverhead => "CPU dispatch and kernel launch inside steps",
+            IdleCause::DeviceSide => "GPU-side gaps with work already queued",
+            IdleCause::Other => "unexplained (launch not in the trace)",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One CPU op and the time it occupied the host during a cause's idle pieces.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpTime {
+    pub name: String,
+    pub time_us: f64,
+}
+
+/// One cause's share of the idle time (all ranks of the analysed windows together).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdleShare {
+    pub cause: IdleCause,
+    pub time_us: f64,
+    /// Share of the analysed GPU window (summed over ranks), percent.
+    pub pct_of_window: f64,
+    /// The ops that occupied the host meanwhile, most time first (at most [`TOP_OPS`]).
+    pub top_ops: Vec<OpTime>,
+}
+
+/// Ops listed per cause.
+pub const TOP_OPS: usize = 5;
+
+/// The host intervals the causes are read from (sorted, merged), for one rank.
+#[derive(Clone, Debug, Default)]
+pub struct CauseIntervals {
+    pub captures: Intervals,
+    pub warmup: Intervals,
+    pub data_loader: Intervals,
+    /// Where synchronising calls block the host.
+    pub syncs: Intervals,
+    pub comm_ops: Intervals,
+    /// Host `ProfilerStep` spans; empty when the trace has none.
+    pub steps: Intervals,
+}
+
+/// One rank's attribution, ns, before it is merged with the other ranks'.
+#[derive(Clone, Debug, Default)]
+pub struct RankAttribution {
+    /// GPU window: first start to last end of the selected device rows.
+    pub window_ns: i64,
+    pub idle_ns: i64,
+    pub by_cause_ns: [i64; 9],
+    /// Gaps ended by work launched after the gap began (the host was late).
+    pub dispatch_gaps: u64,
+    /// (cause, op name) → host time during that cause's pieces.
+    pub op_ns: BTreeMap<(IdleCause, String), i64>,
+    /// The attributed pieces, by start: (start, end, cause).
+    pub pieces: Vec<(i64, i64, IdleCause)>,
+}
+
+/// How the work that ends a gap was launched.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GapEnd {
+    LaunchedLate,
+    Queued,
+    Unknown,
+}
+
+/// Attributes the idle time of one rank's selected device rows (`prep.dev`).
+pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttribution {
+    let mut out = RankAttribution::default();
+    let (Some(lo), Some(hi)) = (
+        prep.dev.iter().map(|d| d.ts).min(),
+        prep.dev.iter().map(|d| d.end).max(),
+    ) else {
+        return out;
+    };
+    let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+    let gaps = subtract(&[(lo, hi)], &busy);
+    out.window_ns = hi - lo;
+    out.idle_ns = length(&gaps);
+    let sync_idle = sync_caused(&busy, &causes.syncs);
+    let outside_steps = if causes.steps.is_empty() {
+        Vec::new()
+    } else {
+        subtract(&[(lo, hi)], &causes.steps)
+    };
+    let ordered: [(IdleCause, &Intervals); 6] = [
+        (IdleCause::GraphCapture, &causes.captures),
+        (IdleCause::Warmup, &causes.warmup),
+        (IdleCause::DataLoading, &causes.data_loader),
+        (IdleCause::Synchronization, &sync_idle),
+        (IdleCause::CommunicationWait, &causes.comm_ops),
+        (IdleCause::BetweenSteps, &outside_steps),
+    ];
+    let mut rest = gaps.clone();
+    for (cause, cover) in ordered {
+        let taken = intersect(&rest, cover);
+        rest = subtract(&rest, cover);
+        out.pieces.extend(taken.iter().map(|&(s, e)| (s, e, cause)));
+    }
+    let ends = gap_ends(prep, &gaps);
+    out.dispatch_gaps = ends.iter().filter(|e| **e == GapEnd::LaunchedLate).count() as u64;
+    for (s, e) in rest {
+        let g = gaps.partition_point(|g| g.1 <= s).min(gaps.len() - 1);
+        let cause = match ends[g] {
+            GapEnd::LaunchedLate => IdleCause::DispatchOverhead,
+            GapEnd::Queued => IdleCause::DeviceSide,
+            GapEnd::Unknown => IdleCause::Other,
+        };
+        out.pieces.push((s, e, cause));
+    }
+    out.pieces.sort_unstable();
+    for &(s, e, c) in &out.pieces {
+        out.by_cause_ns[c.index()] += e - s;
+    }
+    out.op_ns = host_ops_during(prep.table, &out.pieces);
+    out
+}
+
+/// The GPU idle a sync can cause: while it blocks, and after it until the next device work starts
+/// when the GPU had drained by its end.
+fn sync_caused(busy: &[(i64, i64)], syncs: &[(i64, i64)]) -> Intervals {
+    normalise(
+        syncs
+            .iter()
+            .map(|&(s, e)| {
+                let k = busy.partition_point(|b| b.0 <= e);
+                let still_busy = k > 0 && busy[k - 1].1 > e;
+                let refilled = if still_busy {
+                    e
+                } else {
+                    busy.get(k).map_or(e, |b| b.0)
+                };
+                (s, refilled)
+            })
+            .collect(),
+    )
+}
+
+/// For each gap: whether the device work starting at its end was launched after the gap began.
+fn gap_ends(prep: &RankPrep, gaps: &[(i64, i64)]) -> Vec<GapEnd> {
+    gaps.iter()
+        .map(|&(g0, g1)| {
+            let first = prep.dev.partition_point(|d| d.ts < g1);
+            let mut end = GapEnd::Unknown;
+            for d in prep.dev[first..].iter().take_while(|d| d.ts == g1) {
+                match d.launch.and_then(|r| prep.span(r as usize)) {
+                    Some((launched, _)) if launched > g0 => return GapEnd::LaunchedLate,
+                    Some(_) => end = GapEnd::Queued,
+                    None => {}
+                }
+            }
+            end
+        })
+        .collect()
+}
+
+/// Host events that can be "the op the host was in": work, not labels (user annotations such as
+/// `## backward ##` or `ProfilerStep#3` wrap work and are left out).
+fn is_host_op(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::CpuOp | EventKind::PythonFunction | EventKind::Runtime | EventKind::Driver
+    )
+}
+
+/// Per (cause, name): how long the innermost host op of each thread overlapped the cause's pieces.
+fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> BTreeMap<(IdleCause, String), i64> {
+    let mut by_id: BTreeMap<(IdleCause, u32), i64> = BTreeMap::new();
+    if pieces.is_empty() {
+        return BTreeMap::new();
+    }
+    let (lo, hi) = (pieces[0].0, pieces.iter().map(|p| p.1).max().unwrap_or(0));
+    let mut threads: BTreeMap<(u32, u32), Vec<(i64, i64, u32)>> = BTreeMap::new();
+    for row in 0..t.len() {
+        if !is_host_op(t.kind_at(row)) {
+            continue;
+        }
+        let (Some(ts), Some(d)) = (t.ts_at(row), t.dur_at(row)) else {
+            continue;
+        };
+        let end = ts + d.max(0);
+        if end <= lo || ts >= hi || crate::analysis::gpu::profiler_step_number(t.name_at(row)).is_some() {
+            continue;
+        }
+        threads
+            .entry((t.pid.keys().value(row), t.tid.keys().value(row)))
+            .or_default()
+            .push((ts, end, t.name_id(row)));
+    }
+    for ops in threads.values_mut() {
+        ops.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        for_each_innermost(ops, |s, e, name| {
+            let first = pieces.partition_point(|p| p.1 <= s);
+            for p in pieces[first..].iter().take_while(|p| p.0 < e) {
+                let overlap = e.min(p.1) - s.max(p.0);
+                if overlap > 0 {
+                    *by_id.entry((p.2, name)).or_insert(0) += overlap;
+                }
+            }
+        });
+    }
+    by_id
+        .into_iter()
+        .fold(BTreeMap::new(), |mut acc, ((cause, id), ns)| {
+            *acc.entry((cause, t.name_of_id(id).to_string())).or_insert(0) += ns;
+            acc
+        })
+}
+
+/// Calls `f(start, end, name)` for each stretch of time where `name` is the innermost op of `ops`
+/// (sorted by start, longest first at equal starts; ops nest or follow each other).
+fn for_each_innermost(ops: &[(i64, i64, u32)], mut f: impl FnMut(i64, i64, u32)) {
+    let mut stack: Vec<(i64, u32)> = Vec::new();
+    let mut cursor = i64::MIN;
+    for &(s, e, name) in ops {
+        close_until(&mut stack, &mut cursor, s, &mut f);
+        // An op that outlives its parent is cut at the parent's end (overlap, not nesting).
+        let e = stack.last().map_or(e, |&(pe, _)| e.min(pe));
+        if e > s {
+            stack.push((e, name));
+        }
+    }
+    close_until(&mut stack, &mut cursor, i64::MAX, &mut f);
+}
+
+/// Emits the innermost stretches up to time `t`: pops every op that ended by then.
+fn close_until(stack: &mut Vec<(i64, u32)>, cursor: &mut i64, t: i64, f: &mut impl FnMut(i64, i64, u32)) {
+    while let Some(&(end, name)) = stack.last() {
+        if end > t {
+            break;
+        }
+        if end > *cursor {
+            f(*cursor, end, name);
+            *cursor = end;
+        }
+        stack.pop();
+    }
+    if let Some(&(_, name)) = stack.last() {
+        if t > *cursor {
+            f(*cursor, t, name);
+        }
+    }
+    *cursor = (*cursor).max(t);
+}
+
+/// Merges ranks' attributions into the report's table, causes with no time left out.
+pub fn merge(ranks: &[RankAttribution]) -> Vec<IdleShare> {
+    let window: i64 = ranks.iter().map(|r| r.window_ns).sum();
+    IdleCause::ALL
+        .iter()
+        .filter_map(|&cause| {
+            let ns: i64 = ranks.iter().map(|r| r.by_cause_ns[cause.index()]).sum();
+            if ns <= 0 {
+                return None;
+            }
+            let mut ops: BTreeMap<&str, i64> = BTreeMap::new();
+            for r in ranks {
+                for ((c, name), t) in &r.op_ns {
+                    if *c == cause {
+                        *ops.entry(name.as_str()).or_insert(0) += t;
+                    }
+                }
+            }
+            let mut ops: Vec<(&str, i64)> = ops.into_iter().collect();
+            ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            Some(IdleShare {
+                cause,
+                time_us: ns as f64 / 1000.0,
+                pct_of_window: if window > 0 { 100.0 * ns as f64 / window as f64 } else { 0.0 },
+                top_ops: ops
+                    .into_iter()
+                    .take(TOP_OPS)
+                    .map(|(name, t)| OpTime {
+                        name: name.to_string(),
+                        time_us: t as f64 / 1000.0,
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn innermost_ops_tile_the_time() {
+        // a: 0-100 containing b: 10-40 (containing c: 20-30) and d: 50-60; e: 120-130 alone.
+        let ops = [(0, 100, 1), (10, 40, 2), (20, 30, 3), (50, 60, 4), (120, 130, 5)];
+        let mut got = Vec::new();
+        for_each_innermost(&ops, |s, e, n| got.push((s, e, n)));
+        assert_eq!(
+            got,
+            vec![
+                (0, 10, 1),
+                (10, 20, 2),
+                (20, 30, 3),
+                (30, 40, 2),
+                (40, 50, 1),
+                (50, 60, 4),
+                (60, 100, 1),
+                (120, 130, 5)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_sync_causes_the_idle_until_the_gpu_has_work_again() {
+        let busy = [(0, 100), (150, 200), (300, 400)];
+        assert_eq!(sync_caused(&busy, &[(40, 100)]), vec![(40, 150)]);
+        // Returned while the GPU was still busy: only the blocked time, which is not idle.
+        assert_eq!(sync_caused(&busy, &[(10, 60)]), vec![(10, 60)]);
+    }
+}

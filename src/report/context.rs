@@ -1,0 +1,421 @@
+//! The context stage, before any rule: what the trace holds (graph capture, replay, warm-up, steady
+//! state, too little, not a PyTorch trace, launches without kernels, a cut file) and the window the
+//! diagnosis analyses (the steady-state steps after a warm-up, or the time after it).
+
+use serde::{Deserialize, Serialize};
+
+use super::host::HostTimeline;
+use super::intervals::{intersect, length};
+use crate::table::{TraceSet, TraceTable};
+use crate::trace::diagnostics::DiagnosticKind;
+
+/// One thing the trace holds; several can hold at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceHolds {
+    /// Steps (or time) of ordinary work after any warm-up: what the rules diagnose.
+    SteadyState,
+    /// A warm-up was found and left out of the analysed window.
+    Warmup,
+    /// Nothing but warm-up.
+    WarmupOnly,
+    /// Stream captures into CUDA/HIP graphs and no replay: the kernels did not run.
+    GraphCapture,
+    /// CUDA/HIP graph launches (replays).
+    GraphReplay,
+    /// torch.compile regions or compilation.
+    Compiled,
+    /// Too little device work to diagnose.
+    Insufficient,
+    /// No PyTorch profiler events at all.
+    NotPytorch,
+    /// Launch calls but no kernel events (the device activities were not recorded).
+    NoKernelEvents,
+    /// Host events only, no launches: a CPU-only run.
+    CpuOnly,
+    /// The file was cut off mid-write; what was read is diagnosed.
+    Truncated,
+}
+
+impl TraceHolds {
+    /// Whether it leaves nothing for the rules to diagnose.
+    pub fn is_blocking(self) -> bool {
+        matches!(
+            self,
+            TraceHolds::WarmupOnly
+                | TraceHolds::GraphCapture
+                | TraceHolds::Insufficient
+                | TraceHolds::NotPytorch
+                | TraceHolds::NoKernelEvents
+                | TraceHolds::CpuOnly
+        )
+    }
+}
+
+/// What produced a file that has no PyTorch profiler events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceOrigin {
+    PytorchProfiler,
+    /// A Chrome/Perfetto browser trace (`devtools.timeline`, `blink`, `v8` categories).
+    ChromeBrowser,
+    /// A TensorFlow or JAX (XLA) profiler trace (`/device:GPU:0`, `/host:CPU` processes).
+    TensorflowOrJax,
+    /// Some other Chrome-trace JSON.
+    OtherChromeTrace,
+}
+
+/// The window analysed on one rank, ns on its own clock.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankWindow {
+    pub rank: i64,
+    pub trace_start_ns: i64,
+    pub trace_end_ns: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// The warm-up left out (start, end), if any.
+    pub warmup_ns: Option<(i64, i64)>,
+}
+
+/// What the warm-up consisted of (all ranks), for the report's words.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WarmupSummary {
+    pub setup_calls: u64,
+    pub search_calls: u64,
+    pub compile_events: u64,
+    pub compile_ms: f64,
+    /// Leading steps left out as warm-up.
+    pub steps: Vec<i64>,
+}
+
+/// The context stage's result: shown in the report and in `report --json` as `context`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceContext {
+    pub holds: Vec<TraceHolds>,
+    pub origin: Option<TraceOrigin>,
+    /// One line: "Analysed: steps 3-7, 412 ms; warm-up (steps 1-2, 0-4.5 s) left out".
+    pub analysed: String,
+    /// The analysed ProfilerStep range, when the window is made of steps.
+    pub steps: Option<(i64, i64)>,
+    pub windows: Vec<RankWindow>,
+    pub warmup: Option<WarmupSummary>,
+    pub device_ops: u64,
+    pub kernels: u64,
+    pub launch_calls: u64,
+    pub graph_launches: u64,
+    pub capture_calls: u64,
+}
+
+impl TraceContext {
+    pub fn holds(&self, h: TraceHolds) -> bool {
+        self.holds.contains(&h)
+    }
+
+    /// The first thing held that leaves nothing to diagnose.
+    pub fn blocking(&self) -> Option<TraceHolds> {
+        self.holds.iter().copied().find(|h| h.is_blocking())
+    }
+
+    /// The analysed time window to give the analyses when it is not the whole trace and not steps.
+    pub fn time_window(&self) -> Option<(i64, i64)> {
+        if self.steps.is_some() {
+            return None;
+        }
+        let cut: Vec<&RankWindow> = self.windows.iter().filter(|w| w.warmup_ns.is_some()).collect();
+        (!cut.is_empty()).then(|| {
+            (
+                cut.iter().map(|w| w.start_ns).min().unwrap_or(i64::MIN),
+                i64::MAX,
+            )
+        })
+    }
+}
+
+/// A leading step is warm-up when warm-up calls take this share of it...
+const WARMUP_STEP_MARK_SHARE: f64 = 0.25;
+/// ... or it lasts this many times the median of the steps after it.
+const WARMUP_STEP_SLOWER: f64 = 2.5;
+/// Without steps, a prefix of the trace is warm-up when warm-up calls fill this share of it...
+const WARMUP_PREFIX_DENSITY: f64 = 0.3;
+/// ... and it is at least this share of the trace.
+const WARMUP_PREFIX_MIN_SHARE: f64 = 0.1;
+/// Fewer device operations than this is too little to diagnose.
+pub const MIN_DEVICE_OPS: u64 = 5;
+/// A device window shorter than this (ns) is too short to diagnose.
+pub const MIN_WINDOW_NS: i64 = 1_000_000;
+
+/// How one rank's window was chosen.
+#[derive(Clone, Debug, Default)]
+struct RankChoice {
+    /// First steady step and the last step, when the rank has steps.
+    steps: Option<(i64, i64)>,
+    warmup_steps: Vec<i64>,
+    window: (i64, i64),
+    warmup: Option<(i64, i64)>,
+    warmup_only: bool,
+}
+
+/// The context of a set of ranks, from each rank's host timeline.
+pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
+    let mut c = TraceContext::default();
+    for h in hosts {
+        c.device_ops += h.device_ops;
+        c.kernels += h.kernels;
+        c.launch_calls += h.launch_calls;
+        c.graph_launches += h.graph_launches;
+        c.capture_calls += h.capture_calls;
+    }
+    let host_events: u64 = hosts.iter().map(|h| h.host_events).sum();
+    let mut holds = Vec::new();
+    if host_events == 0 && c.device_ops == 0 {
+        holds.push(TraceHolds::NotPytorch);
+        c.origin = Some(origin(set));
+    } else {
+        c.origin = Some(TraceOrigin::PytorchProfiler);
+    }
+    if c.device_ops == 0 && host_events > 0 {
+        holds.push(if c.launch_calls + c.graph_launches > 0 {
+            TraceHolds::NoKernelEvents
+        } else {
+            TraceHolds::CpuOnly
+        });
+    }
+    if c.capture_calls > 0 && c.graph_launches == 0 {
+        holds.push(TraceHolds::GraphCapture);
+    }
+    if c.graph_launches > 0 {
+        holds.push(TraceHolds::GraphReplay);
+    }
+    if hosts.iter().any(|h| h.compiled_regions > 0 || h.warmup.compile_events > 0) {
+        holds.push(TraceHolds::Compiled);
+    }
+    if set.ranks.iter().any(|r| is_cut(&r.table)) {
+        holds.push(TraceHolds::Truncated);
+    }
+    let choices: Vec<RankChoice> = hosts.iter().map(choose_window).collect();
+    c.steps = common_steps(&choices);
+    let mut warm = WarmupSummary::default();
+    for (i, (r, h)) in set.ranks.iter().zip(hosts).enumerate() {
+        let ch = &choices[i];
+        let (lo, hi) = h.span.unwrap_or((0, 0));
+        c.windows.push(RankWindow {
+            rank: r.rank,
+            trace_start_ns: lo,
+            trace_end_ns: hi,
+            start_ns: ch.window.0,
+            end_ns: ch.window.1,
+            warmup_ns: ch.warmup,
+        });
+        if ch.warmup.is_some() || ch.warmup_only {
+            warm.setup_calls += h.warmup.setup_calls;
+            warm.search_calls += h.warmup.search_calls;
+            warm.compile_events += h.warmup.compile_events;
+            warm.compile_ms += h.warmup.compile_ns as f64 / 1e6;
+        }
+        for s in &ch.warmup_steps {
+            if !warm.steps.contains(s) {
+                warm.steps.push(*s);
+            }
+        }
+    }
+    warm.steps.sort_unstable();
+    let device_blocked = holds.iter().any(|h| h.is_blocking());
+    if !device_blocked && !choices.is_empty() && choices.iter().all(|ch| ch.warmup_only) {
+        holds.push(TraceHolds::WarmupOnly);
+    } else if choices.iter().any(|ch| ch.warmup.is_some()) {
+        holds.push(TraceHolds::Warmup);
+    }
+    if holds.contains(&TraceHolds::Warmup) || holds.contains(&TraceHolds::WarmupOnly) {
+        c.warmup = Some(warm);
+    }
+    c.holds = holds;
+    c
+}
+
+/// After the analysed window is known: too little device work in it makes the trace insufficient.
+pub fn check_sufficient(c: &mut TraceContext, device_ops_in_window: u64, gpu_window_ns: i64) {
+    if c.blocking().is_some() {
+        return;
+    }
+    if device_ops_in_window < MIN_DEVICE_OPS || gpu_window_ns < MIN_WINDOW_NS {
+        c.holds.push(TraceHolds::Insufficient);
+    } else {
+        c.holds.insert(0, TraceHolds::SteadyState);
+    }
+}
+
+/// The file was cut off mid-write.
+fn is_cut(t: &TraceTable) -> bool {
+    t.diagnostics.count(DiagnosticKind::TruncatedTail) > 0
+        || t.diagnostics.count(DiagnosticKind::MissingClosingBrackets) > 0
+}
+
+/// What a file without PyTorch profiler events looks like, from its categories and process names.
+fn origin(set: &TraceSet) -> TraceOrigin {
+    for r in &set.ranks {
+        let cats = r.table.category_dictionary();
+        let browser = (0..cats.len()).any(|i| {
+            let c = cats.value(i);
+            ["devtools", "blink", "v8", "toplevel", "disabled-by-default", "benchmark", "renderer"]
+                .iter()
+                .any(|m| c.contains(m))
+        });
+        if browser {
+            return TraceOrigin::ChromeBrowser;
+        }
+        let xla = r.table.metadata.process_names.values().any(|n| {
+            n.contains("/device:") || n.contains("/host:") || n.contains("TPU") || n.contains("XLA")
+        });
+        if xla {
+            return TraceOrigin::TensorflowOrJax;
+        }
+    }
+    TraceOrigin::OtherChromeTrace
+}
+
+/// The steps every rank analyses: the latest first steady step, the earliest last step.
+fn common_steps(choices: &[RankChoice]) -> Option<(i64, i64)> {
+    let steps: Vec<(i64, i64)> = choices.iter().filter_map(|c| c.steps).collect();
+    if steps.is_empty() || steps.len() != choices.len() {
+        return None;
+    }
+    let first = steps.iter().map(|s| s.0).max()?;
+    let last = steps.iter().map(|s| s.1).min()?;
+    (first <= last).then_some((first, last))
+}
+
+/// One rank's analysed window: its steps after leading warm-up steps, or the time after a warm-up
+/// prefix when it has no steps.
+fn choose_window(h: &HostTimeline) -> RankChoice {
+    let (lo, hi) = h.span.unwrap_or((0, 0));
+    let mut marks = h.warmup_marks.clone();
+    if h.graph_launches > 0 {
+        // Captures before replays are set-up work.
+        marks = super::intervals::normalise(marks.into_iter().chain(h.captures.iter().copied()).collect());
+    }
+    if h.steps.is_empty() {
+        return prefix_window(&marks, lo, hi);
+    }
+    let durations: Vec<i64> = h.steps.iter().map(|&(_, s, e)| e - s).collect();
+    let is_warm = |i: usize| {
+        let (_, s, e) = h.steps[i];
+        let marked = length(&intersect(&marks, &[(s, e)])) as f64;
+        if marked >= WARMUP_STEP_MARK_SHARE * (e - s) as f64 {
+            return true;
+        }
+        let mut later: Vec<i64> = durations[i + 1..].to_vec();
+        if later.is_empty() {
+            return false;
+        }
+        later.sort_unstable();
+        let median = later[later.len() / 2];
+        median > 0 && (e - s) as f64 >= WARMUP_STEP_SLOWER * median as f64
+    };
+    let n = h.steps.len();
+    let warm = (0..n).take_while(|&i| is_warm(i)).count();
+    let last_step = h.steps.iter().map(|s| s.0).max().unwrap_or(0);
+    if warm == n {
+        return RankChoice {
+            steps: None,
+            warmup_steps: h.steps.iter().map(|s| s.0).collect(),
+            window: (lo, hi),
+            warmup: Some((lo, hi)),
+            warmup_only: true,
+        };
+    }
+    let first = &h.steps[warm];
+    let end = h.steps.iter().map(|s| s.2).max().unwrap_or(hi);
+    let warmup = (warm > 0).then(|| (lo, first.1));
+    RankChoice {
+        steps: Some((first.0, last_step)),
+        warmup_steps: h.steps[..warm].iter().map(|s| s.0).collect(),
+        window: (first.1, end),
+        warmup,
+        warmup_only: false,
+    }
+}
+
+/// Without steps: the longest prefix of the trace that warm-up calls fill densely is warm-up.
+fn prefix_window(marks: &[(i64, i64)], lo: i64, hi: i64) -> RankChoice {
+    let span = (hi - lo).max(1);
+    let mut covered = 0;
+    let mut prefix_end = None;
+    for &(s, e) in marks {
+        covered += e - s;
+        if covered as f64 >= WARMUP_PREFIX_DENSITY * (e - lo) as f64 {
+            prefix_end = Some(e);
+        }
+    }
+    let whole = RankChoice {
+        window: (lo, hi),
+        ..Default::default()
+    };
+    let Some(end) = prefix_end else {
+        return whole;
+    };
+    if ((end - lo) as f64) < WARMUP_PREFIX_MIN_SHARE * span as f64 {
+        return whole;
+    }
+    if (end - lo) as f64 >= 0.9 * span as f64 {
+        let only = length(marks) as f64 >= WARMUP_PREFIX_DENSITY * span as f64;
+        return RankChoice {
+            warmup_only: only,
+            warmup: only.then_some((lo, hi)),
+            ..whole
+        };
+    }
+    RankChoice {
+        window: (end, hi),
+        warmup: Some((lo, end)),
+        ..whole
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(steps: &[(i64, i64, i64)], marks: &[(i64, i64)]) -> HostTimeline {
+        HostTimeline {
+            steps: steps.to_vec(),
+            warmup_marks: marks.to_vec(),
+            span: Some((0, steps.last().map_or(1000, |s| s.2))),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn slow_leading_steps_are_warmup() {
+        // Step 1 takes 500, the others 100: step 1 is warm-up.
+        let h = host(&[(1, 0, 500), (2, 500, 600), (3, 600, 700), (4, 700, 800)], &[]);
+        let c = choose_window(&h);
+        assert_eq!(c.steps, Some((2, 4)));
+        assert_eq!(c.warmup_steps, vec![1]);
+        assert_eq!(c.window, (500, 800));
+    }
+
+    #[test]
+    fn a_step_full_of_warmup_calls_is_warmup_even_when_not_slow() {
+        let h = host(&[(1, 0, 100), (2, 100, 200), (3, 200, 300)], &[(10, 60)]);
+        assert_eq!(choose_window(&h).warmup_steps, vec![1]);
+        let steady = host(&[(1, 0, 100), (2, 100, 200), (3, 200, 300)], &[(10, 15)]);
+        assert!(choose_window(&steady).warmup_steps.is_empty());
+    }
+
+    #[test]
+    fn all_warmup_steps_leave_nothing() {
+        let h = host(&[(1, 0, 100), (2, 100, 200)], &[(0, 200)]);
+        assert!(choose_window(&h).warmup_only);
+    }
+
+    #[test]
+    fn a_dense_warmup_prefix_is_left_out_without_steps() {
+        // Calls fill 0-400 of a 0-1000 trace; the rest is work.
+        let c = prefix_window(&[(0, 150), (160, 300), (310, 400)], 0, 1000);
+        assert_eq!(c.window, (400, 1000));
+        assert_eq!(c.warmup, Some((0, 400)));
+        // Scattered calls are not a warm-up.
+        let c = prefix_window(&[(100, 110), (500, 510), (900, 910)], 0, 1000);
+        assert_eq!(c.warmup, None);
+    }
+}

@@ -1,0 +1,228 @@
+//! One pass over a rank's table for what the host was doing: graph captures, warm-up calls, DataLoader,
+//! synchronising and communication calls, profiler steps, and the counts the context stage reads.
+//! Names are classed once per interned name ([`crate::analysis::names`]), never per row.
+
+use std::collections::BTreeSet;
+
+use super::intervals::{normalise, Intervals};
+use crate::analysis::gpu::profiler_step_number;
+use crate::analysis::names;
+use crate::table::{EventKind, TraceTable};
+
+const SYNC: u16 = 1;
+const LAUNCH: u16 = 1 << 1;
+const GRAPH_LAUNCH: u16 = 1 << 2;
+const CAPTURE_BEGIN: u16 = 1 << 3;
+const CAPTURE_END: u16 = 1 << 4;
+const SETUP: u16 = 1 << 5;
+const ALGORITHM_SEARCH: u16 = 1 << 6;
+const COMPILE: u16 = 1 << 7;
+const COMPILED_REGION: u16 = 1 << 8;
+const DATA_LOADER: u16 = 1 << 9;
+const COMM_OP: u16 = 1 << 10;
+const STEP: u16 = 1 << 11;
+const MEMCPY_CALL: u16 = 1 << 12;
+const DTOH: u16 = 1 << 13;
+
+/// The classes of every interned name of a table.
+fn name_classes(t: &TraceTable) -> Vec<u16> {
+    let dict = t.name_dictionary();
+    (0..dict.len())
+        .map(|i| {
+            let n = dict.value(i);
+            let mut c = 0;
+            let mut set = |yes: bool, bit: u16| {
+                if yes {
+                    c |= bit
+                }
+            };
+            set(names::is_sync_call(n), SYNC);
+            set(names::is_launch_call(n), LAUNCH);
+            set(names::is_graph_launch(n), GRAPH_LAUNCH);
+            set(names::is_capture_begin(n), CAPTURE_BEGIN);
+            set(names::is_capture_end(n), CAPTURE_END);
+            set(names::is_setup_call(n), SETUP);
+            set(names::is_algorithm_search(n), ALGORITHM_SEARCH);
+            set(names::is_compile_event(n), COMPILE);
+            set(names::is_compiled_region(n), COMPILED_REGION);
+            set(n.contains("DataLoader"), DATA_LOADER);
+            set(names::is_comm_op(n), COMM_OP);
+            set(profiler_step_number(n).is_some(), STEP);
+            set(n.contains("Memcpy"), MEMCPY_CALL);
+            set(n.contains("DtoH"), DTOH);
+            c
+        })
+        .collect()
+}
+
+/// What warm-up work was seen, by kind: calls and host time, ns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WarmupWork {
+    /// Device set-up and memory management calls (`cudaMalloc`, `cudaFree`, module loading, ...).
+    pub setup_calls: u64,
+    pub setup_ns: i64,
+    /// cuDNN/MIOpen algorithm search calls.
+    pub search_calls: u64,
+    pub search_ns: i64,
+    /// torch.compile compilation events.
+    pub compile_events: u64,
+    pub compile_ns: i64,
+}
+
+/// What the host of one rank did, as interval lists (ns, sorted, merged) and counts.
+#[derive(Clone, Debug, Default)]
+pub struct HostTimeline {
+    /// Stream captures into graphs (begin call start → end call end).
+    pub captures: Intervals,
+    pub capture_calls: u64,
+    /// Warm-up calls (set-up, algorithm search, compilation), merged.
+    pub warmup_marks: Intervals,
+    pub warmup: WarmupWork,
+    pub data_loader: Intervals,
+    /// Where synchronising calls block the host (device-to-host copies included).
+    pub syncs: Intervals,
+    /// The synchronising rows and their call names (`Memcpy DtoH` for asynchronous D2H copies).
+    pub sync_rows: Vec<(usize, String)>,
+    /// CPU-side communication calls.
+    pub comm_ops: Intervals,
+    /// Host `ProfilerStep#N` spans: (step, start, end), by start.
+    pub steps: Vec<(i64, i64, i64)>,
+    pub kernels: u64,
+    /// Device operations of any kind (kernels, copies, sets, accelerator ops).
+    pub device_ops: u64,
+    pub launch_calls: u64,
+    pub graph_launches: u64,
+    pub compiled_regions: u64,
+    /// CPU ops, Python functions, runtime calls and annotations: the PyTorch profiler's host events.
+    pub host_events: u64,
+    /// First and last timestamp of any timed event.
+    pub span: Option<(i64, i64)>,
+}
+
+impl HostTimeline {
+    /// Scans the table once.
+    pub fn of(t: &TraceTable) -> HostTimeline {
+        let classes = name_classes(t);
+        let mut h = HostTimeline::default();
+        let mut raw = RawIntervals::default();
+        let mut dtoh_correlations = BTreeSet::new();
+        let mut memcpy_calls: Vec<usize> = Vec::new();
+        let mut open_captures: Vec<((&str, &str), i64)> = Vec::new();
+        for row in 0..t.len() {
+            let kind = t.kind_at(row);
+            let class = classes[t.name_id(row) as usize];
+            let Some(ts) = t.ts_at(row) else {
+                continue;
+            };
+            let end = ts + t.dur_at(row).unwrap_or(0).max(0);
+            h.span = Some(h.span.map_or((ts, end), |(a, b)| (a.min(ts), b.max(end))));
+            if kind.is_gpu_activity() {
+                h.device_ops += 1;
+                h.kernels += u64::from(kind == EventKind::Kernel);
+                if kind == EventKind::Memcpy && class & DTOH != 0 {
+                    if let Some(c) = t.correlation_at(row) {
+                        dtoh_correlations.insert(c);
+                    }
+                }
+                continue;
+            }
+            let host = matches!(
+                kind,
+                EventKind::CpuOp
+                    | EventKind::Runtime
+                    | EventKind::Driver
+                    | EventKind::UserAnnotation
+                    | EventKind::PythonFunction
+            );
+            if !host {
+                continue;
+            }
+            h.host_events += 1;
+            if class & STEP != 0 && matches!(kind, EventKind::UserAnnotation | EventKind::CpuOp) {
+                if let Some(step) = profiler_step_number(t.name_at(row)) {
+                    h.steps.push((step, ts, end));
+                }
+                continue;
+            }
+            let runtime = matches!(kind, EventKind::Runtime | EventKind::Driver);
+            if runtime {
+                h.launch_calls += u64::from(class & LAUNCH != 0);
+                h.graph_launches += u64::from(class & GRAPH_LAUNCH != 0);
+                if class & SYNC != 0 {
+                    h.sync_rows.push((row, t.name_at(row).to_string()));
+                    raw.syncs.push((ts, end));
+                } else if class & MEMCPY_CALL != 0 {
+                    memcpy_calls.push(row);
+                }
+                if class & SETUP != 0 {
+                    h.warmup.setup_calls += 1;
+                    h.warmup.setup_ns += end - ts;
+                    raw.warmup.push((ts, end));
+                }
+                let thread = (t.pid_at(row), t.tid_at(row));
+                if class & CAPTURE_BEGIN != 0 {
+                    h.capture_calls += 1;
+                    open_captures.push((thread, ts));
+                } else if class & CAPTURE_END != 0 {
+                    if let Some(i) = open_captures.iter().rposition(|(th, _)| *th == thread) {
+                        let (_, start) = open_captures.remove(i);
+                        raw.captures.push((start, end));
+                    }
+                }
+            }
+            if class & ALGORITHM_SEARCH != 0 {
+                h.warmup.search_calls += 1;
+                h.warmup.search_ns += end - ts;
+                raw.warmup.push((ts, end));
+            }
+            if class & COMPILE != 0 && !runtime {
+                h.warmup.compile_events += 1;
+                h.warmup.compile_ns += end - ts;
+                raw.warmup.push((ts, end));
+            }
+            h.compiled_regions += u64::from(class & COMPILED_REGION != 0);
+            if class & DATA_LOADER != 0 && names::is_data_loader_op(kind, t.name_at(row)) {
+                raw.data_loader.push((ts, end));
+            }
+            if class & COMM_OP != 0 && !runtime {
+                raw.comm.push((ts, end));
+            }
+        }
+        // A capture never ended runs to the end of the trace.
+        let last = h.span.map_or(0, |s| s.1);
+        raw.captures
+            .extend(open_captures.iter().map(|&(_, start)| (start, last)));
+        // Asynchronous copy calls whose copy is device-to-host also make the host wait (`.item()`, `.cpu()`).
+        for row in memcpy_calls {
+            if t.correlation_at(row).is_some_and(|c| dtoh_correlations.contains(&c)) {
+                if let (Some(ts), Some(end)) = (t.ts_at(row), t.end_at(row)) {
+                    h.sync_rows.push((row, "Memcpy DtoH".to_string()));
+                    raw.syncs.push((ts, end));
+                }
+            }
+        }
+        h.sync_rows.sort();
+        h.steps.sort_by_key(|s| (s.1, s.0));
+        h.steps.dedup();
+        h.captures = normalise(raw.captures);
+        h.warmup_marks = normalise(raw.warmup);
+        h.data_loader = normalise(raw.data_loader);
+        h.syncs = normalise(raw.syncs);
+        h.comm_ops = normalise(raw.comm);
+        h
+    }
+
+    /// Host step spans as intervals.
+    pub fn step_intervals(&self) -> Intervals {
+        normalise(self.steps.iter().map(|&(_, s, e)| (s, e)).collect())
+    }
+}
+
+#[derive(Default)]
+struct RawIntervals {
+    captures: Vec<(i64, i64)>,
+    warmup: Vec<(i64, i64)>,
+    data_loader: Vec<(i64, i64)>,
+    syncs: Vec<(i64, i64)>,
+    comm: Vec<(i64, i64)>,
+}
