@@ -168,6 +168,12 @@ pub fn is_compile_event(name: &str) -> bool {
         || name.starts_with("inductor_")
 }
 
+/// An annotation that says it is warm-up (`record_function("warmup")`, a benchmark's `|warmup|` tag).
+pub fn is_warmup_label(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("warmup") || l.contains("warm_up") || l.contains("warm-up")
+}
+
 /// A region compiled by torch.compile (`Torch-Compiled Region`, `CompiledFunction`).
 pub fn is_compiled_region(name: &str) -> bool {
     name.starts_with("Torch-Compiled Region")

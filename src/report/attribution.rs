@@ -185,11 +185,15 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
 }
 
 /// The GPU idle a sync can cause: while it blocks, and after it until the next device work starts
-/// when the GPU had drained by its end.
+/// when the GPU had drained by its end. A sync that finds the GPU idle drains nothing: it causes none.
 fn sync_caused(busy: &[(i64, i64)], syncs: &[(i64, i64)]) -> Intervals {
     normalise(
         syncs
             .iter()
+            .filter(|&&(s, e)| {
+                let k = busy.partition_point(|b| b.1 <= s);
+                k < busy.len() && busy[k].0 < e.max(s + 1)
+            })
             .map(|&(s, e)| {
                 let k = busy.partition_point(|b| b.0 <= e);
                 let still_busy = k > 0 && busy[k - 1].1 > e;
@@ -379,5 +383,7 @@ mod tests {
         assert_eq!(sync_caused(&busy, &[(40, 100)]), vec![(40, 150)]);
         // Returned while the GPU was still busy: only the blocked time, which is not idle.
         assert_eq!(sync_caused(&busy, &[(10, 60)]), vec![(10, 60)]);
+        // Called while the GPU is already idle: it drained nothing.
+        assert_eq!(sync_caused(&busy, &[(110, 112)]), vec![]);
     }
 }

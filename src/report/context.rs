@@ -104,6 +104,8 @@ pub struct TraceContext {
     pub launch_calls: u64,
     pub graph_launches: u64,
     pub capture_calls: u64,
+    /// Device operations inside the analysed window (all ranks).
+    pub device_ops_in_window: u64,
 }
 
 impl TraceContext {
@@ -234,6 +236,7 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
 
 /// After the analysed window is known: too little device work in it makes the trace insufficient.
 pub fn check_sufficient(c: &mut TraceContext, device_ops_in_window: u64, gpu_window_ns: i64) {
+    c.device_ops_in_window = device_ops_in_window;
     if c.blocking().is_some() {
         return;
     }
@@ -335,29 +338,34 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
     }
 }
 
-/// Without steps: the longest prefix of the trace that warm-up calls fill densely is warm-up.
+/// Without steps: the longest prefix of the trace that warm-up calls fill densely (measured from the
+/// first call, as a trace may begin with idle time) is warm-up.
 fn prefix_window(marks: &[(i64, i64)], lo: i64, hi: i64) -> RankChoice {
-    let span = (hi - lo).max(1);
-    let mut covered = 0;
-    let mut prefix_end = None;
-    for &(s, e) in marks {
-        covered += e - s;
-        if covered as f64 >= WARMUP_PREFIX_DENSITY * (e - lo) as f64 {
-            prefix_end = Some(e);
-        }
-    }
     let whole = RankChoice {
         window: (lo, hi),
         ..Default::default()
     };
+    let Some(first) = marks.first().map(|m| m.0) else {
+        return whole;
+    };
+    let mut covered = 0;
+    let mut prefix_end = None;
+    for &(s, e) in marks {
+        covered += e - s;
+        if covered as f64 >= WARMUP_PREFIX_DENSITY * (e - first).max(1) as f64 {
+            prefix_end = Some(e);
+        }
+    }
     let Some(end) = prefix_end else {
         return whole;
     };
-    if ((end - lo) as f64) < WARMUP_PREFIX_MIN_SHARE * span as f64 {
+    let span = (hi - lo).max(1);
+    let active = (hi - first).max(1);
+    if ((end - first) as f64) < WARMUP_PREFIX_MIN_SHARE * active as f64 {
         return whole;
     }
     if (end - lo) as f64 >= 0.9 * span as f64 {
-        let only = length(marks) as f64 >= WARMUP_PREFIX_DENSITY * span as f64;
+        let only = length(marks) as f64 >= WARMUP_PREFIX_DENSITY * active as f64;
         return RankChoice {
             warmup_only: only,
             warmup: only.then_some((lo, hi)),

@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 use super::attribution::IdleShare;
-use super::bottleneck::{classify, Bottleneck};
+use super::attribution::IdleCause;
+use super::bottleneck::{classify, Bottleneck, BottleneckKind};
 use super::context::TraceContext;
 use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingId};
 use super::gather::{gather_with, Gathered};
@@ -90,7 +91,8 @@ pub const MAIN_FINDING_MIN_PCT: f64 = 2.0;
 
 /// The finding the main sentence states: a limit of the trace itself, else the largest recoverable
 /// time (findings come sorted so).
-fn pick_main(findings: &[Finding]) -> Option<&Finding> {
+fn pick_main<'a>(findings: &'a [Finding], i: &DiagnosisInputs) -> Option<&'a Finding> {
+    let busy = i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT;
     findings
         .iter()
         .find(|f| {
@@ -98,14 +100,14 @@ fn pick_main(findings: &[Finding]) -> Option<&Finding> {
                 || f.id == FindingId::Warmup && f.impact.time_ns == 0
                 || f.impact.pct_of_gpu_time.unwrap_or(0.0) >= MAIN_FINDING_MIN_PCT
         })
-        .or_else(|| findings.iter().find(|f| f.id == FindingId::DominantKernel))
+        .or_else(|| findings.iter().find(|f| busy && f.id == FindingId::DominantKernel))
 }
 
 /// The report of gathered figures (pure; used by the scenario tests).
 pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
     let inputs = &g.inputs;
     let findings = evaluate(inputs, &g.context);
-    let main = pick_main(&findings);
+    let main = pick_main(&findings, inputs);
     let bottleneck = classify(inputs, &g.context, main);
     let main_finding = match main {
         Some(f) => f.headline.clone(),
@@ -131,8 +133,20 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
     }
 }
 
-/// "No major inefficiency: GPU busy 96.1% of the window, ...; `gemm` takes 62.0% of kernel time."
+/// "No major inefficiency: GPU busy 96.1% of the window, ...; `gemm` takes 62.0% of kernel time.", or,
+/// when the GPU is mostly idle for causes the trace cannot show, that.
 fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> String {
+    if b.kind == BottleneckKind::Undetermined && b.idle_pct > 0.0 {
+        let why = match i.idle.iter().max_by_key(|s| (s.time_us * 1000.0) as i64).map(|s| s.cause) {
+            Some(IdleCause::Other) => "the launches of the device work are not in the trace (no CUDA runtime events), so the waits cannot be attributed",
+            Some(IdleCause::DeviceSide) => "the work was already queued, so the GPU waited on stream or event dependencies, not on the host",
+            _ => "no single cause explains it",
+        };
+        return format!(
+            "GPU is idle {:.1}% of the time, and the trace cannot say why: {why}.",
+            b.idle_pct
+        );
+    }
     let top = i.kernels.first().map_or(String::new(), |k| {
         format!(
             "; the top kernel `{}` takes {:.1}% of kernel time",

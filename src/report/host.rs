@@ -23,6 +23,7 @@ const COMM_OP: u16 = 1 << 10;
 const STEP: u16 = 1 << 11;
 const MEMCPY_CALL: u16 = 1 << 12;
 const DTOH: u16 = 1 << 13;
+const WARMUP_LABEL: u16 = 1 << 14;
 
 /// The classes of every interned name of a table.
 fn name_classes(t: &TraceTable) -> Vec<u16> {
@@ -50,6 +51,7 @@ fn name_classes(t: &TraceTable) -> Vec<u16> {
             set(profiler_step_number(n).is_some(), STEP);
             set(n.contains("Memcpy"), MEMCPY_CALL);
             set(n.contains("DtoH"), DTOH);
+            set(names::is_warmup_label(n), WARMUP_LABEL);
             c
         })
         .collect()
@@ -178,6 +180,9 @@ impl HostTimeline {
             if class & COMPILE != 0 && !runtime {
                 h.warmup.compile_events += 1;
                 h.warmup.compile_ns += end - ts;
+                raw.warmup.push((ts, end));
+            }
+            if class & WARMUP_LABEL != 0 && kind == EventKind::UserAnnotation {
                 raw.warmup.push((ts, end));
             }
             h.compiled_regions += u64::from(class & COMPILED_REGION != 0);

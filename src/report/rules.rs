@@ -273,11 +273,20 @@ fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
         ),
         _ => (
             FindingId::InsufficientTrace,
-            format!(
-                "Too little to diagnose: {} device operations over a GPU window of {}.",
-                ctx.device_ops,
-                dur(i.time.window_ns)
-            ),
+            if ctx.holds(TraceHolds::Warmup) {
+                format!(
+                    "Too little to diagnose after the warm-up: {} device operations in the steady-state window ({} GPU window), of {} in the whole trace.",
+                    ctx.device_ops_in_window,
+                    dur(i.time.window_ns),
+                    ctx.device_ops
+                )
+            } else {
+                format!(
+                    "Too little to diagnose: {} device operations over a GPU window of {}.",
+                    ctx.device_ops_in_window,
+                    dur(i.time.window_ns)
+                )
+            },
             "Profile several full steps: `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` around the training/inference loop, calling `prof.step()` each iteration.".to_string(),
         ),
     };
@@ -590,9 +599,10 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     .finish(i))
 }
 
-/// A rank's GPU work: busy time without exposed communication (which includes waiting for others).
+/// A rank's GPU work: its GPU compute time, the union of its computation kernels (the temporal
+/// breakdown's `compute`); communication is left out, as it includes waiting for the other ranks.
 fn rank_work(r: &super::inputs::RankFigure) -> i64 {
-    r.time.busy_ns - r.time.comm_exposed_ns
+    r.time.compute_ns
 }
 
 /// The slowest rank when it works at least [`STRAGGLER_PCT`] more than the median rank: (its figure,
@@ -633,13 +643,13 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::Straggler,
         headline: format!(
-            "Rank {} is a straggler: its GPU works {} more than the median rank (+{excess_pct:.1}%), and the other ranks wait for it in collectives.",
+            "Rank {} is a straggler: its GPU computes {} longer than the median rank (+{excess_pct:.1}%), and the other ranks wait for it in collectives.",
             slow.rank,
             dur(excess)
         ),
         title: format!("Straggler: rank {}", slow.rank),
-        threshold: format!("a rank's GPU work (busy minus exposed communication) ≥ {STRAGGLER_PCT:.0}% above the median rank"),
-        measured: format!("rank {}: {} of GPU work vs median {} (+{excess_pct:.1}%)", slow.rank, dur(work(slow)), dur(median)),
+        threshold: format!("a rank's GPU compute time ≥ {STRAGGLER_PCT:.0}% above the median rank's"),
+        measured: format!("rank {}: {} of GPU compute time vs median {} (+{excess_pct:.1}%)", slow.rank, dur(work(slow)), dur(median)),
         value: excess_pct,
         time_ns: waited,
         explanation: format!(

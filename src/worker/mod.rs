@@ -15,7 +15,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 
 use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
-use crate::report::diagnosis::diagnose_with;
+use crate::report::diagnosis::diagnose;
 use crate::table::query::{export_csv, query_events};
 use crate::table::TraceSet;
 use protocol::{FindingLink, FromWorker, ToWorker};
@@ -55,15 +55,14 @@ fn with_analyses<R>(
 }
 
 fn report_of(set: &TraceSet, redact: bool) -> FromWorker {
-    let report = with_analyses(set, false, |all, _| {
-        diagnose_with(set, all, &AnalysisOptions::default())
-    });
+    // The report computes its own figures over the window it picks: no analysis run needed.
+    let report = diagnose(set);
     let links = report
         .findings
         .iter()
         .filter_map(|f| {
             f.filter.as_ref().map(|filter| FindingLink {
-                id: f.id.clone(),
+                id: f.id.as_str().to_string(),
                 title: f.title.clone(),
                 query: filter.to_query(),
             })
