@@ -133,8 +133,11 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
             continue;
         }
         let kth = starts[k - 1];
+        // Last among the first k, and later than the median rank: ranks tied with the median (all
+        // but one fast rank, say) are not late.
+        let median = starts[starts.len() / 2];
         for (r, v) in ranks {
-            if v.0 >= kth {
+            if v.0 >= kth && v.0 > median + 1e-9 {
                 *flags.entry(*r).or_default() += 1;
             }
         }
