@@ -340,14 +340,43 @@ pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
             dur(ns),
             if inside.is_empty() { String::new() } else { format!("; the host is busy in {inside}") }
         ),
-        actions: vec![
-            "Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".into(),
-            "Use `pin_memory=True` and `.to(device, non_blocking=True)` so the copy overlaps compute.".into(),
-            "Move decoding and augmentation off the training process (GPU transforms, NVIDIA DALI) or precompute them.".into(),
-        ],
+        actions: data_loader_actions(i),
         evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
     }
     .finish(i))
+}
+
+/// What to change about the DataLoader, from how it runs: in the main process or with workers.
+fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
+    let single = i.data_loader_ops.iter().any(|o| o.name.contains("SingleProcess"));
+    let multi = i.data_loader_ops.iter().any(|o| o.name.contains("MultiProcessing"));
+    let mut out = Vec::new();
+    if single {
+        out.push("The DataLoader runs in the training process (its single-process iterator, `num_workers=0`): set `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, and `persistent_workers=True`.".to_string());
+    } else if multi {
+        out.push("The DataLoader already uses worker processes and they cannot keep up: raise `num_workers` and `prefetch_factor` (2-4), and profile the dataset's `__getitem__`/collate: decoding and augmentation are the usual cost.".to_string());
+    } else {
+        out.push("Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".to_string());
+    }
+    out.push("Use `pin_memory=True` and `.to(device, non_blocking=True)` so the host-to-device copy overlaps compute.".into());
+    out.push("Move decoding and augmentation off the critical path (GPU transforms, NVIDIA DALI) or precompute them.".into());
+    out
+}
+
+/// What a synchronising call's calling op means, in the user's code.
+fn sync_cause_words(caller: &str) -> &'static str {
+    let has = |m: &str| caller.contains(m);
+    if has("_local_scalar_dense") || has("aten::item") {
+        "`.item()` (or `float(tensor)`, `if tensor:`) reads a GPU value on the host: keep it on the GPU, or read it every N steps"
+    } else if has("nonzero") || has("masked_select") || has("aten::unique") || has("index_put") && has("bool") {
+        "an op whose output size depends on the data (`nonzero`, boolean-mask indexing, `unique`) must wait for the GPU: use fixed-size forms (`torch.where(mask, x, 0)`) or move it out of the step"
+    } else if has("aten::to") || has("aten::copy_") || has("aten::_to_copy") || has("cpu") {
+        "a device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`, `.to(\"cpu\")`) waits for the GPU: keep the tensor on the GPU, or copy with `non_blocking=True` into pinned memory and read it later"
+    } else if has("synchronize") {
+        "an explicit `torch.cuda.synchronize()`: remove it from the step (time with CUDA events instead)"
+    } else {
+        "it waits for the GPU: move it out of the step or do it every N steps"
+    }
 }
 
 /// Synchronising calls drain the GPU's queue; it waits until the host refills it.
@@ -376,9 +405,13 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
                 .map(|(c, n)| format!("`{c}` ({n}×)"))
                 .collect::<Vec<_>>()
                 .join(", ");
+            let first = s.callers.first().map_or("", |(c, _)| c.as_str());
             format!(
-                "{} × `{}` ({} blocked), from {from}: move it out of the step or do it every N steps (`.item()`, `.cpu()`, `print(tensor)`, `torch.cuda.synchronize()` all wait for the GPU).",
-                s.count, s.name, dur(s.total_ns)
+                "{} × `{}` ({} blocked), from {from}: {}.",
+                s.count,
+                s.name,
+                dur(s.total_ns),
+                sync_cause_words(first)
             )
         })
         .collect();
