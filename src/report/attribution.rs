@@ -251,7 +251,10 @@ fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> BTreeMap
             continue;
         };
         let end = ts + d.max(0);
-        if end <= lo || ts >= hi || crate::analysis::gpu::profiler_step_number(t.name_at(row)).is_some() {
+        // Only ops that overlap an idle piece can be innermost during one (their ancestors overlap it
+        // too, and a dropped op only hides its parent outside the pieces).
+        let k = pieces.partition_point(|p| p.1 <= ts);
+        if end <= lo || ts >= hi || k >= pieces.len() || pieces[k].0 >= end.max(ts + 1) {
             continue;
         }
         threads
