@@ -26,7 +26,8 @@ struct Expectation {
 }
 
 fn expectations() -> Vec<Expectation> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/expectations/public_traces.json");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/expectations/public_traces.json");
     let text = std::fs::read_to_string(&path).expect("tests/expectations/public_traces.json");
     serde_json::from_str(&text).expect("well-formed expectations")
 }
@@ -34,12 +35,17 @@ fn expectations() -> Vec<Expectation> {
 /// Loads a file, or a folder of rank files.
 fn load(path: &std::path::Path) -> Option<profile_model::table::TraceSet> {
     if path.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(path).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .ok()?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
         files.sort();
         let tables: Vec<_> = files.iter().filter_map(|f| load_path(f).ok()).collect();
         (!tables.is_empty()).then(|| profile_model::table::TraceSet::from_tables(tables))
     } else {
-        load_path(path).ok().map(profile_model::table::TraceSet::single)
+        load_path(path)
+            .ok()
+            .map(profile_model::table::TraceSet::single)
     }
 }
 
@@ -47,8 +53,14 @@ fn load(path: &std::path::Path) -> Option<profile_model::table::TraceSet> {
 fn public_traces_get_the_diagnosis_an_expert_expects() {
     let list = expectations();
     for e in &list {
-        assert!(!e.file.is_empty() && !e.source.is_empty() && !e.what.is_empty() && !e.why.is_empty());
-        assert!(!e.main_finding_any_of.is_empty() && !e.bottleneck_any_of.is_empty(), "{}", e.file);
+        assert!(
+            !e.file.is_empty() && !e.source.is_empty() && !e.what.is_empty() && !e.why.is_empty()
+        );
+        assert!(
+            !e.main_finding_any_of.is_empty() && !e.bottleneck_any_of.is_empty(),
+            "{}",
+            e.file
+        );
     }
     let Some(dir) = std::env::var_os("PROFILE_MODEL_PUBLIC_TRACES").map(PathBuf::from) else {
         // Written to stderr directly, past the test harness's capture, so it shows in every run.
@@ -65,7 +77,11 @@ fn public_traces_get_the_diagnosis_an_expert_expects() {
     for e in &list {
         let path = dir.join(&e.file);
         if !path.exists() {
-            eprintln!("*** missing public trace {} (from {})", path.display(), e.source);
+            eprintln!(
+                "*** missing public trace {} (from {})",
+                path.display(),
+                e.source
+            );
             continue;
         }
         let Some(set) = load(&path) else {
@@ -77,18 +93,32 @@ fn public_traces_get_the_diagnosis_an_expert_expects() {
         checked += 1;
         let text = |v: &dyn erased::Text| v.text();
         let holds: Vec<String> = r.context.holds.iter().map(|h| text(h)).collect();
-        let main = r.main_finding_id.map_or("none".to_string(), |m| m.as_str().to_string());
-        let bottleneck = r.bottleneck.as_ref().map_or("undetermined".to_string(), |b| text(&b.kind));
+        let main = r
+            .main_finding_id
+            .map_or("none".to_string(), |m| m.as_str().to_string());
+        let bottleneck = r
+            .bottleneck
+            .as_ref()
+            .map_or("undetermined".to_string(), |b| text(&b.kind));
         let md = r.to_markdown();
         let mut why = Vec::new();
         if !e.context_any_of.iter().any(|c| holds.contains(c)) {
-            why.push(format!("holds {holds:?}, expected one of {:?}", e.context_any_of));
+            why.push(format!(
+                "holds {holds:?}, expected one of {:?}",
+                e.context_any_of
+            ));
         }
         if !e.main_finding_any_of.contains(&main) {
-            why.push(format!("main {main}, expected one of {:?}", e.main_finding_any_of));
+            why.push(format!(
+                "main {main}, expected one of {:?}",
+                e.main_finding_any_of
+            ));
         }
         if !e.bottleneck_any_of.contains(&bottleneck) {
-            why.push(format!("bottleneck {bottleneck}, expected one of {:?}", e.bottleneck_any_of));
+            why.push(format!(
+                "bottleneck {bottleneck}, expected one of {:?}",
+                e.bottleneck_any_of
+            ));
         }
         for m in &e.must_mention {
             if !md.contains(m.as_str()) {
@@ -96,11 +126,22 @@ fn public_traces_get_the_diagnosis_an_expert_expects() {
             }
         }
         if !why.is_empty() {
-            failures.push(format!("{} ({}): {}\n    main finding: {}", e.file, e.what, why.join("; "), r.main_finding));
+            failures.push(format!(
+                "{} ({}): {}\n    main finding: {}",
+                e.file,
+                e.what,
+                why.join("; "),
+                r.main_finding
+            ));
         }
     }
     eprintln!("public traces: {checked} of {} checked", list.len());
-    assert!(failures.is_empty(), "{} of {checked} public traces:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} public traces:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Serde's text of an enum value (`steady_state`, `cpu`), as `report --json` writes it.

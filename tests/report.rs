@@ -4,8 +4,8 @@
 mod common;
 
 use profile_model::analysis::all::{analyze, AnalysisOptions};
-use profile_model::analysis::summary::summarize;
 use profile_model::analysis::gpu::KernelType;
+use profile_model::analysis::summary::summarize;
 use profile_model::report::diagnosis::{diagnose, diagnose_with, DiagnosisReport};
 use profile_model::report::findings::FindingId;
 use profile_model::table::{load_path, TraceSet};
@@ -35,7 +35,11 @@ fn every_real_trace_reports_in_order_and_agrees_with_the_analyses_of_its_window(
         common::assert_report_sections(&md, &name);
         // The bottleneck heading names a type and is followed by a one-line reason.
         let b = r.bottleneck.as_ref().expect("bottleneck");
-        assert!(md.contains(&format!("### Bottleneck: {}\n\n{}.\n", b.kind.label(), b.reason)));
+        assert!(md.contains(&format!(
+            "### Bottleneck: {}\n\n{}.\n",
+            b.kind.label(),
+            b.reason
+        )));
         assert!(!b.reason.is_empty() && !b.reason.contains('\n'), "{name}");
         // The report's figures are the analyses' over the window it says it analysed.
         let wall = analyze(&set, &window_options(&r));
@@ -52,29 +56,62 @@ fn every_real_trace_reports_in_order_and_agrees_with_the_analyses_of_its_window(
         for (a, k) in r.top_kernels.iter().zip(&ranked) {
             assert_eq!(a.name, k.name, "{name}");
             assert_eq!(a.calls, k.count, "{name}");
-            assert!((a.total_us - k.sum_us).abs() < 1e-3, "{name}: {} vs {}", a.total_us, k.sum_us);
-            assert!((a.pct_of_kernel_time - 100.0 * k.sum_us / total).abs() < 1e-6, "{name}");
+            assert!(
+                (a.total_us - k.sum_us).abs() < 1e-3,
+                "{name}: {} vs {}",
+                a.total_us,
+                k.sum_us
+            );
+            assert!(
+                (a.pct_of_kernel_time - 100.0 * k.sum_us / total).abs() < 1e-6,
+                "{name}"
+            );
         }
         if r.context.blocking().is_none() {
             let t = wall.temporal_breakdown.first().expect("temporal");
-            assert!((b.idle_pct - t.idle_pct).abs() < 1e-6, "{name}: idle {} vs {}", b.idle_pct, t.idle_pct);
-            assert!((b.compute_pct - t.compute_pct).abs() < 1e-6, "{name}: compute");
+            assert!(
+                (b.idle_pct - t.idle_pct).abs() < 1e-6,
+                "{name}: idle {} vs {}",
+                b.idle_pct,
+                t.idle_pct
+            );
+            assert!(
+                (b.compute_pct - t.compute_pct).abs() < 1e-6,
+                "{name}: compute"
+            );
             let o = &wall.comm_comp_overlap[0];
             let exposed = 100.0 * (o.comm_us - o.overlap_us) / t.window_us;
-            assert!((b.comm_exposed_pct - exposed).abs() < 1e-6, "{name}: exposed comm");
+            assert!(
+                (b.comm_exposed_pct - exposed).abs() < 1e-6,
+                "{name}: exposed comm"
+            );
         }
         if s.kernels == 0 && r.context.blocking().is_some() {
-            assert!(r.findings.iter().all(|f| f.id != FindingId::DominantKernel), "{name}");
+            assert!(
+                r.findings.iter().all(|f| f.id != FindingId::DominantKernel),
+                "{name}"
+            );
         }
-        assert!(r.findings.iter().all(|f| f.id != FindingId::Straggler), "{name}: one rank");
+        assert!(
+            r.findings.iter().all(|f| f.id != FindingId::Straggler),
+            "{name}: one rank"
+        );
         let red = r.redacted();
         let (red_json, red_md) = (red.to_json(), red.to_markdown());
         for k in &s.top_kernels {
-            assert!(!red_json.contains(&k.name), "{} leaks in redacted JSON", k.name);
+            assert!(
+                !red_json.contains(&k.name),
+                "{} leaks in redacted JSON",
+                k.name
+            );
             // Markdown shows names in backticks, long ones cut: look for the name's start there
             // (a kernel named `Kernel` is not the table's "Kernel" heading).
             let start: String = k.name.chars().take(40).collect();
-            assert!(!red_md.contains(&format!("`{start}")), "{} leaks in redacted Markdown", k.name);
+            assert!(
+                !red_md.contains(&format!("`{start}")),
+                "{} leaks in redacted Markdown",
+                k.name
+            );
         }
     }
 }

@@ -48,10 +48,7 @@ fn close(a: f64, b: f64, what: &str) {
 /// Every finding carries the parts the page shows, and the Markdown keeps its fixed order.
 fn well_formed(r: &DiagnosisReport) {
     for f in &r.findings {
-        assert!(
-            !f.threshold.is_empty() && !f.measured.is_empty(),
-            "{f:?}"
-        );
+        assert!(!f.threshold.is_empty() && !f.measured.is_empty(), "{f:?}");
         assert!(!f.actions.is_empty(), "{} has no action", f.id);
         assert!(f.value.is_finite(), "{}", f.id);
     }
@@ -210,7 +207,11 @@ fn unoverlapped_all_reduce_is_communication_bound() {
     );
     // One rank only: a note, not a recommendation.
     assert!(r.findings.iter().all(|f| f.id != "straggler"));
-    assert!(r.notes.iter().any(|n| n.contains("only one rank")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("only one rank")),
+        "{:?}",
+        r.notes
+    );
     assert!(r.to_markdown().contains("### Notes"));
 }
 
@@ -478,10 +479,19 @@ fn a_tiny_trace_is_too_little_to_diagnose() {
     b.runtime("cudaDeviceSynchronize", 1_004.0, 36.0);
     let r = one(&b);
     well_formed(&r);
-    assert_eq!(r.main_finding_id.map(|i| i.as_str()), Some("insufficient_trace"), "{}", r.to_markdown());
+    assert_eq!(
+        r.main_finding_id.map(|i| i.as_str()),
+        Some("insufficient_trace"),
+        "{}",
+        r.to_markdown()
+    );
     assert_eq!(r.findings.len(), 1);
     assert_eq!(bottleneck(&r), BottleneckKind::Undetermined);
-    assert!(r.main_finding.contains("2 device operations"), "{}", r.main_finding);
+    assert!(
+        r.main_finding.contains("2 device operations"),
+        "{}",
+        r.main_finding
+    );
 }
 
 /// A sync costs the GPU idle it causes: waiting on a GPU that stays busy costs nothing; a sync after

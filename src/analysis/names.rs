@@ -255,7 +255,11 @@ mod tests {
         ] {
             assert!(is_collective_name(n), "{n}");
         }
-        for n in ["sgemm_128x64", "void at::native::reduce_kernel<512>", "softmax_warp_forward"] {
+        for n in [
+            "sgemm_128x64",
+            "void at::native::reduce_kernel<512>",
+            "softmax_warp_forward",
+        ] {
             assert!(!is_collective_name(n), "{n}");
         }
         assert!(!is_hta_collective_name("deep_ep::internode::dispatch"));
@@ -265,7 +269,9 @@ mod tests {
     fn graph_and_capture_calls() {
         assert!(is_graph_launch("cudaGraphLaunch") && is_graph_launch("hipGraphLaunch"));
         assert!(!is_launch_call("cudaGraphLaunch"));
-        assert!(is_capture_begin("cudaStreamBeginCapture") && is_capture_end("hipStreamEndCapture"));
+        assert!(
+            is_capture_begin("cudaStreamBeginCapture") && is_capture_end("hipStreamEndCapture")
+        );
     }
 
     #[test]
@@ -275,6 +281,8 @@ mod tests {
         assert!(!is_compile_event("aten::mm"));
         assert!(is_compiled_region("Torch-Compiled Region: 0/0"));
         assert!(is_setup_call("cudaMalloc") && !is_setup_call("cudaLaunchKernel"));
-        assert!(is_algorithm_search("cudnnFindConvolutionForwardAlgorithmEx"));
+        assert!(is_algorithm_search(
+            "cudnnFindConvolutionForwardAlgorithmEx"
+        ));
     }
 }

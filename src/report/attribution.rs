@@ -61,7 +61,9 @@ impl IdleCause {
             IdleCause::GraphCapture => "graph capture (launches recorded, not run)",
             IdleCause::Warmup => "warm-up (set-up, algorithm search, compilation)",
             IdleCause::DataLoading => "waiting for the DataLoader",
-            IdleCause::Synchronization => "synchronisation (host waits for the GPU, then refills it)",
+            IdleCause::Synchronization => {
+                "synchronisation (host waits for the GPU, then refills it)"
+            }
             IdleCause::CommunicationWait => "waiting in CPU-side communication calls",
             IdleCause::BetweenSteps => "host work between steps",
             IdleCause::DispatchOverhead => "CPU dispatch and kernel launch inside steps",
@@ -109,6 +111,9 @@ pub struct CauseIntervals {
     pub steps: Intervals,
 }
 
+/// Host time per (cause, op name), ns.
+pub type OpTimes = BTreeMap<(IdleCause, String), i64>;
+
 /// One rank's attribution, ns, before it is merged with the other ranks'.
 #[derive(Clone, Debug, Default)]
 pub struct RankAttribution {
@@ -119,7 +124,7 @@ pub struct RankAttribution {
     /// Gaps ended by work launched after the gap began (the host was late).
     pub dispatch_gaps: u64,
     /// (cause, op name) → host time during that cause's pieces.
-    pub op_ns: BTreeMap<(IdleCause, String), i64>,
+    pub op_ns: OpTimes,
     /// The attributed pieces, by start: (start, end, cause).
     pub pieces: Vec<(i64, i64, IdleCause)>,
 }
@@ -236,7 +241,7 @@ fn is_host_op(kind: EventKind) -> bool {
 }
 
 /// Per (cause, name): how long the innermost host op of each thread overlapped the cause's pieces.
-fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> BTreeMap<(IdleCause, String), i64> {
+fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> OpTimes {
     let mut by_id: BTreeMap<(IdleCause, u32), i64> = BTreeMap::new();
     if pieces.is_empty() {
         return BTreeMap::new();
@@ -277,7 +282,8 @@ fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> BTreeMap
     by_id
         .into_iter()
         .fold(BTreeMap::new(), |mut acc, ((cause, id), ns)| {
-            *acc.entry((cause, t.name_of_id(id).to_string())).or_insert(0) += ns;
+            *acc.entry((cause, t.name_of_id(id).to_string()))
+                .or_insert(0) += ns;
             acc
         })
 }
@@ -299,7 +305,12 @@ fn for_each_innermost(ops: &[(i64, i64, u32)], mut f: impl FnMut(i64, i64, u32))
 }
 
 /// Emits the innermost stretches up to time `t`: pops every op that ended by then.
-fn close_until(stack: &mut Vec<(i64, u32)>, cursor: &mut i64, t: i64, f: &mut impl FnMut(i64, i64, u32)) {
+fn close_until(
+    stack: &mut Vec<(i64, u32)>,
+    cursor: &mut i64,
+    t: i64,
+    f: &mut impl FnMut(i64, i64, u32),
+) {
     while let Some(&(end, name)) = stack.last() {
         if end > t {
             break;
@@ -341,7 +352,11 @@ pub fn merge(ranks: &[RankAttribution]) -> Vec<IdleShare> {
             Some(IdleShare {
                 cause,
                 time_us: ns as f64 / 1000.0,
-                pct_of_window: if window > 0 { 100.0 * ns as f64 / window as f64 } else { 0.0 },
+                pct_of_window: if window > 0 {
+                    100.0 * ns as f64 / window as f64
+                } else {
+                    0.0
+                },
                 top_ops: ops
                     .into_iter()
                     .take(TOP_OPS)
@@ -362,7 +377,13 @@ mod tests {
     #[test]
     fn innermost_ops_tile_the_time() {
         // a: 0-100 containing b: 10-40 (containing c: 20-30) and d: 50-60; e: 120-130 alone.
-        let ops = [(0, 100, 1), (10, 40, 2), (20, 30, 3), (50, 60, 4), (120, 130, 5)];
+        let ops = [
+            (0, 100, 1),
+            (10, 40, 2),
+            (20, 30, 3),
+            (50, 60, 4),
+            (120, 130, 5),
+        ];
         let mut got = Vec::new();
         for_each_innermost(&ops, |s, e, n| got.push((s, e, n)));
         assert_eq!(

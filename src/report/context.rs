@@ -123,7 +123,11 @@ impl TraceContext {
         if self.steps.is_some() {
             return None;
         }
-        let cut: Vec<&RankWindow> = self.windows.iter().filter(|w| w.warmup_ns.is_some()).collect();
+        let cut: Vec<&RankWindow> = self
+            .windows
+            .iter()
+            .filter(|w| w.warmup_ns.is_some())
+            .collect();
         (!cut.is_empty()).then(|| {
             (
                 cut.iter().map(|w| w.start_ns).min().unwrap_or(i64::MIN),
@@ -188,7 +192,10 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
     if c.graph_launches > 0 {
         holds.push(TraceHolds::GraphReplay);
     }
-    if hosts.iter().any(|h| h.compiled_regions > 0 || h.warmup.compile_events > 0) {
+    if hosts
+        .iter()
+        .any(|h| h.compiled_regions > 0 || h.warmup.compile_events > 0)
+    {
         holds.push(TraceHolds::Compiled);
     }
     if set.ranks.iter().any(|r| is_cut(&r.table)) {
@@ -259,9 +266,17 @@ fn origin(set: &TraceSet) -> TraceOrigin {
         let cats = r.table.category_dictionary();
         let browser = (0..cats.len()).any(|i| {
             let c = cats.value(i);
-            ["devtools", "blink", "v8", "toplevel", "disabled-by-default", "benchmark", "renderer"]
-                .iter()
-                .any(|m| c.contains(m))
+            [
+                "devtools",
+                "blink",
+                "v8",
+                "toplevel",
+                "disabled-by-default",
+                "benchmark",
+                "renderer",
+            ]
+            .iter()
+            .any(|m| c.contains(m))
         });
         if browser {
             return TraceOrigin::ChromeBrowser;
@@ -294,7 +309,12 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
     let mut marks = h.warmup_marks.clone();
     if h.graph_launches > 0 {
         // Captures before replays are set-up work.
-        marks = super::intervals::normalise(marks.into_iter().chain(h.captures.iter().copied()).collect());
+        marks = super::intervals::normalise(
+            marks
+                .into_iter()
+                .chain(h.captures.iter().copied())
+                .collect(),
+        );
     }
     if h.steps.is_empty() {
         return prefix_window(&marks, lo, hi);
@@ -328,7 +348,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
     }
     let first = &h.steps[warm];
     let end = h.steps.iter().map(|s| s.2).max().unwrap_or(hi);
-    let warmup = (warm > 0).then(|| (lo, first.1));
+    let warmup = (warm > 0).then_some((lo, first.1));
     RankChoice {
         steps: Some((first.0, last_step)),
         warmup_steps: h.steps[..warm].iter().map(|s| s.0).collect(),
@@ -395,7 +415,10 @@ mod tests {
     #[test]
     fn slow_leading_steps_are_warmup() {
         // Step 1 takes 500, the others 100: step 1 is warm-up.
-        let h = host(&[(1, 0, 500), (2, 500, 600), (3, 600, 700), (4, 700, 800)], &[]);
+        let h = host(
+            &[(1, 0, 500), (2, 500, 600), (3, 600, 700), (4, 700, 800)],
+            &[],
+        );
         let c = choose_window(&h);
         assert_eq!(c.steps, Some((2, 4)));
         assert_eq!(c.warmup_steps, vec![1]);

@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
-use super::attribution::IdleShare;
 use super::attribution::IdleCause;
+use super::attribution::IdleShare;
 use super::bottleneck::{classify, Bottleneck, BottleneckKind};
 use super::context::TraceContext;
 use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingId};
@@ -82,7 +82,11 @@ pub fn diagnose(set: &TraceSet) -> DiagnosisReport {
 
 /// Diagnoses a set of ranks whose analyses were run with `opts` (the report computes its own figures
 /// over the analysed window; `opts.steps` fixes that window when set).
-pub fn diagnose_with(set: &TraceSet, _all: &AllAnalyses, opts: &AnalysisOptions) -> DiagnosisReport {
+pub fn diagnose_with(
+    set: &TraceSet,
+    _all: &AllAnalyses,
+    opts: &AnalysisOptions,
+) -> DiagnosisReport {
     diagnose_gathered(&gather_with(set, opts))
 }
 
@@ -100,7 +104,11 @@ fn pick_main<'a>(findings: &'a [Finding], i: &DiagnosisInputs) -> Option<&'a Fin
                 || f.id == FindingId::Warmup && f.impact.time_ns == 0
                 || f.impact.pct_of_gpu_time.unwrap_or(0.0) >= MAIN_FINDING_MIN_PCT
         })
-        .or_else(|| findings.iter().find(|f| busy && f.id == FindingId::DominantKernel))
+        .or_else(|| {
+            findings
+                .iter()
+                .find(|f| busy && f.id == FindingId::DominantKernel)
+        })
 }
 
 /// The report of gathered figures (pure; used by the scenario tests).
@@ -225,7 +233,11 @@ fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
     if f.id.is_about_the_trace() || f.impact.time_ns == 0 && f.id == FindingId::Warmup {
         let _ = writeln!(out, "{n}. **{}** ({}).", f.explanation, f.measured);
     } else {
-        let _ = writeln!(out, "{n}. **{}**: {}.{imp} {}", f.title, f.measured, f.explanation);
+        let _ = writeln!(
+            out,
+            "{n}. **{}**: {}.{imp} {}",
+            f.title, f.measured, f.explanation
+        );
     }
     for a in &f.actions {
         let _ = writeln!(out, "   - {a}");
@@ -241,7 +253,9 @@ fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
                     _ => code_cell(&short_name(&e.name)),
                 };
                 match e.rank {
-                    Some(r) if e.kind != EvidenceKind::Rank => format!("{name} on rank {r} ({} events)", e.count),
+                    Some(r) if e.kind != EvidenceKind::Rank => {
+                        format!("{name} on rank {r} ({} events)", e.count)
+                    }
                     _ => name,
                 }
             })
@@ -312,7 +326,10 @@ impl DiagnosisReport {
             let _ = writeln!(out, "No GPU kernels in this trace.\n");
             return;
         }
-        let _ = writeln!(out, "| % Time | Calls | Avg (μs) | Kernel |\n|---:|---:|---:|---|");
+        let _ = writeln!(
+            out,
+            "| % Time | Calls | Avg (μs) | Kernel |\n|---:|---:|---:|---|"
+        );
         let names: Vec<&str> = self.top_kernels.iter().map(|k| k.name.as_str()).collect();
         for (k, shown) in self.top_kernels.iter().zip(short_names(&names)) {
             let _ = writeln!(
@@ -332,13 +349,22 @@ impl DiagnosisReport {
             return;
         }
         let _ = writeln!(out, "### Where the GPU idle time goes\n");
-        let _ = writeln!(out, "| Cause | Time | % of window | Host busy in |\n|---|---:|---:|---|");
+        let _ = writeln!(
+            out,
+            "| Cause | Time | % of window | Host busy in |\n|---|---:|---:|---|"
+        );
         for s in &self.idle_attribution {
             let ops: Vec<String> = s
                 .top_ops
                 .iter()
                 .take(3)
-                .map(|o| format!("{} ({})", code_cell(&short_name(&o.name)), dur((o.time_us * 1000.0) as i64)))
+                .map(|o| {
+                    format!(
+                        "{} ({})",
+                        code_cell(&short_name(&o.name)),
+                        dur((o.time_us * 1000.0) as i64)
+                    )
+                })
                 .collect();
             let _ = writeln!(
                 out,

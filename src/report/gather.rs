@@ -65,7 +65,11 @@ pub fn gather(set: &TraceSet) -> Gathered {
 
 /// The figures of a set; `opts.steps`, when set, fixes the analysed steps instead of the context stage.
 pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
-    let hosts: Vec<HostTimeline> = set.ranks.iter().map(|r| HostTimeline::of(&r.table)).collect();
+    let hosts: Vec<HostTimeline> = set
+        .ranks
+        .iter()
+        .map(|r| HostTimeline::of(&r.table))
+        .collect();
     let mut ctx = context::detect(set, &hosts);
     let wopts = AnalysisOptions {
         mode: crate::analysis::all::Mode::Exact,
@@ -74,7 +78,10 @@ pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
         ..opts.clone()
     };
     let mut inputs = DiagnosisInputs {
-        device_name: set.ranks.iter().find_map(|r| r.table.metadata.device_name.clone()),
+        device_name: set
+            .ranks
+            .iter()
+            .find_map(|r| r.table.metadata.device_name.clone()),
         ..Default::default()
     };
     let mut acc = SetAcc::default();
@@ -97,7 +104,10 @@ pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
     inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
     acc.finish(&mut inputs);
     ctx.analysed = super::wording::analysed_line(&ctx, &inputs);
-    Gathered { inputs, context: ctx }
+    Gathered {
+        inputs,
+        context: ctx,
+    }
 }
 
 /// The host intervals each idle cause reads.
@@ -179,7 +189,10 @@ fn rank_figures(
     } else {
         prep.window
     };
-    let inside = |row: usize| t.ts_at(row).is_some_and(|ts| ts >= host_window.0 && ts < host_window.1);
+    let inside = |row: usize| {
+        t.ts_at(row)
+            .is_some_and(|ts| ts >= host_window.0 && ts < host_window.1)
+    };
     let sync_rows: Vec<(usize, String)> = host
         .sync_rows
         .iter()
@@ -207,7 +220,11 @@ fn rank_figures(
     RankFigure {
         rank,
         steps: steps.len() as u64,
-        mean_step_ns: if steps.is_empty() { 0 } else { step_ns / steps.len() as i64 },
+        mean_step_ns: if steps.is_empty() {
+            0
+        } else {
+            step_ns / steps.len() as i64
+        },
         comm_kernel_ns: prep
             .dev
             .iter()
@@ -268,7 +285,9 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut Diagn
             }
             continue;
         }
-        let (a, _) = k_acc.entry(d.name).or_insert_with(|| (Acc::default(), d.ktype));
+        let (a, _) = k_acc
+            .entry(d.name)
+            .or_insert_with(|| (Acc::default(), d.ktype));
         a.add(row, dur);
         acc.durations.push(dur);
         if dur < SMALL_KERNEL_NS {
@@ -285,7 +304,8 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut Diagn
         f.total_ns += a.time_ns;
         f.small_calls += a.small;
         f.communication = ty == KernelType::Communication;
-        f.evidence.push(a.evidence(EvidenceKind::Kernel, rank, name));
+        f.evidence
+            .push(a.evidence(EvidenceKind::Kernel, rank, name));
     }
     for (id, a) in c_acc {
         let name = t.name_of_id(id);
@@ -297,7 +317,8 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut Diagn
         f.small_count += a.small;
         f.pageable = name.contains("Pageable");
         f.host = name.contains("HtoD") || name.contains("DtoH");
-        f.evidence.push(a.evidence(EvidenceKind::Memory, rank, name));
+        f.evidence
+            .push(a.evidence(EvidenceKind::Memory, rank, name));
     }
 }
 

@@ -199,7 +199,9 @@ impl HostTimeline {
             .extend(open_captures.iter().map(|&(_, start)| (start, last)));
         // Asynchronous copy calls whose copy is device-to-host also make the host wait (`.item()`, `.cpu()`).
         for row in memcpy_calls {
-            if t.correlation_at(row).is_some_and(|c| dtoh_correlations.contains(&c)) {
+            if t.correlation_at(row)
+                .is_some_and(|c| dtoh_correlations.contains(&c))
+            {
                 if let (Some(ts), Some(end)) = (t.ts_at(row), t.end_at(row)) {
                     h.sync_rows.push((row, "Memcpy DtoH".to_string()));
                     raw.syncs.push((ts, end));

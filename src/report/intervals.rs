@@ -79,14 +79,18 @@ mod tests {
 
     /// A slow reference: which of the points 0..100 are in the list.
     fn points(a: &[(i64, i64)]) -> Vec<bool> {
-        (0..100).map(|p| a.iter().any(|&(s, e)| s <= p && p < e)).collect()
+        (0..100)
+            .map(|p| a.iter().any(|&(s, e)| s <= p && p < e))
+            .collect()
     }
 
     #[test]
     fn algebra_matches_a_pointwise_reference() {
         let mut seed = 7u64;
         let mut rand = |n: i64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 33) % n as u64) as i64
         };
         for _ in 0..300 {
@@ -114,7 +118,13 @@ mod tests {
 
     #[test]
     fn gaps() {
-        assert_eq!(gaps_within(&[(2, 4), (6, 8)], 0, 10), vec![(0, 2), (4, 6), (8, 10)]);
-        assert_eq!(normalise(vec![(5, 7), (0, 2), (1, 3), (3, 4), (9, 9)]), vec![(0, 4), (5, 7)]);
+        assert_eq!(
+            gaps_within(&[(2, 4), (6, 8)], 0, 10),
+            vec![(0, 2), (4, 6), (8, 10)]
+        );
+        assert_eq!(
+            normalise(vec![(5, 7), (0, 2), (1, 3), (3, 4), (9, 9)]),
+            vec![(0, 4), (5, 7)]
+        );
     }
 }

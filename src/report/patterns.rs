@@ -13,7 +13,9 @@ fn lower(name: &str) -> String {
 /// A softmax kernel (eager `softmax_warp_forward`, `cunn_SoftMaxForward`, a Triton `..._softmax_...`).
 pub fn is_softmax_kernel(name: &str) -> bool {
     let l = lower(name);
-    l.contains("softmax") && !is_fused_attention_kernel(name) && !l.contains("backward")
+    l.contains("softmax")
+        && !is_fused_attention_kernel(name)
+        && !l.contains("backward")
         && !l.contains("_bwd")
 }
 
@@ -79,7 +81,11 @@ pub fn is_fp32_simt_gemm(name: &str) -> bool {
         "tensorop", "s1688", "s16816", "h884", "h1688", "h16816", "hmma", "xmma", "wgmma", "bf16",
         "f16", "tf32", "i8816", "imma", "s884",
     ];
-    (l.contains("sgemm") || l.contains("gemm_fp32") || l.contains("gemmsn") || l.contains("gemv2t") || l.contains("gemvx"))
+    (l.contains("sgemm")
+        || l.contains("gemm_fp32")
+        || l.contains("gemmsn")
+        || l.contains("gemv2t")
+        || l.contains("gemvx"))
         && !tensor.iter().any(|t| l.contains(t))
 }
 
@@ -114,7 +120,10 @@ pub fn attention_ops(t: &TraceTable, inside: &dyn Fn(usize) -> bool, out: &mut A
             *shapes.entry(text).or_insert(0) += 1;
         }
     }
-    if let Some((shape, n)) = shapes.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0))) {
+    if let Some((shape, n)) = shapes
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+    {
         let total = out.softmax_shape.as_ref().map_or(0, |s| s.1);
         if n > total {
             out.softmax_shape = Some((shape, n));
@@ -129,9 +138,15 @@ mod tests {
     #[test]
     fn names() {
         assert!(is_softmax_kernel("void (anonymous namespace)::softmax_warp_forward<float, float, float, 9, false, false>(float*, const float*, int, int, int, const bool*, int, bool)"));
-        assert!(!is_softmax_kernel("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128>>"));
-        assert!(is_fused_attention_kernel("fmha_cutlassF_f16_aligned_64x64_rf_sm80"));
-        assert!(is_fusable_memory_bound("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"));
+        assert!(!is_softmax_kernel(
+            "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128>>"
+        ));
+        assert!(is_fused_attention_kernel(
+            "fmha_cutlassF_f16_aligned_64x64_rf_sm80"
+        ));
+        assert!(is_fusable_memory_bound(
+            "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"
+        ));
         assert!(!is_fusable_memory_bound("triton_poi_fused_add_mul_0"));
         assert!(is_fp32_simt_gemm("volta_sgemm_128x64_nn"));
         assert!(!is_fp32_simt_gemm("ampere_s16816gemm_bf16_128x128_ldg8"));

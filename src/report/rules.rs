@@ -121,13 +121,22 @@ fn warmup_words(ctx: &TraceContext) -> String {
     };
     let mut parts = Vec::new();
     if w.compile_events > 0 {
-        parts.push(format!("torch.compile compilation ({:.0} ms)", w.compile_ms));
+        parts.push(format!(
+            "torch.compile compilation ({:.0} ms)",
+            w.compile_ms
+        ));
     }
     if w.search_calls > 0 {
-        parts.push(format!("{} cuDNN/MIOpen algorithm-search calls", w.search_calls));
+        parts.push(format!(
+            "{} cuDNN/MIOpen algorithm-search calls",
+            w.search_calls
+        ));
     }
     if w.setup_calls > 0 {
-        parts.push(format!("{} device set-up and allocation calls (cudaMalloc/cudaFree, ...)", w.setup_calls));
+        parts.push(format!(
+            "{} device set-up and allocation calls (cudaMalloc/cudaFree, ...)",
+            w.setup_calls
+        ));
     }
     if ctx.capture_calls > 0 {
         parts.push(format!("{} graph captures", ctx.capture_calls));
@@ -203,7 +212,11 @@ fn top_evidence(refs: impl Iterator<Item = EvidenceRef>, n: usize) -> Vec<Eviden
 fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
     let t = &i.time;
     let idle_pct = t.pct(t.idle_ns);
-    let mostly = if 2 * cause_ns >= t.idle_ns { "mostly" } else { "partly" };
+    let mostly = if 2 * cause_ns >= t.idle_ns {
+        "mostly"
+    } else {
+        "partly"
+    };
     format!(
         "GPU is idle {idle_pct:.1}% of the time, {mostly} {what} ({} of {}).",
         dur(cause_ns),
@@ -218,7 +231,13 @@ fn ops_words(share: Option<&IdleShare>, n: usize) -> String {
             s.top_ops
                 .iter()
                 .take(n)
-                .map(|o| format!("`{}` ({})", short_name(&o.name), dur((o.time_us * 1000.0) as i64)))
+                .map(|o| {
+                    format!(
+                        "`{}` ({})",
+                        short_name(&o.name),
+                        dur((o.time_us * 1000.0) as i64)
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         })
@@ -327,29 +346,46 @@ pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let inside = ops_words(i.idle_share(IdleCause::DataLoading), 3);
-    Some(Draft {
-        id: FindingId::DataLoading,
-        headline: idle_headline(i, ns, "waiting for the DataLoader"),
-        title: "GPU starved by the DataLoader".into(),
-        threshold: format!("GPU idle while a DataLoader op runs ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
-        measured: format!("{} of GPU idle inside DataLoader ops ({p:.1}% of the window)", dur(ns)),
-        value: p,
-        time_ns: ns,
-        explanation: format!(
-            "The GPU sits idle for {} while the host fetches the next batch{}.",
-            dur(ns),
-            if inside.is_empty() { String::new() } else { format!("; the host is busy in {inside}") }
-        ),
-        actions: data_loader_actions(i),
-        evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
-    }
-    .finish(i))
+    Some(
+        Draft {
+            id: FindingId::DataLoading,
+            headline: idle_headline(i, ns, "waiting for the DataLoader"),
+            title: "GPU starved by the DataLoader".into(),
+            threshold: format!(
+                "GPU idle while a DataLoader op runs ≥ {IDLE_CAUSE_PCT:.0}% of the window"
+            ),
+            measured: format!(
+                "{} of GPU idle inside DataLoader ops ({p:.1}% of the window)",
+                dur(ns)
+            ),
+            value: p,
+            time_ns: ns,
+            explanation: format!(
+                "The GPU sits idle for {} while the host fetches the next batch{}.",
+                dur(ns),
+                if inside.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the host is busy in {inside}")
+                }
+            ),
+            actions: data_loader_actions(i),
+            evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
+        }
+        .finish(i),
+    )
 }
 
 /// What to change about the DataLoader, from how it runs: in the main process or with workers.
 fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
-    let single = i.data_loader_ops.iter().any(|o| o.name.contains("SingleProcess"));
-    let multi = i.data_loader_ops.iter().any(|o| o.name.contains("MultiProcessing"));
+    let single = i
+        .data_loader_ops
+        .iter()
+        .any(|o| o.name.contains("SingleProcess"));
+    let multi = i
+        .data_loader_ops
+        .iter()
+        .any(|o| o.name.contains("MultiProcessing"));
     let mut out = Vec::new();
     if single {
         out.push("The DataLoader runs in the training process (its single-process iterator, `num_workers=0`): set `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, and `persistent_workers=True`.".to_string());
@@ -368,7 +404,11 @@ fn sync_cause_words(caller: &str) -> &'static str {
     let has = |m: &str| caller.contains(m);
     if has("_local_scalar_dense") || has("aten::item") {
         "`.item()` (or `float(tensor)`, `if tensor:`) reads a GPU value on the host: keep it on the GPU, or read it every N steps"
-    } else if has("nonzero") || has("masked_select") || has("aten::unique") || has("index_put") && has("bool") {
+    } else if has("nonzero")
+        || has("masked_select")
+        || has("aten::unique")
+        || has("index_put") && has("bool")
+    {
         "an op whose output size depends on the data (`nonzero`, boolean-mask indexing, `unique`) must wait for the GPU: use fixed-size forms (`torch.where(mask, x, 0)`) or move it out of the step"
     } else if has("aten::to") || has("aten::copy_") || has("aten::_to_copy") || has("cpu") {
         "a device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`, `.to(\"cpu\")`) waits for the GPU: keep the tensor on the GPU, or copy with `non_blocking=True` into pinned memory and read it later"
@@ -487,14 +527,23 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
     let launch = launch_bound(i);
     let late = i.time.idle(IdleCause::DispatchOverhead);
     // With tiny kernels the GPU-side gaps between queued kernels are launch latency too.
-    let ns = late + if launch { i.time.idle(IdleCause::DeviceSide) } else { 0 };
+    let ns = late
+        + if launch {
+            i.time.idle(IdleCause::DeviceSide)
+        } else {
+            0
+        };
     let p = i.time.pct(ns);
     if p < IDLE_CAUSE_PCT {
         return None;
     }
     let ops = ops_words(i.idle_share(IdleCause::DispatchOverhead), 3);
     let gaps = if i.dispatch_gaps > 0 {
-        format!(" in {} gaps (mean {})", i.dispatch_gaps, us(late as f64 / i.dispatch_gaps as f64))
+        format!(
+            " in {} gaps (mean {})",
+            i.dispatch_gaps,
+            us(late as f64 / i.dispatch_gaps as f64)
+        )
     } else {
         String::new()
     };
@@ -661,7 +710,11 @@ fn slowest_rank(i: &DiagnosisInputs) -> Option<(&super::inputs::RankFigure, i64,
         .iter()
         .filter(|r| r.rank != slow.rank)
         .map(|r| {
-            let cap = if i.time.comm_ns > 0 { r.time.comm_exposed_ns } else { excess };
+            let cap = if i.time.comm_ns > 0 {
+                r.time.comm_exposed_ns
+            } else {
+                excess
+            };
             (rank_work(slow) - rank_work(r)).clamp(0, cap)
         })
         .sum();
@@ -719,8 +772,12 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
 }
 
 /// Kernel time of the kernels whose name passes `test`, and their figures.
-fn kernels_where(i: &DiagnosisInputs, test: fn(&str) -> bool) -> (i64, Vec<&super::inputs::KernelFigure>) {
-    let ks: Vec<&super::inputs::KernelFigure> = i.kernels.iter().filter(|k| test(&k.name)).collect();
+fn kernels_where(
+    i: &DiagnosisInputs,
+    test: fn(&str) -> bool,
+) -> (i64, Vec<&super::inputs::KernelFigure>) {
+    let ks: Vec<&super::inputs::KernelFigure> =
+        i.kernels.iter().filter(|k| test(&k.name)).collect();
     (ks.iter().map(|k| k.total_ns).sum(), ks)
 }
 
@@ -783,7 +840,14 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
     let names: Vec<String> = ks
         .iter()
         .take(3)
-        .map(|k| format!("`{}` ({}, {} calls)", short_name(&k.name), dur(k.total_ns), k.calls))
+        .map(|k| {
+            format!(
+                "`{}` ({}, {} calls)",
+                short_name(&k.name),
+                dur(k.total_ns),
+                k.calls
+            )
+        })
         .collect();
     let recoverable = (ns as f64 * RECOVERABLE_SHARE) as i64;
     Some(Draft {
@@ -815,9 +879,18 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let device = i.device_name.clone().unwrap_or_default();
-    let no_tf32 = ["V100", "T4", "P100", "P40", "K80", "TITAN V", "Quadro RTX", "RTX 20"]
-        .iter()
-        .any(|d| device.contains(d));
+    let no_tf32 = [
+        "V100",
+        "T4",
+        "P100",
+        "P40",
+        "K80",
+        "TITAN V",
+        "Quadro RTX",
+        "RTX 20",
+    ]
+    .iter()
+    .any(|d| device.contains(d));
     let action = if no_tf32 {
         format!("{} has no TF32: use mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so GEMMs run on tensor cores.", if device.is_empty() { "This GPU".to_string() } else { device.clone() })
     } else {
@@ -852,10 +925,16 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     if t.window_ns <= 0 || i.copies.is_empty() {
         return None;
     }
-    let pageable: Vec<&super::inputs::CopyFigure> = i.copies.iter().filter(|c| c.pageable).collect();
+    let pageable: Vec<&super::inputs::CopyFigure> =
+        i.copies.iter().filter(|c| c.pageable).collect();
     let pageable_ns: i64 = pageable.iter().map(|c| c.total_ns).sum();
     let pageable_n: u64 = pageable.iter().map(|c| c.count).sum();
-    let copies_n: u64 = i.copies.iter().filter(|c| c.name.starts_with("Memcpy")).map(|c| c.count).sum();
+    let copies_n: u64 = i
+        .copies
+        .iter()
+        .filter(|c| c.name.starts_with("Memcpy"))
+        .map(|c| c.count)
+        .sum();
     let small_n: u64 = i.copies.iter().map(|c| c.small_count).sum();
     let exposed_pct = t.pct(t.memory_exposed_ns);
     let pageable_pct = t.pct(pageable_ns);

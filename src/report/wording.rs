@@ -173,4 +173,3 @@ pub fn short_names(names: &[&str]) -> Vec<String> {
     }
     out
 }
-

@@ -324,15 +324,32 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
     }
     if let Some(id) = r.main_finding_id {
         if r.context.blocking().is_some() {
-            assert_eq!(b.kind, BottleneckKind::Undetermined, "{what}: {id} leaves nothing to diagnose");
+            assert_eq!(
+                b.kind,
+                BottleneckKind::Undetermined,
+                "{what}: {id} leaves nothing to diagnose"
+            );
         } else if let Some(k) = BottleneckKind::of_finding(id) {
-            assert_eq!(k, b.kind, "{what}: main finding {id} but bottleneck {:?}", b.kind);
+            assert_eq!(
+                k, b.kind,
+                "{what}: main finding {id} but bottleneck {:?}",
+                b.kind
+            );
         } else {
             assert_eq!(b.kind, BottleneckKind::Undetermined, "{what}: {id}");
         }
-        let main = r.findings.iter().find(|f| f.id == id).expect("main finding listed");
+        let main = r
+            .findings
+            .iter()
+            .find(|f| f.id == id)
+            .expect("main finding listed");
         // The main finding is the largest recoverable time, unless nothing reaches 2% of the window.
-        let largest = r.findings.iter().map(|f| f.impact.time_ns).max().unwrap_or(0);
+        let largest = r
+            .findings
+            .iter()
+            .map(|f| f.impact.time_ns)
+            .max()
+            .unwrap_or(0);
         let largest_pct = r
             .findings
             .iter()
