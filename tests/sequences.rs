@@ -336,3 +336,43 @@ fn hta_compat_counts_kernels_on_streams_above_0_only() {
     assert_eq!((c[0].count, c[0].gpu_kernel_duration_us), (2, 30.0));
     assert_eq!(run("aten::linear", false)[0].gpu_kernel_duration_us, 40.0);
 }
+
+/// `analyze()` in HTA-compatible mode (and so `analyze --compat hta` and the page's switch) gives the
+/// HTA-compatible sequences, not the exact ones: a regression test of the orchestrator, which used to
+/// call the sequences with default options whatever the mode.
+#[test]
+fn analyze_in_compat_mode_gives_compat_sequences() {
+    use profile_model::analysis::all::{analyze, AnalysisOptions};
+    use profile_model::table::TraceSet;
+    let mut differ = 0;
+    for f in common::kineto_trace_files() {
+        let table = load_path(&f).unwrap();
+        let compat = frequent_kernel_sequences(
+            &table,
+            &SequenceOptions {
+                hta_compat: true,
+                ..SequenceOptions::default()
+            },
+        );
+        let exact = frequent_kernel_sequences(&table, &SequenceOptions::default());
+        differ += usize::from(compat.rows != exact.rows);
+        let set = TraceSet::single(table);
+        let all = analyze(&set, &AnalysisOptions::hta_compat());
+        assert_eq!(all.frequent_kernel_sequences[0].result.rows, compat.rows, "{}", f.display());
+        // Through the CLI as well.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
+            .args(["analyze", "--json", "--compat", "hta"])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = &v["frequent_kernel_sequences"][0]["result"]["rows"];
+        assert_eq!(
+            rows.as_array().map_or(0, |r| r.len()),
+            compat.rows.len(),
+            "CLI {}",
+            f.display()
+        );
+    }
+    assert!(differ > 0, "no shared trace tells the two modes apart: the test could not fail");
+}

@@ -168,7 +168,11 @@ pub fn analyze_timed(
     if opts.mode == Mode::Exact {
         notes.push("exact mode: integer-ns timestamps, every event of the window, device events recognised by their kind; HTA 0.5.0 rounds float timestamps to whole µs, drops the last ProfilerStep and selects rows by `stream`".into());
     }
-    let seq_opts = SequenceOptions::default();
+    // The sequences follow the mode like every other analysis.
+    let seq_opts = SequenceOptions {
+        hta_compat: opts.mode == Mode::HtaCompat,
+        ..SequenceOptions::default()
+    };
     let kernel_breakdown = laps.time("kernel_breakdown", || {
         kernel_breakdown_prepared(&preps, opts)
     });

@@ -216,6 +216,23 @@ fn ns_as_parsed_us(ns: i64) -> f64 {
 }
 
 impl<'a> RankPrep<'a> {
+    /// When the host launched a device row, as the idle breakdown reads it. Exact mode: its launch
+    /// call's start, `None` when the launch is not in the trace. HTA 0.5.0 gives a CUDA row whose
+    /// partner is missing `index_correlation = 0` and joins it to the file's first event (index 0):
+    /// its launch time is that event's `ts` (none when that event has no `ts`).
+    pub fn launch_ts_for_idle(&self, d: &DevRow) -> Option<i64> {
+        match d.launch {
+            Some(r) => self.span(r as usize).map(|(ts, _)| ts),
+            None if self.mode == Mode::HtaCompat
+                && self.table.correlation_at(d.row as usize).is_some()
+                && !self.table.is_empty() =>
+            {
+                self.span(0).map(|(ts, _)| ts)
+            }
+            None => None,
+        }
+    }
+
     /// Start and end (ns) of any row, rounded as the mode says. `None` without ts.
     #[inline]
     pub fn span(&self, row: usize) -> Option<(i64, i64)> {

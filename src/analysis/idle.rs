@@ -39,10 +39,7 @@ pub fn idle_prepared(rank: i64, prep: &RankPrep, opts: &AnalysisOptions) -> Vec<
     let threshold = opts.kernel_wait_threshold_ns();
     let mut by_stream: BTreeMap<i64, Vec<(i64, i64, Option<i64>)>> = BTreeMap::new();
     for d in prep.dev.iter().filter(|d| d.kind.is_gpu_activity()) {
-        let launch_ts = d
-            .launch
-            .and_then(|r| prep.span(r as usize))
-            .map(|(ts, _)| ts);
+        let launch_ts = prep.launch_ts_for_idle(d);
         by_stream
             .entry(d.stream)
             .or_default()
