@@ -280,6 +280,29 @@ impl TraceBuilder {
     pub fn table(&self, file: &str) -> TraceTable {
         load_bytes(file, self.json().as_bytes()).expect("synthetic trace loads")
     }
+
+    /// A user annotation (`record_function`, `_compile.compile_inner`, ...) on the host thread.
+    pub fn annotation(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
+        self.host("user_annotation", name, ts, dur, json!({}))
+    }
+
+    /// A CPU operator with extra args (`"Input Dims"`, ...) beside its `External id`.
+    pub fn cpu_op_args(&mut self, name: &str, ts: f64, dur: f64, args: Value) -> &mut Self {
+        let e = self.next_external;
+        self.next_external += 1;
+        let mut a = json!({"External id": e});
+        if let (Some(o), Some(x)) = (a.as_object_mut(), args.as_object()) {
+            for (k, v) in x {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        self.host("cpu_op", name, ts, dur, a)
+    }
+
+    /// A complete (`ph: X`) host event with any category (`devtools.timeline`, `python_function`, ...).
+    pub fn event(&mut self, cat: &str, name: &str, ts: f64, dur: f64) -> &mut Self {
+        self.host(cat, name, ts, dur, json!({}))
+    }
 }
 
 /// Asserts the report's sections appear in the seed's fixed order (`what` names the trace in failures).
