@@ -149,6 +149,57 @@ fn graph_capture_after_eager_kernels_says_profile_the_replay() {
     assert!(r.main_finding.contains("1 capture"), "{}", r.main_finding);
 }
 
+/// Graph replays: each 6 ms step is one `cudaGraphLaunch` running 50 kernels of 100 µs with 20 µs
+/// GPU-side gaps; the gaps inside a replay are not host wait.
+#[test]
+fn gaps_inside_a_graph_replay_are_not_host_wait() {
+    let mut b = TraceBuilder::new();
+    let names = [GEMM_NT, GEMM_NN, BN];
+    for s in 0..4 {
+        let t = 6_000.0 * s as f64;
+        b.step(s, t, 6_000.0);
+        b.cpu_op("aten::mm", t + 10.0, 40.0);
+        let kernels: Vec<(&str, f64, f64)> = (0..50)
+            .map(|k| (names[k % 3], t + 100.0 + 120.0 * k as f64, 100.0))
+            .collect();
+        b.graph_launch(7, t + 20.0, 30.0, &kernels);
+    }
+    let r = one(&b);
+    invariants(&r, "graph replay");
+    assert!(r.context.holds(TraceHolds::GraphReplay), "{:?}", r.context);
+    assert!(!r.context.holds(TraceHolds::GraphCapture));
+    assert_eq!(r.context.graph_launches, 4);
+    assert_eq!(r.context.steps, Some((0, 3)));
+    // Window: first kernel (100 µs) to the last one's end (18 ms + 100 µs + 49 × 120 µs + 100 µs).
+    let window = 18_000.0 + 100.0 + 49.0 * 120.0 + 100.0 - 100.0;
+    let busy = 4.0 * 50.0 * 100.0;
+    let idle = window - busy;
+    close(idle_pct(&r), 100.0 * idle / window, "idle %");
+    // 49 gaps of 20 µs inside each replay, and 20 µs between replays (a replay ends 80 µs into the
+    // next step, whose graph launch, 20 µs into it, was already queued): all on the GPU side.
+    let inside = 4.0 * 49.0 * 20.0;
+    let between = 3.0 * 20.0;
+    close(inside + between, idle, "idle µs");
+    close(
+        attributed_us(&r, IdleCause::DeviceSide),
+        inside + between,
+        "GPU-side idle of the replays",
+    );
+    for id in [
+        FindingId::HostOverhead,
+        FindingId::LaunchOverhead,
+        FindingId::Synchronization,
+    ] {
+        assert!(!has(&r, id), "{id} in
+{}", r.to_markdown());
+    }
+    assert!(
+        r.notes.iter().any(|n| n.contains("4 CUDA/HIP graph launches")),
+        "{:?}",
+        r.notes
+    );
+}
+
 // 2. The double-count case -------------------------------------------------------------------------
 
 /// Each 10 ms step: two 2 ms GEMMs; `aten::item` blocks in `cudaStreamSynchronize` until it ends (the GPU
