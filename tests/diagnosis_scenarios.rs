@@ -190,11 +190,17 @@ fn gaps_inside_a_graph_replay_are_not_host_wait() {
         FindingId::LaunchOverhead,
         FindingId::Synchronization,
     ] {
-        assert!(!has(&r, id), "{id} in
-{}", r.to_markdown());
+        assert!(
+            !has(&r, id),
+            "{id} in
+{}",
+            r.to_markdown()
+        );
     }
     assert!(
-        r.notes.iter().any(|n| n.contains("4 CUDA/HIP graph launches")),
+        r.notes
+            .iter()
+            .any(|n| n.contains("4 CUDA/HIP graph launches")),
         "{:?}",
         r.notes
     );
@@ -239,7 +245,12 @@ fn sync_followed_by_data_loader_is_not_counted_twice() {
     let in_loader = 3.0 * 5_380.0;
     close(idle_pct(&r), 100.0 * idle / window, "idle %");
     let dl = finding(&r, FindingId::DataLoading);
-    assert_eq!(dl.impact.time_ns, (in_loader * 1000.0) as i64, "{}", dl.measured);
+    assert_eq!(
+        dl.impact.time_ns,
+        (in_loader * 1000.0) as i64,
+        "{}",
+        dl.measured
+    );
     close(dl.value, 100.0 * in_loader / window, "DataLoader idle %");
     close(
         attributed_us(&r, IdleCause::DataLoading),
@@ -255,7 +266,12 @@ fn sync_followed_by_data_loader_is_not_counted_twice() {
         "synchronization attribution µs",
     );
     let sync = finding(&r, FindingId::Synchronization);
-    assert_eq!(sync.impact.time_ns, (sync_part * 1000.0) as i64, "{}", sync.measured);
+    assert_eq!(
+        sync.impact.time_ns,
+        (sync_part * 1000.0) as i64,
+        "{}",
+        sync.measured
+    );
     let claimed: i64 = r
         .findings
         .iter()
@@ -339,17 +355,73 @@ fn a_cut_file_is_diagnosed_and_said_to_be_cut() {
     let text = sync_then_loader_trace().json();
     // Cut inside the last events (the last step's DataLoader op and the closing brackets are lost).
     let cut = &text[..text.len() - 150];
-    let table = profile_model::table::load_bytes("cut.json", cut.as_bytes()).expect("cut file loads");
+    let table =
+        profile_model::table::load_bytes("cut.json", cut.as_bytes()).expect("cut file loads");
     let r = diagnose(&TraceSet::single(table));
     invariants(&r, "cut file");
     assert!(r.context.holds(TraceHolds::Truncated), "{:?}", r.context);
     assert_ne!(r.main_finding_id, Some(FindingId::NoGpuKernels));
-    assert_eq!(r.main_finding_id, Some(FindingId::DataLoading), "{}", r.to_markdown());
+    assert_eq!(
+        r.main_finding_id,
+        Some(FindingId::DataLoading),
+        "{}",
+        r.to_markdown()
+    );
     assert!(
         r.notes.iter().any(|n| n.contains("cut off")),
         "{:?}",
         r.notes
     );
+}
+
+/// Without steps: a dense prefix of cudaMalloc/cudaFree (0-10 ms) then ten 1 ms GEMMs back to back.
+#[test]
+fn a_warmup_prefix_is_left_out_without_steps() {
+    let mut b = TraceBuilder::new();
+    for i in 0..50 {
+        let t = 200.0 * i as f64;
+        b.runtime(if i % 2 == 0 { "cudaMalloc" } else { "cudaFree" }, t, 150.0);
+    }
+    b.kernel(GEMM, 7, 1_000.0, 5.0, 1_100.0, 300.0);
+    for k in 0..10 {
+        let t = 10_000.0 + 1_000.0 * k as f64;
+        b.cpu_op("aten::mm", 9_950.0 + 4.0 * k as f64, 3.0);
+        b.kernel(
+            if k % 2 == 0 { GEMM_NT } else { GEMM_NN },
+            7,
+            9_951.0 + 4.0 * k as f64,
+            2.0,
+            t,
+            1_000.0,
+        );
+    }
+    let r = one(&b);
+    invariants(&r, "warm-up prefix");
+    assert!(r.context.holds(TraceHolds::Warmup), "{:?}", r.context);
+    assert!(r.context.holds(TraceHolds::SteadyState), "{:?}", r.context);
+    assert_eq!(r.context.steps, None);
+    // The prefix ends with the last set-up call: 49 × 200 µs + 150 µs.
+    let prefix_end_ns = ((49.0 * 200.0 + 150.0) * 1000.0) as i64;
+    assert_eq!(
+        r.context.windows[0].start_ns, prefix_end_ns,
+        "{:?}",
+        r.context.windows
+    );
+    assert_eq!(
+        r.context.windows[0].warmup_ns.map(|w| w.1),
+        Some(prefix_end_ns)
+    );
+    // Only the ten steady GEMMs are analysed (the warm-up GEMM at 1.1 ms is left out), and the GPU
+    // is busy all the window.
+    let calls: u64 = r.top_kernels.iter().map(|k| k.calls).sum();
+    assert_eq!(calls, 10, "{}", r.to_markdown());
+    assert!(
+        r.top_kernels.iter().all(|k| k.name != GEMM),
+        "{:?}",
+        r.top_kernels
+    );
+    close(idle_pct(&r), 0.0, "idle % after the warm-up");
+    assert!(r.to_markdown().contains("left out"), "{}", r.to_markdown());
 }
 
 // 4. Only warm-up ----------------------------------------------------------------------------------
@@ -364,7 +436,14 @@ fn only_warmup_says_so() {
         b.annotation("_compile.compile_inner", t + 100.0, 4_000.0);
         for k in 0..3 {
             let k = k as f64;
-            b.kernel(GEMM, 7, t + 4_150.0 + 10.0 * k, 5.0, t + 4_200.0 + 250.0 * k, 200.0);
+            b.kernel(
+                GEMM,
+                7,
+                t + 4_150.0 + 10.0 * k,
+                5.0,
+                t + 4_200.0 + 250.0 * k,
+                200.0,
+            );
         }
     }
     let r = one(&b);
@@ -381,7 +460,11 @@ fn only_warmup_says_so() {
     close(w.compile_ms, 3.0 * 4_000.0 / 1000.0, "compile ms");
     assert_eq!(w.steps, vec![1, 2, 3]);
     assert!(r.idle_attribution.is_empty());
-    assert!(r.main_finding.contains("only warm-up"), "{}", r.main_finding);
+    assert!(
+        r.main_finding.contains("only warm-up"),
+        "{}",
+        r.main_finding
+    );
 }
 
 // 5. Not a PyTorch trace ---------------------------------------------------------------------------
@@ -403,7 +486,11 @@ fn a_browser_trace_is_not_a_pytorch_trace() {
     );
     assert!(r.context.holds(TraceHolds::NotPytorch), "{:?}", r.context);
     assert_eq!(r.findings.len(), 1);
-    assert!(r.main_finding.contains("browser trace"), "{}", r.main_finding);
+    assert!(
+        r.main_finding.contains("browser trace"),
+        "{}",
+        r.main_finding
+    );
     assert!(
         !r.main_finding.contains("ProfilerActivity.CUDA"),
         "{}",
@@ -483,7 +570,11 @@ fn softmax_and_bmm_is_unfused_attention() {
     assert_eq!(r.context.steps, Some((0, 0)));
     let f = finding(&r, FindingId::UnfusedAttention);
     let (softmax, kernel) = (10.0 * 400.0, 10.0 * 1_000.0);
-    close(f.value, 100.0 * softmax / kernel, "softmax % of kernel time");
+    close(
+        f.value,
+        100.0 * softmax / kernel,
+        "softmax % of kernel time",
+    );
     assert_eq!(f.impact.time_ns, (softmax * 1000.0) as i64);
     close(
         f.impact.pct_of_gpu_time.unwrap(),
@@ -497,7 +588,9 @@ fn softmax_and_bmm_is_unfused_attention() {
     );
     assert!(f.measured.contains("20 `aten::bmm`"), "{}", f.measured);
     assert!(
-        f.actions.join("\n").contains("scaled_dot_product_attention"),
+        f.actions
+            .join("\n")
+            .contains("scaled_dot_product_attention"),
         "{:?}",
         f.actions
     );
@@ -507,11 +600,7 @@ fn softmax_and_bmm_is_unfused_attention() {
 fn flash_attention_is_not_unfused() {
     let r = one(&attention_trace(FLASH, 400.0));
     invariants(&r, "flash attention");
-    assert!(
-        !has(&r, FindingId::UnfusedAttention),
-        "{}",
-        r.to_markdown()
-    );
+    assert!(!has(&r, FindingId::UnfusedAttention), "{}", r.to_markdown());
     assert_eq!(r.context.steps, Some((0, 0)));
 }
 
@@ -545,7 +634,11 @@ fn elementwise_kernels_are_fusion_candidates() {
     close(idle_pct(&r), 0.0, "idle %");
     let f = finding(&r, FindingId::FusionCandidates);
     let (ew, kernel) = (20.0 * 400.0, 20.0 * 1_000.0);
-    close(f.value, 100.0 * ew / kernel, "element-wise % of kernel time");
+    close(
+        f.value,
+        100.0 * ew / kernel,
+        "element-wise % of kernel time",
+    );
     // Fusion is expected to save half of their time.
     assert_eq!(f.impact.time_ns, (ew / 2.0 * 1000.0) as i64);
     assert!(f.measured.contains("20 calls"), "{}", f.measured);
@@ -556,11 +649,7 @@ fn elementwise_kernels_are_fusion_candidates() {
 fn triton_fused_kernels_are_not_fusion_candidates() {
     let r = one(&elementwise_trace(TRITON));
     invariants(&r, "triton");
-    assert!(
-        !has(&r, FindingId::FusionCandidates),
-        "{}",
-        r.to_markdown()
-    );
+    assert!(!has(&r, FindingId::FusionCandidates), "{}", r.to_markdown());
 }
 
 // 9. fp32 matmul -----------------------------------------------------------------------------------
@@ -691,7 +780,12 @@ fn host_work_between_steps_names_the_op() {
     let between = 3.0 * 4_000.0;
     close(idle_pct(&r), 100.0 * idle / window, "idle %");
     let f = finding(&r, FindingId::HostBound);
-    assert_eq!(f.impact.time_ns, (between * 1000.0) as i64, "{}", f.measured);
+    assert_eq!(
+        f.impact.time_ns,
+        (between * 1000.0) as i64,
+        "{}",
+        f.measured
+    );
     close(f.value, 100.0 * between / window, "between-steps %");
     assert!(
         f.actions.join("\n").contains("log_metrics"),
@@ -737,6 +831,38 @@ fn deepep_and_custom_all_reduce_are_communication() {
         100.0 * exposed / window,
         "bottleneck exposed %",
     );
+}
+
+/// The host waits in a CPU-side barrier (`c10d::barrier`) 3.9 ms per step while the GPU idles.
+#[test]
+fn host_waits_in_a_barrier_are_communication() {
+    let mut b = TraceBuilder::new();
+    for s in 0..4 {
+        let t = 8_000.0 * s as f64;
+        b.step(s, t, 8_000.0);
+        b.cpu_op("aten::mm", t + 40.0, 20.0);
+        b.kernel(GEMM, 7, t + 50.0, 5.0, t + 100.0, 2_000.0);
+        b.kernel(GEMM, 7, t + 60.0, 5.0, t + 2_100.0, 2_000.0);
+        b.cpu_op("c10d::barrier", t + 4_100.0, 3_850.0);
+    }
+    let r = one(&b);
+    check(
+        &r,
+        FindingId::Communication,
+        BottleneckKind::Communication,
+        "barrier wait",
+    );
+    assert_eq!(r.context.steps, Some((0, 3)));
+    let window = 24_000.0 + 4_100.0 - 100.0;
+    let wait = 3.0 * 3_850.0;
+    close(
+        attributed_us(&r, IdleCause::CommunicationWait),
+        wait,
+        "communication wait µs",
+    );
+    let f = finding(&r, FindingId::Communication);
+    assert_eq!(f.impact.time_ns, (wait * 1000.0) as i64, "{}", f.measured);
+    close(f.value, 100.0 * wait / window, "communication %");
 }
 
 // 13. Stragglers ----------------------------------------------------------------------------------
@@ -801,7 +927,11 @@ fn tied_ranks_have_no_straggler() {
     assert_eq!(r.main_finding_id, Some(FindingId::Communication));
     assert_eq!(bottleneck(&r), BottleneckKind::Communication);
     let f = finding(&r, FindingId::Communication);
-    close(f.value, 100.0 * 1_400.0 / 5_400.0, "exposed communication %");
+    close(
+        f.value,
+        100.0 * 1_400.0 / 5_400.0,
+        "exposed communication %",
+    );
     let md = r.to_markdown();
     assert!(!md.contains("most often last"), "{md}");
 }
