@@ -69,9 +69,38 @@ fn check(r: &DiagnosisReport, id: FindingId, kind: BottleneckKind, what: &str) {
 fn invariants(r: &DiagnosisReport, what: &str) {
     common::assert_report_invariants(r, what);
     common::assert_report_sections(&r.to_markdown(), what);
+    wording(r, what);
     let json = r.to_json();
     for key in ["\"context\"", "\"idle_attribution\"", "\"main_finding_id\""] {
         assert!(json.contains(key), "{what}: {key} missing in {json}");
+    }
+}
+
+/// Text outside `code spans`.
+fn prose(text: &str) -> String {
+    text.split('`').step_by(2).collect::<Vec<_>>().join(" ")
+}
+
+/// Issue 15's wording rules: one sentence without doubled colons or periods; a small item is never
+/// "heavy"; notes such as "one rank only" are not numbered recommendations.
+fn wording(r: &DiagnosisReport, what: &str) {
+    let main = prose(&r.main_finding);
+    assert!(
+        !main.contains("::") && !main.contains(": :") && !main.contains(".."),
+        "{what}: {}",
+        r.main_finding
+    );
+    assert!(r.main_finding.ends_with('.'), "{what}: {}", r.main_finding);
+    for f in &r.findings {
+        if f.impact.pct_of_gpu_time.unwrap_or(0.0) < 5.0 {
+            assert!(
+                !f.title.to_lowercase().contains("heavy"),
+                "{what}: {} is titled {}",
+                f.id,
+                f.title
+            );
+        }
+        assert!(!f.title.contains("one rank"), "{what}: {}", f.title);
     }
 }
 
