@@ -235,6 +235,52 @@ fn gaps_inside_a_graph_replay_are_not_host_wait() {
     );
 }
 
+/// Step 0 captures a graph (40 launches recorded); steps 1-4 replay it: the capture is set-up work left
+/// out as warm-up, not a "graph capture" trace.
+#[test]
+fn a_capture_followed_by_replays_is_warmup_then_replay() {
+    let mut b = TraceBuilder::new();
+    b.step(0, 0.0, 3_000.0);
+    b.runtime("cudaStreamBeginCapture", 100.0, 20.0);
+    for i in 0..40 {
+        let t = 200.0 + 60.0 * i as f64;
+        b.cpu_op("aten::mm", t, 50.0);
+        b.runtime("cudaLaunchKernel", t + 10.0, 30.0);
+    }
+    b.runtime("cudaStreamEndCapture", 2_700.0, 50.0);
+    let names = [GEMM_NT, GEMM_NN, BN];
+    for s in 1..5 {
+        let t = 3_000.0 + 6_000.0 * (s - 1) as f64;
+        b.step(s, t, 6_000.0);
+        let kernels: Vec<(&str, f64, f64)> = (0..50)
+            .map(|k| (names[k % 3], t + 100.0 + 115.0 * k as f64, 100.0))
+            .collect();
+        b.graph_launch(7, t + 20.0, 30.0, &kernels);
+    }
+    let r = one(&b);
+    invariants(&r, "capture then replays");
+    assert!(r.context.holds(TraceHolds::GraphReplay), "{:?}", r.context);
+    assert!(
+        !r.context.holds(TraceHolds::GraphCapture),
+        "{:?}",
+        r.context
+    );
+    assert!(r.context.holds(TraceHolds::Warmup), "{:?}", r.context);
+    assert_eq!(r.context.steps, Some((1, 4)));
+    assert_eq!(
+        r.context.warmup.as_ref().map(|w| w.steps.clone()),
+        Some(vec![0])
+    );
+    assert!(!has(&r, FindingId::GraphCapture), "{}", r.to_markdown());
+    // The analysed window: the four replays' 200 kernels, from the first (3.1 ms) to the end of the
+    // last (21 ms + 100 µs + 49 × 115 µs + 100 µs).
+    let calls: u64 = r.top_kernels.iter().map(|k| k.calls).sum();
+    assert_eq!(calls, 4 * 50);
+    let window = 3.0 * 6_000.0 + 49.0 * 115.0 + 100.0;
+    let idle = window - 4.0 * 50.0 * 100.0;
+    close(idle_pct(&r), 100.0 * idle / window, "idle % of the replays");
+}
+
 // 2. The double-count case -------------------------------------------------------------------------
 
 /// Each 10 ms step: two 2 ms GEMMs; `aten::item` blocks in `cudaStreamSynchronize` until it ends (the GPU
