@@ -280,6 +280,59 @@ impl TraceBuilder {
     pub fn table(&self, file: &str) -> TraceTable {
         load_bytes(file, self.json().as_bytes()).expect("synthetic trace loads")
     }
+
+    /// A user annotation (`record_function`, `_compile.compile_inner`, ...) on the host thread.
+    pub fn annotation(&mut self, name: &str, ts: f64, dur: f64) -> &mut Self {
+        self.host("user_annotation", name, ts, dur, json!({}))
+    }
+
+    /// A CPU operator with extra args (`"Input Dims"`, ...) beside its `External id`.
+    pub fn cpu_op_args(&mut self, name: &str, ts: f64, dur: f64, args: Value) -> &mut Self {
+        let e = self.next_external;
+        self.next_external += 1;
+        let mut a = json!({"External id": e});
+        if let (Some(o), Some(x)) = (a.as_object_mut(), args.as_object()) {
+            for (k, v) in x {
+                o.insert(k.clone(), v.clone());
+            }
+        }
+        self.host("cpu_op", name, ts, dur, a)
+    }
+
+    /// `cudaGraphLaunch` at `call_ts` and the kernels `(name, ts, dur)` it replays on `stream`, all
+    /// sharing its correlation.
+    pub fn graph_launch(
+        &mut self,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        kernels: &[(&str, f64, f64)],
+    ) -> i64 {
+        let c = self.next_correlation;
+        self.next_correlation += 1;
+        let e = self.next_external;
+        self.next_external += 1;
+        self.host(
+            "cuda_runtime",
+            "cudaGraphLaunch",
+            call_ts,
+            call_dur,
+            json!({"correlation": c, "External id": e}),
+        );
+        for (name, ts, dur) in kernels {
+            self.events.push(json!({
+                "ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream,
+                "ts": ts, "dur": dur,
+                "args": {"device": 0, "stream": stream, "correlation": c, "External id": e}
+            }));
+        }
+        c
+    }
+
+    /// A complete (`ph: X`) host event with any category (`devtools.timeline`, `python_function`, ...).
+    pub fn event(&mut self, cat: &str, name: &str, ts: f64, dur: f64) -> &mut Self {
+        self.host(cat, name, ts, dur, json!({}))
+    }
 }
 
 /// Asserts the report's sections appear in the seed's fixed order (`what` names the trace in failures).
