@@ -116,7 +116,6 @@ fn attributed_us(r: &DiagnosisReport, cause: IdleCause) -> f64 {
 
 /// A stream capture records 40 launches into a graph; no replay, no kernels ran.
 #[test]
-#[ignore = "diagnosis wrong: context::detect pushes NoKernelEvents before GraphCapture, so a capture without kernels is reported as `no_kernel_events`"]
 fn graph_capture_says_profile_the_replay() {
     let mut b = TraceBuilder::new();
     b.step(1, 0.0, 3_000.0);
@@ -413,7 +412,6 @@ fn warmup_steps_are_left_out() {
 
 /// The note on a single warm-up step says "step 1", not "steps 1".
 #[test]
-#[ignore = "wording: rules::notes writes \"(steps 1)\" for a single warm-up step"]
 fn warmup_note_names_a_single_step_in_the_singular() {
     let r = one(&warmup_trace());
     let note = r

@@ -179,15 +179,16 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
     } else {
         c.origin = Some(TraceOrigin::PytorchProfiler);
     }
+    // A capture without replay comes first: its launches were recorded, so no kernel ran.
+    if c.capture_calls > 0 && c.graph_launches == 0 {
+        holds.push(TraceHolds::GraphCapture);
+    }
     if c.device_ops == 0 && host_events > 0 {
         holds.push(if c.launch_calls + c.graph_launches > 0 {
             TraceHolds::NoKernelEvents
         } else {
             TraceHolds::CpuOnly
         });
-    }
-    if c.capture_calls > 0 && c.graph_launches == 0 {
-        holds.push(TraceHolds::GraphCapture);
     }
     if c.graph_launches > 0 {
         holds.push(TraceHolds::GraphReplay);

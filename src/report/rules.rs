@@ -85,7 +85,8 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
                 if w.steps.is_empty() {
                     String::new()
                 } else {
-                    format!(" (steps {})", join_steps(&w.steps))
+                    let word = if w.steps.len() == 1 { "step" } else { "steps" };
+                    format!(" ({word} {})", join_steps(&w.steps))
                 },
                 warmup_words(ctx)
             ));
