@@ -9,5 +9,6 @@ pub mod gather;
 pub mod html;
 pub mod inputs;
 pub mod markdown;
+pub mod page_state;
 pub mod redact;
 pub mod rules;
