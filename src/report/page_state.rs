@@ -128,6 +128,8 @@ pub struct PageState {
     pub saved_available: bool,
     pub query: EventQuery,
     pub events: Events,
+    /// Grows whenever the results shown change (the page redraws the heavy views on it).
+    pub revision: u64,
 }
 
 impl Default for PageState {
@@ -144,6 +146,7 @@ impl Default for PageState {
             saved_available: false,
             query: first_query(),
             events: Events::None,
+            revision: 0,
         }
     }
 }
@@ -279,6 +282,7 @@ impl PageState {
             ..Default::default()
         }));
         self.rank_index = 0;
+        self.revision += 1;
         if !self.saved_available {
             self.keep_offer = KeepOffer::Asking;
         }
@@ -306,6 +310,7 @@ impl PageState {
         };
         self.keep_offer = KeepOffer::Hidden;
         self.rank_index = 0;
+        self.revision += 1;
         match previous.map(|b| *b) {
             Some((shown, None)) => {
                 self.page = Page::Loaded(Box::new(shown));
@@ -373,6 +378,7 @@ impl PageState {
             };
             self.events = Events::None;
             self.request_error = Some(text);
+            self.revision += 1;
         } else if let Page::Loading {
             previous: Some(prev),
             ..
@@ -401,6 +407,7 @@ impl PageState {
         if let Some(s) = self.shown_mut() {
             s.report = Some(report);
         }
+        self.revision += 1;
         self.save_if_kept()
     }
 
@@ -413,6 +420,7 @@ impl PageState {
         if let Some(s) = self.shown_mut() {
             s.analyses[slot] = Some(Analyses { all, timings });
         }
+        self.revision += 1;
         self.save_if_kept()
     }
 
@@ -511,6 +519,7 @@ impl PageState {
         };
         self.redact = saved.redact;
         self.rank_index = 0;
+        self.revision += 1;
         self.keep_offer = KeepOffer::Hidden;
         self.events = Events::None;
         self.request_error = None;

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::AppState;
+use crate::report::page_state::{needs_file_text, Events, PageState};
 use crate::table::query::{EventGroup, EventPage, EventQuery, EventRow, GroupBy, SortBy};
 use crate::table::EventKind;
 
@@ -53,7 +54,7 @@ fn query_from_form(previous: &EventQuery) -> EventQuery {
 }
 
 fn apply(state: AppState) {
-    let q = query_from_form(&state.query.get_untracked());
+    let q = query_from_form(&state.page.with_untracked(|p| p.query.clone()));
     super::run_query(state, q);
 }
 
@@ -107,7 +108,7 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
     let has_prev = from > 0;
     let has_next = (from + shown) < of as usize;
     let go = move |offset: usize| {
-        let mut q = state.query.get_untracked();
+        let mut q = state.page.with_untracked(|p| p.query.clone());
         q.offset = offset;
         super::run_query(state, q);
     };
@@ -145,7 +146,11 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
 
 /// The exploration panel.
 pub fn explore(state: AppState) -> impl IntoView {
-    let q = move || state.query.get();
+    let query = state.select(|p| p.query.clone());
+    let events = state.select(|p| p.events.clone());
+    let detached = state.select(PageState::detached);
+    let request_error = state.select(|p| p.request_error.clone());
+    let q = move || query.get();
     view! {
         <section class="panel" id="explore">
             <div class="panel-head">
@@ -182,7 +187,7 @@ pub fn explore(state: AppState) -> impl IntoView {
                 <button id="explore-apply" type="submit">"Apply"</button>
             </form>
             {move || {
-                let q = state.query.get();
+                let q = query.get();
                 let narrowed = !q.names.is_empty() || !q.ranks.is_empty() || q.stream.is_some();
                 narrowed.then(|| {
                     let mut what = Vec::new();
@@ -192,7 +197,7 @@ pub fn explore(state: AppState) -> impl IntoView {
                     view! {
                         <p class="notice" id="explore-narrowed">{format!("Only {}. ", what.join(", "))}
                             <button class="link" id="explore-clear" on:click=move |_| {
-                                let mut q = state.query.get_untracked();
+                                let mut q = state.page.with_untracked(|p| p.query.clone());
                                 q.names.clear(); q.ranks.clear(); q.stream = None; q.offset = 0;
                                 super::run_query(state, q);
                             }>"Show all"</button>
@@ -200,9 +205,15 @@ pub fn explore(state: AppState) -> impl IntoView {
                     }
                 })
             }}
-            {move || match state.events.get() {
-                None => view! { <p class="muted" id="explore-status" data-state="loading">"Querying the events…"</p> }.into_any(),
-                Some(page) => results(state, page).into_any(),
+            {move || match (events.get(), detached.get()) {
+                (_, Some(why)) => view! {
+                    <p class="notice" id="explore-status" data-state="unavailable">{needs_file_text(why)}</p>
+                }.into_any(),
+                (Events::Page(page), None) => results(state, page).into_any(),
+                (Events::Waiting, None) => view! { <p class="muted" id="explore-status" data-state="loading">"Querying the events…"</p> }.into_any(),
+                (Events::None, None) => view! {
+                    <p class="muted" id="explore-status" data-state="error">{move || request_error.get().unwrap_or_default()}</p>
+                }.into_any(),
             }}
         </section>
     }
