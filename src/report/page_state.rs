@@ -20,10 +20,17 @@ pub struct Shown {
     pub loaded: LoadedSet,
     /// Cache key of the files (name, size, date), when known.
     pub cache_key: Option<String>,
-    /// The diagnosis, never redacted (the page redacts it when the switch asks).
-    pub report: Option<DiagnosisReport>,
+    /// The diagnosis, as it is and with names hashed.
+    pub report: Option<Reports>,
     /// `[exact, HTA 0.5.0-compatible]`.
     pub analyses: [Option<Analyses>; 2],
+}
+
+/// The diagnosis as it is, and with kernel and op names replaced by hashes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Reports {
+    pub plain: DiagnosisReport,
+    pub redacted: DiagnosisReport,
 }
 
 /// Every analysis of one mode, with the time each took in the worker (empty when restored).
@@ -212,15 +219,15 @@ impl PageState {
     pub fn report_shown(&self) -> Option<DiagnosisReport> {
         let report = self.shown()?.report.as_ref()?;
         Some(if self.redact {
-            report.redacted()
+            report.redacted.clone()
         } else {
-            report.clone()
+            report.plain.clone()
         })
     }
 
     /// The report's findings that point at events (never redacted: the query needs real names).
     pub fn finding_links(&self) -> Vec<FindingLink> {
-        let Some(report) = self.shown().and_then(|s| s.report.as_ref()) else {
+        let Some(report) = self.shown().and_then(|s| s.report.as_ref().map(|r| &r.plain)) else {
             return Vec::new();
         };
         report
@@ -400,7 +407,7 @@ impl PageState {
     }
 
     /// The current worker's diagnosis.
-    pub fn report(&mut self, report: DiagnosisReport) -> Vec<Effect> {
+    pub fn report(&mut self, report: Reports) -> Vec<Effect> {
         if !self.worker_answers() {
             return Vec::new();
         }
@@ -556,7 +563,7 @@ pub const SAVED_FORMAT: u32 = 2;
 pub struct SavedResults {
     pub format: u32,
     pub loaded: LoadedSet,
-    pub report: Option<DiagnosisReport>,
+    pub report: Option<Reports>,
     /// The report was shown with names hashed.
     #[serde(default)]
     pub redact: bool,

@@ -43,6 +43,19 @@ fn loaded_state(file: &str) -> PageState {
     s
 }
 
+fn reports() -> Reports {
+    let plain = DiagnosisReport {
+        main_finding: "gemm_kernel dominates".into(),
+        ..Default::default()
+    };
+    let redacted = DiagnosisReport {
+        main_finding: "kernel_000001 dominates".into(),
+        redacted: true,
+        ..Default::default()
+    };
+    Reports { plain, redacted }
+}
+
 fn exact() -> AllAnalyses {
     AllAnalyses::default()
 }
@@ -148,7 +161,7 @@ fn saved_results_are_shown_as_needing_the_file_and_refuse_worker_requests() {
     let saved = SavedResults {
         format: SAVED_FORMAT,
         loaded: set("b.json"),
-        report: Some(DiagnosisReport::default()),
+        report: Some(reports()),
         redact: true,
         analyses: vec![exact()],
     };
@@ -222,7 +235,7 @@ fn a_current_worker_that_dies_marks_the_results_as_needing_the_file() {
 fn keep_saves_only_results_a_worker_computed_and_saves_them_again_as_they_arrive() {
     let mut s = loaded_state("a.json");
     s.set_keep(KeepOffer::Kept);
-    let e = s.report(DiagnosisReport::default());
+    let e = s.report(reports());
     assert!(has(&e, |e| matches!(e, Effect::Save)));
     let (key, saved) = s.to_saved().expect("something to save");
     assert_eq!(key, "a.json:10:0");
@@ -235,7 +248,7 @@ fn saved_results_round_trip_and_old_formats_are_refused_politely() {
     let saved = SavedResults {
         format: SAVED_FORMAT,
         loaded: set("a.json"),
-        report: Some(DiagnosisReport::default()),
+        report: Some(reports()),
         redact: false,
         analyses: vec![exact(), compat()],
     };
@@ -265,6 +278,7 @@ fn typed_messages_cross_the_wire_unchanged() {
     assert_eq!(analysis.mode, Mode::HtaCompat);
     let msg = FromWorker::Report {
         report: DiagnosisReport::default(),
+        redacted: DiagnosisReport::default(),
     };
     let text = serde_json::to_string(&msg).unwrap();
     assert!(matches!(
@@ -281,4 +295,15 @@ fn a_late_loaded_message_changes_nothing() {
     let mut s = PageState::default();
     s.current_worker_died("gone".into());
     assert!(s.shown().is_none());
+}
+
+#[test]
+fn the_redact_switch_shows_the_worker_redacted_report_without_asking_again() {
+    let mut s = loaded_state("a.json");
+    s.report(reports());
+    assert_eq!(s.report_shown().unwrap().main_finding, "gemm_kernel dominates");
+    s.set_redact(true);
+    let shown = s.report_shown().unwrap();
+    assert_eq!(shown.main_finding, "kernel_000001 dominates");
+    assert!(shown.redacted);
 }

@@ -338,7 +338,12 @@ fn on_loader_message(state: AppState, msg: FromWorker) {
 /// Answers of the worker holding the trace on screen.
 fn on_current_message(state: AppState, msg: FromWorker) {
     match msg {
-        FromWorker::Report { report } => apply(state, |p| p.report(report)),
+        FromWorker::Report { report, redacted } => apply(state, |p| {
+            p.report(crate::report::page_state::Reports {
+                plain: report,
+                redacted,
+            })
+        }),
         FromWorker::Analysis { analysis, timings } => {
             apply(state, |p| p.analysis(analysis, timings))
         }

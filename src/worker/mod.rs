@@ -73,7 +73,10 @@ fn report_of(set: &TraceSet) -> FromWorker {
     let report = with_analyses(set, false, |all, _| {
         diagnose_with(set, all, &AnalysisOptions::default())
     });
-    FromWorker::Report { report }
+    FromWorker::Report {
+        redacted: report.redacted(),
+        report,
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -150,7 +153,7 @@ fn on_message(event: MessageEvent) {
                 timings: timings.to_vec(),
             })
         }),
-        // The page redacts names itself (the findings' event links need the real names).
+        // Both forms come back: the page switches between them without asking again.
         ToWorker::Report { .. } => with_set(report_of),
         ToWorker::Query { query } => with_set(|set| FromWorker::Events(query_events(set, &query))),
         ToWorker::Export { query } => with_set(|set| FromWorker::Exported {

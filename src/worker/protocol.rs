@@ -191,9 +191,12 @@ pub enum FromWorker {
         #[serde(default)]
         timings: Vec<AnalysisTiming>,
     },
-    /// The diagnosis report, typed and never redacted (the page redacts it when asked, and
-    /// renders it; its findings carry the filters of the events behind them).
-    Report { report: DiagnosisReport },
+    /// The diagnosis report, typed, as it is and with names hashed (redaction needs the names
+    /// the report keeps out of its JSON, so the worker does it); the page shows one of them.
+    Report {
+        report: DiagnosisReport,
+        redacted: DiagnosisReport,
+    },
     /// A page of events.
     Events(EventPage),
     /// A query's CSV.
