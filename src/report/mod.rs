@@ -11,4 +11,5 @@ pub mod inputs;
 pub mod markdown;
 pub mod page_state;
 pub mod redact;
+pub mod report_view;
 pub mod rules;

@@ -7,7 +7,7 @@
 
 mod cache;
 mod explore;
-mod markdown;
+mod report_view;
 mod view;
 
 use std::cell::RefCell;

@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 
-use super::{markdown, AppState};
+use super::AppState;
 use crate::report::page_state::{needs_file_text, KeepOffer, Page, PageState};
 use crate::report::format;
 use crate::report::html;
@@ -690,6 +690,12 @@ fn report_markdown(state: AppState) -> Memo<Option<String>> {
 fn report(state: AppState) -> impl IntoView {
     let copied = RwSignal::new(false);
     let markdown_text = report_markdown(state);
+    let model = Memo::new(move |_| {
+        markdown_text.track();
+        state
+            .page
+            .with_untracked(|p| p.report_shown().map(|r| crate::report::report_view::ReportModel::new(&r)))
+    });
     let redact = state.select(|p| p.redact);
     let request_error = state.select(|p| p.request_error.clone());
     let links = Memo::new(move |_| {
@@ -729,8 +735,10 @@ fn report(state: AppState) -> impl IntoView {
                         <p class="muted">"No diagnosis is available for this trace yet."</p>
                     </div>
                 }.into_any(),
-                Some(md) => view! {
-                    <div id="report" class="markdown" data-state="ready" data-redacted=move || redact.get().to_string() inner_html=markdown::to_html(&md)></div>
+                Some(_) => view! {
+                    <div id="report" class="markdown" data-state="ready" data-redacted=move || redact.get().to_string()>
+                        {move || model.get().map(|m| view! { <super::report_view::ReportView model=m/> })}
+                    </div>
                 }.into_any(),
             }}
             {move || {

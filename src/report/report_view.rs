@@ -1,0 +1,199 @@
+//! The diagnosis report as a typed view model, one part per section of the page's `ReportView`.
+//!
+//! It holds what [`DiagnosisReport::to_markdown`] writes, section by section, so that the page draws
+//! the same report as components (no HTML strings) and a new section is one more field here and one
+//! more component in `ui::report_view`. Text keeps its `` `code` `` spans: [`inline_parts`] splits them.
+
+use crate::report::diagnosis::DiagnosisReport;
+use crate::report::findings::Finding;
+use crate::report::findings::EvidenceKind;
+use crate::report::rules::{short_name, short_names};
+
+/// One row of the top-kernels table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelLine {
+    /// The full name (the row's `data-kernel`).
+    pub name: String,
+    /// The display name (template arguments dropped, unless two names would collide).
+    pub shown: String,
+    pub pct: f64,
+    pub calls: u64,
+    pub avg_us: f64,
+}
+
+/// One numbered recommendation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindingLine {
+    pub id: String,
+    pub title: String,
+    /// `measured; threshold: …; impact …` (the parenthesis after the title).
+    pub detail: String,
+    pub explanation: String,
+    pub actions: Vec<String>,
+    /// `Evidence: …` (up to three), when the finding has any.
+    pub evidence: Option<String>,
+}
+
+/// The report, section by section.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportModel {
+    pub main_finding: String,
+    pub kernels: Vec<KernelLine>,
+    /// Heading word(s) and reason of the bottleneck (`Undetermined`, `No figures` without one).
+    pub bottleneck: (String, String),
+    pub findings: Vec<FindingLine>,
+    pub deeper_analyses: String,
+    pub redacted: bool,
+}
+
+/// What the report says when no rule fires.
+pub const NOTHING_FOUND: &str = "Nothing crosses a rule's threshold: the GPU is busy with compute; speed up the top \
+     kernels (AMP/TF32, `torch.compile`) or increase the batch size.";
+
+impl ReportModel {
+    pub fn new(r: &DiagnosisReport) -> Self {
+        let names: Vec<&str> = r.top_kernels.iter().map(|k| k.name.as_str()).collect();
+        let kernels = r
+            .top_kernels
+            .iter()
+            .zip(short_names(&names))
+            .map(|(k, shown)| KernelLine {
+                name: k.name.clone(),
+                shown,
+                pct: k.pct_of_kernel_time,
+                calls: k.calls,
+                avg_us: k.avg_us,
+            })
+            .collect();
+        let bottleneck = match &r.bottleneck {
+            Some(b) => (b.kind.label().to_string(), format!("{}.", b.reason)),
+            None => ("Undetermined".to_string(), "No figures.".to_string()),
+        };
+        ReportModel {
+            main_finding: r.main_finding.clone(),
+            kernels,
+            bottleneck,
+            findings: r.findings.iter().map(finding_line).collect(),
+            deeper_analyses: r.deeper_analyses.join(", "),
+            redacted: r.redacted,
+        }
+    }
+}
+
+fn impact_text(f: &Finding) -> String {
+    let mut imp = Vec::new();
+    if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
+        imp.push(format!("≈{p:.1}% of GPU time"));
+    }
+    if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
+        imp.push(format!("{m:.2} ms/step"));
+    }
+    if imp.is_empty() {
+        String::new()
+    } else {
+        format!("; impact {}", imp.join(", "))
+    }
+}
+
+fn evidence_text(f: &Finding) -> Option<String> {
+    if f.evidence.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = f
+        .evidence
+        .iter()
+        .take(3)
+        .map(|e| {
+            let name = match e.kind {
+                EvidenceKind::Rank => e.name.clone(),
+                _ => format!("`{}`", short_name(&e.name).replace('`', "'")),
+            };
+            match e.rank {
+                Some(r) if e.kind != EvidenceKind::Rank => {
+                    format!("{name} on rank {r} ({} events)", e.count)
+                }
+                _ => name,
+            }
+        })
+        .collect();
+    Some(format!("Evidence: {}", parts.join("; ")))
+}
+
+fn finding_line(f: &Finding) -> FindingLine {
+    FindingLine {
+        id: f.id.clone(),
+        title: f.title.clone(),
+        detail: format!("{}; threshold: {}{}", f.measured, f.threshold, impact_text(f)),
+        explanation: f.explanation.clone(),
+        actions: f.actions.clone(),
+        evidence: evidence_text(f),
+    }
+}
+
+/// Splits text at `` `code` `` spans: `(is_code, text)` pieces, in order. An unclosed backtick is text.
+pub fn inline_parts(text: &str) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('`') {
+        let after = &rest[at + 1..];
+        let Some(end) = after.find('`') else { break };
+        if at > 0 {
+            out.push((false, rest[..at].to_string()));
+        }
+        out.push((true, after[..end].to_string()));
+        rest = &after[end + 1..];
+    }
+    if !rest.is_empty() {
+        out.push((false, rest.to_string()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::diagnosis::TopKernel;
+
+    #[test]
+    fn inline_parts_split_code_spans() {
+        assert_eq!(
+            inline_parts("use `torch.compile` now"),
+            vec![
+                (false, "use ".to_string()),
+                (true, "torch.compile".to_string()),
+                (false, " now".to_string())
+            ]
+        );
+        assert_eq!(inline_parts("a `b"), vec![(false, "a `b".to_string())]);
+        assert!(inline_parts("").is_empty());
+    }
+
+    #[test]
+    fn every_section_holds_what_the_markdown_says() {
+        let report = DiagnosisReport {
+            main_finding: "GPU idle 40%".into(),
+            top_kernels: vec![TopKernel {
+                name: "void gemm<float>(int)".into(),
+                calls: 3,
+                total_us: 30.0,
+                avg_us: 10.0,
+                pct_of_kernel_time: 75.0,
+                evidence: Vec::new(),
+            }],
+            deeper_analyses: vec!["a".into(), "b".into()],
+            ..Default::default()
+        };
+        let m = ReportModel::new(&report);
+        let md = report.to_markdown();
+        assert_eq!(m.main_finding, "GPU idle 40%");
+        assert_eq!(m.kernels[0].shown, "gemm");
+        assert_eq!(m.kernels[0].name, "void gemm<float>(int)");
+        assert!(md.contains("| 75.0 | 3 | 10.00 | `gemm` |"));
+        assert_eq!(m.bottleneck, ("Undetermined".into(), "No figures.".into()));
+        assert!(md.contains("### Bottleneck: Undetermined\n\nNo figures."));
+        assert_eq!(m.deeper_analyses, "a, b");
+        assert!(md.contains("I can also show: a, b."));
+        assert!(m.findings.is_empty());
+        assert!(md.contains(NOTHING_FOUND));
+    }
+}
