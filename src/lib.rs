@@ -15,7 +15,7 @@ pub mod cli;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
-#[cfg(target_arch = "wasm32")]
+/// The worker's protocol is native too (the page state machine and its tests use it).
 pub mod worker;
 
 pub use table::TraceLoader;

@@ -97,11 +97,14 @@ pub fn is_sync_call(name: &str) -> bool {
             | "hipDeviceSynchronize"
             | "hipEventSynchronize"
             | "hipMemcpy"
+            | "hipMemcpyWithStream"
+            | "cudaMemcpy2D"
     )
 }
 
 /// Runtime calls that set the device up or manage its memory: a burst of them is warm-up
-/// (context creation, the caching allocator growing, module loading).
+/// (context creation, the caching allocator growing, module loading). Device-property queries are
+/// not: ROCm makes one per launch.
 pub fn is_setup_call(name: &str) -> bool {
     matches!(
         name,
@@ -120,8 +123,6 @@ pub fn is_setup_call(name: &str) -> bool {
             | "cuModuleLoadDataEx"
             | "cuLibraryLoadData"
             | "cuModuleGetFunction"
-            | "cudaGetDeviceProperties"
-            | "cudaGetDeviceProperties_v2"
             | "cuDevicePrimaryCtxRetain"
             | "cuCtxCreate_v2"
             | "hipMalloc"
@@ -129,8 +130,6 @@ pub fn is_setup_call(name: &str) -> bool {
             | "hipHostMalloc"
             | "hipHostFree"
             | "hipModuleLoadData"
-            | "hipGetDeviceProperties"
-            | "hipGetDevicePropertiesR0600"
     )
 }
 
@@ -148,15 +147,15 @@ pub fn is_algorithm_search(name: &str) -> bool {
 /// torch.compile's compilation (Dynamo tracing, AOTAutograd, Inductor code generation, Triton
 /// compilation), as CPU ops, annotations or Python frames.
 pub fn is_compile_event(name: &str) -> bool {
-    const MARKS: [&str; 12] = [
+    // Not `aot_autograd` (its runtime wrappers run every call) nor `TorchDynamo Cache Lookup` (every
+    // call of a compiled function): those are steady-state work.
+    const MARKS: [&str; 10] = [
         "_compile.compile_inner",
         "compile_fx",
         "inductor_compile",
         "OutputGraph.call_user_compiler",
         "create_aot_dispatcher_function",
-        "aot_autograd",
         "dynamo_timed",
-        "TorchDynamo Cache Lookup",
         "async_compile",
         "triton.compiler",
         "CachingAutotuner.benchmark_all_configs",
@@ -279,6 +278,9 @@ mod tests {
         assert!(is_compile_event("_compile.compile_inner (dynamo_timed)"));
         assert!(is_compile_event("compile_fx.<locals>.fw_compiler_base"));
         assert!(!is_compile_event("aten::mm"));
+        assert!(!is_compile_event("torch/_functorch/_aot_autograd/runtime_wrappers.py(310): runtime_wrapper"));
+        assert!(!is_compile_event("TorchDynamo Cache Lookup"));
+        assert!(!is_setup_call("hipGetDevicePropertiesR0600"));
         assert!(is_compiled_region("Torch-Compiled Region: 0/0"));
         assert!(is_setup_call("cudaMalloc") && !is_setup_call("cudaLaunchKernel"));
         assert!(is_algorithm_search(

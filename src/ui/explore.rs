@@ -1,59 +1,62 @@
 //! The "Explore events" view: filter, group, sort and page the loaded events (queried in the worker), export CSV.
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
 
 use super::AppState;
+use crate::report::page_state::{needs_file_text, Events, PageState};
 use crate::table::query::{EventGroup, EventPage, EventQuery, EventRow, GroupBy, SortBy};
 use crate::table::EventKind;
 
-fn element_value(id: &str) -> String {
-    let Some(el) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id(id))
-    else {
-        return String::new();
-    };
-    if let Some(i) = el.dyn_ref::<web_sys::HtmlInputElement>() {
-        if i.type_() == "checkbox" {
-            return if i.checked() {
-                "on".into()
-            } else {
-                String::new()
-            };
+/// The form's controls, as signals (what the user typed or picked, before Apply).
+#[derive(Clone, Copy)]
+struct Form {
+    kind: RwSignal<String>,
+    name: RwSignal<String>,
+    min_dur: RwSignal<String>,
+    group: RwSignal<String>,
+    sort: RwSignal<String>,
+    descending: RwSignal<bool>,
+}
+
+impl Form {
+    /// The controls showing this query.
+    fn new(q: &EventQuery) -> Self {
+        Form {
+            kind: RwSignal::new(q.kinds.first().map(|k| k.to_string()).unwrap_or_default()),
+            name: RwSignal::new(q.name_contains.clone()),
+            min_dur: RwSignal::new(q.min_dur_us.map(|m| m.to_string()).unwrap_or_default()),
+            group: RwSignal::new(q.group_by.map(|g| g.as_str().to_string()).unwrap_or_default()),
+            sort: RwSignal::new(q.sort.as_str().to_string()),
+            descending: RwSignal::new(q.descending),
         }
-        return i.value();
     }
-    el.dyn_ref::<web_sys::HtmlSelectElement>()
-        .map(|s| s.value())
-        .unwrap_or_default()
-}
 
-/// The query the form's controls describe (names and ranks of a finding's query are kept).
-fn query_from_form(previous: &EventQuery) -> EventQuery {
-    let kind = element_value("explore-kind");
-    EventQuery {
-        kinds: if kind.is_empty() {
-            Vec::new()
-        } else {
-            vec![kind]
-        },
-        name_contains: element_value("explore-name").trim().to_string(),
-        min_dur_us: element_value("explore-min-dur").trim().parse().ok(),
-        group_by: GroupBy::parse(&element_value("explore-group")),
-        sort: SortBy::parse(&element_value("explore-sort")).unwrap_or_default(),
-        descending: !element_value("explore-desc").is_empty(),
-        names: previous.names.clone(),
-        ranks: previous.ranks.clone(),
-        stream: previous.stream,
-        limit: previous.limit,
-        offset: 0,
-        category: previous.category.clone(),
+    /// The query the controls describe (names and ranks of a finding's query are kept).
+    fn query(self, previous: &EventQuery) -> EventQuery {
+        let kind = self.kind.get_untracked();
+        EventQuery {
+            kinds: if kind.is_empty() {
+                Vec::new()
+            } else {
+                vec![kind]
+            },
+            name_contains: self.name.get_untracked().trim().to_string(),
+            min_dur_us: self.min_dur.get_untracked().trim().parse().ok(),
+            group_by: GroupBy::parse(&self.group.get_untracked()),
+            sort: SortBy::parse(&self.sort.get_untracked()).unwrap_or_default(),
+            descending: self.descending.get_untracked(),
+            names: previous.names.clone(),
+            ranks: previous.ranks.clone(),
+            stream: previous.stream,
+            limit: previous.limit,
+            offset: 0,
+            category: previous.category.clone(),
+        }
     }
 }
 
-fn apply(state: AppState) {
-    let q = query_from_form(&state.query.get_untracked());
+fn apply(state: AppState, form: Form) {
+    let q = form.query(&state.page.with_untracked(|p| p.query.clone()));
     super::run_query(state, q);
 }
 
@@ -107,7 +110,7 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
     let has_prev = from > 0;
     let has_next = (from + shown) < of as usize;
     let go = move |offset: usize| {
-        let mut q = state.query.get_untracked();
+        let mut q = state.page.with_untracked(|p| p.query.clone());
         q.offset = offset;
         super::run_query(state, q);
     };
@@ -145,7 +148,17 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
 
 /// The exploration panel.
 pub fn explore(state: AppState) -> impl IntoView {
-    let q = move || state.query.get();
+    let query = state.select(|p| p.query.clone());
+    let events = state.select(|p| p.events.clone());
+    let detached = state.select(PageState::detached);
+    let request_error = state.select(|p| p.request_error.clone());
+    let form = Form::new(&state.page.with_untracked(|p| p.query.clone()));
+    let pick = move |signal: RwSignal<String>| {
+        move |ev: leptos::ev::Event| {
+            signal.set(event_target_value(&ev));
+            apply(state, form);
+        }
+    };
     view! {
         <section class="panel" id="explore">
             <div class="panel-head">
@@ -154,35 +167,35 @@ pub fn explore(state: AppState) -> impl IntoView {
                     <button id="export-csv" class="secondary" on:click=move |_| super::export_query(state)>"Export CSV"</button>
                 </div>
             </div>
-            <form id="explore-form" class="explore-controls" on:submit=move |ev| { ev.prevent_default(); apply(state); }>
+            <form id="explore-form" class="explore-controls" on:submit=move |ev| { ev.prevent_default(); apply(state, form); }>
                 <label>"Kind "
-                    <select id="explore-kind" prop:value=move || q().kinds.first().cloned().unwrap_or_default() on:change=move |_| apply(state)>
+                    <select id="explore-kind" prop:value=form.kind on:change=pick(form.kind)>
                         <option value="">"all"</option>
                         {EventKind::ALL.iter().map(|k| view! { <option value=k.as_str()>{k.as_str()}</option> }).collect_view()}
                     </select>
                 </label>
                 <label>"Name contains "
-                    <input id="explore-name" type="search" placeholder="e.g. gemm, nccl, aten::" prop:value=move || q().name_contains/>
+                    <input id="explore-name" type="search" placeholder="e.g. gemm, nccl, aten::" prop:value=form.name on:input=move |ev| form.name.set(event_target_value(&ev))/>
                 </label>
                 <label>"Min duration (µs) "
-                    <input id="explore-min-dur" type="number" min="0" step="any" prop:value=move || q().min_dur_us.map(|m| m.to_string()).unwrap_or_default()/>
+                    <input id="explore-min-dur" type="number" min="0" step="any" prop:value=form.min_dur on:input=move |ev| form.min_dur.set(event_target_value(&ev))/>
                 </label>
                 <label>"Group by "
-                    <select id="explore-group" prop:value=move || q().group_by.map(|g| g.as_str().to_string()).unwrap_or_default() on:change=move |_| apply(state)>
+                    <select id="explore-group" prop:value=form.group on:change=pick(form.group)>
                         <option value="">"(no grouping)"</option>
                         {GroupBy::ALL.iter().map(|g| view! { <option value=g.as_str()>{g.as_str()}</option> }).collect_view()}
                     </select>
                 </label>
                 <label>"Sort by "
-                    <select id="explore-sort" prop:value=move || q().sort.as_str().to_string() on:change=move |_| apply(state)>
+                    <select id="explore-sort" prop:value=form.sort on:change=pick(form.sort)>
                         {SortBy::ALL.iter().map(|s| view! { <option value=s.as_str()>{s.as_str()}</option> }).collect_view()}
                     </select>
                 </label>
-                <label class="check"><input id="explore-desc" type="checkbox" prop:checked=move || q().descending on:change=move |_| apply(state)/>" descending"</label>
+                <label class="check"><input id="explore-desc" type="checkbox" prop:checked=form.descending on:change=move |ev| { form.descending.set(event_target_checked(&ev)); apply(state, form); }/>" descending"</label>
                 <button id="explore-apply" type="submit">"Apply"</button>
             </form>
             {move || {
-                let q = state.query.get();
+                let q = query.get();
                 let narrowed = !q.names.is_empty() || !q.ranks.is_empty() || q.stream.is_some();
                 narrowed.then(|| {
                     let mut what = Vec::new();
@@ -192,7 +205,7 @@ pub fn explore(state: AppState) -> impl IntoView {
                     view! {
                         <p class="notice" id="explore-narrowed">{format!("Only {}. ", what.join(", "))}
                             <button class="link" id="explore-clear" on:click=move |_| {
-                                let mut q = state.query.get_untracked();
+                                let mut q = state.page.with_untracked(|p| p.query.clone());
                                 q.names.clear(); q.ranks.clear(); q.stream = None; q.offset = 0;
                                 super::run_query(state, q);
                             }>"Show all"</button>
@@ -200,9 +213,15 @@ pub fn explore(state: AppState) -> impl IntoView {
                     }
                 })
             }}
-            {move || match state.events.get() {
-                None => view! { <p class="muted" id="explore-status" data-state="loading">"Querying the events…"</p> }.into_any(),
-                Some(page) => results(state, page).into_any(),
+            {move || match (events.get(), detached.get()) {
+                (_, Some(why)) => view! {
+                    <p class="notice" id="explore-status" data-state="unavailable">{needs_file_text(why)}</p>
+                }.into_any(),
+                (Events::Page(page), None) => results(state, page).into_any(),
+                (Events::Waiting, None) => view! { <p class="muted" id="explore-status" data-state="loading">"Querying the events…"</p> }.into_any(),
+                (Events::None, None) => view! {
+                    <p class="muted" id="explore-status" data-state="error">{move || request_error.get().unwrap_or_default()}</p>
+                }.into_any(),
             }}
         </section>
     }

@@ -6,7 +6,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 
-use super::{markdown, AppState, KeepOffer, Status};
+use super::AppState;
+use crate::report::page_state::{needs_file_text, KeepOffer, Page, PageState};
 use crate::report::format;
 use crate::report::html;
 use crate::worker::protocol::{Phase, Progress, RankSummary};
@@ -16,6 +17,8 @@ const TAGLINE: &str =
 
 /// The whole page.
 pub fn app(state: AppState) -> impl IntoView {
+    let started = state.select(|p| !matches!(p.page, Page::Empty));
+    let has_results = state.select(|p| p.shown().is_some());
     view! {
         <header class="top">
             <div class="wrap">
@@ -28,12 +31,12 @@ pub fn app(state: AppState) -> impl IntoView {
             {progress(state)}
             {errors(state)}
             {offers(state)}
-            {move || (state.status.get() != Status::Idle).then(|| summary(state))}
-            {move || state.loaded.with(|l| l.is_some()).then(|| ranks(state))}
-            {move || state.loaded.with(|l| l.is_some()).then(|| diagnostics(state))}
-            {move || state.loaded.with(|l| l.is_some()).then(|| report(state))}
-            {move || state.loaded.with(|l| l.is_some()).then(|| deeper(state))}
-            {move || state.loaded.with(|l| l.is_some()).then(|| super::explore::explore(state))}
+            {move || started.get().then(|| summary(state))}
+            {move || has_results.get().then(|| ranks(state))}
+            {move || has_results.get().then(|| diagnostics(state))}
+            {move || has_results.get().then(|| report(state))}
+            {move || has_results.get().then(|| deeper(state))}
+            {move || has_results.get().then(|| super::explore::explore(state))}
         </main>
         <footer class="wrap">
             <p class="muted">
@@ -205,7 +208,8 @@ fn progress(state: AppState) -> impl IntoView {
     // The block is built once per load (when progress appears); only its text, bar and attributes
     // follow the messages, so the Cancel button stays the same element and can be clicked.
     let shown = Memo::new(move |_| state.progress.with(|p| p.is_some()));
-    let loading = Memo::new(move |_| state.status.get() == Status::Loading);
+    let loading = state.select(PageState::can_cancel);
+    let cancelled = state.select(|p| matches!(p.page, Page::Cancelled));
     move || {
         shown.get().then(|| {
             let field = move |f: fn(&Progress) -> String| {
@@ -216,10 +220,10 @@ fn progress(state: AppState) -> impl IntoView {
                 }
             };
             let text = move || {
-                let status = state.status.get();
+                let cancelled = cancelled.get();
                 state.progress.with(|p| {
                     let Some(p) = p else { return String::new() };
-                    if status == Status::Cancelled {
+                    if cancelled {
                         "Cancelled".to_string()
                     } else {
                         format!(
@@ -257,7 +261,7 @@ fn progress(state: AppState) -> impl IntoView {
                 <div
                     id="progress"
                     class="progress"
-                    class:cancelled=move || state.status.get() == Status::Cancelled
+                    class:cancelled=move || cancelled.get()
                     data-phase=field(|p| p.phase.as_str().to_string())
                     data-bytes-done=field(|p| p.bytes_done.to_string())
                     data-bytes-total=field(|p| p.bytes_total.to_string())
@@ -266,7 +270,7 @@ fn progress(state: AppState) -> impl IntoView {
                     <div class="progress-row">
                         <span class="progress-text">{text}</span>
                         <span class="muted progress-file">{file}</span>
-                        <button id="cancel" class="secondary" hidden=move || !loading.get()
+                        <button id="cancel" class="secondary" hidden=move || !loading.get() disabled=move || !loading.get()
                             on:click=move |_| super::cancel(state)>
                             "Cancel"
                         </button>
@@ -279,13 +283,15 @@ fn progress(state: AppState) -> impl IntoView {
 }
 
 fn errors(state: AppState) -> impl IntoView {
+    let errors = state.select(|p| p.errors.clone());
+    let failed = state.select(|p| matches!(p.page, Page::Failed));
     view! {
-        <div id="error" class="error" role="alert" hidden=move || state.errors.with(|e| e.is_empty())>
+        <div id="error" class="error" role="alert" hidden=move || errors.with(|e| e.is_empty())>
             <strong>"Could not load:"</strong>
             <ul>
-                {move || state.errors.get().into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
+                {move || errors.get().into_iter().map(|e| view! { <li>{e}</li> }).collect_view()}
             </ul>
-            {move || (state.status.get() == Status::Failed).then(|| view! {
+            {move || failed.get().then(|| view! {
                 <p class="muted">"Nothing could be loaded. Check that the file is a torch.profiler trace (.json or .json.gz)."</p>
             })}
         </div>
@@ -293,23 +299,31 @@ fn errors(state: AppState) -> impl IntoView {
 }
 
 fn offers(state: AppState) -> impl IntoView {
+    let notice = state.select(|p| p.notice.clone());
+    let detached = state.select(PageState::detached);
+    let from_cache = move || detached.get() == Some(crate::report::page_state::Detached::Saved);
+    let saved_available = state.select(|p| p.saved_available);
+    let keep_offer = state.select(|p| p.keep_offer);
     view! {
-        {move || state.notice.get().map(|n| view! { <p class="notice">{n}</p> })}
-        {move || (state.saved_available.get() && !state.from_cache.get()).then(|| view! {
+        {move || notice.get().map(|n| view! { <p class="notice">{n}</p> })}
+        {move || (saved_available.get() && !from_cache()).then(|| view! {
             <div class="offer" id="saved-offer">
                 <span>"Results for these files were saved in this browser earlier."</span>
                 <button id="show-saved" on:click=move |_| super::show_saved(state)>"Show the saved results"</button>
             </div>
         })}
-        {move || state.from_cache.get().then(|| view! {
+        {move || from_cache().then(|| view! {
             <p class="notice">"Showing results saved in this browser (the trace itself was not read again)."</p>
         })}
-        {move || match state.keep_offer.get() {
+        {move || detached.get().map(|why| view! {
+            <p class="notice" id="needs-file" data-why=format!("{why:?}")>{needs_file_text(why)}</p>
+        })}
+        {move || match keep_offer.get() {
             KeepOffer::Asking => Some(view! {
                 <div class="offer" id="keep-offer">
                     <span>"Keep this trace's summary in this browser for next time?"</span>
                     <button id="keep" on:click=move |_| super::keep(state)>"Keep"</button>
-                    <button id="no-keep" class="secondary" on:click=move |_| state.keep_offer.set(KeepOffer::Declined)>"No"</button>
+                    <button id="no-keep" class="secondary" on:click=move |_| state.page.update(|p| p.set_keep(KeepOffer::Declined))>"No"</button>
                 </div>
             }.into_any()),
             KeepOffer::Kept => Some(view! {
@@ -334,26 +348,38 @@ fn metric_card(
     }
 }
 
+/// The rank picked (not tracked: callers track [`PageState::rank_index`] through a memo).
+fn rank_index(state: AppState) -> usize {
+    state.page.with_untracked(|p| p.rank_index)
+}
+
 fn selected(state: AppState) -> Option<RankSummary> {
+    let index = rank_index(state);
     state.loaded.with(|l| {
         let l = l.as_ref()?;
         l.ranks
-            .get(state.rank_index.get())
+            .get(index)
             .or_else(|| l.ranks.first())
             .cloned()
     })
 }
 
 fn summary(state: AppState) -> impl IntoView {
+    let loading = state.select(PageState::is_loading);
+    let cancelled = state.select(|p| matches!(p.page, Page::Cancelled));
+    let rank_index = state.select(|p| p.rank_index);
     move || {
+        rank_index.track();
         let Some(r) = selected(state) else {
             return view! {
                 <section id="summary" class="panel" data-state="loading">
                     <h2>"Summary"</h2>
-                    <p class="muted">{move || match state.status.get() {
-                        Status::Loading => "Reading the trace…",
-                        Status::Cancelled => "Cancelled.",
-                        _ => "No trace loaded.",
+                    <p class="muted">{move || if loading.get() {
+                        "Reading the trace…"
+                    } else if cancelled.get() {
+                        "Cancelled."
+                    } else {
+                        "No trace loaded."
                     }}</p>
                 </section>
             }
@@ -482,7 +508,7 @@ fn rank_picker(state: AppState) -> impl IntoView {
                 id="rank-picker"
                 on:change=move |ev| {
                     if let Ok(i) = event_target_value(&ev).parse::<usize>() {
-                        state.rank_index.set(i);
+                        state.page.update(|p| p.pick_rank(i));
                     }
                 }
             >
@@ -490,7 +516,7 @@ fn rank_picker(state: AppState) -> impl IntoView {
                     .into_iter()
                     .map(|(i, rank, file)| {
                         view! {
-                            <option value=i.to_string() data-rank=rank.to_string() selected=move || state.rank_index.get() == i>
+                            <option value=i.to_string() data-rank=rank.to_string() selected=move || state.page.with(|p| p.rank_index) == i>
                                 {format!("{rank} — {file}")}
                             </option>
                         }
@@ -514,8 +540,8 @@ fn ranks(state: AppState) -> impl IntoView {
             .map(|(i, r)| {
                 let s = &r.summary;
                 view! {
-                    <tr data-rank=r.rank.to_string() class:selected=move || state.rank_index.get() == i
-                        on:click=move |_| state.rank_index.set(i)>
+                    <tr data-rank=r.rank.to_string() class:selected=move || state.page.with(|p| p.rank_index) == i
+                        on:click=move |_| state.page.update(|p| p.pick_rank(i))>
                         <td class="num">{r.rank}</td>
                         <td class="name">{r.file.clone()}</td>
                         <td class="num" data-metric="rank-events" data-value=s.events.to_string()>{format::int(s.events)}</td>
@@ -649,34 +675,59 @@ pub fn download(text: &str, mime: &str, file_name: &str) {
     let _ = web_sys::Url::revoke_object_url(&url);
 }
 
+/// The report as shown, in Markdown (redacted when the switch says so).
+fn report_markdown(state: AppState) -> Memo<Option<String>> {
+    let redact = state.select(|p| p.redact);
+    Memo::new(move |_| {
+        state.revision.track();
+        redact.track();
+        state
+            .page
+            .with_untracked(|p| p.report_shown().map(|r| r.to_markdown()))
+    })
+}
+
 fn report(state: AppState) -> impl IntoView {
     let copied = RwSignal::new(false);
+    let markdown_text = report_markdown(state);
+    let model = Memo::new(move |_| {
+        markdown_text.track();
+        state
+            .page
+            .with_untracked(|p| p.report_shown().map(|r| crate::report::report_view::ReportModel::new(&r)))
+    });
+    let redact = state.select(|p| p.redact);
+    let request_error = state.select(|p| p.request_error.clone());
+    let links = Memo::new(move |_| {
+        state.revision.track();
+        state.page.with_untracked(PageState::finding_links)
+    });
     view! {
         <section class="panel" id="report-panel">
             <div class="panel-head">
                 <h2>"Diagnosis"</h2>
                 <div class="actions">
                     <button id="copy-md" class="secondary" on:click=move |_| {
-                        let text = state.report.get_untracked().unwrap_or_default();
+                        let text = markdown_text.get_untracked().unwrap_or_default();
                         if let Some(w) = web_sys::window() {
                             let _ = w.navigator().clipboard().write_text(&text);
                             copied.set(true);
                         }
                     }>{move || if copied.get() { "Copied" } else { "Copy as Markdown" }}</button>
                     <button id="download-md" class="secondary" on:click=move |_| {
-                        download_markdown(&state.report.get_untracked().unwrap_or_default());
+                        download_markdown(&markdown_text.get_untracked().unwrap_or_default());
                     }>"Download .md"</button>
                     <label class="check" title="Replace kernel, op and module names with stable short hashes, so the report can be shared">
-                        <input id="redact-names" type="checkbox" prop:checked=move || state.redact.get()
+                        <input id="redact-names" type="checkbox" prop:checked=move || redact.get()
                             on:change=move |ev| super::set_redact(state, event_target_checked(&ev))/>
                         " Redact names"
                     </label>
                 </div>
             </div>
-            {move || match state.report.get() {
+            {move || match markdown_text.get() {
                 None => view! {
                     <div id="report" class="markdown" data-state="loading">
-                        <p class="muted">{move || state.request_error.get().unwrap_or_else(|| "Writing the diagnosis…".into())}</p>
+                        <p class="muted">{move || request_error.get().unwrap_or_else(|| "Writing the diagnosis…".into())}</p>
                     </div>
                 }.into_any(),
                 Some(md) if md.trim().is_empty() => view! {
@@ -684,12 +735,14 @@ fn report(state: AppState) -> impl IntoView {
                         <p class="muted">"No diagnosis is available for this trace yet."</p>
                     </div>
                 }.into_any(),
-                Some(md) => view! {
-                    <div id="report" class="markdown" data-state="ready" data-redacted=move || state.report_redacted.get().to_string() inner_html=markdown::to_html(&md)></div>
+                Some(_) => view! {
+                    <div id="report" class="markdown" data-state="ready" data-redacted=move || redact.get().to_string()>
+                        {move || model.get().map(|m| view! { <super::report_view::ReportView model=m/> })}
+                    </div>
                 }.into_any(),
             }}
             {move || {
-                let links = state.report_links.get();
+                let links = links.get();
                 (!links.is_empty()).then(|| view! {
                     <div class="evidence">
                         <h3>"Evidence"</h3>
@@ -712,8 +765,7 @@ fn report(state: AppState) -> impl IntoView {
 }
 
 /// How long the analyses took in the worker (`data-metric="analysis-ms"`: all together).
-fn timings(state: AppState) -> impl IntoView {
-    let t = state.analysis_timings.get();
+fn timings(t: &[crate::analysis::all::AnalysisTiming]) -> impl IntoView {
     (!t.is_empty()).then(|| {
         let total: f64 = t.iter().map(|x| x.ms).sum();
         let parts = t
@@ -776,10 +828,34 @@ fn remember_open(ev: web_sys::MouseEvent) {
 }
 
 fn deeper(state: AppState) -> impl IntoView {
+    let rank_index = state.select(|p| p.rank_index);
+    let hta_compat = state.select(|p| p.hta_compat);
+    let request_error = state.select(|p| p.request_error.clone());
+    let detached = state.select(PageState::detached);
     move || {
-        let body = match state.analysis.get() {
+        state.revision.track();
+        rank_index.track();
+        hta_compat.track();
+        let (value, took) = state.page.with_untracked(|p| {
+            p.analyses().map_or((None, Vec::new()), |a| {
+                (serde_json::to_value(&a.all).ok(), a.timings.clone())
+            })
+        });
+        let ready = value.is_some();
+        let mode = value
+            .as_ref()
+            .and_then(|a| a.get("mode"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let waiting = move || match (request_error.get(), detached.get()) {
+            (Some(e), _) => e,
+            (None, Some(why)) => needs_file_text(why).to_string(),
+            (None, None) => "Computing the analyses in the worker…".to_string(),
+        };
+        let body = match value {
             None => view! {
-                <p class="muted">{move || state.request_error.get().unwrap_or_else(|| "Computing the analyses in the worker…".into())}</p>
+                <p class="muted">{waiting}</p>
             }
             .into_any(),
             Some(all) => {
@@ -792,25 +868,17 @@ fn deeper(state: AppState) -> impl IntoView {
                 .into_any()
             }
         };
-        let ready = state.analysis.with(|a| a.is_some());
-        let mode = state.analysis.with(|a| {
-            a.as_ref()
-                .and_then(|a| a.get("mode"))
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        });
         view! {
             <section id="deeper" class="panel" data-state=if ready { "ready" } else { "loading" } data-mode=mode>
                 <div class="panel-head">
                     <h2>"Deeper analysis"</h2>
                     <label class="check" title="HolisticTraceAnalysis 0.5.0's definitions: timestamps rounded to whole µs, the last ProfilerStep left out, its kernel-name patterns. Exact mode keeps ns and every event.">
-                        <input id="hta-compat" type="checkbox" prop:checked=move || state.hta_compat.get()
+                        <input id="hta-compat" type="checkbox" prop:checked=move || hta_compat.get()
                             on:change=move |ev| super::set_hta_compat(state, event_target_checked(&ev))/>
                         " HTA 0.5.0-compatible figures"
                     </label>
                 </div>
-                {timings(state)}
+                {timings(&took)}
                 {body}
             </section>
         }

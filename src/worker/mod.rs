@@ -1,25 +1,37 @@
-//! The Web Worker (wasm32 only): loads files in slices and runs analyses off the main thread.
+//! The Web Worker (wasm32 only, apart from its [`protocol`]): loads files in slices and runs analyses off the main thread.
 //!
 //! The whole tables stay here in a [`TraceSet`]; the page only gets summaries, diagnostics, the
-//! analyses' JSON and the report's Markdown (see [`protocol`]). The same program also runs as the
+//! typed analyses and the typed report (see [`protocol`]). The same program also runs as the
 //! worker's own reader worker ([`reader`]), which reads and inflates the files while this one parses.
 
+#[cfg(target_arch = "wasm32")]
 mod load;
 pub mod protocol;
+#[cfg(target_arch = "wasm32")]
 mod reader;
 
+#[cfg(target_arch = "wasm32")]
 use std::cell::RefCell;
 
+#[cfg(target_arch = "wasm32")]
 use wasm_bindgen::prelude::*;
+#[cfg(target_arch = "wasm32")]
 use wasm_bindgen::JsCast;
+#[cfg(target_arch = "wasm32")]
 use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 
+#[cfg(target_arch = "wasm32")]
 use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
+#[cfg(target_arch = "wasm32")]
 use crate::report::diagnosis::diagnose;
+#[cfg(target_arch = "wasm32")]
 use crate::table::query::{export_csv, query_events};
+#[cfg(target_arch = "wasm32")]
 use crate::table::TraceSet;
-use protocol::{FindingLink, FromWorker, ToWorker};
+#[cfg(target_arch = "wasm32")]
+use protocol::{FromWorker, ToWorker};
 
+#[cfg(target_arch = "wasm32")]
 thread_local! {
     static LOADED: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
     /// The analyses of the kept set, run once per mode: `[exact, HTA-compatible]` (the report and
@@ -28,6 +40,7 @@ thread_local! {
 }
 
 /// Milliseconds from the worker's high-resolution clock.
+#[cfg(target_arch = "wasm32")]
 fn now_ms() -> f64 {
     scope()
         .performance()
@@ -36,6 +49,7 @@ fn now_ms() -> f64 {
 
 /// Calls `f` with the analyses of `set` (HTA 0.5.0-compatible ones when `hta_compat`) and the
 /// time each took in this worker (run on first use, then kept).
+#[cfg(target_arch = "wasm32")]
 fn with_analyses<R>(
     set: &TraceSet,
     hta_compat: bool,
@@ -54,32 +68,22 @@ fn with_analyses<R>(
     })
 }
 
-fn report_of(set: &TraceSet, redact: bool) -> FromWorker {
+#[cfg(target_arch = "wasm32")]
+fn report_of(set: &TraceSet) -> FromWorker {
     // The report computes its own figures over the window it picks: no analysis run needed.
     let report = diagnose(set);
-    let links = report
-        .findings
-        .iter()
-        .filter_map(|f| {
-            f.filter.as_ref().map(|filter| FindingLink {
-                id: f.id.as_str().to_string(),
-                title: f.title.clone(),
-                query: filter.to_query(),
-            })
-        })
-        .collect();
-    let shown = if redact { report.redacted() } else { report };
     FromWorker::Report {
-        markdown: shown.to_markdown(),
-        redacted: redact,
-        links,
+        redacted: report.redacted(),
+        report,
     }
 }
 
+#[cfg(target_arch = "wasm32")]
 fn scope() -> DedicatedWorkerGlobalScope {
     js_sys::global().unchecked_into()
 }
 
+#[cfg(target_arch = "wasm32")]
 fn post(msg: &FromWorker) {
     let text = serde_json::to_string(msg).unwrap_or_else(|e| {
         format!("{{\"type\":\"Error\",\"message\":\"cannot encode a message: {e}\"}}")
@@ -88,6 +92,7 @@ fn post(msg: &FromWorker) {
 }
 
 /// Starts the worker: installs the message handler and says it is ready.
+#[cfg(target_arch = "wasm32")]
 pub fn start() {
     console_error_panic_hook::set_once();
     let handler = Closure::<dyn FnMut(MessageEvent)>::new(on_message);
@@ -100,6 +105,7 @@ pub fn start() {
     }
 }
 
+#[cfg(target_arch = "wasm32")]
 fn on_message(event: MessageEvent) {
     let data = event.data();
     let array: js_sys::Array = match data.dyn_into() {
@@ -142,11 +148,12 @@ fn on_message(event: MessageEvent) {
         ToWorker::Skip { job, file_index } => reader::skip(job, file_index),
         ToWorker::Analyze { hta_compat } => with_set(|set| {
             with_analyses(set, hta_compat, |all, timings| FromWorker::Analysis {
-                analysis: serde_json::to_value(all).unwrap_or_default(),
+                analysis: all.clone(),
                 timings: timings.to_vec(),
             })
         }),
-        ToWorker::Report { redact } => with_set(|set| report_of(set, redact)),
+        // Both forms come back: the page switches between them without asking again.
+        ToWorker::Report { .. } => with_set(report_of),
         ToWorker::Query { query } => with_set(|set| FromWorker::Events(query_events(set, &query))),
         ToWorker::Export { query } => with_set(|set| FromWorker::Exported {
             csv: export_csv(set, &query),
@@ -154,6 +161,7 @@ fn on_message(event: MessageEvent) {
     }
 }
 
+#[cfg(target_arch = "wasm32")]
 fn with_set(f: impl FnOnce(&TraceSet) -> FromWorker) {
     let msg = LOADED.with(|l| match l.borrow().as_ref() {
         Some(set) => f(set),

@@ -4,9 +4,9 @@
 //! command for [`ToWorker::Load`]). Worker → page: one JSON string of [`FromWorker`] per message.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::analysis::all::AnalysisTiming;
+use crate::analysis::all::{AllAnalyses, AnalysisTiming};
+use crate::report::diagnosis::DiagnosisReport;
 use crate::analysis::summary::Summary;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
@@ -151,7 +151,7 @@ pub struct RankSummary {
 }
 
 /// Everything the page shows after a load (the tables themselves stay in the worker).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoadedSet {
     /// Sorted by rank.
     pub ranks: Vec<RankSummary>,
@@ -184,20 +184,18 @@ pub enum FromWorker {
     Loaded(LoadedSet),
     /// No file could be loaded.
     NothingLoaded,
-    /// `analyze_all`'s JSON.
+    /// Every analysis, typed (its `mode` says which definitions).
     Analysis {
-        analysis: Value,
+        analysis: AllAnalyses,
         /// Time of each analysis in the worker, ms (the first call runs them; later calls reuse them).
         #[serde(default)]
         timings: Vec<AnalysisTiming>,
     },
-    /// The diagnosis report as Markdown, with the findings that point at events.
+    /// The diagnosis report, typed, as it is and with names hashed (redaction needs the names
+    /// the report keeps out of its JSON, so the worker does it); the page shows one of them.
     Report {
-        markdown: String,
-        #[serde(default)]
-        redacted: bool,
-        #[serde(default)]
-        links: Vec<FindingLink>,
+        report: DiagnosisReport,
+        redacted: DiagnosisReport,
     },
     /// A page of events.
     Events(EventPage),

@@ -23,6 +23,7 @@ after(async () => {
 });
 
 const READY = '#summary[data-state="ready"]';
+const EXPLORE_ANSWERED = '#explore-status[data-metric="explore-matched"]';
 
 async function loadOne(name, timeout = 120_000) {
   const { page, errors } = await openPage(browser.context, server.url);
@@ -225,6 +226,16 @@ test('a non-Kineto file shows an error and keeps the loaded summary', async () =
   await page.waitForSelector(READY, { timeout: 10_000 });
   near(await metric(page, 'events'), cli.events, 'good file events after the bad file');
   near(await metric(page, 'kernels'), cli.kernels, 'good file kernels after the bad file');
+  // The worker that holds the good file was kept: the explorer and the deeper view still answer.
+  await page.waitForSelector(EXPLORE_ANSWERED, { timeout: 30_000 });
+  await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]', { timeout: 60_000 });
+  assert.equal(await page.locator('#cancel').count() === 0 || await page.locator('#cancel').isDisabled(), true,
+    'no Cancel once the load has ended');
+  // The HTA switch keeps the exact analyses: switching back shows them at once.
+  await page.check('#hta-compat');
+  await page.waitForSelector('#deeper[data-state="ready"][data-mode="hta-compat"]', { timeout: 60_000 });
+  await page.uncheck('#hta-compat');
+  await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]', { timeout: 2_000 });
   await page.screenshot({ path: screenshotPath('bad-file'), fullPage: true });
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
@@ -259,6 +270,8 @@ test('a worker that dies mid-load is reported in plain words; the loaded summary
     assert.match(await page.locator('#error').textContent(), /memory/);
     await page.waitForSelector(READY, { timeout: 10_000 });
     near(await metric(page, 'events'), cli.events, 'the summary loaded before stays');
+    // Its worker was kept: the explorer answers about it.
+    await page.waitForSelector(EXPLORE_ANSWERED, { timeout: 30_000 });
     // A fresh worker takes the next load.
     const other = 'hta__triton_example.json.gz';
     await page.setInputFiles('#file-input', trace(other));
@@ -354,4 +367,26 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('saved results say what needs the file again; the explorer does not wait for a worker that has no trace', async () => {
+  const good = 'hta__simple_add_kineto.json.gz';
+  const cli = cliSummary(trace(good));
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(good));
+  await page.waitForSelector(READY, { timeout: 120_000 });
+  await page.click('#keep');
+  await page.waitForSelector('#kept');
+  await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
+  await page.setInputFiles('#file-input', trace(good));
+  await page.click('#show-saved', { timeout: 60_000 });
+  await page.waitForSelector('#needs-file', { timeout: 10_000 });
+  await page.waitForSelector(READY);
+  near(await metric(page, 'events'), cli.events, 'saved summary');
+  await page.waitForSelector('#explore-status[data-state="unavailable"]');
+  assert.match(await page.locator('#needs-file').textContent(), /load the trace file again/);
+  await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]');
+  await page.click('#forget-saved');
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
 });

@@ -1,0 +1,618 @@
+//! The page's state as a plain state machine (native, tested without a browser).
+//!
+//! Invariant: **what is on screen is what the worker can answer about.** A load runs in a fresh
+//! worker while the current one keeps the trace shown; only a successful load replaces it
+//! ([`Effect::PromoteLoadWorker`]). A failed or cancelled load drops the new worker and shows again
+//! what was shown before, which the kept worker still answers about. Results restored from this
+//! browser, or kept after the worker died, are [`Page::Restored`]: every request that needs the
+//! trace is refused in plain words instead of waiting for an answer that never comes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
+use crate::report::diagnosis::DiagnosisReport;
+use crate::table::query::{EventPage, EventQuery, SortBy};
+use crate::worker::protocol::{FindingLink, LoadedSet, ToWorker};
+
+/// What the page shows about one loaded set of files.
+#[derive(Clone, Debug, Default)]
+pub struct Shown {
+    pub loaded: LoadedSet,
+    /// Cache key of the files (name, size, date), when known.
+    pub cache_key: Option<String>,
+    /// The diagnosis, as it is and with names hashed.
+    pub report: Option<Reports>,
+    /// `[exact, HTA 0.5.0-compatible]`.
+    pub analyses: [Option<Analyses>; 2],
+}
+
+/// The diagnosis as it is, and with kernel and op names replaced by hashes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Reports {
+    pub plain: DiagnosisReport,
+    pub redacted: DiagnosisReport,
+}
+
+/// Every analysis of one mode, with the time each took in the worker (empty when restored).
+#[derive(Clone, Debug, Default)]
+pub struct Analyses {
+    pub all: AllAnalyses,
+    pub timings: Vec<AnalysisTiming>,
+}
+
+/// Why the worker cannot answer about restored results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detached {
+    /// Saved in this browser: the trace was not read again.
+    Saved,
+    /// The worker holding the trace stopped (its tables are gone).
+    WorkerDied,
+}
+
+/// Where the page is in its life.
+#[derive(Clone, Debug, Default)]
+pub enum Page {
+    /// Nothing loaded yet.
+    #[default]
+    Empty,
+    /// A load runs in a new worker; `previous` (with what could answer about it) comes back if
+    /// the load fails or is cancelled.
+    Loading {
+        previous: Option<Box<(Shown, Option<Detached>)>>,
+        cache_key: Option<String>,
+    },
+    /// The current worker holds this trace.
+    Loaded(Box<Shown>),
+    /// Shown without a trace in any worker.
+    Restored { shown: Box<Shown>, why: Detached },
+    /// The last load gave nothing and nothing was shown before it.
+    Failed,
+    /// The last load was cancelled and nothing was shown before it.
+    Cancelled,
+}
+
+/// The "keep in this browser" offer after a load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeepOffer {
+    Hidden,
+    Asking,
+    Kept,
+    Declined,
+}
+
+/// The exploration view's answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Events {
+    None,
+    Waiting,
+    Page(EventPage),
+}
+
+/// What the page must do after a transition (the machine itself touches no browser API).
+#[derive(Clone, Debug)]
+pub enum Effect {
+    /// Start a fresh worker for the load and post it the files; the current worker stays.
+    StartLoadWorker,
+    /// The load succeeded: the load's worker becomes the current one; stop the old one.
+    PromoteLoadWorker,
+    /// The load ended without a result: stop the load's worker; the current one stays.
+    DropLoadWorker,
+    /// The current worker died: put a fresh (empty) one in its place.
+    ReplaceCurrentWorker,
+    /// Send this request to the current worker.
+    Post(ToWorker),
+    /// Store the results shown now in this browser (the user said Keep).
+    Save,
+}
+
+/// The exploration view's first query: every event, longest first.
+pub fn first_query() -> EventQuery {
+    EventQuery {
+        sort: SortBy::Duration,
+        descending: true,
+        limit: 50,
+        ..Default::default()
+    }
+}
+
+/// The whole page state.
+#[derive(Clone, Debug)]
+pub struct PageState {
+    pub page: Page,
+    /// Load errors, in plain words.
+    pub errors: Vec<String>,
+    pub notice: Option<String>,
+    /// A request the worker could not serve.
+    pub request_error: Option<String>,
+    /// The report is shown with names replaced by hashes.
+    pub redact: bool,
+    /// The deeper analyses are shown in HTA 0.5.0-compatible mode.
+    pub hta_compat: bool,
+    /// Index into the shown ranks of the rank picked.
+    pub rank_index: usize,
+    pub keep_offer: KeepOffer,
+    /// Saved results exist for the files being loaded or shown.
+    pub saved_available: bool,
+    pub query: EventQuery,
+    pub events: Events,
+    /// Grows whenever the results shown change (the page redraws the heavy views on it).
+    pub revision: u64,
+}
+
+impl Default for PageState {
+    fn default() -> Self {
+        PageState {
+            page: Page::Empty,
+            errors: Vec::new(),
+            notice: None,
+            request_error: None,
+            redact: false,
+            hta_compat: false,
+            rank_index: 0,
+            keep_offer: KeepOffer::Hidden,
+            saved_available: false,
+            query: first_query(),
+            events: Events::None,
+            revision: 0,
+        }
+    }
+}
+
+/// Says plainly what needs the trace file again.
+pub fn needs_file_text(why: Detached) -> &'static str {
+    match why {
+        Detached::Saved => {
+            "These results were saved in this browser; the trace itself was not read again. To explore \
+             the events or compute the other mode of the deeper analyses, load the trace file again."
+        }
+        Detached::WorkerDied => {
+            "The page's worker stopped, so the trace is no longer held in this tab. To explore the events \
+             or compute the other mode of the deeper analyses, load the trace file again."
+        }
+    }
+}
+
+impl PageState {
+    /// The results on screen, if any (none while a load runs).
+    pub fn shown(&self) -> Option<&Shown> {
+        match &self.page {
+            Page::Loaded(s) | Page::Restored { shown: s, .. } => Some(s),
+            _ => None,
+        }
+    }
+
+    fn shown_mut(&mut self) -> Option<&mut Shown> {
+        match &mut self.page {
+            Page::Loaded(s) | Page::Restored { shown: s, .. } => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The worker holds the trace on screen (requests about it will be answered).
+    pub fn worker_answers(&self) -> bool {
+        matches!(self.page, Page::Loaded(_))
+    }
+
+    /// Why the results shown cannot be asked about, when they cannot.
+    pub fn detached(&self) -> Option<Detached> {
+        match self.page {
+            Page::Restored { why, .. } => Some(why),
+            _ => None,
+        }
+    }
+
+    pub fn is_loading(&self) -> bool {
+        matches!(self.page, Page::Loading { .. })
+    }
+
+    /// The Cancel button works only while a load runs.
+    pub fn can_cancel(&self) -> bool {
+        self.is_loading()
+    }
+
+    /// The analyses of the mode asked for, if the page has them.
+    pub fn analyses(&self) -> Option<&Analyses> {
+        self.shown()?.analyses[self.hta_compat as usize].as_ref()
+    }
+
+    /// The report as shown (redacted when the switch is on).
+    pub fn report_shown(&self) -> Option<DiagnosisReport> {
+        let report = self.shown()?.report.as_ref()?;
+        Some(if self.redact {
+            report.redacted.clone()
+        } else {
+            report.plain.clone()
+        })
+    }
+
+    /// The report's findings that point at events (never redacted: the query needs real names).
+    pub fn finding_links(&self) -> Vec<FindingLink> {
+        let Some(report) = self.shown().and_then(|s| s.report.as_ref().map(|r| &r.plain)) else {
+            return Vec::new();
+        };
+        report
+            .findings
+            .iter()
+            .filter_map(|f| {
+                f.filter.as_ref().map(|filter| FindingLink {
+                    id: f.id.as_str().to_string(),
+                    title: f.title.clone(),
+                    query: filter.to_query(),
+                })
+            })
+            .collect()
+    }
+
+    /// A load of files with this cache key starts in a new worker.
+    pub fn start_load(&mut self, cache_key: Option<String>) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        let previous = match std::mem::take(&mut self.page) {
+            Page::Loaded(s) => Some(Box::new((*s, None))),
+            Page::Restored { shown, why } => Some(Box::new((*shown, Some(why)))),
+            Page::Loading { previous, .. } => {
+                effects.push(Effect::DropLoadWorker);
+                previous
+            }
+            Page::Empty | Page::Failed | Page::Cancelled => None,
+        };
+        self.page = Page::Loading {
+            previous,
+            cache_key,
+        };
+        self.errors.clear();
+        self.notice = None;
+        self.request_error = None;
+        self.keep_offer = KeepOffer::Hidden;
+        self.saved_available = false;
+        self.events = Events::None;
+        self.query = first_query();
+        effects.push(Effect::StartLoadWorker);
+        effects
+    }
+
+    /// One file of the load could not be read (the others go on).
+    pub fn file_failed(&mut self, text: String) {
+        self.errors.push(text);
+    }
+
+    /// The load's worker holds the new set: it becomes the current worker.
+    pub fn loaded(&mut self, loaded: LoadedSet) -> Vec<Effect> {
+        if !self.is_loading() {
+            return Vec::new();
+        }
+        let Page::Loading { cache_key, .. } = std::mem::take(&mut self.page) else {
+            return Vec::new();
+        };
+        self.page = Page::Loaded(Box::new(Shown {
+            loaded,
+            cache_key,
+            ..Default::default()
+        }));
+        self.rank_index = 0;
+        self.revision += 1;
+        if !self.saved_available {
+            self.keep_offer = KeepOffer::Asking;
+        }
+        self.query = first_query();
+        self.events = Events::Waiting;
+        vec![
+            Effect::PromoteLoadWorker,
+            Effect::Post(ToWorker::Report { redact: false }),
+            Effect::Post(ToWorker::Analyze {
+                hta_compat: self.hta_compat,
+            }),
+            Effect::Post(ToWorker::Query {
+                query: self.query.clone(),
+            }),
+        ]
+    }
+
+    /// Ends a load without a result: what was shown before comes back, with its worker.
+    fn end_load(&mut self, nothing_before: Page) -> bool {
+        if !self.is_loading() {
+            return false;
+        }
+        let Page::Loading { previous, .. } = std::mem::take(&mut self.page) else {
+            return false;
+        };
+        self.keep_offer = KeepOffer::Hidden;
+        self.rank_index = 0;
+        self.revision += 1;
+        match previous.map(|b| *b) {
+            Some((shown, None)) => {
+                self.page = Page::Loaded(Box::new(shown));
+                self.events = Events::Waiting;
+            }
+            Some((shown, Some(why))) => {
+                self.page = Page::Restored {
+                    shown: Box::new(shown),
+                    why,
+                };
+            }
+            None => self.page = nothing_before,
+        }
+        true
+    }
+
+    /// Effects of a load that ended without a result: the old worker stays; its events come again.
+    fn after_end(&self) -> Vec<Effect> {
+        let mut effects = vec![Effect::DropLoadWorker];
+        if self.worker_answers() {
+            effects.push(Effect::Post(ToWorker::Query {
+                query: self.query.clone(),
+            }));
+        }
+        effects
+    }
+
+    /// No file of the load could be read.
+    pub fn nothing_loaded(&mut self) -> Vec<Effect> {
+        if !self.end_load(Page::Failed) {
+            return Vec::new();
+        }
+        self.after_end()
+    }
+
+    /// The user stopped the load.
+    pub fn cancel(&mut self) -> Vec<Effect> {
+        if !self.end_load(Page::Cancelled) {
+            return Vec::new();
+        }
+        if self.shown().is_some() {
+            self.notice =
+                Some("Cancelled: the new load was stopped; the trace loaded before is shown.".into());
+        }
+        self.after_end()
+    }
+
+    /// The load's worker stopped with an error (`text` says so in plain words).
+    pub fn load_worker_died(&mut self, text: String) -> Vec<Effect> {
+        if !self.is_loading() {
+            return Vec::new();
+        }
+        self.errors.push(text);
+        self.end_load(Page::Failed);
+        self.after_end()
+    }
+
+    /// The current worker stopped: the results stay on screen, marked as needing the file again.
+    pub fn current_worker_died(&mut self, text: String) -> Vec<Effect> {
+        if let Page::Loaded(shown) = &mut self.page {
+            let shown = std::mem::take(shown);
+            self.page = Page::Restored {
+                shown,
+                why: Detached::WorkerDied,
+            };
+            self.events = Events::None;
+            self.request_error = Some(text);
+            self.revision += 1;
+        } else if let Page::Loading {
+            previous: Some(prev),
+            ..
+        } = &mut self.page
+        {
+            if prev.1.is_none() {
+                prev.1 = Some(Detached::WorkerDied);
+            }
+        }
+        vec![Effect::ReplaceCurrentWorker]
+    }
+
+    fn save_if_kept(&self) -> Vec<Effect> {
+        if self.keep_offer == KeepOffer::Kept && self.worker_answers() {
+            vec![Effect::Save]
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// The current worker's diagnosis.
+    pub fn report(&mut self, report: Reports) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        if let Some(s) = self.shown_mut() {
+            s.report = Some(report);
+        }
+        self.revision += 1;
+        self.save_if_kept()
+    }
+
+    /// The current worker's analyses (of the mode they say).
+    pub fn analysis(&mut self, all: AllAnalyses, timings: Vec<AnalysisTiming>) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        let slot = (all.mode == Mode::HtaCompat) as usize;
+        if let Some(s) = self.shown_mut() {
+            s.analyses[slot] = Some(Analyses { all, timings });
+        }
+        self.revision += 1;
+        self.save_if_kept()
+    }
+
+    /// A page of events for the query asked last.
+    pub fn events(&mut self, page: EventPage) {
+        if self.worker_answers() {
+            self.events = Events::Page(page);
+        }
+    }
+
+    /// A request the worker could not serve.
+    pub fn request_failed(&mut self, message: String) {
+        self.request_error = Some(message);
+        if self.events == Events::Waiting {
+            self.events = Events::None;
+        }
+    }
+
+    /// The exploration view asks for events. Refused (nothing posted) when no worker holds the trace.
+    pub fn run_query(&mut self, query: EventQuery) -> Vec<Effect> {
+        self.query = query.clone();
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        self.events = Events::Waiting;
+        vec![Effect::Post(ToWorker::Query { query })]
+    }
+
+    /// The current query's CSV, when a worker holds the trace.
+    pub fn export(&self) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Export {
+            query: self.query.clone(),
+        })]
+    }
+
+    /// The HTA switch: the analyses of both modes are kept; the missing mode is asked for.
+    pub fn set_hta_compat(&mut self, on: bool) -> Vec<Effect> {
+        self.hta_compat = on;
+        if self.worker_answers() && self.analyses().is_none() {
+            return vec![Effect::Post(ToWorker::Analyze { hta_compat: on })];
+        }
+        Vec::new()
+    }
+
+    /// The redact switch (the page redacts the report it holds; no worker needed).
+    pub fn set_redact(&mut self, on: bool) {
+        self.redact = on;
+    }
+
+    /// The user picked a rank.
+    pub fn pick_rank(&mut self, index: usize) {
+        self.rank_index = index;
+    }
+
+    /// Saved results exist for the files of the load (or set) with this key.
+    pub fn saved_found(&mut self, key: &str) {
+        let current = match &self.page {
+            Page::Loading { cache_key, .. } => cache_key.as_deref(),
+            Page::Loaded(s) => s.cache_key.as_deref(),
+            _ => None,
+        };
+        if current == Some(key) {
+            self.saved_available = true;
+            if self.keep_offer == KeepOffer::Asking {
+                self.keep_offer = KeepOffer::Kept;
+            }
+        }
+    }
+
+    /// "Show the saved results": they replace the load or the results shown. No worker holds them.
+    pub fn restore_saved(&mut self, saved: SavedResults, key: String) -> Vec<Effect> {
+        let effects = if self.is_loading() {
+            vec![Effect::DropLoadWorker]
+        } else {
+            Vec::new()
+        };
+        let mut analyses: [Option<Analyses>; 2] = [None, None];
+        for all in saved.analyses {
+            let slot = (all.mode == Mode::HtaCompat) as usize;
+            analyses[slot] = Some(Analyses {
+                all,
+                timings: Vec::new(),
+            });
+        }
+        self.page = Page::Restored {
+            shown: Box::new(Shown {
+                loaded: saved.loaded,
+                cache_key: Some(key),
+                report: saved.report,
+                analyses,
+            }),
+            why: Detached::Saved,
+        };
+        self.redact = saved.redact;
+        self.rank_index = 0;
+        self.revision += 1;
+        self.keep_offer = KeepOffer::Hidden;
+        self.events = Events::None;
+        self.request_error = None;
+        effects
+    }
+
+    /// The user said Keep (or No).
+    pub fn set_keep(&mut self, offer: KeepOffer) {
+        self.keep_offer = offer;
+    }
+
+    /// What to store when the user keeps the results shown.
+    pub fn to_saved(&self) -> Option<(String, SavedResults)> {
+        let s = self.shown()?;
+        Some((
+            s.cache_key.clone()?,
+            SavedResults {
+                format: SAVED_FORMAT,
+                loaded: s.loaded.clone(),
+                report: s.report.clone(),
+                redact: self.redact,
+                analyses: s.analyses.iter().flatten().map(|a| a.all.clone()).collect(),
+            },
+        ))
+    }
+}
+
+/// Version of [`SavedResults`]' layout. 1 (implicit) held the report as Markdown and the analyses
+/// as untyped JSON; 2 holds both typed.
+pub const SAVED_FORMAT: u32 = 2;
+
+/// What this browser keeps for one set of files (results only, never the trace).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SavedResults {
+    pub format: u32,
+    pub loaded: LoadedSet,
+    pub report: Option<Reports>,
+    /// The report was shown with names hashed.
+    #[serde(default)]
+    pub redact: bool,
+    /// The analyses computed, one per mode.
+    #[serde(default)]
+    pub analyses: Vec<AllAnalyses>,
+}
+
+/// Why saved results cannot be shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SavedError {
+    /// Saved by an older version of the page (the message says what to do).
+    Older,
+    /// Saved by a newer version, or damaged.
+    Unreadable,
+}
+
+impl SavedError {
+    pub fn message(&self) -> &'static str {
+        match self {
+            SavedError::Older => {
+                "These results were saved by an older version of this page: load the trace again."
+            }
+            SavedError::Unreadable => {
+                "The saved results could not be read by this version of the page: load the trace again."
+            }
+        }
+    }
+}
+
+/// Reads saved results, upgrading what can be upgraded and refusing the rest politely.
+pub fn decode_saved(json: &str) -> Result<SavedResults, SavedError> {
+    #[derive(Deserialize)]
+    struct Header {
+        #[serde(default = "format_one")]
+        format: u32,
+    }
+    fn format_one() -> u32 {
+        1
+    }
+    let header: Header = serde_json::from_str(json).map_err(|_| SavedError::Unreadable)?;
+    match header.format {
+        SAVED_FORMAT => serde_json::from_str(json).map_err(|_| SavedError::Unreadable),
+        // Format 1 kept only the report's Markdown: the typed report cannot be rebuilt from it.
+        f if f < SAVED_FORMAT => Err(SavedError::Older),
+        _ => Err(SavedError::Unreadable),
+    }
+}
+
+#[cfg(test)]
+#[path = "page_state_tests.rs"]
+mod tests;

@@ -1,0 +1,258 @@
+//! The diagnosis report as a typed view model, one part per section of the page's `ReportView`.
+//!
+//! It holds what [`DiagnosisReport::to_markdown`] writes, section by section, so that the page draws
+//! the same report as components (no HTML strings) and a new section is one more field here and one
+//! more component in `ui::report_view`. Text keeps its `` `code` `` spans: [`inline_parts`] splits them.
+
+use crate::report::diagnosis::DiagnosisReport;
+use crate::report::findings::Finding;
+use crate::report::findings::EvidenceKind;
+use crate::report::rules::{short_name, short_names};
+
+/// One row of the top-kernels table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelLine {
+    /// The full name (the row's `data-kernel`).
+    pub name: String,
+    /// The display name (template arguments dropped, unless two names would collide).
+    pub shown: String,
+    pub pct: f64,
+    pub calls: u64,
+    pub avg_us: f64,
+}
+
+/// One numbered recommendation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindingLine {
+    pub id: String,
+    pub title: String,
+    /// `measured; threshold: …; impact …` (the parenthesis after the title).
+    pub detail: String,
+    pub explanation: String,
+    pub actions: Vec<String>,
+    /// `Evidence: …` (up to three), when the finding has any.
+    pub evidence: Option<String>,
+}
+
+/// One row of the idle attribution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdleLine {
+    /// Stable text of the cause (`data_loading`, ...).
+    pub cause: String,
+    pub label: String,
+    pub time_us: f64,
+    pub pct_of_window: f64,
+    /// "`aten::mm` (3.1 ms), ..."
+    pub ops: String,
+}
+
+/// The report, section by section.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportModel {
+    pub main_finding: String,
+    /// The main finding's id (`data-finding`), `none` without one.
+    pub main_finding_id: String,
+    /// "Analysed: steps 3-7 ..." (the context stage's line).
+    pub analysed: String,
+    /// What the trace holds, as `report --json` names it.
+    pub holds: Vec<String>,
+    /// Where the GPU idle time goes, one row per cause.
+    pub idle: Vec<IdleLine>,
+    /// Notes that are not recommendations.
+    pub notes: Vec<String>,
+    pub kernels: Vec<KernelLine>,
+    /// Heading word(s) and reason of the bottleneck (`Undetermined`, `No figures` without one).
+    pub bottleneck: (String, String),
+    pub findings: Vec<FindingLine>,
+    pub deeper_analyses: String,
+    pub redacted: bool,
+}
+
+/// What the report says when no rule fires.
+pub const NOTHING_FOUND: &str = "Nothing crosses a rule's threshold: the GPU is busy with compute; speed up the top \
+     kernels (AMP/TF32, `torch.compile`) or increase the batch size.";
+
+impl ReportModel {
+    pub fn new(r: &DiagnosisReport) -> Self {
+        let names: Vec<&str> = r.top_kernels.iter().map(|k| k.name.as_str()).collect();
+        let kernels = r
+            .top_kernels
+            .iter()
+            .zip(short_names(&names))
+            .map(|(k, shown)| KernelLine {
+                name: k.name.clone(),
+                shown,
+                pct: k.pct_of_kernel_time,
+                calls: k.calls,
+                avg_us: k.avg_us,
+            })
+            .collect();
+        let bottleneck = match &r.bottleneck {
+            Some(b) => (b.kind.label().to_string(), format!("{}.", b.reason)),
+            None => ("Undetermined".to_string(), "No figures.".to_string()),
+        };
+        let text = |v: &dyn erased_text::Text| v.text();
+        ReportModel {
+            main_finding: r.main_finding.clone(),
+            main_finding_id: r.main_finding_id.map_or("none".into(), |i| i.as_str().to_string()),
+            analysed: r.context.analysed.clone(),
+            holds: r.context.holds.iter().map(|h| text(h)).collect(),
+            idle: r
+                .idle_attribution
+                .iter()
+                .map(|s| IdleLine {
+                    cause: text(&s.cause),
+                    label: s.cause.label().to_string(),
+                    time_us: s.time_us,
+                    pct_of_window: s.pct_of_window,
+                    ops: s
+                        .top_ops
+                        .iter()
+                        .take(3)
+                        .map(|o| format!("`{}` ({})", short_name(&o.name), super::wording::dur((o.time_us * 1000.0) as i64)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+                .collect(),
+            notes: r.notes.clone(),
+            kernels,
+            bottleneck,
+            findings: r.findings.iter().map(finding_line).collect(),
+            deeper_analyses: r.deeper_analyses.join(", "),
+            redacted: r.redacted,
+        }
+    }
+}
+
+fn impact_text(f: &Finding) -> String {
+    let mut imp = Vec::new();
+    if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
+        imp.push(format!("≈{p:.1}% of GPU time"));
+    }
+    if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
+        imp.push(format!("{m:.2} ms/step"));
+    }
+    if imp.is_empty() {
+        String::new()
+    } else {
+        format!("; impact {}", imp.join(", "))
+    }
+}
+
+fn evidence_text(f: &Finding) -> Option<String> {
+    if f.evidence.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = f
+        .evidence
+        .iter()
+        .take(3)
+        .map(|e| {
+            let name = match e.kind {
+                EvidenceKind::Rank => e.name.clone(),
+                _ => format!("`{}`", short_name(&e.name).replace('`', "'")),
+            };
+            match e.rank {
+                Some(r) if e.kind != EvidenceKind::Rank => {
+                    format!("{name} on rank {r} ({} events)", e.count)
+                }
+                _ => name,
+            }
+        })
+        .collect();
+    Some(format!("Evidence: {}", parts.join("; ")))
+}
+
+fn finding_line(f: &Finding) -> FindingLine {
+    FindingLine {
+        id: f.id.as_str().to_string(),
+        title: f.title.clone(),
+        detail: format!("{}; threshold: {}{}", f.measured, f.threshold, impact_text(f)),
+        explanation: f.explanation.clone(),
+        actions: f.actions.clone(),
+        evidence: evidence_text(f),
+    }
+}
+
+/// Splits text at `` `code` `` spans: `(is_code, text)` pieces, in order. An unclosed backtick is text.
+pub fn inline_parts(text: &str) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('`') {
+        let after = &rest[at + 1..];
+        let Some(end) = after.find('`') else { break };
+        if at > 0 {
+            out.push((false, rest[..at].to_string()));
+        }
+        out.push((true, after[..end].to_string()));
+        rest = &after[end + 1..];
+    }
+    if !rest.is_empty() {
+        out.push((false, rest.to_string()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::diagnosis::TopKernel;
+
+    #[test]
+    fn inline_parts_split_code_spans() {
+        assert_eq!(
+            inline_parts("use `torch.compile` now"),
+            vec![
+                (false, "use ".to_string()),
+                (true, "torch.compile".to_string()),
+                (false, " now".to_string())
+            ]
+        );
+        assert_eq!(inline_parts("a `b"), vec![(false, "a `b".to_string())]);
+        assert!(inline_parts("").is_empty());
+    }
+
+    #[test]
+    fn every_section_holds_what_the_markdown_says() {
+        let report = DiagnosisReport {
+            main_finding: "GPU idle 40%".into(),
+            top_kernels: vec![TopKernel {
+                name: "void gemm<float>(int)".into(),
+                calls: 3,
+                total_us: 30.0,
+                avg_us: 10.0,
+                pct_of_kernel_time: 75.0,
+                evidence: Vec::new(),
+            }],
+            deeper_analyses: vec!["a".into(), "b".into()],
+            ..Default::default()
+        };
+        let m = ReportModel::new(&report);
+        let md = report.to_markdown();
+        assert_eq!(m.main_finding, "GPU idle 40%");
+        assert_eq!(m.kernels[0].shown, "gemm");
+        assert_eq!(m.kernels[0].name, "void gemm<float>(int)");
+        assert!(md.contains("| 75.0 | 3 | 10.00 | `gemm` |"));
+        assert_eq!(m.bottleneck, ("Undetermined".into(), "No figures.".into()));
+        assert!(md.contains("### Bottleneck: Undetermined\n\nNo figures."));
+        assert_eq!(m.deeper_analyses, "a, b");
+        assert!(md.contains("I can also show: a, b."));
+        assert!(m.findings.is_empty());
+        assert!(md.contains(NOTHING_FOUND));
+    }
+}
+
+/// Serde's text of an enum value (`steady_state`, `data_loading`), as `report --json` writes it.
+mod erased_text {
+    pub trait Text {
+        fn text(&self) -> String;
+    }
+    impl<T: serde::Serialize> Text for T {
+        fn text(&self) -> String {
+            serde_json::to_value(self)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        }
+    }
+}
