@@ -90,6 +90,10 @@ pub fn diagnose_with(
     diagnose_gathered(&gather_with(set, opts))
 }
 
+/// What the report says when no rule fires.
+pub const NOTHING_FOUND: &str = "Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels \
+     (bf16/TF32 tensor cores, `torch.compile`) or give each step more work (a larger batch).";
+
 /// A finding below this share (%) of the window never states the main finding.
 pub const MAIN_FINDING_MIN_PCT: f64 = 2.0;
 
@@ -298,10 +302,7 @@ impl DiagnosisReport {
         self.idle_markdown(&mut out);
         let _ = writeln!(out, "### Recommendations\n");
         if self.findings.is_empty() {
-            let _ = writeln!(
-                out,
-                "1. Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels (bf16/TF32 tensor cores, `torch.compile`) or give each step more work (a larger batch).\n"
-            );
+            let _ = writeln!(out, "1. {NOTHING_FOUND}\n");
         }
         for (n, f) in self.findings.iter().enumerate() {
             finding_markdown(&mut out, n + 1, f);

@@ -68,9 +68,8 @@ pub struct ReportModel {
     pub redacted: bool,
 }
 
-/// What the report says when no rule fires.
-pub const NOTHING_FOUND: &str = "Nothing crosses a rule's threshold: the GPU is busy with compute; speed up the top \
-     kernels (AMP/TF32, `torch.compile`) or increase the batch size.";
+/// What the report says when no rule fires (one text for the page and the Markdown).
+pub use super::diagnosis::NOTHING_FOUND;
 
 impl ReportModel {
     pub fn new(r: &DiagnosisReport) -> Self {
