@@ -31,7 +31,9 @@ usage:
   profile-model help                                                 this text
 
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
-else the file name: rank-3, rank3, rank_3, worker3). Exit status: 0 ok, 1 bad input, 2 bad usage.
+else the file name: rank-3, rank3, rank_3, worker3). A file of a folder that cannot be loaded is
+skipped and named in the output (skipped_files in --json). Exit status: 0 ok, 1 bad input, 2 bad
+usage, 3 the output could not be written (a closed pipe, as with `| head`, is not an error).
 ";
 
 /// Parsed command-line options.
@@ -143,95 +145,121 @@ fn parse_steps(v: &str) -> Option<(i64, i64)> {
     }
 }
 
-/// Runs the command line; returns the process exit code (0 ok, 1 bad input, 2 bad usage).
+/// Exit status when the output could not be written (a full disk, a closed file).
+const EXIT_OUTPUT_FAILED: i32 = 3;
+
+/// Runs the command line; returns the process exit code (0 ok, 1 bad input, 2 bad usage, 3 the
+/// output could not be written). A closed pipe (`| head`) is a quiet, successful end.
 pub fn run(args: Vec<String>) -> i32 {
+    match command_output(args) {
+        Ok(text) => write_stdout(&text),
+        Err(code) => code,
+    }
+}
+
+/// Writes the whole output to stdout: 0 when written (or when the reader closed the pipe, as
+/// `head` does), [`EXIT_OUTPUT_FAILED`] with a message on stderr for any other write error.
+fn write_stdout(text: &str) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("profile-model: could not write the output: {e}");
+            EXIT_OUTPUT_FAILED
+        }
+    }
+}
+
+/// The text a command writes to stdout, or its exit code once it has said why on stderr.
+fn command_output(args: Vec<String>) -> Result<String, i32> {
     if args
         .iter()
         .any(|a| matches!(a.as_str(), "-h" | "--help" | "help"))
     {
-        print!("{USAGE}");
-        return 0;
+        return Ok(USAGE.to_string());
     }
-    let args = match parse_args(args) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("profile-model: {e}\n\n{USAGE}");
-            return 2;
-        }
-    };
+    let args = parse_args(args).map_err(|e| {
+        eprintln!("profile-model: {e}\n\n{USAGE}");
+        2
+    })?;
     let command = args.positional.first().map(String::as_str);
     let path = match args.positional.get(1) {
         Some(p) if args.positional.len() == 2 => PathBuf::from(p),
         _ => {
             eprintln!("profile-model: expected a command and one path\n\n{USAGE}");
-            return 2;
+            return Err(2);
         }
     };
-    let set = match load_set(&path) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    match command {
+    if !matches!(command, Some("summary" | "analyze" | "report" | "events")) {
+        eprintln!(
+            "profile-model: unknown command {}\n\n{USAGE}",
+            command.unwrap_or("")
+        );
+        return Err(2);
+    }
+    let set = load_set(&path)?;
+    Ok(match command {
         Some("summary") => summary(&set, args.json, path.is_dir()),
-        Some("analyze") => {
-            let opts = AnalysisOptions {
-                mode: if args.compat_hta {
-                    Mode::HtaCompat
-                } else {
-                    Mode::Exact
-                },
-                steps: args.steps,
-                critical_path: CriticalPathOptions {
-                    max_rows: args.path_rows,
-                    ..Default::default()
-                },
-                ..Default::default()
-            };
-            let clock = std::time::Instant::now();
-            let (all, timings) =
-                analyze_timed(&set, &opts, &|| clock.elapsed().as_secs_f64() * 1000.0);
-            if args.timings {
-                eprint!("{}", render_timings(&timings));
-            }
-            let all = serde_json::to_value(all).unwrap_or(serde_json::Value::Null);
-            if args.json {
-                println!("{}", serde_json::to_string_pretty(&all).expect("json"));
-            } else {
-                print!("{}", render_text(&all));
-            }
-            0
+        Some("analyze") => analyze(&set, &args),
+        Some("report") => report(&set, &args),
+        _ => events(&set, &args),
+    })
+}
+
+fn analyze(set: &TraceSet, args: &Args) -> String {
+    let opts = AnalysisOptions {
+        mode: if args.compat_hta {
+            Mode::HtaCompat
+        } else {
+            Mode::Exact
+        },
+        steps: args.steps,
+        critical_path: CriticalPathOptions {
+            max_rows: args.path_rows,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let clock = std::time::Instant::now();
+    let (all, timings) = analyze_timed(set, &opts, &|| clock.elapsed().as_secs_f64() * 1000.0);
+    if args.timings {
+        eprint!("{}", render_timings(&timings));
+    }
+    let mut all = serde_json::to_value(all).unwrap_or(serde_json::Value::Null);
+    if args.json {
+        if !set.skipped.is_empty() {
+            all["skipped_files"] = serde_json::to_value(&set.skipped).unwrap_or_default();
         }
-        Some("report") => {
-            let mut r = crate::report::diagnosis::diagnose(&set);
-            if args.redact {
-                r = r.redacted();
-            }
-            if args.json {
-                println!("{}", r.to_json());
-            } else {
-                print!("{}", r.to_markdown());
-            }
-            0
+        serde_json::to_string_pretty(&all).expect("json") + "\n"
+    } else {
+        render_text(&all)
+    }
+}
+
+fn report(set: &TraceSet, args: &Args) -> String {
+    let mut r = crate::report::diagnosis::diagnose(set);
+    if args.redact {
+        r = r.redacted();
+    }
+    if args.json {
+        r.to_json() + "\n"
+    } else {
+        r.to_markdown()
+    }
+}
+
+fn events(set: &TraceSet, args: &Args) -> String {
+    if args.csv {
+        export_csv(set, &args.query)
+    } else {
+        let page = query_events(set, &args.query);
+        if args.json {
+            serde_json::to_string_pretty(&page).expect("json") + "\n"
+        } else {
+            render_page(&page)
         }
-        Some("events") => {
-            let out = if args.csv {
-                export_csv(&set, &args.query)
-            } else {
-                let page = query_events(&set, &args.query);
-                if args.json {
-                    serde_json::to_string_pretty(&page).expect("json") + "\n"
-                } else {
-                    render_page(&page)
-                }
-            };
-            emit(&out);
-            0
-        }
-        Some(other) => {
-            eprintln!("profile-model: unknown command {other}\n\n{USAGE}");
-            2
-        }
-        None => 2,
     }
 }
 
@@ -276,22 +304,17 @@ fn load_set(path: &Path) -> Result<TraceSet, i32> {
             return Err(1);
         }
     };
-    let results = load_parallel(&files);
-    let mut tables = Vec::new();
-    for r in results {
-        match r {
-            Ok(t) => tables.push(t),
-            Err(e) => eprintln!("profile-model: skipped: {e}"),
+    let set = TraceSet::from_loads(load_parallel(&files));
+    if set.is_empty() {
+        for f in &set.skipped {
+            eprintln!("profile-model: {}", f.reason);
         }
-    }
-    if tables.is_empty() {
         eprintln!(
             "profile-model: no file in {} could be loaded",
             path.display()
         );
         return Err(1);
     }
-    let set = TraceSet::from_tables(tables);
     for note in &set.notes {
         eprintln!("profile-model: note: {note}");
     }
@@ -332,7 +355,8 @@ fn summary_json(t: &TraceTable) -> serde_json::Value {
     v
 }
 
-fn summary(set: &TraceSet, json: bool, folder: bool) -> i32 {
+fn summary(set: &TraceSet, json: bool, folder: bool) -> String {
+    use std::fmt::Write;
     if json {
         let v = if folder {
             let ranks: Vec<serde_json::Value> = set
@@ -345,36 +369,35 @@ fn summary(set: &TraceSet, json: bool, folder: bool) -> i32 {
                     v
                 })
                 .collect();
-            serde_json::json!({ "ranks": ranks, "notes": set.notes })
+            serde_json::json!({ "ranks": ranks, "notes": set.notes, "skipped_files": set.skipped })
         } else {
             summary_json(&set.ranks[0].table)
         };
-        println!("{}", serde_json::to_string_pretty(&v).expect("json"));
-        return 0;
+        return serde_json::to_string_pretty(&v).expect("json") + "\n";
     }
+    let mut s = String::new();
     for r in &set.ranks {
         if set.len() > 1 {
-            println!(
+            let _ = writeln!(
+                s,
                 "# Rank {} ({}, rank from {})\n",
                 r.rank, r.table.file, r.rank_source
             );
         }
-        print!("{}", summary_markdown(&summarize(&r.table)));
+        s += &summary_markdown(&summarize(&r.table));
         for d in r.table.diagnostics.list() {
-            println!(
+            let _ = writeln!(
+                s,
                 "- note ({:?}, {}×): {} — e.g. {}",
                 d.severity, d.count, d.description, d.example
             );
         }
-        println!();
+        s.push('\n');
     }
-    0
-}
-
-/// Writes to stdout; a closed pipe (`| head`) ends the output quietly instead of panicking.
-fn emit(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    for f in &set.skipped {
+        let _ = writeln!(s, "- not loaded: {}", f.reason);
+    }
+    s
 }
 
 fn cell_f(v: Option<f64>) -> String {

@@ -15,7 +15,7 @@ use super::redact::{redacted_name, replace_all};
 use super::rules::{evaluate, notes, short_name, short_names};
 use super::wording::dur;
 use crate::analysis::all::{AllAnalyses, AnalysisOptions};
-use crate::table::TraceSet;
+use crate::table::{SkippedFile, TraceSet};
 
 /// How many kernels the report's table lists.
 pub const REPORT_TOP_KERNELS: usize = 5;
@@ -68,6 +68,9 @@ pub struct DiagnosisReport {
     pub notes: Vec<String>,
     pub deeper_analyses: Vec<String>,
     pub ranks: Vec<i64>,
+    /// Files given with the ranks that could not be loaded: the figures leave their ranks out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_files: Vec<SkippedFile>,
     /// Names were replaced by hashes.
     pub redacted: bool,
     /// Kernel and op names the report mentions (for redaction); not exported.
@@ -77,7 +80,14 @@ pub struct DiagnosisReport {
 
 /// Diagnoses a set of ranks.
 pub fn diagnose(set: &TraceSet) -> DiagnosisReport {
-    diagnose_gathered(&gather_with(set, &AnalysisOptions::default()))
+    diagnose_with_options(set, &AnalysisOptions::default())
+}
+
+/// Diagnoses a set with `opts`; files of the set that could not be loaded are named.
+fn diagnose_with_options(set: &TraceSet, opts: &AnalysisOptions) -> DiagnosisReport {
+    let mut report = diagnose_gathered(&gather_with(set, opts));
+    report.note_skipped_files(&set.skipped);
+    report
 }
 
 /// Diagnoses a set of ranks whose analyses were run with `opts` (the report computes its own figures
@@ -87,11 +97,26 @@ pub fn diagnose_with(
     _all: &AllAnalyses,
     opts: &AnalysisOptions,
 ) -> DiagnosisReport {
-    diagnose_gathered(&gather_with(set, opts))
+    diagnose_with_options(set, opts)
+}
+
+impl DiagnosisReport {
+    /// Records the files that could not be loaded, and says so first among the notes.
+    fn note_skipped_files(&mut self, skipped: &[SkippedFile]) {
+        let said = skipped.iter().map(|f| {
+            format!(
+                "{} could not be loaded, so this report leaves its rank out: {}",
+                f.file, f.reason
+            )
+        });
+        self.notes.splice(0..0, said);
+        self.skipped_files = skipped.to_vec();
+    }
 }
 
 /// What the report says when no rule fires.
-pub const NOTHING_FOUND: &str = "Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels \
+pub const NOTHING_FOUND: &str =
+    "Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels \
      (bf16/TF32 tensor cores, `torch.compile`) or give each step more work (a larger batch).";
 
 /// A finding below this share (%) of the window never states the main finding.
@@ -141,6 +166,7 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
         findings,
         deeper_analyses: DEEPER_ANALYSES.iter().map(|s| s.to_string()).collect(),
         ranks: inputs.ranks.iter().map(|r| r.rank).collect(),
+        skipped_files: Vec::new(),
         redacted: false,
     }
 }

@@ -1,6 +1,7 @@
 //! The simple API over the resumable core: feed file bytes in any chunks, get a [`TraceTable`].
 
 use super::{TableBuilder, TraceTable};
+use crate::trace::source::GzipEnd;
 use crate::trace::{LoadError, StreamReader};
 
 /// Bytes fed at a time, with room made in the columns before each (`TableBuilder::make_room`).
@@ -111,17 +112,17 @@ impl TraceLoader {
     }
 
     /// Ends text fed by [`TraceLoader::feed_text`], with the file's `gzip` and total `raw_bytes`;
-    /// `gzip_cut`: the text source said the gzip stream was cut off before its end marker.
+    /// `gzip_end`: how the text source said the gzip stream ended (cut off, checksums).
     pub fn finish_text(
         self,
         gzip: bool,
         raw_bytes: u64,
-        gzip_cut: bool,
+        gzip_end: GzipEnd,
     ) -> Result<TraceTable, LoadError> {
-        self.finish_with(Some((gzip, raw_bytes, gzip_cut)))
+        self.finish_with(Some((gzip, raw_bytes, gzip_end)))
     }
 
-    fn finish_with(self, text_end: Option<(bool, u64, bool)>) -> Result<TraceTable, LoadError> {
+    fn finish_with(self, text_end: Option<(bool, u64, GzipEnd)>) -> Result<TraceTable, LoadError> {
         let text = self.inner.text_bytes();
         let (raw, gzip, (summary, builder)) = match text_end {
             None => (
@@ -129,7 +130,7 @@ impl TraceLoader {
                 self.inner.is_gzip(),
                 self.inner.finish()?,
             ),
-            Some((gzip, raw, cut)) => (raw, gzip, self.inner.finish_text(gzip, raw, cut)?),
+            Some((gzip, raw, end)) => (raw, gzip, self.inner.finish_text(gzip, raw, end)?),
         };
         let entries = summary.entries;
         let object_form = summary.top_level_keys.iter().any(|k| k == "traceEvents")
@@ -173,7 +174,7 @@ enum ReadPiece {
     End {
         gzip: bool,
         raw_bytes: u64,
-        gzip_cut: bool,
+        gzip_end: GzipEnd,
     },
 }
 
@@ -189,7 +190,7 @@ pub fn load_path(path: &std::path::Path) -> Result<TraceTable, LoadError> {
     let f = std::fs::File::open(path)
         .map_err(|e| LoadError::io(&path.display().to_string(), &e.to_string()))?;
     let size = f.metadata().ok().map(|m| m.len());
-    let mut loader = TraceLoader::new(&name, size);
+    let loader = TraceLoader::new(&name, size);
     let (text_tx, text_rx) = mpsc::sync_channel::<ReadPiece>(PIECES_IN_FLIGHT);
     // Buffers the parser is done with go back to the reader, so the pieces reuse a few buffers.
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
@@ -201,24 +202,38 @@ pub fn load_path(path: &std::path::Path) -> Result<TraceTable, LoadError> {
             // No second thread: read here (the file went with the closure; it is opened again).
             return load_path_in_this_thread(path, &name, loader);
         }
-        loop {
-            match text_rx.recv() {
-                Ok(ReadPiece::Text(text, gzip, raw_bytes)) => {
-                    let fed = loader.feed_text(&text, gzip, raw_bytes);
-                    let _ = free_tx.send(text);
-                    fed?;
-                }
-                Ok(ReadPiece::Corrupt(c)) => loader.text_source_corrupt(c.offset, &c.detail)?,
-                Ok(ReadPiece::Failed(detail)) => return Err(LoadError::io(&name, &detail)),
-                Ok(ReadPiece::End {
-                    gzip,
-                    raw_bytes,
-                    gzip_cut,
-                }) => return loader.finish_text(gzip, raw_bytes, gzip_cut),
-                Err(_) => return Err(LoadError::io(&name, "the reading thread stopped")),
-            }
-        }
+        // The receiving ends go into `parse_pieces` and are dropped when it returns, on every exit:
+        // a reader blocked on a full queue then wakes to a hung-up channel and stops, so the scope's
+        // join cannot wait for it forever.
+        parse_pieces(&name, loader, text_rx, free_tx)
     })
+}
+
+/// The parsing side of [`load_path`]: takes the reader thread's pieces until the end or an error.
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_pieces(
+    name: &str,
+    mut loader: TraceLoader,
+    text_rx: std::sync::mpsc::Receiver<ReadPiece>,
+    free_tx: std::sync::mpsc::Sender<Vec<u8>>,
+) -> Result<TraceTable, LoadError> {
+    loop {
+        match text_rx.recv() {
+            Ok(ReadPiece::Text(text, gzip, raw_bytes)) => {
+                let fed = loader.feed_text(&text, gzip, raw_bytes);
+                let _ = free_tx.send(text);
+                fed?;
+            }
+            Ok(ReadPiece::Corrupt(c)) => loader.text_source_corrupt(c.offset, &c.detail)?,
+            Ok(ReadPiece::Failed(detail)) => return Err(LoadError::io(name, &detail)),
+            Ok(ReadPiece::End {
+                gzip,
+                raw_bytes,
+                gzip_end,
+            }) => return loader.finish_text(gzip, raw_bytes, gzip_end),
+            Err(_) => return Err(LoadError::io(name, "the reading thread stopped")),
+        }
+    }
 }
 
 /// The reader thread of [`load_path`]: file → text pieces (inflated if gzip). Stops when the
@@ -251,7 +266,7 @@ fn read_pieces(
                 let _ = out.send(ReadPiece::End {
                     gzip: false,
                     raw_bytes,
-                    gzip_cut: false,
+                    gzip_end: GzipEnd::default(),
                 });
                 return;
             }
@@ -299,11 +314,11 @@ fn read_pieces(
     let mut emit = |text: &[u8]| {
         let _ = out.send(ReadPiece::Text(text.to_vec(), true, raw_total));
     };
-    let gzip_cut = source.finish(&mut emit);
+    let gzip_end = source.finish(&mut emit);
     let _ = out.send(ReadPiece::End {
         gzip: true,
         raw_bytes: source.raw_bytes(),
-        gzip_cut,
+        gzip_end,
     });
 }
 

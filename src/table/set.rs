@@ -1,7 +1,28 @@
 //! Several ranks of one job: one [`TraceTable`] per rank, with the rank found from the trace or the file name.
 
+use serde::{Deserialize, Serialize};
+
 use super::TraceTable;
-use crate::trace::DiagnosticKind;
+use crate::trace::{DiagnosticKind, LoadError, LoadErrorKind};
+
+/// A file of a rank set that could not be loaded: the other ranks are analysed without it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    pub file: String,
+    pub kind: LoadErrorKind,
+    /// Why, in the user's words (the load error's message).
+    pub reason: String,
+}
+
+impl SkippedFile {
+    pub fn of(error: &LoadError) -> Self {
+        SkippedFile {
+            file: error.file.clone(),
+            kind: error.kind.clone(),
+            reason: error.message.clone(),
+        }
+    }
+}
 
 /// One rank's table.
 #[derive(Clone, Debug)]
@@ -16,8 +37,10 @@ pub struct RankTrace {
 #[derive(Clone, Debug, Default)]
 pub struct TraceSet {
     pub ranks: Vec<RankTrace>,
-    /// Problems across files (duplicate or missing ranks), in plain words.
+    /// Problems across files (duplicate or missing ranks, files not loaded), in plain words.
     pub notes: Vec<String>,
+    /// Files given with the others that could not be loaded.
+    pub skipped: Vec<SkippedFile>,
 }
 
 /// The rank a file name names: `rank-3`, `rank3`, `rank_3`, `worker3` (case-insensitive).
@@ -87,6 +110,28 @@ impl TraceSet {
                     .push(format!("ranks missing between {lo} and {hi}: {missing:?}"));
             }
         }
+        set
+    }
+
+    /// The set of the files that loaded, with the failures of the others recorded (and noted):
+    /// a bad file in a rank folder costs its rank, never the others.
+    pub fn from_loads(results: Vec<Result<TraceTable, LoadError>>) -> TraceSet {
+        let mut tables = Vec::new();
+        let mut failed = Vec::new();
+        for r in results {
+            match r {
+                Ok(t) => tables.push(t),
+                Err(e) => failed.push(SkippedFile::of(&e)),
+            }
+        }
+        let mut set = TraceSet::from_tables(tables);
+        for f in &failed {
+            set.notes.push(format!(
+                "{} was not loaded, so its rank is missing from every figure: {}",
+                f.file, f.reason
+            ));
+        }
+        set.skipped = failed;
         set
     }
 

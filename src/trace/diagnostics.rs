@@ -29,6 +29,7 @@ pub enum DiagnosticKind {
     MixedTypeArg,
     WellKnownArgWrongType,
     TruncatedTail,
+    GzipChecksum,
     MissingClosingBrackets,
     TrailingComma,
     TrailingPadding,
@@ -65,6 +66,7 @@ impl DiagnosticKind {
             | MissingTimestamp
             | MissingDuration
             | TruncatedTail
+            | GzipChecksum
             | MissingClosingBrackets
             | NonObjectEvent
             | TrailingData
@@ -89,6 +91,7 @@ impl DiagnosticKind {
             MixedTypeArg => "args keys whose values have different types across events; stored as text",
             WellKnownArgWrongType => "well-known args (bytes, memory bandwidth, ...) with a value of the wrong type; set to null",
             TruncatedTail => "the file ends inside an event: the trace was cut off mid-write; the incomplete event was dropped",
+            GzipChecksum => "a gzip member whose checksum (CRC-32 or length) disagrees with the text it inflated to: the file was damaged after it was written; the figures come from the text as read",
             MissingClosingBrackets => "the file ends before its closing brackets; every complete event before that was loaded",
             TrailingComma => "a trailing comma before a closing bracket; tolerated",
             TrailingPadding => "zero bytes after the end of the JSON (a preallocated file); ignored",

@@ -1,6 +1,7 @@
 //! Bytes → events: gzip sniffing and streaming inflate, a resumable JSON reader, Kineto dialects and
 //! counted diagnostics. Nothing here holds the whole text; nothing here knows about tables.
 
+pub mod crc32;
 pub mod diagnostics;
 pub mod dialect;
 pub mod event;
@@ -48,6 +49,32 @@ impl fmt::Display for LoadError {
 }
 
 impl std::error::Error for LoadError {}
+
+/// What the first bytes of a non-JSON input look like, as " (…: what to do)", or "".
+fn format_guess(head: &[u8], inside_gzip: bool) -> &'static str {
+    let tar = head.get(257..262) == Some(b"ustar".as_slice());
+    if inside_gzip && head.starts_with(&[0x1f, 0x8b]) {
+        " (gzip compressed twice: decompress it once, e.g. `gunzip -c FILE > trace.json.gz`)"
+    } else if tar && inside_gzip {
+        " (a tar archive inside the gzip, a .tar.gz: extract it with `tar -xzf` and load the trace files)"
+    } else if tar {
+        " (a tar archive: extract it with `tar -xf` and load the trace files)"
+    } else if head.starts_with(b"PK\x03\x04") {
+        " (a zip archive: unzip it first)"
+    } else if head.starts_with(b"\x28\xb5\x2f\xfd") {
+        " (zstd-compressed: decompress it first)"
+    } else if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
+        " (UTF-16 text: convert it to UTF-8, e.g. `iconv -f UTF-16 -t UTF-8`)"
+    } else if head.starts_with(b"BZh") {
+        " (bzip2-compressed: decompress it first)"
+    } else if head.starts_with(b"\x89PNG") || head.starts_with(b"\xff\xd8\xff") {
+        " (an image, not a trace)"
+    } else if head.starts_with(b"\x80") || head.starts_with(b"PTMF") {
+        " (a binary file, perhaps a pickle or a protobuf trace)"
+    } else {
+        ""
+    }
+}
 
 const WHAT_WE_READ: &str =
     "a PyTorch profiler trace (the Chrome-trace JSON that torch.profiler writes, \
@@ -169,27 +196,25 @@ impl LoadError {
         )
     }
 
-    pub fn not_json_start(file: &str, offset: u64, head: &[u8]) -> Self {
+    /// The input does not start like JSON: `head` is its first bytes (up to a few hundred), from
+    /// `offset`; `inside_gzip`: they are the inflated text of a gzip file.
+    pub fn not_json_start(file: &str, offset: u64, head: &[u8], inside_gzip: bool) -> Self {
         let hex: Vec<String> = head.iter().take(4).map(|b| format!("{b:02X}")).collect();
-        let guess = if head.starts_with(b"PK\x03\x04") {
-            " (a zip archive: unzip it first)"
-        } else if head.starts_with(b"\x28\xb5\x2f\xfd") {
-            " (zstd-compressed: decompress it first)"
-        } else if head.starts_with(b"\xff\xfe") || head.starts_with(b"\xfe\xff") {
-            " (UTF-16 text: convert it to UTF-8, e.g. `iconv -f UTF-16 -t UTF-8`)"
-        } else if head.starts_with(b"BZh") {
-            " (bzip2-compressed: decompress it first)"
-        } else if head.starts_with(b"\x80") || head.starts_with(b"PTMF") {
-            " (a binary file, perhaps a pickle or a protobuf trace)"
+        let guess = format_guess(head, inside_gzip);
+        let (what, expected) = if inside_gzip {
+            (
+                "is gzip-compressed, but what it holds is not JSON",
+                "'{' or '['",
+            )
         } else {
-            ""
+            ("is neither JSON nor gzip", "'{' or '[' (or gzip data)")
         };
         Self::new(
             LoadErrorKind::NotJson,
             file,
             Some(offset),
             format!(
-                "{} is neither JSON nor gzip: expected '{{' or '[' (or gzip data), found bytes {}{guess} at byte {offset}. \
+                "{} {what}: expected {expected}, found bytes {}{guess} at byte {offset}. \
                  Expected {WHAT_WE_READ}.",
                 name(file),
                 hex.join(" ")
@@ -347,7 +372,17 @@ impl<S: EventSink> StreamReader<S> {
             return Ok(());
         }
         self.text_bytes += text.len() as u64;
-        self.reader.feed(text, &mut self.sink)
+        let fed = self.reader.feed(text, &mut self.sink);
+        fed.map_err(|e| self.said_of_gzip_text(e, gzip))
+    }
+
+    /// An error of the JSON reader, said of the inflated text when the file is `gzip`: a non-JSON
+    /// start then names what the gzip holds (a tar, another gzip).
+    fn said_of_gzip_text(&self, e: LoadError, gzip: bool) -> LoadError {
+        match self.reader.bad_start() {
+            Some((at, head)) if gzip => LoadError::not_json_start(&self.file, at, head, true),
+            _ => e,
+        }
     }
 
     /// The [`Decompressor`] behind [`StreamReader::feed_text`] found the gzip data corrupt, after the
@@ -379,7 +414,7 @@ impl<S: EventSink> StreamReader<S> {
         };
         match self.decompressor.feed(bytes, &mut emit) {
             Ok(()) => Ok(()),
-            Err(source::Feed::Sink(e)) => Err(e),
+            Err(source::Feed::Sink(e)) => Err(self.said_of_gzip_text(e, self.decompressor.is_gzip)),
             Err(source::Feed::Corrupt(c)) => self.corrupt(c),
         }
     }
@@ -393,37 +428,48 @@ impl<S: EventSink> StreamReader<S> {
             *text_bytes += text.len() as u64;
             reader.feed(text, sink)
         };
-        let gzip_cut = if self.broken.is_none() {
+        let gzip_end = if self.broken.is_none() {
             self.decompressor.finish(&mut emit)?
         } else {
-            false
+            source::GzipEnd::default()
         };
-        self.end(gzip_cut)
+        self.end(gzip_end)
     }
 
     /// Ends text fed by [`StreamReader::feed_text`], with the file's `gzip` and total `raw_bytes`.
-    /// `gzip_cut`: the source's [`Decompressor::finish`] said the gzip stream was cut off (its text
+    /// `gzip_end`: how the source's [`Decompressor::finish`] said the gzip stream ended (its text
     /// already fed).
     pub fn finish_text(
         mut self,
         gzip: bool,
         raw_bytes: u64,
-        gzip_cut: bool,
+        gzip_end: source::GzipEnd,
     ) -> Result<(ReadSummary, S), LoadError> {
         self.text_source = Some((gzip, raw_bytes));
-        let gzip_cut = gzip_cut && self.broken.is_none();
-        self.end(gzip_cut)
+        let gzip_end = if self.broken.is_none() {
+            gzip_end
+        } else {
+            source::GzipEnd::default()
+        };
+        self.end(gzip_end)
     }
 
-    fn end(mut self, gzip_cut: bool) -> Result<(ReadSummary, S), LoadError> {
+    fn end(mut self, gzip_end: source::GzipEnd) -> Result<(ReadSummary, S), LoadError> {
+        let gzip_cut = gzip_end.cut;
         let (gzip, raw) = (self.is_gzip(), self.raw_bytes());
-        let mut summary = self.reader.finish(&mut self.sink).map_err(|e| {
-            if gzip {
-                e.of_gzip(raw, gzip_cut)
-            } else {
-                e
-            }
-        })?;
+        let bad_start = self
+            .reader
+            .bad_start()
+            .map(|(at, head)| (at, head.to_vec()));
+        let file = self.file.clone();
+        let mut summary = self
+            .reader
+            .finish(&mut self.sink)
+            .map_err(|e| match &bad_start {
+                Some((at, head)) if gzip => LoadError::not_json_start(&file, *at, head, true),
+                _ if gzip => e.of_gzip(raw, gzip_cut),
+                _ => e,
+            })?;
         if let Some(c) = &self.broken {
             let detail = format!(
                 "the gzip data is damaged at compressed byte {} ({}); the rest was not read",
@@ -436,6 +482,12 @@ impl<S: EventSink> StreamReader<S> {
         if gzip_cut {
             summary.diagnostics.add(DiagnosticKind::TruncatedTail, || {
                 "the gzip stream ends before its end marker".into()
+            });
+        }
+        if let Some(mismatch) = gzip_end.checksum_mismatch {
+            let file = self.file.clone();
+            summary.diagnostics.add(DiagnosticKind::GzipChecksum, || {
+                format!("{}: {mismatch}", name(&file))
             });
         }
         Ok((summary, self.sink))

@@ -16,7 +16,9 @@ use super::LoadError;
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
 /// Bytes of a text that is not JSON shown in the message.
-const BAD_START_BYTES: usize = 4;
+/// Bytes kept of an input that does not start like JSON, to name its format (a tar header's magic
+/// sits at bytes 257-261).
+const BAD_START_BYTES: usize = 264;
 
 /// Top-level metadata values larger than this are counted and dropped, not kept.
 pub const MAX_METADATA_VALUE_BYTES: usize = 64 << 20;
@@ -318,7 +320,7 @@ impl TraceReader {
                     let take = (BAD_START_BYTES - head.len()).min(input.len());
                     head.extend_from_slice(&input[..take]);
                     if head.len() == BAD_START_BYTES || eof {
-                        return Err(LoadError::not_json_start(&self.file, *at, head));
+                        return Err(LoadError::not_json_start(&self.file, *at, head, false));
                     }
                     return Ok(input.len());
                 }
@@ -505,6 +507,13 @@ impl TraceReader {
     }
 
     /// Ends the input: counts what was cut off and says what the text turned out to be.
+    /// The first bytes of an input that did not start like JSON, and where they start.
+    pub fn bad_start(&self) -> Option<(u64, &[u8])> {
+        self.bad_start
+            .as_ref()
+            .map(|(at, head)| (*at, head.as_slice()))
+    }
+
     pub fn finish(mut self, sink: &mut impl EventSink) -> Result<ReadSummary, LoadError> {
         if self.carrying {
             self.carrying = false;
@@ -523,7 +532,7 @@ impl TraceReader {
             }
         }
         if let Some((at, head)) = &self.bad_start {
-            return Err(LoadError::not_json_start(&self.file, *at, head));
+            return Err(LoadError::not_json_start(&self.file, *at, head, false));
         }
         match self.state {
             State::Done => {}

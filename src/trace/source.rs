@@ -2,9 +2,25 @@
 
 use miniz_oxide::inflate::stream::{inflate, InflateState};
 use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
+use serde::{Deserialize, Serialize};
+
+use super::crc32::Crc32;
 
 /// Size of the inflate output buffer handed to the JSON reader at a time.
 pub const INFLATE_CHUNK: usize = 1 << 20;
+
+/// A gzip member header longer than this (its file name or comment never ends) is corrupt.
+const MAX_GZIP_HEADER: usize = 64 << 10;
+
+/// How a gzip stream ended, known once all its bytes were read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GzipEnd {
+    /// The stream ends before its end marker (the file was cut off).
+    pub cut: bool,
+    /// The first member whose trailer (CRC-32 of its text, or its length) disagrees with the text
+    /// inflated: the data was damaged, though it inflated.
+    pub checksum_mismatch: Option<String>,
+}
 
 #[derive(Debug)]
 enum Mode {
@@ -37,6 +53,11 @@ pub struct Decompressor {
     consumed: u64,
     pub is_gzip: bool,
     members_done: u32,
+    /// CRC-32 and length (mod 2^32, as the trailer keeps it) of the current member's text.
+    member_crc: Crc32,
+    member_len: u32,
+    trailer: [u8; 8],
+    checksum_mismatch: Option<String>,
 }
 
 impl Default for Decompressor {
@@ -55,6 +76,10 @@ impl Decompressor {
             consumed: 0,
             is_gzip: false,
             members_done: 0,
+            member_crc: Crc32::new(),
+            member_len: 0,
+            trailer: [0; 8],
+            checksum_mismatch: None,
         }
     }
 
@@ -116,6 +141,13 @@ impl Decompressor {
                             }
                             self.mode = Mode::Inflating;
                         }
+                        HeaderLen::NeedMore if self.pending.len() > MAX_GZIP_HEADER => {
+                            return Err(Feed::Corrupt(CorruptGzip {
+                                offset: self.consumed,
+                                detail: "the gzip member header (file name or comment) never ends"
+                                    .into(),
+                            }))
+                        }
                         HeaderLen::NeedMore => {
                             self.consumed += take as u64;
                             input = &input[take..];
@@ -134,6 +166,7 @@ impl Decompressor {
                     self.consumed += r.bytes_consumed as u64;
                     input = &input[r.bytes_consumed..];
                     if r.bytes_written > 0 {
+                        self.count_member_text(r.bytes_written);
                         emit(&self.out[..r.bytes_written]).map_err(Feed::Sink)?;
                     }
                     match r.status {
@@ -167,9 +200,11 @@ impl Decompressor {
                 }
                 Mode::GzipTrailer(seen) => {
                     let take = (8 - seen).min(input.len());
+                    self.trailer[seen..seen + take].copy_from_slice(&input[..take]);
                     self.consumed += take as u64;
                     input = &input[take..];
                     if seen + take == 8 {
+                        self.check_trailer();
                         // Another member may follow (concatenated gzip), or padding.
                         self.mode = Mode::Sniffing;
                         self.pending.clear();
@@ -185,6 +220,7 @@ impl Decompressor {
                 let state = self.state.as_mut().expect("inflate state");
                 let r = inflate(state, &[], &mut self.out, MZFlush::None);
                 if r.bytes_written > 0 {
+                    self.count_member_text(r.bytes_written);
                     emit(&self.out[..r.bytes_written]).map_err(Feed::Sink)?;
                 }
                 match r.status {
@@ -201,17 +237,67 @@ impl Decompressor {
         Ok(())
     }
 
-    /// Ends the input. Returns whether a gzip stream was cut off before its end.
-    pub fn finish<E>(&mut self, emit: &mut impl FnMut(&[u8]) -> Result<(), E>) -> Result<bool, E> {
-        match self.mode {
+    /// The first `n` bytes of the output buffer are the member's next text.
+    fn count_member_text(&mut self, n: usize) {
+        self.member_crc.update(&self.out[..n]);
+        self.member_len = self.member_len.wrapping_add(n as u32);
+    }
+
+    /// A member's trailer is read: compares it with the text inflated, then starts the next member.
+    fn check_trailer(&mut self) {
+        let t = self.trailer;
+        let crc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
+        let len = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
+        if self.checksum_mismatch.is_none() {
+            let member = self.members_done;
+            let (got_crc, got_len) = (self.member_crc.value(), self.member_len);
+            if crc != got_crc {
+                self.checksum_mismatch = Some(format!(
+                    "gzip member {member}: its text has CRC-32 {got_crc:08X}, its trailer says {crc:08X} \
+                     (before compressed byte {})",
+                    self.consumed
+                ));
+            } else if len != got_len {
+                self.checksum_mismatch = Some(format!(
+                    "gzip member {member}: its text is {got_len} bytes (mod 2^32), its trailer says {len} \
+                     (before compressed byte {})",
+                    self.consumed
+                ));
+            }
+        }
+        self.member_crc = Crc32::new();
+        self.member_len = 0;
+    }
+
+    /// Ends the input: says whether a gzip stream was cut off before its end, and whether a member's
+    /// checksum disagreed with its text.
+    pub fn finish<E>(
+        &mut self,
+        emit: &mut impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<GzipEnd, E> {
+        let cut = match self.mode {
             Mode::Sniffing if !self.pending.is_empty() && self.members_done == 0 => {
                 let head = std::mem::take(&mut self.pending);
                 emit(&head)?;
-                Ok(false)
+                false
             }
-            Mode::Inflating | Mode::GzipHeader => Ok(true),
-            _ => Ok(false),
-        }
+            Mode::Inflating | Mode::GzipHeader => true,
+            Mode::GzipTrailer(seen) => {
+                if self.checksum_mismatch.is_none() {
+                    self.checksum_mismatch = Some(format!(
+                        "gzip member {}: the file ends {seen} bytes into its 8-byte trailer, so its \
+                         checksum cannot be checked",
+                        self.members_done
+                    ));
+                }
+                false
+            }
+            _ => false,
+        };
+        Ok(GzipEnd {
+            cut,
+            checksum_mismatch: self.checksum_mismatch.take(),
+        })
     }
 }
 
@@ -279,22 +365,24 @@ impl TextSource {
         }
     }
 
-    /// Ends the input: emits the last piece. Returns whether a gzip stream was cut off before its end.
-    pub fn finish(&mut self, emit: &mut impl FnMut(&[u8])) -> bool {
+    /// Ends the input: emits the last piece. Says how the gzip stream ended (cut off, checksums).
+    pub fn finish(&mut self, emit: &mut impl FnMut(&[u8])) -> GzipEnd {
         let piece = &mut self.piece;
-        let cut = !self.corrupt
-            && self
-                .decompressor
+        let end = if self.corrupt {
+            GzipEnd::default()
+        } else {
+            self.decompressor
                 .finish(&mut |text: &[u8]| -> Result<(), ()> {
                     piece.extend_from_slice(text);
                     Ok(())
                 })
-                .unwrap_or(false);
+                .unwrap_or_default()
+        };
         if !self.piece.is_empty() {
             emit(&self.piece);
             self.piece.clear();
         }
-        cut
+        end
     }
 }
 

@@ -15,6 +15,7 @@ use super::protocol::{FromReader, FromWorker, LoadedSet, Phase, Progress, RankSu
 use super::{post, ANALYSES, LOADED};
 use crate::analysis::summary::summarize;
 use crate::table::{TraceLoader, TraceSet, TraceTable};
+use crate::trace::{LoadError, LoadErrorKind};
 
 /// Bytes read from a `File` at a time (in-worker read).
 const SLICE_BYTES: u64 = 16 << 20;
@@ -70,21 +71,29 @@ impl Meter {
 struct Loaded {
     tables: Vec<TraceTable>,
     times: Vec<(String, f64)>,
+    /// Files that could not be loaded (the others are kept).
+    skipped: Vec<LoadError>,
 }
 
 impl Loaded {
-    fn add(&mut self, name: &str, started_ms: f64, result: Result<TraceTable, String>) {
+    fn add(&mut self, started_ms: f64, result: Result<TraceTable, LoadError>) {
         match result {
             Ok(table) => {
                 self.times
                     .push((table.file.clone(), js_sys::Date::now() - started_ms));
                 self.tables.push(table);
             }
-            Err(message) => post(&FromWorker::Failed {
-                file: name.to_string(),
-                message,
-            }),
+            Err(e) => self.skip(e),
         }
+    }
+
+    /// Tells the page at once that a file failed, and keeps the failure for the loaded set.
+    fn skip(&mut self, e: LoadError) {
+        post(&FromWorker::Failed {
+            file: e.file.clone(),
+            message: e.message.clone(),
+        });
+        self.skipped.push(e);
     }
 }
 
@@ -284,17 +293,13 @@ impl SplitJob {
         self.current.as_mut().expect("a file in progress")
     }
 
-    fn fail(&mut self, index: usize, message: String) {
-        let name = self.files[index].name();
+    fn fail(&mut self, index: usize, error: LoadError) {
         let f = self.file(index);
         if f.failed {
             return;
         }
         f.failed = true;
-        post(&FromWorker::Failed {
-            file: name,
-            message,
-        });
+        self.loaded.skip(error);
         to_reader(
             &ToWorker::Skip {
                 job: self.job,
@@ -334,7 +339,7 @@ impl SplitJob {
                 let f = self.file(file_index);
                 if !f.failed {
                     if let Err(e) = f.loader.text_source_corrupt(offset, &detail) {
-                        self.fail(file_index, e.message);
+                        self.fail(file_index, e);
                     }
                 }
                 false
@@ -344,25 +349,25 @@ impl SplitJob {
                 message,
                 ..
             } => {
-                self.fail(file_index, message);
+                let name = self.files[file_index].name();
+                self.fail(
+                    file_index,
+                    LoadError::new(LoadErrorKind::Io, &name, None, message),
+                );
                 false
             }
             FromReader::End {
                 file_index,
                 gzip,
                 raw_bytes,
-                gzip_cut,
+                gzip_end,
                 ..
             } => {
-                let name = self.files[file_index].name();
                 self.file(file_index);
                 let f = self.current.take().expect("the file just started");
                 if !f.failed {
-                    let r = f
-                        .loader
-                        .finish_text(gzip, raw_bytes, gzip_cut)
-                        .map_err(|e| e.message);
-                    self.loaded.add(&name, f.started_ms, r);
+                    let r = f.loader.finish_text(gzip, raw_bytes, gzip_end);
+                    self.loaded.add(f.started_ms, r);
                 }
                 self.meter.bytes_before_file += self.files[file_index].size() as u64;
                 file_index + 1 >= self.files.len()
@@ -388,7 +393,7 @@ impl SplitJob {
                 // Raw bytes behind the text fed so far, for progress (text and raw grow together).
                 let raw_now = before + raw_bytes.saturating_sub(before) * fed / total;
                 if let Err(e) = f.loader.feed_text(piece, gzip, raw_now) {
-                    result = Err(e.message);
+                    result = Err(e);
                     break;
                 }
                 if self.meter.due() {
@@ -397,8 +402,8 @@ impl SplitJob {
             }
             f.raw_done = raw_bytes;
             self.current = Some(f);
-            if let Err(message) = result {
-                self.fail(index, message);
+            if let Err(e) = result {
+                self.fail(index, e);
             }
         } else {
             self.current = Some(f);
@@ -416,34 +421,38 @@ fn load_in_worker(files: Vec<File>) {
         meter.post(Phase::Reading, index, &name, 0);
         let started = js_sys::Date::now();
         let r = load_file(file, index, &mut meter);
-        loaded.add(&name, started, r);
+        loaded.add(started, r);
         meter.bytes_before_file += file.size() as u64;
     }
     finish_load(meter, loaded, files.len(), "in-worker");
 }
 
 /// Reads one `File` in slices into a table; the error is in plain words.
-fn load_file(file: &File, index: usize, meter: &mut Meter) -> Result<TraceTable, String> {
+fn load_file(file: &File, index: usize, meter: &mut Meter) -> Result<TraceTable, LoadError> {
     let name = file.name();
     let size = file.size() as u64;
-    let reader = FileReaderSync::new()
-        .map_err(|_| "this browser cannot read files in a worker (FileReaderSync)".to_string())?;
+    let io = |message: String| LoadError::new(LoadErrorKind::Io, &name, None, message);
+    let reader = FileReaderSync::new().map_err(|_| {
+        io("this browser cannot read files in a worker (FileReaderSync)".to_string())
+    })?;
     let mut loader = TraceLoader::new(&name, Some(size));
     let mut offset = 0u64;
     while offset < size {
         let end = (offset + SLICE_BYTES).min(size);
         let blob = file
             .slice_with_f64_and_f64(offset as f64, end as f64)
-            .map_err(|_| format!("{name}: could not cut the file at byte {offset}"))?;
-        let buffer = reader
-            .read_as_array_buffer(&blob)
-            .map_err(|e| format!("{name}: the browser could not read the file ({e:?})"))?;
+            .map_err(|_| io(format!("{name}: could not cut the file at byte {offset}")))?;
+        let buffer = reader.read_as_array_buffer(&blob).map_err(|e| {
+            io(format!(
+                "{name}: the browser could not read the file ({e:?})"
+            ))
+        })?;
         let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
         // Feed in pieces so a slow slice (gzip inflates ~15x) still reports every 150 ms
         // (256 KiB of gzip is ~4 MB of JSON, ~15 ms of parsing).
         let mut fed = 0usize;
         for piece in bytes.chunks(FEED_BYTES) {
-            loader.feed(piece).map_err(|e| e.message)?;
+            loader.feed(piece)?;
             fed += piece.len();
             if meter.due() {
                 meter.post(Phase::Parsing, index, &name, offset + fed as u64);
@@ -452,7 +461,7 @@ fn load_file(file: &File, index: usize, meter: &mut Meter) -> Result<TraceTable,
         offset = end;
         meter.post(Phase::Parsing, index, &name, offset);
     }
-    loader.finish().map_err(|e| e.message)
+    loader.finish()
 }
 
 // ---- both ----
@@ -467,8 +476,18 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
     }
     meter.bytes_before_file = meter.bytes_total;
     meter.post(Phase::Analysing, last, "", 0);
-    let Loaded { tables, times } = loaded;
-    let set = TraceSet::from_tables(tables);
+    let Loaded {
+        tables,
+        times,
+        skipped,
+    } = loaded;
+    let set = TraceSet::from_loads(
+        tables
+            .into_iter()
+            .map(Ok)
+            .chain(skipped.into_iter().map(Err))
+            .collect(),
+    );
     let ranks = set
         .ranks
         .iter()

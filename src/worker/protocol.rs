@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
-use crate::report::diagnosis::DiagnosisReport;
 use crate::analysis::summary::Summary;
+use crate::report::diagnosis::DiagnosisReport;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
 
@@ -68,13 +68,13 @@ pub enum FromReader {
         file_index: usize,
         message: String,
     },
-    /// No more text of file `file_index`. `gzip_cut`: its gzip stream ends before its end marker.
+    /// No more text of file `file_index`. `gzip_end`: how its gzip stream ended (cut off, checksums).
     End {
         job: u32,
         file_index: usize,
         gzip: bool,
         raw_bytes: u64,
-        gzip_cut: bool,
+        gzip_end: crate::trace::source::GzipEnd,
     },
 }
 

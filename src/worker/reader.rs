@@ -13,7 +13,7 @@ use web_sys::{File, FileReaderSync};
 
 use super::protocol::FromReader;
 use super::scope;
-use crate::trace::source::TextSource;
+use crate::trace::source::{GzipEnd, TextSource};
 
 /// The reader worker's `name` (how the program knows it runs as the reader).
 pub const WORKER_NAME: &str = "profile-model-reader";
@@ -72,7 +72,7 @@ pub fn read(job: u32, files: Vec<File>) {
                     },
                     None,
                 );
-                send(&end(job, file_index, false, 0, false), None);
+                send(&end(job, file_index, false, 0, GzipEnd::default()), None);
             }
             return;
         }
@@ -113,7 +113,7 @@ pub fn skip(job: u32, file_index: usize) {
         if let Some(j) = r.borrow_mut().as_mut() {
             if j.job == job && j.current.index == file_index {
                 let read = j.current.offset;
-                j.end_file(false, read, false);
+                j.end_file(false, read, GzipEnd::default());
             }
         }
     });
@@ -122,9 +122,9 @@ pub fn skip(job: u32, file_index: usize) {
 
 impl ReadJob {
     /// Sends the `End` of the current file and moves on to the next file.
-    fn end_file(&mut self, gzip: bool, raw_bytes: u64, gzip_cut: bool) {
+    fn end_file(&mut self, gzip: bool, raw_bytes: u64, gzip_end: GzipEnd) {
         let index = self.current.index;
-        send(&end(self.job, index, gzip, raw_bytes, gzip_cut), None);
+        send(&end(self.job, index, gzip, raw_bytes, gzip_end), None);
         self.current = Current {
             index: index + 1,
             offset: 0,
@@ -133,13 +133,13 @@ impl ReadJob {
     }
 }
 
-fn end(job: u32, file_index: usize, gzip: bool, raw_bytes: u64, gzip_cut: bool) -> FromReader {
+fn end(job: u32, file_index: usize, gzip: bool, raw_bytes: u64, gzip_end: GzipEnd) -> FromReader {
     FromReader::End {
         job,
         file_index,
         gzip,
         raw_bytes,
-        gzip_cut,
+        gzip_end,
     }
 }
 
@@ -168,10 +168,10 @@ fn step(j: &mut ReadJob) -> bool {
     if offset >= size {
         let (gzip, raw, cut) = match j.current.gzip.as_mut() {
             Some(source) => {
-                let cut = source.finish(&mut |text| send_text(job, index, true, size, text));
-                (true, source.raw_bytes(), cut)
+                let end = source.finish(&mut |text| send_text(job, index, true, size, text));
+                (true, source.raw_bytes(), end)
             }
-            None => (false, size, false),
+            None => (false, size, GzipEnd::default()),
         };
         j.end_file(gzip, raw, cut);
         return true;
@@ -200,7 +200,7 @@ fn step(j: &mut ReadJob) -> bool {
                 },
                 None,
             );
-            j.end_file(false, offset, false);
+            j.end_file(false, offset, GzipEnd::default());
             return true;
         }
     };
