@@ -28,6 +28,10 @@ usage:
                --min-dur US --rank R (repeatable)
       G: name kind category stream thread rank     S: start duration name count total mean max
       --csv writes every matched row (or group), ignoring --offset/--limit
+  profile-model diff [--json | --csv TABLE] BASELINE CANDIDATE        compare two runs: step time and why it
+                                                                     changed (per step, or per ms of GPU
+                                                                     window); TABLE: waterfall, categories,
+                                                                     kernels, ops, ranks, findings
   profile-model help                                                 this text
 
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
@@ -51,6 +55,8 @@ struct Args {
     timings: bool,
     /// `analyze`: critical-path segments listed (0 = all).
     path_rows: Option<usize>,
+    /// `diff`: one table as CSV.
+    diff_csv: Option<crate::report::compare_text::CompareTable>,
     positional: Vec<String>,
 }
 
@@ -72,6 +78,14 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         match a.as_str() {
             "--json" => out.json = true,
             "--redact" => out.redact = true,
+            "--csv" if out.positional.first().map(String::as_str) == Some("diff") => {
+                let v = text("--csv", it.next())?;
+                out.diff_csv = Some(
+                    crate::report::compare_text::CompareTable::of_name(&v).ok_or(format!(
+                        "diff --csv takes waterfall, categories, kernels, ops, ranks or findings, found {v:?}"
+                    ))?,
+                );
+            }
             "--csv" => out.csv = true,
             "--desc" => out.query.descending = true,
             "--kind" => {
@@ -185,6 +199,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
         2
     })?;
     let command = args.positional.first().map(String::as_str);
+    if command == Some("diff") {
+        return diff(&args);
+    }
     let path = match args.positional.get(1) {
         Some(p) if args.positional.len() == 2 => PathBuf::from(p),
         _ => {
@@ -205,6 +222,24 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
         Some("analyze") => analyze(&set, &args),
         Some("report") => report(&set, &args),
         _ => events(&set, &args),
+    })
+}
+
+/// `diff BASELINE CANDIDATE`: the comparison of two runs (each a file or a rank folder).
+fn diff(args: &Args) -> Result<String, i32> {
+    let [_, baseline, candidate] = args.positional.as_slice() else {
+        eprintln!("profile-model: diff takes two paths: BASELINE CANDIDATE\n\n{USAGE}");
+        return Err(2);
+    };
+    let b = load_set(Path::new(baseline))?;
+    let c = load_set(Path::new(candidate))?;
+    let comparison = crate::report::compare::compare(&b, &c);
+    Ok(if let Some(table) = args.diff_csv {
+        crate::report::compare_text::to_csv(&comparison, table)
+    } else if args.json {
+        serde_json::to_string_pretty(&comparison).expect("json") + "\n"
+    } else {
+        crate::report::compare_text::to_markdown(&comparison)
     })
 }
 

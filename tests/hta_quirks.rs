@@ -35,7 +35,12 @@ fn category_us(v: &serde_json::Value, cat: &str) -> f64 {
 fn a_device_row_whose_launch_is_missing_joins_the_first_event_in_compat_mode() {
     let set = TraceSet::single(load_bytes("quirk.json", &trace()).unwrap());
     let compat = serde_json::to_value(analyze(&set, &AnalysisOptions::hta_compat())).unwrap();
-    assert_eq!(category_us(&compat, "host_wait"), 400.0, "{}", compat["idle_time_breakdown"]);
+    assert_eq!(
+        category_us(&compat, "host_wait"),
+        400.0,
+        "{}",
+        compat["idle_time_breakdown"]
+    );
     let exact = serde_json::to_value(analyze(&set, &AnalysisOptions::default())).unwrap();
     assert_eq!(category_us(&exact, "host_wait"), 0.0);
     assert_eq!(category_us(&exact, "other"), 400.0);

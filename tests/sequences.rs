@@ -358,7 +358,12 @@ fn analyze_in_compat_mode_gives_compat_sequences() {
         differ += usize::from(compat.rows != exact.rows);
         let set = TraceSet::single(table);
         let all = analyze(&set, &AnalysisOptions::hta_compat());
-        assert_eq!(all.frequent_kernel_sequences[0].result.rows, compat.rows, "{}", f.display());
+        assert_eq!(
+            all.frequent_kernel_sequences[0].result.rows,
+            compat.rows,
+            "{}",
+            f.display()
+        );
         // Through the CLI as well.
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
             .args(["analyze", "--json", "--compat", "hta"])
@@ -374,5 +379,8 @@ fn analyze_in_compat_mode_gives_compat_sequences() {
             f.display()
         );
     }
-    assert!(differ > 0, "no shared trace tells the two modes apart: the test could not fail");
+    assert!(
+        differ > 0,
+        "no shared trace tells the two modes apart: the test could not fail"
+    );
 }

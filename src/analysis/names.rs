@@ -278,7 +278,9 @@ mod tests {
         assert!(is_compile_event("_compile.compile_inner (dynamo_timed)"));
         assert!(is_compile_event("compile_fx.<locals>.fw_compiler_base"));
         assert!(!is_compile_event("aten::mm"));
-        assert!(!is_compile_event("torch/_functorch/_aot_autograd/runtime_wrappers.py(310): runtime_wrapper"));
+        assert!(!is_compile_event(
+            "torch/_functorch/_aot_autograd/runtime_wrappers.py(310): runtime_wrapper"
+        ));
         assert!(!is_compile_event("TorchDynamo Cache Lookup"));
         assert!(!is_setup_call("hipGetDevicePropertiesR0600"));
         assert!(is_compiled_region("Torch-Compiled Region: 0/0"));

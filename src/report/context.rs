@@ -35,6 +35,9 @@ pub enum TraceHolds {
     CpuOnly,
     /// The file was cut off mid-write; what was read is diagnosed.
     Truncated,
+    /// The files look like separate runs, not ranks of one job ([`TraceSet::separate_runs`]): they
+    /// are diagnosed together, but not compared as ranks (no straggler).
+    SeparateRuns,
 }
 
 impl TraceHolds {
@@ -106,6 +109,9 @@ pub struct TraceContext {
     pub capture_calls: u64,
     /// Device operations inside the analysed window (all ranks).
     pub device_ops_in_window: u64,
+    /// Why the files look like separate runs ([`TraceHolds::SeparateRuns`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separate_runs: Option<String>,
 }
 
 impl TraceContext {
@@ -201,6 +207,10 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
     }
     if set.ranks.iter().any(|r| is_cut(&r.table)) {
         holds.push(TraceHolds::Truncated);
+    }
+    if let Some(why) = set.separate_runs() {
+        holds.push(TraceHolds::SeparateRuns);
+        c.separate_runs = Some(why);
     }
     let choices: Vec<RankChoice> = hosts.iter().map(choose_window).collect();
     c.steps = common_steps(&choices);

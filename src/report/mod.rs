@@ -7,6 +7,8 @@
 
 pub mod attribution;
 pub mod bottleneck;
+pub mod compare;
+pub mod compare_text;
 pub mod context;
 pub mod diagnosis;
 pub mod findings;

@@ -227,7 +227,10 @@ impl PageState {
 
     /// The report's findings that point at events (never redacted: the query needs real names).
     pub fn finding_links(&self) -> Vec<FindingLink> {
-        let Some(report) = self.shown().and_then(|s| s.report.as_ref().map(|r| &r.plain)) else {
+        let Some(report) = self
+            .shown()
+            .and_then(|s| s.report.as_ref().map(|r| &r.plain))
+        else {
             return Vec::new();
         };
         report
@@ -359,8 +362,9 @@ impl PageState {
             return Vec::new();
         }
         if self.shown().is_some() {
-            self.notice =
-                Some("Cancelled: the new load was stopped; the trace loaded before is shown.".into());
+            self.notice = Some(
+                "Cancelled: the new load was stopped; the trace loaded before is shown.".into(),
+            );
         }
         self.after_end()
     }

@@ -33,7 +33,9 @@ fn has(effects: &[Effect], f: impl Fn(&Effect) -> bool) -> bool {
 }
 
 fn posts_query(effects: &[Effect]) -> bool {
-    has(effects, |e| matches!(e, Effect::Post(ToWorker::Query { .. })))
+    has(effects, |e| {
+        matches!(e, Effect::Post(ToWorker::Query { .. }))
+    })
 }
 
 fn loaded_state(file: &str) -> PageState {
@@ -77,8 +79,14 @@ fn a_load_runs_in_a_new_worker_and_replaces_the_old_one_only_when_it_succeeds() 
     assert!(s.shown().is_none());
     let e = s.loaded(set("a.json"));
     assert!(has(&e, |e| matches!(e, Effect::PromoteLoadWorker)));
-    assert!(has(&e, |e| matches!(e, Effect::Post(ToWorker::Analyze { hta_compat: false }))));
-    assert!(has(&e, |e| matches!(e, Effect::Post(ToWorker::Report { .. }))));
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Analyze { hta_compat: false })
+    )));
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Report { .. })
+    )));
     assert!(posts_query(&e));
     assert_eq!(file_shown(&s).as_deref(), Some("a.json"));
     assert!(s.worker_answers());
@@ -104,11 +112,17 @@ fn cancel_is_possible_only_while_a_load_runs() {
 fn a_failed_load_shows_the_previous_trace_and_keeps_its_worker() {
     let mut s = loaded_state("a.json");
     s.start_load(Some("b".into()));
-    assert!(s.shown().is_none(), "nothing old is shown while the new load runs");
+    assert!(
+        s.shown().is_none(),
+        "nothing old is shown while the new load runs"
+    );
     s.file_failed("b.json: not a Kineto trace".into());
     let e = s.nothing_loaded();
     assert!(has(&e, |e| matches!(e, Effect::DropLoadWorker)));
-    assert!(!has(&e, |e| matches!(e, Effect::PromoteLoadWorker | Effect::ReplaceCurrentWorker)));
+    assert!(!has(&e, |e| matches!(
+        e,
+        Effect::PromoteLoadWorker | Effect::ReplaceCurrentWorker
+    )));
     assert_eq!(file_shown(&s).as_deref(), Some("a.json"));
     assert!(s.worker_answers(), "the old worker still holds a.json");
     assert_eq!(s.errors, vec!["b.json: not a Kineto trace".to_string()]);
@@ -179,7 +193,10 @@ fn saved_results_are_shown_as_needing_the_file_and_refuse_worker_requests() {
     assert!(s.set_hta_compat(true).is_empty());
     assert!(s.analyses().is_none());
     s.set_hta_compat(false);
-    assert!(s.analyses().is_some(), "switching back shows the saved exact analyses");
+    assert!(
+        s.analyses().is_some(),
+        "switching back shows the saved exact analyses"
+    );
     // Late answers from the worker about another trace are dropped.
     s.events(EventPage::default());
     assert_eq!(s.events, Events::None);
@@ -210,7 +227,10 @@ fn the_hta_switch_keeps_the_exact_analyses_and_asks_only_for_what_is_missing() {
     let mut s = loaded_state("a.json");
     s.analysis(exact(), Vec::new());
     let e = s.set_hta_compat(true);
-    assert!(has(&e, |e| matches!(e, Effect::Post(ToWorker::Analyze { hta_compat: true }))));
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Analyze { hta_compat: true })
+    )));
     assert!(s.analyses().is_none(), "compat figures are not there yet");
     s.analysis(compat(), Vec::new());
     assert_eq!(s.analyses().map(|a| a.all.mode), Some(Mode::HtaCompat));
@@ -262,7 +282,10 @@ fn saved_results_round_trip_and_old_formats_are_refused_politely() {
     assert!(SavedError::Older.message().contains("older version"));
     let newer = r#"{"format":99}"#;
     assert_eq!(decode_saved(newer).unwrap_err(), SavedError::Unreadable);
-    assert_eq!(decode_saved("not json").unwrap_err(), SavedError::Unreadable);
+    assert_eq!(
+        decode_saved("not json").unwrap_err(),
+        SavedError::Unreadable
+    );
 }
 
 #[test]
@@ -301,7 +324,10 @@ fn a_late_loaded_message_changes_nothing() {
 fn the_redact_switch_shows_the_worker_redacted_report_without_asking_again() {
     let mut s = loaded_state("a.json");
     s.report(reports());
-    assert_eq!(s.report_shown().unwrap().main_finding, "gemm_kernel dominates");
+    assert_eq!(
+        s.report_shown().unwrap().main_finding,
+        "gemm_kernel dominates"
+    );
     s.set_redact(true);
     let shown = s.report_shown().unwrap();
     assert_eq!(shown.main_finding, "kernel_000001 dominates");

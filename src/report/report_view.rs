@@ -5,8 +5,8 @@
 //! more component in `ui::report_view`. Text keeps its `` `code` `` spans: [`inline_parts`] splits them.
 
 use crate::report::diagnosis::DiagnosisReport;
-use crate::report::findings::Finding;
 use crate::report::findings::EvidenceKind;
+use crate::report::findings::Finding;
 use crate::report::rules::{short_name, short_names};
 
 /// One row of the top-kernels table.
@@ -93,7 +93,9 @@ impl ReportModel {
         let text = |v: &dyn erased_text::Text| v.text();
         ReportModel {
             main_finding: r.main_finding.clone(),
-            main_finding_id: r.main_finding_id.map_or("none".into(), |i| i.as_str().to_string()),
+            main_finding_id: r
+                .main_finding_id
+                .map_or("none".into(), |i| i.as_str().to_string()),
             analysed: r.context.analysed.clone(),
             holds: r.context.holds.iter().map(|h| text(h)).collect(),
             idle: r
@@ -108,7 +110,13 @@ impl ReportModel {
                         .top_ops
                         .iter()
                         .take(3)
-                        .map(|o| format!("`{}` ({})", short_name(&o.name), super::wording::dur((o.time_us * 1000.0) as i64)))
+                        .map(|o| {
+                            format!(
+                                "`{}` ({})",
+                                short_name(&o.name),
+                                super::wording::dur((o.time_us * 1000.0) as i64)
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join(", "),
                 })
@@ -166,7 +174,12 @@ fn finding_line(f: &Finding) -> FindingLine {
     FindingLine {
         id: f.id.as_str().to_string(),
         title: f.title.clone(),
-        detail: format!("{}; threshold: {}{}", f.measured, f.threshold, impact_text(f)),
+        detail: format!(
+            "{}; threshold: {}{}",
+            f.measured,
+            f.threshold,
+            impact_text(f)
+        ),
         explanation: f.explanation.clone(),
         actions: f.actions.clone(),
         evidence: evidence_text(f),

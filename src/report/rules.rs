@@ -66,6 +66,10 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         dominant_kernel,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
+    if ctx.holds(TraceHolds::SeparateRuns) {
+        // Separate runs are not ranks of one job: one being slower is not a straggler.
+        out.retain(|f| f.id != FindingId::Straggler);
+    }
     for f in &mut out {
         if f.filter.is_none() {
             f.filter = EvidenceFilter::of(&f.evidence);
@@ -99,6 +103,13 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
         out.push(format!(
             "{} CUDA/HIP graph launches: the kernels they run are attributed to them; gaps inside a replay count as GPU-side gaps, not host wait.",
             ctx.graph_launches
+        ));
+    }
+    if let Some(why) = &ctx.separate_runs {
+        out.push(format!(
+            "These {} files look like separate runs, not ranks of one job ({why}): compare them with \
+             `profile-model diff BASELINE CANDIDATE` (or the page's Compare), rather than as ranks.",
+            inputs.ranks.len()
         ));
     }
     if inputs.ranks.len() == 1 && inputs.time.comm_ns > 0 {

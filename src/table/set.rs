@@ -24,6 +24,9 @@ impl SkippedFile {
     }
 }
 
+/// Ranks of one job start profiling within this of each other (ns): 10 minutes.
+pub const SAME_JOB_START_SPREAD_NS: i64 = 600_000_000_000;
+
 /// One rank's table.
 #[derive(Clone, Debug)]
 pub struct RankTrace {
@@ -133,6 +136,60 @@ impl TraceSet {
         }
         set.skipped = failed;
         set
+    }
+
+    /// Why these files look like separate runs rather than ranks of one job, if they do: two files
+    /// claim the same rank, no file names its rank, each says the job has fewer ranks than were
+    /// given, or they were recorded far apart in time. (Ranks of one job are profiled together.)
+    pub fn separate_runs(&self) -> Option<String> {
+        if self.ranks.len() < 2 {
+            return None;
+        }
+        let files = |a: &RankTrace, b: &RankTrace| format!("{} and {}", a.table.file, b.table.file);
+        for (i, a) in self.ranks.iter().enumerate() {
+            if let Some(b) = self.ranks[i + 1..].iter().find(|b| {
+                b.rank == a.rank
+                    && a.rank_source == "distributedInfo"
+                    && b.rank_source == a.rank_source
+            }) {
+                return Some(format!("{} both say they are rank {}", files(a, b), a.rank));
+            }
+        }
+        if self.ranks.iter().all(|r| r.rank_source == "load order") {
+            return Some(
+                "no file names its rank (no distributedInfo, no rank in the file name)".into(),
+            );
+        }
+        let given = self.ranks.len() as i64;
+        if let Some(w) = self
+            .ranks
+            .iter()
+            .find_map(|r| r.table.metadata.world_size.filter(|&w| w < given))
+        {
+            return Some(format!(
+                "a file says its job has {w} rank(s), but {given} files were given"
+            ));
+        }
+        self.far_apart_in_time()
+    }
+
+    /// Files whose recordings started more than [`SAME_JOB_START_SPREAD_NS`] apart.
+    fn far_apart_in_time(&self) -> Option<String> {
+        let starts: Vec<(i64, &RankTrace)> = self
+            .ranks
+            .iter()
+            .filter_map(|r| r.table.metadata.base_time_ns.map(|t| (t, r)))
+            .collect();
+        let lo = starts.iter().min_by_key(|s| s.0)?;
+        let hi = starts.iter().max_by_key(|s| s.0)?;
+        (hi.0 - lo.0 > SAME_JOB_START_SPREAD_NS).then(|| {
+            format!(
+                "{} was recorded {:.0} minutes after {}",
+                hi.1.table.file,
+                (hi.0 - lo.0) as f64 / 60e9,
+                lo.1.table.file
+            )
+        })
     }
 
     pub fn single(table: TraceTable) -> TraceSet {

@@ -25,7 +25,11 @@ impl Form {
             kind: RwSignal::new(q.kinds.first().map(|k| k.to_string()).unwrap_or_default()),
             name: RwSignal::new(q.name_contains.clone()),
             min_dur: RwSignal::new(q.min_dur_us.map(|m| m.to_string()).unwrap_or_default()),
-            group: RwSignal::new(q.group_by.map(|g| g.as_str().to_string()).unwrap_or_default()),
+            group: RwSignal::new(
+                q.group_by
+                    .map(|g| g.as_str().to_string())
+                    .unwrap_or_default(),
+            ),
             sort: RwSignal::new(q.sort.as_str().to_string()),
             descending: RwSignal::new(q.descending),
         }

@@ -190,14 +190,19 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
     })
 }
 
-const MEMORY_HINT: &str = "The usual cause is memory: one browser tab holds the tables of about 8 GB of trace \
+const MEMORY_HINT: &str =
+    "The usual cause is memory: one browser tab holds the tables of about 8 GB of trace \
      JSON at most (WebAssembly's 4 GiB). Load fewer ranks at a time, or use the command line \
      (`profile-model analyze FOLDER`), which has no such limit.";
 
 /// A worker stopped with an uncaught error (a trap: most often WebAssembly's 4 GiB memory is
 /// full). Its tables are gone: say so in plain words.
 fn on_worker_crash(state: AppState, role: Role, detail: &str) {
-    let detail = if detail.is_empty() { "no detail" } else { detail };
+    let detail = if detail.is_empty() {
+        "no detail"
+    } else {
+        detail
+    };
     match role {
         Role::Loader => {
             let (done, total) = state

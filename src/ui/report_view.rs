@@ -2,8 +2,10 @@
 
 use leptos::prelude::*;
 
-use crate::report::report_view::{inline_parts, FindingLine, IdleLine, KernelLine, ReportModel, NOTHING_FOUND};
 use crate::report::format;
+use crate::report::report_view::{
+    inline_parts, FindingLine, IdleLine, KernelLine, ReportModel, NOTHING_FOUND,
+};
 
 /// Text with its `` `code` `` spans as `<code>`.
 #[component]
@@ -73,7 +75,15 @@ fn BottleneckSection(label: String, reason: String) -> impl IntoView {
 
 #[component]
 fn FindingItem(finding: FindingLine) -> impl IntoView {
-    let FindingLine { id, title, detail, explanation, actions, evidence, .. } = finding;
+    let FindingLine {
+        id,
+        title,
+        detail,
+        explanation,
+        actions,
+        evidence,
+        ..
+    } = finding;
     view! {
         <li data-finding-id=id>
             <strong><Inline text=title/></strong>" ("<Inline text=detail/>"). "<Inline text=explanation/>
@@ -164,7 +174,17 @@ fn Notes(notes: Vec<String>) -> impl IntoView {
 #[component]
 pub fn ReportView(model: ReportModel) -> impl IntoView {
     let ReportModel {
-        main_finding, main_finding_id, analysed, holds, idle, notes, kernels, bottleneck, findings, deeper_analyses, ..
+        main_finding,
+        main_finding_id,
+        analysed,
+        holds,
+        idle,
+        notes,
+        kernels,
+        bottleneck,
+        findings,
+        deeper_analyses,
+        ..
     } = model;
     view! {
         <MainFinding text=main_finding/>

@@ -7,9 +7,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 
 use super::AppState;
-use crate::report::page_state::{needs_file_text, KeepOffer, Page, PageState};
 use crate::report::format;
 use crate::report::html;
+use crate::report::page_state::{needs_file_text, KeepOffer, Page, PageState};
 use crate::worker::protocol::{Phase, Progress, RankSummary};
 
 const TAGLINE: &str =
@@ -357,10 +357,7 @@ fn selected(state: AppState) -> Option<RankSummary> {
     let index = rank_index(state);
     state.loaded.with(|l| {
         let l = l.as_ref()?;
-        l.ranks
-            .get(index)
-            .or_else(|| l.ranks.first())
-            .cloned()
+        l.ranks.get(index).or_else(|| l.ranks.first()).cloned()
     })
 }
 
@@ -692,9 +689,10 @@ fn report(state: AppState) -> impl IntoView {
     let markdown_text = report_markdown(state);
     let model = Memo::new(move |_| {
         markdown_text.track();
-        state
-            .page
-            .with_untracked(|p| p.report_shown().map(|r| crate::report::report_view::ReportModel::new(&r)))
+        state.page.with_untracked(|p| {
+            p.report_shown()
+                .map(|r| crate::report::report_view::ReportModel::new(&r))
+        })
     });
     let redact = state.select(|p| p.redact);
     let request_error = state.select(|p| p.request_error.clone());
@@ -865,7 +863,7 @@ fn deeper(state: AppState) -> impl IntoView {
                 let open = OPEN_ANALYSES.with(|o| o.borrow().clone());
                 let sections = html::analyses_html(&all, html::HtmlOptions { rank, open });
                 view! { <div class="analyses" on:click=remember_open inner_html=sections></div> }
-                .into_any()
+                    .into_any()
             }
         };
         view! {
