@@ -337,3 +337,37 @@ fn separate_runs_are_not_ranks_and_have_no_straggler() {
         .iter()
         .any(|f| f.id == FindingId::Straggler));
 }
+
+#[test]
+fn comparing_within_one_loaded_set_gives_the_same_figures_and_keeps_the_set() {
+    let work: &[(&str, f64)] = &[("gemm", 3000.0)];
+    let more: &[(&str, f64)] = &[("gemm", 3000.0), ("relu", 500.0)];
+    let steps = |k| {
+        (0..5)
+            .map(|_| Step {
+                dur_us: 5_000.0,
+                kernels: k,
+                sync: false,
+            })
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (
+        trace(&steps(work), Some((0, 1))),
+        trace(&steps(more), Some((0, 1))),
+    );
+    let alone = compare(
+        &set_of(&[("a.json", trace(&steps(work), Some((0, 1))))]),
+        &set_of(&[("b.json", trace(&steps(more), Some((0, 1))))]),
+    );
+    let mut both = set_of(&[("a.json", a), ("b.json", b)]);
+    let order: Vec<String> = both.ranks.iter().map(|r| r.table.file.clone()).collect();
+    let within =
+        profile_model::report::compare::compare_within(&mut both, &["a.json".to_string()]).unwrap();
+    assert_eq!(within.headline, alone.headline);
+    assert_eq!(within.kernels, alone.kernels);
+    let after: Vec<String> = both.ranks.iter().map(|r| r.table.file.clone()).collect();
+    assert_eq!(after, order, "the set is as it was");
+    let err = profile_model::report::compare::compare_within(&mut both, &[]).unwrap_err();
+    assert!(err.contains("both sides"), "{err}");
+    assert_eq!(both.len(), 2);
+}

@@ -268,6 +268,40 @@ pub fn compare(baseline: &TraceSet, candidate: &TraceSet) -> Comparison {
     out
 }
 
+/// Compares the files of one loaded set named in `baseline` with its other files. The ranks are moved
+/// into two sets and back (never copied), so the set is as it was afterwards.
+pub fn compare_within(set: &mut TraceSet, baseline: &[String]) -> Result<Comparison, String> {
+    let ranks = std::mem::take(&mut set.ranks);
+    let (b, c): (Vec<_>, Vec<_>) = ranks
+        .into_iter()
+        .enumerate()
+        .partition(|(_, r)| baseline.contains(&r.table.file));
+    let (bi, b): (Vec<usize>, Vec<_>) = b.into_iter().unzip();
+    let (ci, c): (Vec<usize>, Vec<_>) = c.into_iter().unzip();
+    let part = |ranks| TraceSet {
+        ranks,
+        ..Default::default()
+    };
+    let (bs, cs) = (part(b), part(c));
+    let result = if bs.is_empty() || cs.is_empty() {
+        Err(format!(
+            "a comparison needs files on both sides: {} baseline and {} candidate file(s) are loaded",
+            bs.len(),
+            cs.len()
+        ))
+    } else {
+        Ok(compare(&bs, &cs))
+    };
+    let mut back: Vec<(usize, crate::table::RankTrace)> = bi
+        .into_iter()
+        .zip(bs.ranks)
+        .chain(ci.into_iter().zip(cs.ranks))
+        .collect();
+    back.sort_by_key(|(i, _)| *i);
+    set.ranks = back.into_iter().map(|(_, r)| r).collect();
+    result
+}
+
 fn total(b: &Run, c: &Run, basis: Basis) -> Delta {
     match basis {
         Basis::PerStep => Delta::new(

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
+use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::table::query::{EventPage, EventQuery, SortBy};
 use crate::worker::protocol::{FindingLink, LoadedSet, ToWorker};
@@ -24,6 +25,8 @@ pub struct Shown {
     pub report: Option<Reports>,
     /// `[exact, HTA 0.5.0-compatible]`.
     pub analyses: [Option<Analyses>; 2],
+    /// Two runs of the loaded files compared, once asked for.
+    pub comparison: Option<Comparison>,
 }
 
 /// The diagnosis as it is, and with kernel and op names replaced by hashes.
@@ -137,6 +140,10 @@ pub struct PageState {
     pub events: Events,
     /// Grows whenever the results shown change (the page redraws the heavy views on it).
     pub revision: u64,
+    /// The load running compares two runs: the files of the baseline, compared once loaded.
+    pub pending_compare: Option<Vec<String>>,
+    /// A comparison was asked of the worker and has not come yet.
+    pub comparing: bool,
 }
 
 impl Default for PageState {
@@ -154,6 +161,8 @@ impl Default for PageState {
             query: first_query(),
             events: Events::None,
             revision: 0,
+            pending_compare: None,
+            comparing: false,
         }
     }
 }
@@ -269,8 +278,51 @@ impl PageState {
         self.saved_available = false;
         self.events = Events::None;
         self.query = first_query();
+        self.pending_compare = None;
+        self.comparing = false;
         effects.push(Effect::StartLoadWorker);
         effects
+    }
+
+    /// A load of two runs (the `baseline` files and the others) starts; they are compared once loaded.
+    pub fn start_compare_load(
+        &mut self,
+        cache_key: Option<String>,
+        baseline: Vec<String>,
+    ) -> Vec<Effect> {
+        let effects = self.start_load(cache_key);
+        self.pending_compare = Some(baseline);
+        effects
+    }
+
+    /// Compares the two runs the loaded files hold (the split the worker proposed).
+    pub fn compare_runs(&mut self) -> Vec<Effect> {
+        let Some(runs) = self.shown().and_then(|s| s.loaded.runs.clone()) else {
+            return Vec::new();
+        };
+        if !self.worker_answers() {
+            self.request_error = Some(
+                "The trace is no longer held in this tab: load the files again to compare them."
+                    .into(),
+            );
+            return Vec::new();
+        }
+        self.comparing = true;
+        vec![Effect::Post(ToWorker::Compare {
+            baseline_files: runs.baseline,
+        })]
+    }
+
+    /// The current worker's comparison of two runs.
+    pub fn compared(&mut self, comparison: Comparison) {
+        if !self.worker_answers() {
+            return;
+        }
+        self.comparing = false;
+        if let Some(s) = self.shown_mut() {
+            s.comparison = Some(comparison);
+        }
+        self.revision += 1;
     }
 
     /// One file of the load could not be read (the others go on).
@@ -298,16 +350,21 @@ impl PageState {
         }
         self.query = first_query();
         self.events = Events::Waiting;
-        vec![
+        let mut effects = vec![
             Effect::PromoteLoadWorker,
             Effect::Post(ToWorker::Report { redact: false }),
-            Effect::Post(ToWorker::Analyze {
-                hta_compat: self.hta_compat,
-            }),
-            Effect::Post(ToWorker::Query {
-                query: self.query.clone(),
-            }),
-        ]
+        ];
+        if let Some(baseline_files) = self.pending_compare.take() {
+            self.comparing = true;
+            effects.push(Effect::Post(ToWorker::Compare { baseline_files }));
+        }
+        effects.push(Effect::Post(ToWorker::Analyze {
+            hta_compat: self.hta_compat,
+        }));
+        effects.push(Effect::Post(ToWorker::Query {
+            query: self.query.clone(),
+        }));
+        effects
     }
 
     /// Ends a load without a result: what was shown before comes back, with its worker.
@@ -321,6 +378,7 @@ impl PageState {
         self.keep_offer = KeepOffer::Hidden;
         self.rank_index = 0;
         self.revision += 1;
+        self.pending_compare = None;
         match previous.map(|b| *b) {
             Some((shown, None)) => {
                 self.page = Page::Loaded(Box::new(shown));
@@ -445,6 +503,7 @@ impl PageState {
     /// A request the worker could not serve.
     pub fn request_failed(&mut self, message: String) {
         self.request_error = Some(message);
+        self.comparing = false;
         if self.events == Events::Waiting {
             self.events = Events::None;
         }
@@ -525,6 +584,7 @@ impl PageState {
                 cache_key: Some(key),
                 report: saved.report,
                 analyses,
+                comparison: None,
             }),
             why: Detached::Saved,
         };

@@ -333,3 +333,68 @@ fn the_redact_switch_shows_the_worker_redacted_report_without_asking_again() {
     assert_eq!(shown.main_finding, "kernel_000001 dominates");
     assert!(shown.redacted);
 }
+
+fn posts_compare(effects: &[Effect]) -> Option<Vec<String>> {
+    effects.iter().find_map(|e| match e {
+        Effect::Post(ToWorker::Compare { baseline_files }) => Some(baseline_files.clone()),
+        _ => None,
+    })
+}
+
+fn a_comparison() -> Comparison {
+    let none = crate::table::TraceSet::default();
+    crate::report::compare::compare(&none, &none)
+}
+
+#[test]
+fn a_compare_load_asks_for_the_comparison_once_loaded_and_only_then() {
+    let mut s = PageState::default();
+    let effects = s.start_compare_load(Some("k".into()), vec!["before.json".into()]);
+    assert!(posts_compare(&effects).is_none());
+    let effects = s.loaded(set("before.json"));
+    assert_eq!(
+        posts_compare(&effects),
+        Some(vec!["before.json".to_string()])
+    );
+    assert!(s.comparing);
+    s.compared(a_comparison());
+    assert!(!s.comparing);
+    assert!(s.shown().unwrap().comparison.is_some());
+    // A plain load afterwards compares nothing.
+    s.start_load(None);
+    assert!(posts_compare(&s.loaded(set("other.json"))).is_none());
+    assert!(s.shown().unwrap().comparison.is_none());
+}
+
+#[test]
+fn a_failed_compare_load_forgets_the_comparison_asked_for() {
+    let mut s = loaded_state("shown.json");
+    s.start_compare_load(None, vec!["a.json".into()]);
+    s.nothing_loaded();
+    assert_eq!(s.pending_compare, None);
+    assert_eq!(file_shown(&s).as_deref(), Some("shown.json"));
+}
+
+#[test]
+fn separate_runs_are_compared_by_the_worker_that_holds_them() {
+    let mut s = PageState::default();
+    s.start_load(None);
+    let mut two = set("run-a.json");
+    two.runs = Some(crate::table::RunsSplit {
+        why: "both say they are rank 0".into(),
+        baseline: vec!["run-a.json".into()],
+        candidate: vec!["run-b.json".into()],
+    });
+    s.loaded(two);
+    assert_eq!(
+        posts_compare(&s.compare_runs()),
+        Some(vec!["run-a.json".to_string()])
+    );
+    // Once the worker is gone, nothing is asked and the user is told why.
+    s.current_worker_died("gone".into());
+    assert!(s.compare_runs().is_empty());
+    assert!(s.request_error.is_some());
+    // A comparison that arrives for a trace no worker holds is not shown.
+    s.compared(a_comparison());
+    assert!(s.shown().unwrap().comparison.is_none());
+}

@@ -37,7 +37,7 @@ pub use builder::TableBuilder;
 #[cfg(not(target_arch = "wasm32"))]
 pub use loader::load_path;
 pub use loader::{load_bytes, TraceLoader};
-pub use set::{RankTrace, SkippedFile, TraceSet};
+pub use set::{RankTrace, RunsSplit, SkippedFile, TraceSet};
 
 /// Values of one sparse args column.
 #[derive(Clone, Debug)]

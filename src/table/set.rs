@@ -24,6 +24,15 @@ impl SkippedFile {
     }
 }
 
+/// Files that look like two separate runs, split into a baseline and a candidate (file names).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunsSplit {
+    /// Why they look like separate runs ([`TraceSet::separate_runs`]).
+    pub why: String,
+    pub baseline: Vec<String>,
+    pub candidate: Vec<String>,
+}
+
 /// Ranks of one job start profiling within this of each other (ns): 10 minutes.
 pub const SAME_JOB_START_SPREAD_NS: i64 = 600_000_000_000;
 
@@ -171,6 +180,53 @@ impl TraceSet {
             ));
         }
         self.far_apart_in_time()
+    }
+
+    /// The files as two runs to compare, when they look like separate runs: with a rank repeated,
+    /// each rank's first file is the baseline; with start times, the files before the largest gap
+    /// in start time; otherwise the first half of the files.
+    pub fn runs_split(&self) -> Option<RunsSplit> {
+        let why = self.separate_runs()?;
+        let file = |r: &RankTrace| r.table.file.clone();
+        let mut seen = std::collections::BTreeSet::new();
+        let first_of_rank: Vec<bool> = self.ranks.iter().map(|r| seen.insert(r.rank)).collect();
+        let in_baseline: Vec<bool> = if first_of_rank.iter().any(|f| !f) {
+            first_of_rank
+        } else if let Some(split) = self.split_at_largest_start_gap() {
+            split
+        } else {
+            let half = self.ranks.len().div_ceil(2);
+            (0..self.ranks.len()).map(|i| i < half).collect()
+        };
+        let pick = |want: bool| -> Vec<String> {
+            self.ranks
+                .iter()
+                .zip(&in_baseline)
+                .filter(|(_, b)| **b == want)
+                .map(|(r, _)| file(r))
+                .collect()
+        };
+        Some(RunsSplit {
+            why,
+            baseline: pick(true),
+            candidate: pick(false),
+        })
+    }
+
+    /// With every file's start time known: the files that started before the largest gap.
+    fn split_at_largest_start_gap(&self) -> Option<Vec<bool>> {
+        let starts: Vec<i64> = self
+            .ranks
+            .iter()
+            .map(|r| r.table.metadata.base_time_ns)
+            .collect::<Option<_>>()?;
+        let mut sorted = starts.clone();
+        sorted.sort_unstable();
+        let (cut, _) = sorted
+            .windows(2)
+            .map(|w| (w[1], w[1] - w[0]))
+            .max_by_key(|(_, gap)| *gap)?;
+        Some(starts.iter().map(|&s| s < cut).collect())
     }
 
     /// Files whose recordings started more than [`SAME_JOB_START_SPREAD_NS`] apart.

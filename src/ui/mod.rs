@@ -6,6 +6,7 @@
 //! ids and `data-*` attributes follow the page contract (`notes/page-contract.md`).
 
 mod cache;
+mod compare;
 mod explore;
 mod report_view;
 mod view;
@@ -357,8 +358,59 @@ fn on_current_message(state: AppState, msg: FromWorker) {
             view::download(&csv, "text/csv", "profile-model-events.csv")
         }
         FromWorker::Error { message } => state.page.update(|p| p.request_failed(message)),
+        FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         _ => {}
     }
+}
+
+/// The same file under another name (no copy: the new `File` refers to the same data).
+fn renamed(file: &File, name: &str) -> Option<File> {
+    File::new_with_blob_sequence(&js_sys::Array::of1(file), name).ok()
+}
+
+/// Loads a baseline run and a candidate run (each one file or one per rank) in a new worker and
+/// compares them. Their files are named `baseline: …` and `candidate: …`, so that files of the same
+/// name in both runs stay apart.
+pub fn start_compare(state: AppState, baseline: Vec<File>, candidate: Vec<File>) {
+    let side = |files: &[File], label: &str| -> Vec<File> {
+        files
+            .iter()
+            .filter_map(|f| renamed(f, &format!("{label}: {}", f.name())))
+            .collect()
+    };
+    let (b, c) = (side(&baseline, "baseline"), side(&candidate, "candidate"));
+    if b.len() != baseline.len() || c.len() != candidate.len() || b.is_empty() || c.is_empty() {
+        state.page.update(|p| {
+            p.errors =
+                vec!["The page could not prepare the two runs' files: pick them again.".into()]
+        });
+        return;
+    }
+    let names: Vec<String> = b.iter().map(File::name).collect();
+    let files: Vec<File> = b.into_iter().chain(c).collect();
+    let key = cache::key_of(&files);
+    show_load_progress(state, &files);
+    apply(state, |p| p.start_compare_load(Some(key), names));
+    post_to(&LOADER, state, &ToWorker::Load, &files);
+}
+
+/// Compares the two runs the loaded files hold.
+pub fn compare_runs(state: AppState) {
+    apply(state, PageState::compare_runs);
+}
+
+/// The progress bar of a load of `files` starts.
+fn show_load_progress(state: AppState, files: &[File]) {
+    let total: u64 = files.iter().map(|f| f.size() as u64).sum();
+    state.progress.set(Some(Progress {
+        phase: Phase::Reading,
+        bytes_done: 0,
+        bytes_total: total,
+        file_index: 0,
+        file_count: files.len(),
+        file: files[0].name(),
+        mb_per_s: 0.0,
+    }));
 }
 
 /// Asks the worker for a page of events.
@@ -406,16 +458,7 @@ pub fn start_load(state: AppState, files: Vec<File>) {
         return;
     }
     let key = cache::key_of(&files);
-    let total: u64 = files.iter().map(|f| f.size() as u64).sum();
-    state.progress.set(Some(Progress {
-        phase: Phase::Reading,
-        bytes_done: 0,
-        bytes_total: total,
-        file_index: 0,
-        file_count: files.len(),
-        file: files[0].name(),
-        mb_per_s: 0.0,
-    }));
+    show_load_progress(state, &files);
     apply(state, |p| p.start_load(Some(key.clone())));
     post_to(&LOADER, state, &ToWorker::Load, &files);
     leptos::task::spawn_local(async move {

@@ -28,9 +28,12 @@ pub fn app(state: AppState) -> impl IntoView {
         </header>
         <main class="wrap">
             {loader(state)}
+            <super::compare::ComparePicker state=state/>
             {progress(state)}
             {errors(state)}
             {offers(state)}
+            <super::compare::RunsOffer state=state/>
+            <super::compare::CompareView state=state/>
             {move || started.get().then(|| summary(state))}
             {move || has_results.get().then(|| ranks(state))}
             {move || has_results.get().then(|| diagnostics(state))}
@@ -52,6 +55,11 @@ pub fn app(state: AppState) -> impl IntoView {
 fn is_trace_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     !lower.starts_with('.') && (lower.ends_with(".json") || lower.ends_with(".gz"))
+}
+
+/// Every file picked in a file input.
+pub(super) fn trace_files_of(list: Option<web_sys::FileList>) -> Vec<File> {
+    files_of(list, false)
 }
 
 fn files_of(list: Option<web_sys::FileList>, only_traces: bool) -> Vec<File> {

@@ -505,6 +505,7 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
         load_ms: js_sys::Date::now() - meter.started_ms,
         read_mode: read_mode.to_string(),
         worker_memory_bytes: wasm_memory_bytes(),
+        runs: set.runs_split(),
     };
     LOADED.with(|l| *l.borrow_mut() = Some(set));
     meter.post(Phase::Done, last, "", 0);

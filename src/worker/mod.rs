@@ -158,7 +158,25 @@ fn on_message(event: MessageEvent) {
         ToWorker::Export { query } => with_set(|set| FromWorker::Exported {
             csv: export_csv(set, &query),
         }),
+        ToWorker::Compare { baseline_files } => compare_runs(&baseline_files),
     }
+}
+
+/// Compares two runs of the kept set (its ranks are moved out and back, not copied).
+#[cfg(target_arch = "wasm32")]
+fn compare_runs(baseline_files: &[String]) {
+    let msg = LOADED.with(|l| match l.borrow_mut().as_mut() {
+        Some(set) => match crate::report::compare::compare_within(set, baseline_files) {
+            Ok(c) => FromWorker::Compared {
+                comparison: Box::new(c),
+            },
+            Err(message) => FromWorker::Error { message },
+        },
+        None => FromWorker::Error {
+            message: "no trace is loaded in the worker; load the files again".into(),
+        },
+    });
+    post(&msg);
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -31,6 +31,8 @@ pub enum ToWorker {
     Query { query: EventQuery },
     /// Every event (or group) of a query as CSV.
     Export { query: EventQuery },
+    /// Compare the kept set's files named in `baseline_files` (one run) with its other files.
+    Compare { baseline_files: Vec<String> },
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
     /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
     Read { job: u32 },
@@ -167,6 +169,9 @@ pub struct LoadedSet {
     /// never shrinks, so this is its peak during the load (the tables, and what the parse used).
     #[serde(default)]
     pub worker_memory_bytes: u64,
+    /// The files look like two separate runs, not ranks of one job: how to compare them.
+    #[serde(default)]
+    pub runs: Option<crate::table::RunsSplit>,
 }
 
 /// What the worker tells the page.
@@ -202,6 +207,10 @@ pub enum FromWorker {
     /// A query's CSV.
     Exported {
         csv: String,
+    },
+    /// Two runs compared.
+    Compared {
+        comparison: Box<crate::report::compare::Comparison>,
     },
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {

@@ -1,0 +1,455 @@
+//! Comparing two runs on the page: picking a baseline and a candidate, the offer when loaded files
+//! look like separate runs, and the comparison itself (headline, waterfall, sortable deltas, CSV).
+
+use leptos::prelude::*;
+use web_sys::File;
+
+use super::AppState;
+use crate::report::compare::{Comparison, Delta, NamedDelta, Presence};
+use crate::report::compare_text::{to_csv, CompareTable};
+use crate::report::wording::short_name;
+
+/// Rows of a long table drawn before "N more (in the CSV)".
+const MAX_ROWS: usize = 100;
+
+/// Two file pickers (baseline, candidate) and a button that loads both and compares them.
+#[component]
+pub fn ComparePicker(state: AppState) -> impl IntoView {
+    let baseline = RwSignal::new_local(Vec::<File>::new());
+    let candidate = RwSignal::new_local(Vec::<File>::new());
+    let picked = move |side: RwSignal<Vec<File>, LocalStorage>| {
+        move || {
+            side.with(|f| match f.len() {
+                0 => "none picked".to_string(),
+                1 => f[0].name(),
+                n => format!("{n} files"),
+            })
+        }
+    };
+    let pick = move |side: RwSignal<Vec<File>, LocalStorage>| {
+        move |ev: leptos::ev::Event| {
+            let input: web_sys::HtmlInputElement = event_target(&ev);
+            side.set(super::view::trace_files_of(input.files()));
+        }
+    };
+    let ready = move || baseline.with(|b| !b.is_empty()) && candidate.with(|c| !c.is_empty());
+    let start = move |_| {
+        let (b, c) = (baseline.get_untracked(), candidate.get_untracked());
+        super::start_compare(state, b, c);
+    };
+    view! {
+        <details class="compare-picker" id="compare-picker">
+            <summary>"Compare two runs (before and after a change)"</summary>
+            <div class="compare-inputs">
+                <label>
+                    "Baseline "
+                    <input type="file" id="compare-baseline" multiple=true accept=".json,.gz,application/json,application/gzip" on:change=pick(baseline)/>
+                    <span class="muted">{picked(baseline)}</span>
+                </label>
+                <label>
+                    "Candidate "
+                    <input type="file" id="compare-candidate" multiple=true accept=".json,.gz,application/json,application/gzip" on:change=pick(candidate)/>
+                    <span class="muted">{picked(candidate)}</span>
+                </label>
+                <button id="compare-start" prop:disabled=move || !ready() on:click=start>"Compare"</button>
+            </div>
+            <p class="muted">"Each side is one file or one file per rank. Both are read in this tab and kept in its worker."</p>
+        </details>
+    }
+}
+
+/// When the loaded files look like separate runs: say so and offer to compare them.
+#[component]
+pub fn RunsOffer(state: AppState) -> impl IntoView {
+    let runs = state.select(|p| {
+        let s = p.shown()?;
+        s.comparison
+            .is_none()
+            .then(|| s.loaded.runs.clone())
+            .flatten()
+    });
+    let comparing = state.select(|p| p.comparing);
+    move || {
+        runs.get().map(|r| {
+            view! {
+                <div class="offer" id="runs-offer" data-why=r.why.clone()>
+                    <span>
+                        {format!(
+                            "These files look like separate runs, not ranks of one job ({}). Compare {} with {}?",
+                            r.why,
+                            r.baseline.join(", "),
+                            r.candidate.join(", ")
+                        )}
+                    </span>
+                    <button id="compare-runs" prop:disabled=move || comparing.get() on:click=move |_| super::compare_runs(state)>
+                        "Compare runs"
+                    </button>
+                </div>
+            }
+        })
+    }
+}
+
+/// The comparison, once the worker has computed it.
+#[component]
+pub fn CompareView(state: AppState) -> impl IntoView {
+    let comparison = state.select(|p| p.shown().and_then(|s| s.comparison.clone()));
+    let comparing = state.select(|p| p.comparing);
+    move || match comparison.get() {
+        Some(c) => view! { <ComparisonPanel comparison=c/> }.into_any(),
+        None if comparing.get() => view! {
+            <section id="compare" class="panel" data-state="loading">
+                <h2>"Comparison"</h2>
+                <p class="muted">"Comparing the two runs in the worker…"</p>
+            </section>
+        }
+        .into_any(),
+        None => ().into_any(),
+    }
+}
+
+fn ms(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+fn pct(d: &Delta) -> String {
+    match d.change_pct {
+        Some(p) => format!("{p:+.1}%"),
+        None if d.candidate == 0.0 => "—".into(),
+        None => "new".into(),
+    }
+}
+
+fn sign_class(x: f64) -> &'static str {
+    if x < 0.0 {
+        "better"
+    } else if x > 0.0 {
+        "worse"
+    } else {
+        ""
+    }
+}
+
+#[component]
+fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
+    let c = comparison;
+    let unit = c.basis.unit();
+    let basis = serde_json::to_value(c.basis)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let total = c.total.clone();
+    let csv_of = {
+        let c = c.clone();
+        move |table: CompareTable| {
+            let text = to_csv(&c, table);
+            super::view::download(
+                &text,
+                "text/csv",
+                &format!("profile-model-compare-{}.csv", table.name()),
+            );
+        }
+    };
+    let csv = StoredValue::new(csv_of);
+    let csv_button = move |table: CompareTable| {
+        view! {
+            <button class="secondary small" data-csv=table.name() on:click=move |_| csv.with_value(|f| f(table))>
+                "CSV"
+            </button>
+        }
+    };
+    view! {
+        <section id="compare" class="panel" data-state="ready" data-basis=basis.clone()>
+            <h2>"Comparison"</h2>
+            <p class="compare-headline" data-metric="compare-headline" data-value=c.headline.clone()>{c.headline.clone()}</p>
+            <div class="cards">
+                <div class="card" data-metric="compare-total-baseline" data-value=total.baseline.to_string() data-basis=basis.clone()>
+                    <div class="card-label">{format!("Baseline {} ({unit})", total.key)}</div>
+                    <div class="card-figure">{ms(total.baseline)}</div>
+                </div>
+                <div class="card" data-metric="compare-total-candidate" data-value=total.candidate.to_string() data-basis=basis.clone()>
+                    <div class="card-label">{format!("Candidate {} ({unit})", total.key)}</div>
+                    <div class="card-figure">{ms(total.candidate)}</div>
+                </div>
+                <div class="card" data-metric="compare-total-change" data-value=total.change.to_string() data-basis=basis.clone()>
+                    <div class="card-label">"Change"</div>
+                    <div class=format!("card-figure {}", sign_class(total.change))>{format!("{} ({})", ms(total.change), pct(&total))}</div>
+                </div>
+            </div>
+            <RunLines comparison=c.clone()/>
+            <ul class="warnings">
+                {c.warnings.iter().map(|w| view! { <li class="notice" data-warning="">{w.clone()}</li> }).collect_view()}
+            </ul>
+            <h3>"Where the time changed " {csv_button(CompareTable::Waterfall)}</h3>
+            <Waterfall parts=c.waterfall.clone() unit=unit/>
+            <h3>"Kernel time by type " {csv_button(CompareTable::Categories)}</h3>
+            <DeltaTable rows=c.categories.clone() first="type" metric="compare-category-change" unit=unit/>
+            <h3>"Kernels " {csv_button(CompareTable::Kernels)}</h3>
+            <NamedTable rows=c.kernels.clone() first="kernel" metric="compare-kernel-change" unit=unit/>
+            <h3>"CPU operators (inclusive time) " {csv_button(CompareTable::Ops)}</h3>
+            <NamedTable rows=c.ops.clone() first="operator" metric="compare-op-change" unit=unit/>
+            <h3>"Ranks " {csv_button(CompareTable::Ranks)}</h3>
+            <DeltaTable rows=c.ranks.clone() first="rank" metric="compare-rank-change" unit=unit/>
+            <h3>"Findings " {csv_button(CompareTable::Findings)}</h3>
+            <FindingsTable comparison=c.clone() unit=unit/>
+        </section>
+    }
+}
+
+#[component]
+fn RunLines(comparison: Comparison) -> impl IntoView {
+    let line = |label: &'static str, s: &crate::report::compare::RunSide| {
+        let steps = s
+            .step_ms
+            .map(|m| format!("{} steps, {m:.2} ms per step", s.steps))
+            .unwrap_or_else(|| "no profiler steps".into());
+        format!(
+            "{label}: {} — {} rank(s), {steps}, GPU busy {:.1}% of {:.1} ms, {}",
+            s.files.join(", "),
+            s.ranks,
+            s.busy_pct,
+            s.window_ms,
+            s.device.as_deref().unwrap_or("device not named")
+        )
+    };
+    view! {
+        <ul class="run-lines">
+            <li data-run="baseline">{line("Baseline", &comparison.baseline)}</li>
+            <li data-run="candidate">{line("Candidate", &comparison.candidate)}</li>
+        </ul>
+    }
+}
+
+/// The parts of the step (or window) and their change, as bars around a zero line.
+#[component]
+fn Waterfall(parts: Vec<Delta>, unit: &'static str) -> impl IntoView {
+    let largest = parts
+        .iter()
+        .map(|d| d.change.abs())
+        .fold(0.0f64, f64::max)
+        .max(f64::MIN_POSITIVE);
+    view! {
+        <div class="waterfall">
+            {parts
+                .into_iter()
+                .map(|d| {
+                    let width = format!("width: {:.1}%", 50.0 * d.change.abs() / largest);
+                    let side = if d.change < 0.0 { "bar-left" } else { "bar-right" };
+                    let title = format!("{}: {} → {} {unit} ({})", d.key, ms(d.baseline), ms(d.candidate), pct(&d));
+                    view! {
+                        <div class="waterfall-row" title=title>
+                            <span class="waterfall-key">{d.key.clone()}</span>
+                            <span class="waterfall-track">
+                                <span class=format!("waterfall-bar {side} {}", sign_class(d.change)) style=width></span>
+                            </span>
+                            <span class="num" data-metric="compare-part-change" data-part=d.key.clone() data-value=d.change.to_string()>
+                                {format!("{:+.3}", d.change)}
+                            </span>
+                        </div>
+                    }
+                })
+                .collect_view()}
+        </div>
+    }
+}
+
+/// One table row: a name (with a tag such as "(new)"), its numbers, and the figure's attributes.
+#[derive(Clone)]
+struct Row {
+    name: String,
+    shown_name: String,
+    tag: &'static str,
+    /// baseline, candidate, change, change %, then any extra columns.
+    values: Vec<Option<f64>>,
+    change: Delta,
+}
+
+/// A table sorted by a click on a column header (again: the other way).
+#[component]
+fn SortableTable(
+    headers: Vec<String>,
+    rows: Vec<Row>,
+    metric: &'static str,
+    /// The `data-*` attribute naming the row (`data-name`, `data-key`).
+    #[prop(default = "data-key")]
+    key_attr: &'static str,
+) -> impl IntoView {
+    // Column 3 (the change) by its size, largest first, to begin with.
+    let sort = RwSignal::new((3usize, true));
+    let total = rows.len();
+    let rows = StoredValue::new(rows);
+    let sorted = move || {
+        let (col, desc) = sort.get();
+        let mut r = rows.get_value();
+        r.sort_by(|a, b| {
+            let o = if col == 0 {
+                a.name.cmp(&b.name)
+            } else {
+                let key = |x: &Row| {
+                    let v = x
+                        .values
+                        .get(col - 1)
+                        .copied()
+                        .flatten()
+                        .unwrap_or(f64::NEG_INFINITY);
+                    if col == 3 {
+                        v.abs()
+                    } else {
+                        v
+                    }
+                };
+                key(a).total_cmp(&key(b))
+            };
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        r.truncate(MAX_ROWS);
+        r
+    };
+    let header = move |(i, h): (usize, String)| {
+        let numeric = i > 0;
+        let mark = move || match sort.get() {
+            (c, true) if c == i => " ▼",
+            (c, false) if c == i => " ▲",
+            _ => "",
+        };
+        view! {
+            <th class:num=numeric data-col=i on:click=move |_| sort.update(|s| *s = if s.0 == i { (i, !s.1) } else { (i, i > 0) })>
+                {h}{mark}
+            </th>
+        }
+    };
+    view! {
+        <div class="table-wrap">
+            <table class="sortable" data-table=metric>
+                <thead><tr>{headers.into_iter().enumerate().map(header).collect_view()}</tr></thead>
+                <tbody>
+                    {move || sorted().into_iter().map(|r| {
+                        let cells = r.values.iter().enumerate().map(|(i, v)| {
+                            let text = match (i, v) {
+                                (3, _) => pct(&r.change),
+                                (_, Some(x)) => ms(*x),
+                                (_, None) => "—".into(),
+                            };
+                            view! { <td class="num">{text}</td> }
+                        }).collect_view();
+                        let row = view! {
+                            <tr>
+                                <td class="name" title=r.name.clone()>{r.shown_name.clone()}<span class="muted">{r.tag}</span></td>
+                                {cells}
+                            </tr>
+                        };
+                        row.attr("data-metric", metric)
+                            .attr("data-value", r.change.change.to_string())
+                            .attr(key_attr, r.name.clone())
+                    }).collect_view()}
+                </tbody>
+            </table>
+            {(total > MAX_ROWS).then(|| view! { <p class="muted">{format!("{} more rows in the CSV.", total - MAX_ROWS)}</p> })}
+        </div>
+    }
+}
+
+fn delta_row(d: &Delta) -> Row {
+    Row {
+        name: d.key.clone(),
+        shown_name: d.key.clone(),
+        tag: "",
+        values: vec![
+            Some(d.baseline),
+            Some(d.candidate),
+            Some(d.change),
+            d.change_pct,
+        ],
+        change: d.clone(),
+    }
+}
+
+#[component]
+fn DeltaTable(
+    rows: Vec<Delta>,
+    first: &'static str,
+    metric: &'static str,
+    unit: &'static str,
+) -> impl IntoView {
+    let headers = vec![
+        first.to_string(),
+        format!("baseline ({unit})"),
+        "candidate".into(),
+        "change".into(),
+        "change %".into(),
+    ];
+    view! { <SortableTable headers=headers rows=rows.iter().map(delta_row).collect() metric=metric/> }
+}
+
+#[component]
+fn NamedTable(
+    rows: Vec<(String, NamedDelta)>,
+    first: &'static str,
+    metric: &'static str,
+    unit: &'static str,
+) -> impl IntoView {
+    let headers = vec![
+        first.to_string(),
+        format!("baseline ({unit})"),
+        "candidate".into(),
+        "change".into(),
+        "change %".into(),
+        "calls, baseline".into(),
+        "calls, candidate".into(),
+    ];
+    let rows: Vec<Row> = rows
+        .iter()
+        .map(|(name, d)| Row {
+            name: name.clone(),
+            shown_name: short_name(name),
+            tag: match d.presence {
+                Presence::Both => "",
+                Presence::Added => " (new)",
+                Presence::Removed => " (gone)",
+            },
+            values: vec![
+                Some(d.time.baseline),
+                Some(d.time.candidate),
+                Some(d.time.change),
+                d.time.change_pct,
+                Some(d.calls.baseline),
+                Some(d.calls.candidate),
+            ],
+            change: d.time.clone(),
+        })
+        .collect();
+    view! { <SortableTable headers=headers rows=rows metric=metric key_attr="data-name"/> }
+}
+
+#[component]
+fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th>"finding"</th><th>"change"</th>
+                    <th class="num">{format!("recoverable, baseline ({unit})")}</th><th class="num">"candidate"</th>
+                </tr></thead>
+                <tbody>
+                    {comparison.findings.iter().map(|f| {
+                        let change = serde_json::to_value(f.change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                        let change_attr = change.clone();
+                        let title = f.candidate_headline.clone().or_else(|| f.baseline_headline.clone()).unwrap_or_default();
+                        view! {
+                            <tr data-metric="compare-finding-impact-change" data-value=f.impact.change.to_string() data-finding=f.id.as_str() data-change=change_attr>
+                                <td title=title>{f.id.as_str()}</td>
+                                <td>{change}</td>
+                                <td class="num">{ms(f.impact.baseline)}</td>
+                                <td class="num">{ms(f.impact.candidate)}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}

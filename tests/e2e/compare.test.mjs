@@ -1,0 +1,83 @@
+// Comparing two runs in the built page: pick a baseline and a candidate, read the headline and the
+// figures, and check them against `profile-model diff --json`; two files of separate runs dropped
+// together are offered a comparison instead of being called a straggler.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  startServer, launchBrowser, openPage, cliJson, near, screenshotPath, trace, ROOT,
+} from './harness.mjs';
+
+let server;
+let browser;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const BASE = 'hta__trace_compare_base.json.gz';
+const TEST = 'hta__trace_compare_test.json.gz';
+const COMPARED = '#compare[data-state="ready"]';
+
+async function figure(page, name, attrs = {}) {
+  const sel = `#compare [data-metric="${name}"]${Object.entries(attrs).map(([k, v]) => `[data-${k}="${v}"]`).join('')}`;
+  return page.locator(sel).first().getAttribute('data-value');
+}
+
+test('compare two runs: the headline and the figures equal the CLI\'s diff', async () => {
+  const cli = cliJson(['diff', '--json', trace(BASE), trace(TEST)]);
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.locator('#compare-picker > summary').click();
+  await page.setInputFiles('#compare-baseline', trace(BASE));
+  await page.setInputFiles('#compare-candidate', trace(TEST));
+  await page.click('#compare-start');
+  await page.waitForSelector(COMPARED, { timeout: 120_000 });
+  assert.equal(await figure(page, 'compare-headline'), cli.headline);
+  assert.equal(await page.locator('#compare').getAttribute('data-basis'), cli.basis);
+  near(await figure(page, 'compare-total-baseline'), cli.total.baseline, 'baseline step');
+  near(await figure(page, 'compare-total-candidate'), cli.total.candidate, 'candidate step');
+  near(await figure(page, 'compare-total-change'), cli.total.change, 'step change');
+  for (const part of cli.waterfall) {
+    near(await figure(page, 'compare-part-change', { part: part.key }), part.change, `part ${part.key}`);
+  }
+  // The largest kernel change is the first row (the table starts sorted by the size of the change).
+  const [name, top] = cli.kernels[0];
+  const first = page.locator('#compare tr[data-metric="compare-kernel-change"]').first();
+  assert.equal(await first.getAttribute('data-name'), name);
+  near(await first.getAttribute('data-value'), top.time.change, 'top kernel change');
+  // A click on the name header sorts by name.
+  await page.locator('#compare table[data-table="compare-kernel-change"] th[data-col="0"]').click();
+  const names = await page.locator('#compare tr[data-metric="compare-kernel-change"]').evaluateAll(
+    (trs) => trs.map((tr) => tr.getAttribute('data-name')));
+  assert.deepEqual(names, [...names].sort(), 'sorted by name');
+  await page.screenshot({ path: screenshotPath('compare'), fullPage: true });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('two files of separate runs are offered a comparison, not called a straggler', async () => {
+  const { page, errors } = await openPage(browser.context, server.url);
+  // The same file twice: two runs of rank 0 (distributedInfo), not two ranks.
+  fs.mkdirSync(path.join(ROOT, 'test-output'), { recursive: true });
+  const dir = fs.mkdtempSync(path.join(ROOT, 'test-output', 'runs-'));
+  const a = path.join(dir, 'run-a.json.gz');
+  const b = path.join(dir, 'run-b.json.gz');
+  fs.copyFileSync(trace(BASE), a);
+  fs.copyFileSync(trace(TEST), b);
+  await page.setInputFiles('#file-input', [a, b]);
+  await page.waitForSelector('#runs-offer', { timeout: 120_000 });
+  await page.click('#compare-runs');
+  await page.waitForSelector(COMPARED, { timeout: 60_000 });
+  const cli = cliJson(['diff', '--json', a, b]);
+  near(await figure(page, 'compare-total-change'), cli.total.change, 'step change');
+  assert.equal(await page.locator('#runs-offer').count(), 0, 'the offer goes once compared');
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
