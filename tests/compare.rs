@@ -371,3 +371,59 @@ fn comparing_within_one_loaded_set_gives_the_same_figures_and_keeps_the_set() {
     assert!(err.contains("both sides"), "{err}");
     assert_eq!(both.len(), 2);
 }
+
+/// Σ dur (ms) per step of host ops whose name contains `DataLoader`, read from the JSON itself.
+fn data_loader_ms_per_step(path: &std::path::Path) -> f64 {
+    let doc: Value = serde_json::from_slice(&common::json_text(path)).unwrap();
+    // Old Kineto wrote a bare array of events.
+    let events = doc.get("traceEvents").unwrap_or(&doc).as_array().unwrap();
+    let steps = events
+        .iter()
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("ProfilerStep#"))
+        })
+        .count();
+    let loader: f64 = events
+        .iter()
+        .filter(|e| {
+            e["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("enumerate(DataLoader)"))
+        })
+        .filter_map(|e| e["dur"].as_f64())
+        .sum();
+    loader / 1e3 / steps as f64
+}
+
+#[test]
+fn a_public_before_after_pair_names_what_changed() {
+    // kineto's ResNet-50 with num_workers=0 and num_workers=4 (not committed; see tests/public_traces.rs).
+    let Some(dir) = std::env::var_os("PROFILE_MODEL_PUBLIC_TRACES").map(std::path::PathBuf::from)
+    else {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** SKIPPED: public before/after pair: set PROFILE_MODEL_PUBLIC_TRACES ***\n"
+        );
+        return;
+    };
+    let pb = dir.join("pytorch__kineto__resnet50_2021-01-10_workers0.json.gz");
+    let pc = dir.join("pytorch__kineto__resnet50_2021-01-10_workers4.json.gz");
+    let c = compare(
+        &TraceSet::single(load_path(&pb).unwrap()),
+        &TraceSet::single(load_path(&pc).unwrap()),
+    );
+    // Independently: the DataLoader took far longer per step with no workers.
+    let (lb, lc) = (data_loader_ms_per_step(&pb), data_loader_ms_per_step(&pc));
+    assert!(lb > 10.0 * lc, "DataLoader {lb} vs {lc} ms per step");
+    let loader = c
+        .waterfall
+        .iter()
+        .find(|d| d.key == "DataLoader wait")
+        .unwrap();
+    assert!(loader.change < -0.5 * lb, "{loader:?}");
+    assert!(c.headline.contains("DataLoader wait −"), "{}", c.headline);
+    assert!(c.total.change < 0.0);
+}

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use web_sys::File;
 
 use super::AppState;
-use crate::report::compare::{Comparison, Delta, NamedDelta, Presence};
+use crate::report::compare::{Comparison, Delta, NamedDelta, Presence, StepSpread};
 use crate::report::compare_text::{to_csv, CompareTable};
 use crate::report::wording::short_name;
 
@@ -95,8 +95,19 @@ pub fn RunsOffer(state: AppState) -> impl IntoView {
 pub fn CompareView(state: AppState) -> impl IntoView {
     let comparison = state.select(|p| p.shown().and_then(|s| s.comparison.clone()));
     let comparing = state.select(|p| p.comparing);
-    move || match comparison.get() {
-        Some(c) => view! { <ComparisonPanel comparison=c/> }.into_any(),
+    let memory = state.select(|p| p.shown().map_or(0, |s| s.loaded.worker_memory_bytes));
+    move || {
+        match comparison.get() {
+        Some(c) => view! {
+            <ComparisonPanel comparison=c/>
+            <p class="muted" id="compare-memory" data-metric="compare-worker-memory-bytes" data-value=memory.get().to_string()>
+                {format!(
+                    "Both runs are held in this tab's worker ({} of WebAssembly memory).",
+                    crate::report::format::bytes(memory.get())
+                )}
+            </p>
+        }
+        .into_any(),
         None if comparing.get() => view! {
             <section id="compare" class="panel" data-state="loading">
                 <h2>"Comparison"</h2>
@@ -105,6 +116,7 @@ pub fn CompareView(state: AppState) -> impl IntoView {
         }
         .into_any(),
         None => ().into_any(),
+    }
     }
 }
 
@@ -190,6 +202,7 @@ fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
             <NamedTable rows=c.ops.clone() first="operator" metric="compare-op-change" unit=unit/>
             <h3>"Ranks " {csv_button(CompareTable::Ranks)}</h3>
             <DeltaTable rows=c.ranks.clone() first="rank" metric="compare-rank-change" unit=unit/>
+            {c.steps.clone().map(|(b, k)| view! { <StepsTable baseline=b candidate=k/> })}
             <h3>"Findings " {csv_button(CompareTable::Findings)}</h3>
             <FindingsTable comparison=c.clone() unit=unit/>
         </section>
@@ -423,6 +436,35 @@ fn NamedTable(
         })
         .collect();
     view! { <SortableTable headers=headers rows=rows metric=metric key_attr="data-name"/> }
+}
+
+/// Mean and spread of the analysed steps of each run.
+#[component]
+fn StepsTable(baseline: StepSpread, candidate: StepSpread) -> impl IntoView {
+    let row = |label: &'static str, s: StepSpread| {
+        view! {
+            <tr data-run=label data-metric="compare-step-mean-ms" data-value=s.mean_ms.to_string()>
+                <td>{label}</td>
+                <td class="num">{s.count}</td>
+                <td class="num">{ms(s.mean_ms)}</td>
+                <td class="num">{ms(s.std_ms)}</td>
+                <td class="num">{ms(s.min_ms)}</td>
+                <td class="num">{ms(s.max_ms)}</td>
+            </tr>
+        }
+    };
+    view! {
+        <h3>"Steps"</h3>
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th>"run"</th><th class="num">"steps"</th><th class="num">"mean ms"</th>
+                    <th class="num">"std ms"</th><th class="num">"min ms"</th><th class="num">"max ms"</th>
+                </tr></thead>
+                <tbody>{row("baseline", baseline)}{row("candidate", candidate)}</tbody>
+            </table>
+        </div>
+    }
 }
 
 #[component]
