@@ -343,3 +343,74 @@ fn a_gzip_header_that_never_ends_is_refused() {
     let e = load_file_bytes(&dir, "endless.json.gz", &bytes).unwrap_err();
     assert_eq!(e.kind, LoadErrorKind::CorruptGzip, "{}", e.message);
 }
+
+/// A trace with `streams` streams of three kernels each (gaps of 2 and 7 µs), and a distinct kernel
+/// name per kernel.
+fn many_streams_trace(streams: usize) -> Vec<u8> {
+    let mut b = common::TraceBuilder::new();
+    for s in 0..streams {
+        let t0 = 1000.0 + s as f64;
+        for (k, start) in [0.0, 12.0, 29.0].iter().enumerate() {
+            b.kernel(
+                &format!("kernel_{s}_{k}"),
+                10 + s as i64,
+                t0,
+                1.0,
+                t0 + 5.0 + start,
+                10.0,
+            );
+        }
+    }
+    b.json().into_bytes()
+}
+
+#[test]
+fn one_result_does_not_grow_with_the_number_of_streams_or_names() {
+    use profile_model::analysis::all::{analyze, AnalysisOptions};
+    let streams = 1500;
+    let table =
+        profile_model::table::load_bytes("streams.json", &many_streams_trace(streams)).unwrap();
+    let set = profile_model::table::TraceSet::single(table);
+    let all = analyze(&set, &AnalysisOptions::default());
+    // Written: per stream, gaps of 2 and 7 µs.
+    let idle_written = streams as f64 * 9.0;
+    let idle = &all.idle_time_breakdown;
+    assert!(
+        idle.len() <= profile_model::analysis::idle::MAX_STREAMS + 1,
+        "{} rows",
+        idle.len()
+    );
+    assert_eq!(
+        idle.last().unwrap().stream,
+        profile_model::analysis::bounded::OTHER_STREAMS
+    );
+    let listed: f64 = idle.iter().map(|r| r.idle_us).sum();
+    assert!(
+        (listed - idle_written).abs() < 1e-6,
+        "{listed} vs {idle_written}"
+    );
+    assert!(all.queue_length.len() <= profile_model::analysis::idle::MAX_STREAMS + 1);
+    let kernels = &all.kernel_breakdown.kernels_all_ranks;
+    assert!(
+        kernels.len() <= profile_model::analysis::kernels::MAX_NAMES_PER_TYPE + 1,
+        "{}",
+        kernels.len()
+    );
+    let time: f64 = kernels.iter().map(|k| k.sum_us).sum();
+    assert!((time - streams as f64 * 30.0).abs() < 1e-6, "{time}");
+    assert_eq!(
+        kernels.iter().map(|k| k.count).sum::<u64>(),
+        3 * streams as u64
+    );
+    assert!(
+        all.notes.iter().any(|n| n.contains("streams")),
+        "{:?}",
+        all.notes
+    );
+    let json = serde_json::to_string(&all).unwrap();
+    assert!(
+        json.len() < 2_000_000,
+        "analyze JSON is {} bytes",
+        json.len()
+    );
+}

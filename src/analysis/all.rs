@@ -182,7 +182,7 @@ pub fn analyze_timed(
             .filter_map(|(r, p)| temporal_prepared(*r, p))
             .collect()
     });
-    let idle_time_breakdown = laps.time("idle_time_breakdown", || {
+    let idle_time_breakdown: Vec<StreamIdle> = laps.time("idle_time_breakdown", || {
         preps
             .iter()
             .flat_map(|(r, p)| idle_prepared(*r, p, opts))
@@ -195,7 +195,7 @@ pub fn analyze_timed(
     let kernel_launch_stats = laps.time("kernel_launch_stats", || {
         preps.iter().map(|(r, p)| launch_prepared(*r, p)).collect()
     });
-    let queue_length = laps.time("queue_length", || {
+    let queue_length: Vec<StreamQueue> = laps.time("queue_length", || {
         preps
             .iter()
             .flat_map(|(r, p)| queue_prepared(*r, p))
@@ -228,6 +228,11 @@ pub fn analyze_timed(
             })
             .collect()
     });
+    notes.extend(super::bounded::notes(
+        &idle_time_breakdown,
+        &queue_length,
+        &kernel_breakdown,
+    ));
     let all = AllAnalyses {
         mode: opts.mode,
         ranks: set.ranks.iter().map(|r| r.rank).collect(),

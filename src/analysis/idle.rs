@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::all::{AnalysisOptions, Mode};
+use super::bounded;
 use super::gpu::{describe, round_to, us, Describe, RankPrep};
 use crate::table::TraceSet;
 
@@ -45,54 +46,81 @@ pub fn idle_prepared(rank: i64, prep: &RankPrep, opts: &AnalysisOptions) -> Vec<
             .or_default()
             .push((d.ts, d.end, launch_ts));
     }
-    let mut out = Vec::new();
-    for (stream, rows) in by_stream {
-        let mut gaps: [Vec<f64>; 3] = Default::default();
-        let mut prev_end: Option<i64> = None;
-        for (ts, end, launch) in rows {
-            if let Some(pe) = prev_end {
-                let gap = ts - pe;
-                if compat || gap > 0 {
-                    let cat = if launch.is_some_and(|l| l > pe) {
-                        0
-                    } else if gap < threshold {
-                        1
-                    } else {
-                        2
-                    };
-                    gaps[cat].push(us(gap));
-                }
-            }
-            prev_end = Some(if compat {
-                end
-            } else {
-                prev_end.map_or(end, |p| p.max(end))
-            });
+    let gaps: Vec<(i64, [Vec<f64>; 3])> = by_stream
+        .into_iter()
+        .map(|(stream, rows)| (stream, stream_gaps(rows, compat, threshold)))
+        .collect();
+    let total = |g: &[Vec<f64>; 3]| g.iter().flatten().sum::<f64>();
+    bounded::keep_largest(gaps, MAX_STREAMS, |(_, g)| total(g), merge_streams)
+        .into_iter()
+        .map(|(stream, gaps)| stream_row(rank, stream, gaps, compat))
+        .collect()
+}
+
+/// Streams listed per rank; the others are summed in one row ([`bounded::OTHER_STREAMS`]).
+pub const MAX_STREAMS: usize = 128;
+
+/// The gaps of several streams as one row.
+fn merge_streams(rows: Vec<(i64, [Vec<f64>; 3])>) -> (i64, [Vec<f64>; 3]) {
+    let mut all: [Vec<f64>; 3] = Default::default();
+    for (_, g) in rows {
+        for (a, b) in all.iter_mut().zip(g) {
+            a.extend(b);
         }
-        let sums: Vec<f64> = gaps.iter().map(|g| g.iter().sum()).collect();
-        let total: f64 = sums.iter().sum();
-        let present: Vec<bool> = gaps.iter().map(|g| !g.is_empty()).collect();
-        let categories = (0..3)
-            // HTA lists a category only when it has gaps, but always lists `other`.
-            .filter(|&i| !compat || i == 2 || present[i])
-            .map(|i| {
-                let r = (total != 0.0).then(|| sums[i] / total);
-                IdleCategory {
-                    category: IDLE_CATEGORIES[i].into(),
-                    idle_us: sums[i],
-                    ratio: if compat { r.map(|r| round_to(r, 2)) } else { r },
-                    gaps_us: describe(std::mem::take(&mut gaps[i])),
-                }
-            })
-            .collect();
-        out.push(StreamIdle {
-            rank,
-            stream,
-            idle_us: total,
-            categories,
+    }
+    (bounded::OTHER_STREAMS, all)
+}
+
+/// The gaps of one stream's rows (sorted by start), by category.
+fn stream_gaps(rows: Vec<(i64, i64, Option<i64>)>, compat: bool, threshold: i64) -> [Vec<f64>; 3] {
+    let mut gaps: [Vec<f64>; 3] = Default::default();
+    let mut prev_end: Option<i64> = None;
+    for (ts, end, launch) in rows {
+        if let Some(pe) = prev_end {
+            let gap = ts - pe;
+            if compat || gap > 0 {
+                let cat = if launch.is_some_and(|l| l > pe) {
+                    0
+                } else if gap < threshold {
+                    1
+                } else {
+                    2
+                };
+                gaps[cat].push(us(gap));
+            }
+        }
+        prev_end = Some(if compat {
+            end
+        } else {
+            prev_end.map_or(end, |p| p.max(end))
         });
     }
-    out
+    gaps
+}
+
+fn stream_row(rank: i64, stream: i64, mut gaps: [Vec<f64>; 3], compat: bool) -> StreamIdle {
+    let sums: Vec<f64> = gaps.iter().map(|g| g.iter().sum()).collect();
+    let total: f64 = sums.iter().sum();
+    let present: Vec<bool> = gaps.iter().map(|g| !g.is_empty()).collect();
+    let categories = (0..3)
+        // HTA lists a category only when it has gaps, but always lists `other`.
+        .filter(|&i| !compat || i == 2 || present[i])
+        .map(|i| {
+            let r = (total != 0.0).then(|| sums[i] / total);
+            IdleCategory {
+                category: IDLE_CATEGORIES[i].into(),
+                idle_us: sums[i],
+                ratio: if compat { r.map(|r| round_to(r, 2)) } else { r },
+                gaps_us: describe(std::mem::take(&mut gaps[i])),
+            }
+        })
+        .collect();
+    StreamIdle {
+        rank,
+        stream,
+        idle_us: total,
+        categories,
+    }
 }
 
 /// Idle-time breakdown of every rank and stream.

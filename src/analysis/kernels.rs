@@ -125,55 +125,64 @@ fn stats_of(name: String, kernel_type: KernelType, mut d: Vec<f64>) -> KernelSta
     }
 }
 
-/// Per-kernel statistics and the top view from durations (µs) per (type, name).
+/// Per-kernel statistics and the top view from durations (µs) per (type, name). Both are sorted by
+/// type, then sum (largest first), then name; the top view keeps [`TOP_K`] names per type and the
+/// full list [`MAX_NAMES_PER_TYPE`], each with one `others` row for the rest.
 fn stats_and_top(
     per: BTreeMap<(KernelType, String), Vec<f64>>,
 ) -> (Vec<KernelStats>, Vec<KernelStats>) {
-    let mut kernels: Vec<KernelStats> = Vec::with_capacity(per.len());
-    let mut durs: BTreeMap<KernelType, Vec<(usize, Vec<f64>)>> = BTreeMap::new();
+    let mut by_type: BTreeMap<KernelType, Vec<(KernelStats, Vec<f64>)>> = BTreeMap::new();
     for ((t, name), v) in per {
-        kernels.push(stats_of(name, t, v.clone()));
-        durs.entry(t).or_default().push((kernels.len() - 1, v));
+        let stats = stats_of(name, t, v.clone());
+        by_type.entry(t).or_default().push((stats, v));
     }
-    let mut type_sum: BTreeMap<KernelType, f64> = BTreeMap::new();
-    for k in &kernels {
-        *type_sum.entry(k.kernel_type).or_default() += k.sum_us;
-    }
-    for k in kernels.iter_mut() {
-        let t = type_sum.get(&k.kernel_type).copied().unwrap_or(0.0);
-        k.pct_of_type = if t > 0.0 { 100.0 * k.sum_us / t } else { 0.0 };
-    }
-    // Top view: per type, top_k by sum; the rest as `others` with stats over their calls.
+    let mut kernels = Vec::new();
     let mut top = Vec::new();
-    for (t, mut list) in durs {
+    for (t, mut list) in by_type {
+        let type_sum: f64 = list.iter().map(|(k, _)| k.sum_us).sum();
+        for (k, _) in list.iter_mut() {
+            k.pct_of_type = share(k.sum_us, type_sum);
+        }
         list.sort_by(|a, b| {
-            kernels[b.0]
-                .sum_us
-                .total_cmp(&kernels[a.0].sum_us)
-                .then_with(|| kernels[a.0].name.cmp(&kernels[b.0].name))
+            b.0.sum_us
+                .total_cmp(&a.0.sum_us)
+                .then_with(|| a.0.name.cmp(&b.0.name))
         });
-        let mut rest = Vec::new();
-        for (i, (k, v)) in list.into_iter().enumerate() {
-            if i < TOP_K {
-                top.push(kernels[k].clone());
-            } else {
-                rest.extend(v);
-            }
-        }
-        if !rest.is_empty() {
-            let mut s = stats_of("others".into(), t, rest);
-            let tt = type_sum.get(&t).copied().unwrap_or(0.0);
-            s.pct_of_type = if tt > 0.0 { 100.0 * s.sum_us / tt } else { 0.0 };
-            top.push(s);
-        }
+        top.extend(keep_top(&list, TOP_K, t, type_sum));
+        kernels.extend(keep_top(&list, MAX_NAMES_PER_TYPE, t, type_sum));
     }
-    kernels.sort_by(|a, b| {
-        a.kernel_type
-            .cmp(&b.kernel_type)
-            .then_with(|| b.sum_us.total_cmp(&a.sum_us))
-            .then_with(|| a.name.cmp(&b.name))
-    });
     (kernels, top)
+}
+
+/// Kernel names listed per type in the full list (bounded output); the rest make one `others` row.
+pub const MAX_NAMES_PER_TYPE: usize = 500;
+
+fn share(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+/// The first `k` of a sorted list, then `others` with statistics over the calls of the rest.
+fn keep_top(
+    list: &[(KernelStats, Vec<f64>)],
+    k: usize,
+    t: KernelType,
+    type_sum: f64,
+) -> Vec<KernelStats> {
+    let mut out: Vec<KernelStats> = list.iter().take(k).map(|(s, _)| s.clone()).collect();
+    if list.len() > k {
+        let rest: Vec<f64> = list[k..]
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        let mut s = stats_of("others".into(), t, rest);
+        s.pct_of_type = share(s.sum_us, type_sum);
+        out.push(s);
+    }
+    out
 }
 
 /// Durations (µs) per (type, name id) of one rank.

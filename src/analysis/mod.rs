@@ -2,6 +2,7 @@
 //! No clocks, no rendering, no hash-order leaks: the same table gives the same result.
 
 pub mod all;
+pub mod bounded;
 pub mod callstack;
 pub mod critical_path;
 pub mod gpu;

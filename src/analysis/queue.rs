@@ -54,38 +54,64 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
         e.push((d.ts, d.row, -1));
     }
     let span = if hi > lo { hi - lo } else { 0 };
-    let mut out = Vec::new();
-    for (stream, mut e) in ev {
-        // Same instant: launches first (HTA's concatenation order; its sort is not stable, so ties
-        // can still differ).
-        e.sort_by_key(|x| (x.0, -x.2, x.1));
-        let mut q = 0i64;
-        let mut vals = Vec::with_capacity(e.len());
-        let mut blocked = 0i64;
-        let mut prev: Option<(i64, i64)> = None;
-        for (ts, _, d) in e {
-            if let Some((pts, pq)) = prev {
-                if pq >= FULL_QUEUE {
-                    blocked += ts - pts;
-                }
+    let per_stream: Vec<(i64, Vec<f64>, i64)> = ev
+        .into_iter()
+        .map(|(stream, e)| {
+            let (vals, blocked) = queue_samples(e);
+            (stream, vals, blocked)
+        })
+        .collect();
+    // Streams with the most launches are listed; the others are summed in one row.
+    super::bounded::keep_largest(
+        per_stream,
+        super::idle::MAX_STREAMS,
+        |r| r.1.len() as f64,
+        |rest| {
+            let mut vals = Vec::new();
+            let mut blocked = 0;
+            for (_, v, b) in rest {
+                vals.extend(v);
+                blocked += b;
             }
-            q += d as i64;
-            vals.push(q as f64);
-            prev = Some((ts, q));
+            (super::bounded::OTHER_STREAMS, vals, blocked)
+        },
+    )
+    .into_iter()
+    .map(|(stream, vals, blocked)| StreamQueue {
+        rank,
+        stream,
+        queue_length: describe(vals),
+        blocked_us: us(blocked),
+        blocked_ratio: if span > 0 {
+            blocked as f64 / span as f64
+        } else {
+            0.0
+        },
+    })
+    .collect()
+}
+
+/// One stream's queue length at every change, and the time (ns) it stayed full, from its launches
+/// (+1) and starts (-1).
+fn queue_samples(mut e: Vec<(i64, u32, i32)>) -> (Vec<f64>, i64) {
+    // Same instant: launches first (HTA's concatenation order; its sort is not stable, so ties
+    // can still differ).
+    e.sort_by_key(|x| (x.0, -x.2, x.1));
+    let mut q = 0i64;
+    let mut vals = Vec::with_capacity(e.len());
+    let mut blocked = 0i64;
+    let mut prev: Option<(i64, i64)> = None;
+    for (ts, _, d) in e {
+        if let Some((pts, pq)) = prev {
+            if pq >= FULL_QUEUE {
+                blocked += ts - pts;
+            }
         }
-        out.push(StreamQueue {
-            rank,
-            stream,
-            queue_length: describe(vals),
-            blocked_us: us(blocked),
-            blocked_ratio: if span > 0 {
-                blocked as f64 / span as f64
-            } else {
-                0.0
-            },
-        });
+        q += d as i64;
+        vals.push(q as f64);
+        prev = Some((ts, q));
     }
-    out
+    (vals, blocked)
 }
 
 pub fn queue_length(set: &TraceSet, opts: &AnalysisOptions) -> Vec<StreamQueue> {

@@ -435,7 +435,32 @@ fn named_deltas(
             .total_cmp(&a.1.time.change.abs())
             .then_with(|| a.0.cmp(&b.0))
     });
+    if out.len() > MAX_NAMED_ROWS {
+        let rest = out.split_off(MAX_NAMED_ROWS);
+        out.push(merged_names(rest));
+    }
     out
+}
+
+/// Names listed per table (largest changes); the others are summed in one row (bounded output).
+pub const MAX_NAMED_ROWS: usize = 1000;
+
+/// Several names' deltas as one row, "(N other names)".
+fn merged_names(rest: Vec<(String, NamedDelta)>) -> (String, NamedDelta) {
+    let key = format!("({} other names)", rest.len());
+    let sum = |f: fn(&NamedDelta) -> (f64, f64)| {
+        rest.iter()
+            .map(|(_, d)| f(d))
+            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+    };
+    let (tb, tc) = sum(|d| (d.time.baseline, d.time.candidate));
+    let (cb, cc) = sum(|d| (d.calls.baseline, d.calls.candidate));
+    let d = NamedDelta {
+        presence: Presence::Both,
+        time: Delta::new(&key, tb, tc),
+        calls: Delta::new(&key, cb, cc),
+    };
+    (key, d)
 }
 
 fn kernel_map(run: &Run) -> BTreeMap<String, (i64, u64)> {
