@@ -37,6 +37,14 @@ mkdir -p "$ROOT/test-output"
 node --test --test-concurrency=1 tests/e2e/
 fi
 
+# Fuzzing for a bounded time (PROFILE_MODEL_FUZZ_SECONDS per target, default 20; 0 skips): cargo-fuzz on
+# nightly when the machine has it (tests/fuzz_smoke.rs runs the same harnesses on stable either way).
+FUZZ_SECONDS="${PROFILE_MODEL_FUZZ_SECONDS:-20}"
+if [ "$FUZZ_SECONDS" != 0 ]; then
+  step "fuzzing, ${FUZZ_SECONDS} s per target"
+  bash scripts/fuzz.sh "$FUZZ_SECONDS"
+fi
+
 # Native tests last, so that their closing line is the last one printed (CI reads the closing lines).
 step "cargo test (native)"
 cargo test --release

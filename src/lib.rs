@@ -12,6 +12,9 @@ pub mod trace;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+/// Harnesses of the fuzz targets (`fuzz/`) and the stable smoke test.
+#[cfg(not(target_arch = "wasm32"))]
+pub mod fuzzing;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

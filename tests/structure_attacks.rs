@@ -29,7 +29,11 @@ fn load_and_analyse(name: &str, bytes: &[u8], limit: Duration) -> TraceTable {
     let _ = analyze(&set, &AnalysisOptions::hta_compat());
     let r = diagnose(&set);
     assert!(!r.main_finding.is_empty(), "{name}: a report");
-    assert!(started.elapsed() < limit, "{name} took {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < limit,
+        "{name} took {:?}",
+        started.elapsed()
+    );
     table
 }
 
@@ -45,13 +49,23 @@ fn has(t: &TraceTable, kind: DiagnosticKind) -> bool {
 fn arrays_and_objects_nested_100000_deep_inside_args() {
     let depth = 100_000;
     for (label, value) in [
-        ("array", format!("{}{}", "[".repeat(depth), "]".repeat(depth))),
-        ("object", format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth))),
+        (
+            "array",
+            format!("{}{}", "[".repeat(depth), "]".repeat(depth)),
+        ),
+        (
+            "object",
+            format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth)),
+        ),
     ] {
         let event = format!(
             r#"{{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":5,"args":{{"stream":7,"deep":{value}}}}}"#
         );
-        let t = load_and_analyse(label, &trace_of(&[event, kernel("next", 10)]), Duration::from_secs(20));
+        let t = load_and_analyse(
+            label,
+            &trace_of(&[event, kernel("next", 10)]),
+            Duration::from_secs(20),
+        );
         assert_eq!(kernels(&t), 2, "{label}: both kernels load");
     }
 }
@@ -60,7 +74,11 @@ fn arrays_and_objects_nested_100000_deep_inside_args() {
 fn nesting_100000_deep_in_place_of_an_event_is_skipped_and_counted() {
     let depth = 100_000;
     let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    let t = load_and_analyse("deep", &trace_of(&[deep, kernel("k", 1)]), Duration::from_secs(20));
+    let t = load_and_analyse(
+        "deep",
+        &trace_of(&[deep, kernel("k", 1)]),
+        Duration::from_secs(20),
+    );
     assert_eq!(kernels(&t), 1);
     assert!(has(&t, DiagnosticKind::NonObjectEvent));
 }
@@ -68,7 +86,11 @@ fn nesting_100000_deep_in_place_of_an_event_is_skipped_and_counted() {
 #[test]
 fn a_10_mb_name_loads() {
     let big = "x".repeat(10 << 20);
-    let t = load_and_analyse("big", &trace_of(&[kernel(&big, 1), kernel("small", 10)]), Duration::from_secs(30));
+    let t = load_and_analyse(
+        "big",
+        &trace_of(&[kernel(&big, 1), kernel("small", 10)]),
+        Duration::from_secs(30),
+    );
     assert_eq!(kernels(&t), 2);
 }
 
@@ -94,10 +116,22 @@ fn a_million_distinct_names_load_and_the_results_stay_bounded() {
     let set = TraceSet::single(table);
     let all = analyze(&set, &AnalysisOptions::default());
     let listed = all.kernel_breakdown.kernels_all_ranks.len();
-    assert!(listed <= profile_model::analysis::kernels::MAX_NAMES_PER_TYPE + 1, "{listed} names listed");
+    assert!(
+        listed <= profile_model::analysis::kernels::MAX_NAMES_PER_TYPE + 1,
+        "{listed} names listed"
+    );
     let json = serde_json::to_string(&all).unwrap();
-    assert!(json.len() < text.len() / 10, "analyze JSON {} bytes for {} of trace", json.len(), text.len());
-    assert!(started.elapsed() < Duration::from_secs(120), "{:?}", started.elapsed());
+    assert!(
+        json.len() < text.len() / 10,
+        "analyze JSON {} bytes for {} of trace",
+        json.len(),
+        text.len()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -110,7 +144,11 @@ fn numbers_that_overflow_are_counted_not_trusted() {
     ];
     let t = load_and_analyse("overflow", &trace_of(&events), Duration::from_secs(10));
     assert_eq!(t.len(), 4, "every event is kept");
-    assert!(has(&t, DiagnosticKind::MissingTimestamp), "{:?}", t.diagnostics.list());
+    assert!(
+        has(&t, DiagnosticKind::MissingTimestamp),
+        "{:?}",
+        t.diagnostics.list()
+    );
     // The only figures are those of the well-formed kernel and the ones with a usable time.
     let time = profile_model::analysis::summary::summarize(&t).kernel_time_us;
     assert!(time.is_finite() && time < 1e6, "{time}");
@@ -157,7 +195,14 @@ fn a_gzip_bomb_inflates_in_bounded_memory_and_time() {
     let started = Instant::now();
     let t = profile_model::table::load_path(&path).unwrap();
     assert_eq!(kernels(&t), 1);
-    assert_eq!(t.metadata.text_bytes, (512u64 << 20) + 16 + 2 + kernel("k", 1).len() as u64);
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    assert_eq!(
+        t.metadata.text_bytes,
+        (512u64 << 20) + 16 + 2 + kernel("k", 1).len() as u64
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

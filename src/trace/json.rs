@@ -429,7 +429,7 @@ fn read_escaped_string(
                     _ => {
                         return Err(Stop::Invalid {
                             at: i - 1,
-                            expected: "a valid escape after '\\'",
+                            expected: BAD_ESCAPE,
                         })
                     }
                 }
@@ -449,7 +449,7 @@ fn read_hex4(input: &[u8], pos: usize) -> Scan<(u32, usize)> {
         let b = byte_at(input, pos + k)?;
         let d = (b as char).to_digit(16).ok_or(Stop::Invalid {
             at: pos + k,
-            expected: "four hex digits after \\u",
+            expected: BAD_HEX_ESCAPE,
         })?;
         v = v * 16 + d;
     }
@@ -629,8 +629,18 @@ pub fn skip_value(input: &[u8], pos: usize, eof: bool) -> Scan<usize> {
             at: pos + at,
             expected: "a JSON value",
         }),
+        ScanResult::BadEscape(at, expected) => Err(Stop::Invalid {
+            at: pos + at,
+            expected,
+        }),
     }
 }
+
+/// What a backslash in a string must be followed by (the parser and the scanner say the same).
+pub const BAD_ESCAPE: &str = "a valid escape after '\\'";
+
+/// What `\u` must be followed by.
+pub const BAD_HEX_ESCAPE: &str = "four hex digits after \\u";
 
 /// Result of feeding bytes to a [`ValueScanner`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -641,6 +651,18 @@ pub enum ScanResult {
     NeedMore,
     /// A closing bracket with nothing open, at this offset.
     Invalid(usize),
+    /// In a string, a backslash followed by a byte that starts no JSON escape, or `\u` without four
+    /// hex digits: the offset of that byte, and what was expected. The parser refuses it too, so the
+    /// scanner must not read past it.
+    BadEscape(usize, &'static str),
+}
+
+/// The characters a JSON escape may start with, after the backslash.
+fn is_escape_char(b: u8) -> bool {
+    matches!(
+        b,
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' | b'u'
+    )
 }
 
 /// Finds where one JSON value ends, fed in pieces of any size (state is kept between calls).
@@ -650,6 +672,8 @@ pub struct ValueScanner {
     depth: u32,
     in_string: bool,
     escape: bool,
+    /// Hex digits still due after `\u`.
+    hex_left: u8,
     in_scalar: bool,
 }
 
@@ -663,7 +687,18 @@ impl ValueScanner {
         while i < bytes.len() {
             let b = bytes[i];
             if self.in_string {
-                if self.escape {
+                if self.hex_left > 0 {
+                    if !b.is_ascii_hexdigit() {
+                        return ScanResult::BadEscape(i, BAD_HEX_ESCAPE);
+                    }
+                    self.hex_left -= 1;
+                } else if self.escape {
+                    if !is_escape_char(b) {
+                        return ScanResult::BadEscape(i, BAD_ESCAPE);
+                    }
+                    if b == b'u' {
+                        self.hex_left = 4;
+                    }
                     self.escape = false;
                 } else if b == b'\\' {
                     self.escape = true;

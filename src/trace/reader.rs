@@ -154,6 +154,9 @@ impl TraceReader {
                         "a value with balanced brackets",
                     );
                 }
+                ScanResult::BadEscape(at, expected) => {
+                    return self.structural_error(self.offset + at as u64, expected);
+                }
             }
         }
         let used = self.run(input, false, sink)?;
@@ -166,6 +169,10 @@ impl TraceReader {
             let rest = &input[used..];
             match self.scanner.scan(rest) {
                 ScanResult::NeedMore => self.push_carry(rest),
+                ScanResult::BadEscape(at, expected) => {
+                    self.carrying = false;
+                    self.structural_error(self.carry_offset + at as u64, expected)?;
+                }
                 _ => {
                     // The scanner sees a complete value that the parser could not finish: malformed.
                     self.carrying = false;
@@ -432,6 +439,10 @@ impl TraceReader {
                         ScanResult::NeedMore => return Ok(i),
                         ScanResult::Invalid(at) => {
                             self.structural_error(self.offset + (i + at) as u64, "a JSON value")?;
+                            return Ok(input.len());
+                        }
+                        ScanResult::BadEscape(at, expected) => {
+                            self.structural_error(self.offset + (i + at) as u64, expected)?;
                             return Ok(input.len());
                         }
                     };
