@@ -33,11 +33,16 @@ async fn done(request: &IdbRequest) -> Result<JsValue, JsValue> {
             let result = ok_request.result().unwrap_or(JsValue::UNDEFINED);
             let _ = resolve.call1(&JsValue::NULL, &result);
         });
+        let failed_request = request.clone();
         let on_error = Closure::once(move |_: web_sys::Event| {
-            let _ = reject.call1(
-                &JsValue::NULL,
-                &JsValue::from_str("IndexedDB request failed"),
-            );
+            // The request's DOMException (QuotaExceededError, ...) when there is one.
+            let error = failed_request
+                .error()
+                .ok()
+                .flatten()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("IndexedDB request failed"));
+            let _ = reject.call1(&JsValue::NULL, &error);
         });
         request.set_onsuccess(Some(on_success.as_ref().unchecked_ref()));
         request.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -87,6 +92,12 @@ pub async fn put(key: &str, json: &str) -> Result<(), JsValue> {
     done(&store.put_with_key(&JsValue::from_str(json), &JsValue::from_str(key))?).await?;
     db.close();
     Ok(())
+}
+
+/// Whether a storage error says the browser's quota for this page is used up.
+pub fn is_quota_error(e: &JsValue) -> bool {
+    e.dyn_ref::<web_sys::DomException>()
+        .is_some_and(|d| d.name() == "QuotaExceededError")
 }
 
 /// Forgets every saved result.

@@ -486,9 +486,15 @@ pub fn keep(state: AppState) {
         .page
         .update(|p| p.set_keep(crate::report::page_state::KeepOffer::Kept));
     leptos::task::spawn_local(async move {
-        if cache::put(&key, &json).await.is_err() {
+        if let Err(e) = cache::put(&key, &json).await {
+            let text = if cache::is_quota_error(&e) {
+                "This browser's storage for this page is full, so the results were not saved; they stay \
+                 on screen. \"Forget saved traces\" below makes room."
+            } else {
+                "This browser did not let the page save the results; they stay on screen."
+            };
             state.page.update(|p| {
-                p.notice = Some("This browser did not let the page save the results.".into());
+                p.notice = Some(text.into());
                 p.set_keep(crate::report::page_state::KeepOffer::Hidden);
             });
         }

@@ -390,3 +390,29 @@ test('saved results say what needs the file again; the explorer does not wait fo
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });
+
+test('a full IndexedDB loses nothing: Keep says the storage is full and the results stay', async () => {
+  const page = await browser.context.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
+  // Every write to IndexedDB fails as a full quota does.
+  await page.addInitScript(() => {
+    IDBObjectStore.prototype.put = function put() {
+      throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+    };
+  });
+  await page.goto(server.url);
+  await page.waitForSelector('#file-input', { state: 'attached', timeout: 30_000 });
+  const good = 'hta__critical_path_simple_add.json.gz';
+  await page.setInputFiles('#file-input', trace(good));
+  await page.waitForSelector(READY, { timeout: 120_000 });
+  await page.waitForSelector('#report', { timeout: 60_000 });
+  const events = await metric(page, 'events');
+  await page.click('#keep');
+  await page.waitForSelector('p.notice:has-text("storage for this page is full")', { timeout: 30_000 });
+  assert.equal(await page.locator('#kept').count(), 0, 'not said to be kept');
+  assert.equal(await metric(page, 'events'), events, 'the summary stays');
+  assert.ok(await page.locator('#report').isVisible(), 'the report stays');
+  assert.deepEqual(errors, [], 'no page errors');
+  await page.close();
+});
