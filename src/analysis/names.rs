@@ -133,6 +133,11 @@ pub fn is_setup_call(name: &str) -> bool {
     )
 }
 
+/// A device-memory free call: it synchronises the device before the memory is returned.
+pub fn is_device_free_call(name: &str) -> bool {
+    matches!(name, "cudaFree" | "cuMemFree_v2" | "hipFree")
+}
+
 /// cuDNN/MIOpen algorithm search (`cudnn.benchmark = True`): runs candidate kernels and synchronises
 /// inside the library, once per new shape.
 pub fn is_algorithm_search(name: &str) -> bool {

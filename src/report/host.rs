@@ -24,6 +24,13 @@ const STEP: u16 = 1 << 11;
 const MEMCPY_CALL: u16 = 1 << 12;
 const DTOH: u16 = 1 << 13;
 const WARMUP_LABEL: u16 = 1 << 14;
+const DEVICE_FREE: u16 = 1 << 15;
+
+/// Allocation calls recur (allocator churn, not warm-up) when they fill the trace's tail at least
+/// this share as densely as the rest...
+const RECURRING_ALLOC_RATIO: f64 = 0.33;
+/// ...and they fill at least this share of the tail.
+const RECURRING_ALLOC_SHARE: f64 = 0.05;
 
 /// The classes of every interned name of a table.
 fn name_classes(t: &TraceTable) -> Vec<u16> {
@@ -52,6 +59,7 @@ fn name_classes(t: &TraceTable) -> Vec<u16> {
             set(n.contains("Memcpy"), MEMCPY_CALL);
             set(n.contains("DtoH"), DTOH);
             set(names::is_warmup_label(n), WARMUP_LABEL);
+            set(names::is_device_free_call(n), DEVICE_FREE);
             c
         })
         .collect()
@@ -77,8 +85,12 @@ pub struct HostTimeline {
     /// Stream captures into graphs (begin call start → end call end).
     pub captures: Intervals,
     pub capture_calls: u64,
-    /// Warm-up calls (set-up, algorithm search, compilation), merged.
+    /// Warm-up calls (set-up, algorithm search, compilation), merged; allocation calls only when
+    /// they do not recur (see [`HostTimeline::alloc_recurs`]).
     pub warmup_marks: Intervals,
+    /// Allocation calls recur through the trace (the caching allocator frees and re-allocates every
+    /// step): they are not warm-up, and their device frees synchronise like any sync call.
+    pub alloc_recurs: bool,
     pub warmup: WarmupWork,
     pub data_loader: Intervals,
     /// Where synchronising calls block the host (device-to-host copies included).
@@ -159,7 +171,10 @@ impl HostTimeline {
                 if class & SETUP != 0 {
                     h.warmup.setup_calls += 1;
                     h.warmup.setup_ns += end - ts;
-                    raw.warmup.push((ts, end));
+                    raw.alloc.push((ts, end));
+                    if class & DEVICE_FREE != 0 {
+                        raw.frees.push((row, ts, end));
+                    }
                 }
                 let thread = (t.pid_at(row), t.tid_at(row));
                 if class & CAPTURE_BEGIN != 0 {
@@ -208,6 +223,17 @@ impl HostTimeline {
                 }
             }
         }
+        let span = h.span.unwrap_or((0, 0));
+        h.steps.sort_by_key(|s| (s.1, s.0));
+        h.alloc_recurs = allocation_recurs(&raw.alloc, span, &h.steps);
+        if h.alloc_recurs {
+            for &(row, ts, end) in &raw.frees {
+                h.sync_rows.push((row, t.name_at(row).to_string()));
+                raw.syncs.push((ts, end));
+            }
+        } else {
+            raw.warmup.extend(raw.alloc.iter().copied());
+        }
         h.sync_rows.sort();
         h.steps.sort_by_key(|s| (s.1, s.0));
         h.steps.dedup();
@@ -225,8 +251,26 @@ impl HostTimeline {
     }
 }
 
+/// Allocation calls recur when the tail of the trace (the later half of its steps, or its last third
+/// without steps) is still filled by them about as densely as the rest: warm-up is what happens once
+/// at the start.
+fn allocation_recurs(alloc: &[(i64, i64)], (lo, hi): (i64, i64), steps: &[(i64, i64, i64)]) -> bool {
+    use super::intervals::{intersect, length};
+    let calls = normalise(alloc.to_vec());
+    let tail_start = if steps.len() >= 2 {
+        steps[steps.len() - (steps.len() - 1).div_ceil(2)].1
+    } else {
+        hi - (hi - lo) / 3
+    };
+    let density = |a: i64, b: i64| length(&intersect(&calls, &[(a, b)])) as f64 / (b - a).max(1) as f64;
+    let (head, tail) = (density(lo, tail_start), density(tail_start, hi));
+    tail >= RECURRING_ALLOC_SHARE && tail >= RECURRING_ALLOC_RATIO * head
+}
+
 #[derive(Default)]
 struct RawIntervals {
+    alloc: Vec<(i64, i64)>,
+    frees: Vec<(usize, i64, i64)>,
     captures: Vec<(i64, i64)>,
     warmup: Vec<(i64, i64)>,
     data_loader: Vec<(i64, i64)>,
