@@ -26,10 +26,12 @@ const DTOH: u16 = 1 << 13;
 const WARMUP_LABEL: u16 = 1 << 14;
 const DEVICE_FREE: u16 = 1 << 15;
 
-/// Allocation calls recur (allocator churn, not warm-up) when they fill the trace's tail at least
-/// this share as densely as the rest...
-const RECURRING_ALLOC_RATIO: f64 = 0.33;
-/// ...and they fill at least this share of the tail.
+/// Allocation calls recur (allocator churn, not warm-up) when they fill at least this share of the
+/// pieces of the trace...
+const RECURRING_ALLOC_PIECES: f64 = 0.6;
+/// Pieces of a trace without steps.
+const RECURRING_ALLOC_SLICES: i64 = 10;
+/// ...a piece being filled when allocation calls take at least this share of it.
 const RECURRING_ALLOC_SHARE: f64 = 0.05;
 
 /// The classes of every interned name of a table.
@@ -251,20 +253,24 @@ impl HostTimeline {
     }
 }
 
-/// Allocation calls recur when the tail of the trace (the later half of its steps, or its last third
-/// without steps) is still filled by them about as densely as the rest: warm-up is what happens once
-/// at the start.
+/// Allocation calls recur when most pieces of the trace (its steps after the first, or tenths of it
+/// without steps) are filled by them: warm-up is what happens once, at the start.
 fn allocation_recurs(alloc: &[(i64, i64)], (lo, hi): (i64, i64), steps: &[(i64, i64, i64)]) -> bool {
     use super::intervals::{intersect, length};
     let calls = normalise(alloc.to_vec());
-    let tail_start = if steps.len() >= 2 {
-        steps[steps.len() - (steps.len() - 1).div_ceil(2)].1
+    let pieces: Vec<(i64, i64)> = if steps.len() >= 2 {
+        steps[1..].iter().map(|&(_, s, e)| (s, e)).collect()
     } else {
-        hi - (hi - lo) / 3
+        let n = RECURRING_ALLOC_SLICES;
+        (0..n).map(|k| (lo + (hi - lo) * k / n, lo + (hi - lo) * (k + 1) / n)).collect()
     };
-    let density = |a: i64, b: i64| length(&intersect(&calls, &[(a, b)])) as f64 / (b - a).max(1) as f64;
-    let (head, tail) = (density(lo, tail_start), density(tail_start, hi));
-    tail >= RECURRING_ALLOC_SHARE && tail >= RECURRING_ALLOC_RATIO * head
+    let filled = pieces
+        .iter()
+        .filter(|&&(a, b)| {
+            length(&intersect(&calls, &[(a, b)])) as f64 >= RECURRING_ALLOC_SHARE * (b - a).max(1) as f64
+        })
+        .count();
+    !pieces.is_empty() && filled as f64 >= RECURRING_ALLOC_PIECES * pieces.len() as f64
 }
 
 #[derive(Default)]
