@@ -697,10 +697,11 @@ fn elementwise_trace(add: &str) -> TraceBuilder {
 #[test]
 fn elementwise_kernels_are_fusion_candidates() {
     let r = one(&elementwise_trace(ELEMENTWISE));
+    // Element-wise kernels are memory-bound: bandwidth, not arithmetic, sets their time.
     check(
         &r,
         FindingId::FusionCandidates,
-        BottleneckKind::Compute,
+        BottleneckKind::Memory,
         "fusion candidates",
     );
     assert_eq!(r.context.steps, Some((0, 0)));
@@ -1007,4 +1008,101 @@ fn tied_ranks_have_no_straggler() {
     );
     let md = r.to_markdown();
     assert!(!md.contains("most often last"), "{md}");
+}
+
+// Allocator churn and one-op micro-benchmarks ---------------------------------------------------------
+
+/// Five equal 2 ms steps; each runs one 1 ms GEMM (20 → 1020 µs into the step), then frees and
+/// re-allocates memory: `cudaFree` at 1000, 1400, 1800 µs and `cudaMalloc` at 1200, 1600 µs (150 µs
+/// each). The first free starts while the GEMM runs, so it drains the queue; the GPU then idles until
+/// the next step's GEMM, 1000 µs per step.
+fn allocator_churn_trace() -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    for s in 1..=5 {
+        let t = 2_000.0 * s as f64;
+        b.step(s, t, 2_000.0);
+        b.kernel(GEMM, 7, t + 5.0, 5.0, t + 20.0, 1_000.0);
+        for (k, at) in [1_000.0, 1_200.0, 1_400.0, 1_600.0, 1_800.0].iter().enumerate() {
+            let call = if k % 2 == 0 { "cudaFree" } else { "cudaMalloc" };
+            b.runtime(call, t + at, 150.0);
+        }
+    }
+    b
+}
+
+#[test]
+fn allocator_churn_in_every_step_is_not_warmup() {
+    let r = one(&allocator_churn_trace());
+    check(
+        &r,
+        FindingId::Synchronization,
+        BottleneckKind::Cpu,
+        "allocator churn",
+    );
+    assert!(!r.context.holds(TraceHolds::Warmup), "{:?}", r.context);
+    assert!(r.context.holds(TraceHolds::SteadyState), "{:?}", r.context);
+    assert_eq!(r.context.steps, Some((1, 5)));
+    // Window: first GEMM start (2020) → last GEMM end (11020) = 9000 µs; idle 4 gaps of 1000 µs.
+    close(idle_pct(&r), 100.0 * 4_000.0 / 9_000.0, "idle %");
+    close(
+        attributed_us(&r, IdleCause::Synchronization),
+        4_000.0,
+        "idle after the frees µs",
+    );
+    close(attributed_us(&r, IdleCause::Warmup), 0.0, "warm-up µs");
+    let f = finding(&r, FindingId::Synchronization);
+    assert!(f.headline.contains("cudaFree"), "{}", f.headline);
+    assert!(
+        f.actions.iter().any(|a| a.contains("caching allocator")),
+        "{:?}",
+        f.actions
+    );
+}
+
+#[test]
+fn allocation_only_in_the_first_step_stays_warmup() {
+    // The same trace with allocations in step 1 only: they happen once, so step 1 is warm-up.
+    let mut b = TraceBuilder::new();
+    for s in 1..=5 {
+        let t = 2_000.0 * s as f64;
+        b.step(s, t, 2_000.0);
+        b.kernel(GEMM, 7, t + 5.0, 5.0, t + 20.0, 1_900.0);
+    }
+    for k in 0..12 {
+        let call = if k % 2 == 0 { "cudaMalloc" } else { "cudaFree" };
+        b.runtime(call, 2_000.0 + 150.0 * k as f64, 140.0);
+    }
+    let r = one(&b);
+    invariants(&r, "allocation in step 1");
+    assert!(r.context.holds(TraceHolds::Warmup), "{:?}", r.context);
+    assert_eq!(r.context.steps, Some((2, 5)));
+    assert!(!has(&r, FindingId::Synchronization), "{}", r.to_markdown());
+}
+
+/// Ten back-to-back 400 µs element-wise adds and nothing else: a one-op bandwidth micro-benchmark.
+#[test]
+fn a_lone_elementwise_kernel_is_memory_bound_not_a_fusion_candidate() {
+    let mut b = TraceBuilder::new();
+    for i in 0..10 {
+        let h = 10.0 * i as f64;
+        b.cpu_op("aten::add", h, 8.0);
+        b.kernel(ELEMENTWISE, 7, h + 1.0, 5.0, 200.0 + 400.0 * i as f64, 400.0);
+    }
+    let r = one(&b);
+    check(
+        &r,
+        FindingId::DominantKernel,
+        BottleneckKind::Memory,
+        "one element-wise kernel",
+    );
+    assert!(!has(&r, FindingId::FusionCandidates), "{}", r.to_markdown());
+    let f = finding(&r, FindingId::DominantKernel);
+    close(f.value, 100.0, "share of kernel time");
+    assert!(
+        f.actions.iter().any(|a| a.contains("bandwidth")),
+        "{:?}",
+        f.actions
+    );
+    let reason = &r.bottleneck.as_ref().unwrap().reason;
+    assert!(reason.contains("memory bandwidth"), "{reason}");
 }

@@ -124,6 +124,11 @@ pub fn is_setup_call(name: &str) -> bool {
             | "cuLibraryLoadData"
             | "cuModuleGetFunction"
             | "cuDevicePrimaryCtxRetain"
+            | "cudaStreamCreate"
+            | "cudaStreamCreateWithFlags"
+            | "cudaStreamCreateWithPriority"
+            | "hipStreamCreate"
+            | "hipStreamCreateWithFlags"
             | "cuCtxCreate_v2"
             | "hipMalloc"
             | "hipFree"
@@ -131,6 +136,11 @@ pub fn is_setup_call(name: &str) -> bool {
             | "hipHostFree"
             | "hipModuleLoadData"
     )
+}
+
+/// A device-memory free call: it synchronises the device before the memory is returned.
+pub fn is_device_free_call(name: &str) -> bool {
+    matches!(name, "cudaFree" | "cuMemFree_v2" | "hipFree")
 }
 
 /// cuDNN/MIOpen algorithm search (`cudnn.benchmark = True`): runs candidate kernels and synchronises

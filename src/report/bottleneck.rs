@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::context::TraceContext;
 use super::findings::{Finding, FindingId};
 use super::inputs::{pct, DiagnosisInputs};
+use super::patterns::is_fusable_memory_bound;
 use super::wording::blocking_words;
 
 /// What limits the run.
@@ -32,7 +33,8 @@ impl BottleneckKind {
         }
     }
 
-    /// The bottleneck a finding explains (`None` for findings about the trace itself).
+    /// The bottleneck a finding explains (`None` for findings about the trace itself); a dominant
+    /// kernel that is memory-bound makes it memory (see [`classify`]).
     pub fn of_finding(id: FindingId) -> Option<BottleneckKind> {
         Some(match id {
             FindingId::DataLoading
@@ -42,9 +44,8 @@ impl BottleneckKind {
             | FindingId::LaunchOverhead
             | FindingId::Warmup => BottleneckKind::Cpu,
             FindingId::Communication | FindingId::Straggler => BottleneckKind::Communication,
-            FindingId::MemoryTraffic => BottleneckKind::Memory,
+            FindingId::MemoryTraffic | FindingId::FusionCandidates => BottleneckKind::Memory,
             FindingId::UnfusedAttention
-            | FindingId::FusionCandidates
             | FindingId::Fp32Matmul
             | FindingId::DominantKernel => BottleneckKind::Compute,
             _ => return None,
@@ -62,6 +63,19 @@ pub struct Bottleneck {
     pub comm_exposed_pct: f64,
     pub memory_exposed_pct: f64,
     pub compute_pct: f64,
+}
+
+/// The main finding is about kernels whose time memory bandwidth sets: fusion candidates, or one
+/// dominant element-wise/copy/reduction kernel.
+fn memory_bound_kernels(i: &DiagnosisInputs, main: &Finding) -> bool {
+    match main.id {
+        FindingId::FusionCandidates => true,
+        FindingId::DominantKernel => i
+            .kernels
+            .first()
+            .is_some_and(|k| is_fusable_memory_bound(&k.name)),
+        _ => false,
+    }
 }
 
 /// GPU busy share (%) from which a run without findings is compute-bound.
@@ -83,7 +97,9 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         return b;
     }
     let busy = t.pct(t.busy_ns);
+    let bandwidth = main.is_some_and(|f| memory_bound_kernels(i, f));
     b.kind = match main.and_then(|f| BottleneckKind::of_finding(f.id)) {
+        Some(BottleneckKind::Compute) if bandwidth => BottleneckKind::Memory,
         Some(k) => k,
         None if busy >= COMPUTE_BOUND_BUSY_PCT => BottleneckKind::Compute,
         None => BottleneckKind::Undetermined,
@@ -102,6 +118,13 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
             "communication with no compute running takes {:.1}% of the window ({:.1}% of communication overlapped)",
             b.comm_exposed_pct,
             100.0 - pct(t.comm_exposed_ns, t.comm_ns)
+        ),
+        BottleneckKind::Memory if bandwidth => format!(
+            "memory-bound kernels (element-wise, copy, reduction) take {:.1}% of kernel time: memory bandwidth, not arithmetic, sets their time; GPU busy {busy:.1}% of the window",
+            pct(
+                i.kernels.iter().filter(|k| is_fusable_memory_bound(&k.name)).map(|k| k.total_ns).sum(),
+                i.kernel_time_ns
+            )
         ),
         BottleneckKind::Memory => format!(
             "memory copies/sets with no kernel running take {:.1}% of the window",

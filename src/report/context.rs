@@ -227,7 +227,9 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
             warmup_ns: ch.warmup,
         });
         if ch.warmup.is_some() || ch.warmup_only {
-            warm.setup_calls += h.warmup.setup_calls;
+            if !h.alloc_recurs {
+                warm.setup_calls += h.warmup.setup_calls;
+            }
             warm.search_calls += h.warmup.search_calls;
             warm.compile_events += h.warmup.compile_events;
             warm.compile_ms += h.warmup.compile_ns as f64 / 1e6;

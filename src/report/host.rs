@@ -24,6 +24,15 @@ const STEP: u16 = 1 << 11;
 const MEMCPY_CALL: u16 = 1 << 12;
 const DTOH: u16 = 1 << 13;
 const WARMUP_LABEL: u16 = 1 << 14;
+const DEVICE_FREE: u16 = 1 << 15;
+
+/// Allocation calls recur (allocator churn, not warm-up) when they fill at least this share of the
+/// pieces of the trace...
+const RECURRING_ALLOC_PIECES: f64 = 0.6;
+/// Pieces of a trace without steps.
+const RECURRING_ALLOC_SLICES: i64 = 10;
+/// ...a piece being filled when allocation calls take at least this share of it.
+const RECURRING_ALLOC_SHARE: f64 = 0.05;
 
 /// The classes of every interned name of a table.
 fn name_classes(t: &TraceTable) -> Vec<u16> {
@@ -52,6 +61,7 @@ fn name_classes(t: &TraceTable) -> Vec<u16> {
             set(n.contains("Memcpy"), MEMCPY_CALL);
             set(n.contains("DtoH"), DTOH);
             set(names::is_warmup_label(n), WARMUP_LABEL);
+            set(names::is_device_free_call(n), DEVICE_FREE);
             c
         })
         .collect()
@@ -77,8 +87,12 @@ pub struct HostTimeline {
     /// Stream captures into graphs (begin call start → end call end).
     pub captures: Intervals,
     pub capture_calls: u64,
-    /// Warm-up calls (set-up, algorithm search, compilation), merged.
+    /// Warm-up calls (set-up, algorithm search, compilation), merged; allocation calls only when
+    /// they do not recur (see [`HostTimeline::alloc_recurs`]).
     pub warmup_marks: Intervals,
+    /// Allocation calls recur through the trace (the caching allocator frees and re-allocates every
+    /// step): they are not warm-up, and their device frees synchronise like any sync call.
+    pub alloc_recurs: bool,
     pub warmup: WarmupWork,
     pub data_loader: Intervals,
     /// Where synchronising calls block the host (device-to-host copies included).
@@ -159,7 +173,10 @@ impl HostTimeline {
                 if class & SETUP != 0 {
                     h.warmup.setup_calls += 1;
                     h.warmup.setup_ns += end - ts;
-                    raw.warmup.push((ts, end));
+                    raw.alloc.push((ts, end));
+                    if class & DEVICE_FREE != 0 {
+                        raw.frees.push((row, ts, end));
+                    }
                 }
                 let thread = (t.pid_at(row), t.tid_at(row));
                 if class & CAPTURE_BEGIN != 0 {
@@ -208,6 +225,17 @@ impl HostTimeline {
                 }
             }
         }
+        let span = h.span.unwrap_or((0, 0));
+        h.steps.sort_by_key(|s| (s.1, s.0));
+        h.alloc_recurs = allocation_recurs(&raw.alloc, span, &h.steps);
+        if h.alloc_recurs {
+            for &(row, ts, end) in &raw.frees {
+                h.sync_rows.push((row, t.name_at(row).to_string()));
+                raw.syncs.push((ts, end));
+            }
+        } else {
+            raw.warmup.extend(raw.alloc.iter().copied());
+        }
         h.sync_rows.sort();
         h.steps.sort_by_key(|s| (s.1, s.0));
         h.steps.dedup();
@@ -225,8 +253,30 @@ impl HostTimeline {
     }
 }
 
+/// Allocation calls recur when most pieces of the trace (its steps after the first, or tenths of it
+/// without steps) are filled by them: warm-up is what happens once, at the start.
+fn allocation_recurs(alloc: &[(i64, i64)], (lo, hi): (i64, i64), steps: &[(i64, i64, i64)]) -> bool {
+    use super::intervals::{intersect, length};
+    let calls = normalise(alloc.to_vec());
+    let pieces: Vec<(i64, i64)> = if steps.len() >= 2 {
+        steps[1..].iter().map(|&(_, s, e)| (s, e)).collect()
+    } else {
+        let n = RECURRING_ALLOC_SLICES;
+        (0..n).map(|k| (lo + (hi - lo) * k / n, lo + (hi - lo) * (k + 1) / n)).collect()
+    };
+    let filled = pieces
+        .iter()
+        .filter(|&&(a, b)| {
+            length(&intersect(&calls, &[(a, b)])) as f64 >= RECURRING_ALLOC_SHARE * (b - a).max(1) as f64
+        })
+        .count();
+    !pieces.is_empty() && filled as f64 >= RECURRING_ALLOC_PIECES * pieces.len() as f64
+}
+
 #[derive(Default)]
 struct RawIntervals {
+    alloc: Vec<(i64, i64)>,
+    frees: Vec<(usize, i64, i64)>,
     captures: Vec<(i64, i64)>,
     warmup: Vec<(i64, i64)>,
     data_loader: Vec<(i64, i64)>,

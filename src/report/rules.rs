@@ -412,9 +412,11 @@ fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
 }
 
 /// What a synchronising call's calling op means, in the user's code.
-fn sync_cause_words(caller: &str) -> &'static str {
+fn sync_cause_words(call: &str, caller: &str) -> &'static str {
     let has = |m: &str| caller.contains(m);
-    if has("_local_scalar_dense") || has("aten::item") {
+    if crate::analysis::names::is_device_free_call(call) {
+        "the caching allocator returns memory to the device every step, and each free synchronises the device: find what empties the cache (`torch.cuda.empty_cache()` in the loop, memory pressure near the limit, `PYTORCH_NO_CUDA_MEMORY_CACHING`), keep shapes static, and check `torch.cuda.memory_stats()` (`num_alloc_retries`) — a smaller batch or `expandable_segments:True` in `PYTORCH_CUDA_ALLOC_CONF` stops the churn"
+    } else if has("_local_scalar_dense") || has("aten::item") {
         "`.item()` (or `float(tensor)`, `if tensor:`) reads a GPU value on the host: keep it on the GPU, or read it every N steps"
     } else if has("nonzero")
         || has("masked_select")
@@ -463,7 +465,7 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
                 s.count,
                 s.name,
                 dur(s.total_ns),
-                sync_cause_words(first)
+                sync_cause_words(&s.name, first)
             )
         })
         .collect();
@@ -845,7 +847,8 @@ pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
 pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
     let (ns, ks) = kernels_where(i, is_fusable_memory_bound);
     let share = pct(ns, i.kernel_time_ns);
-    if share < FUSABLE_PCT || ks.is_empty() {
+    // One kind of kernel alone (a micro-benchmark of one op) has nothing to fuse with.
+    if share < FUSABLE_PCT || ks.is_empty() || i.kernels.len() < 2 {
         return None;
     }
     let calls: u64 = ks.iter().map(|k| k.calls).sum();
@@ -1018,9 +1021,16 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
             value: share,
             time_ns: 0,
             explanation: format!("Speeding up `{short}` bounds the whole gain; it is {share:.1}% of kernel time."),
-            actions: vec![format!(
-                "Check that `{short}` is the fast variant for its shapes (tensor cores under bf16/fp16 or TF32, `torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8)."
-            )],
+            actions: vec![if is_fusable_memory_bound(&top.name) {
+                format!(
+                    "`{short}` is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise, bf16/fp16 halves the bytes, and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory.",
+                    us(top.total_ns as f64 / top.calls.max(1) as f64)
+                )
+            } else {
+                format!(
+                    "Check that `{short}` is the fast variant for its shapes (tensor cores under bf16/fp16 or TF32, `torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8)."
+                )
+            }],
             evidence: top.evidence.clone(),
         }
         .finish(i)
