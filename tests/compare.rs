@@ -427,3 +427,45 @@ fn a_public_before_after_pair_names_what_changed() {
     assert!(c.headline.contains("DataLoader wait −"), "{}", c.headline);
     assert!(c.total.change < 0.0);
 }
+
+#[test]
+fn ops_are_matched_by_name_and_input_shapes_where_recorded() {
+    let steps = |shape: serde_json::Value| {
+        let mut b = TraceBuilder::new();
+        for n in 0..5 {
+            let t0 = 1000.0 + n as f64 * 2000.0;
+            b.step(n + 1, t0, 2000.0);
+            b.cpu_op_args(
+                "aten::mm",
+                t0 + 10.0,
+                300.0,
+                serde_json::json!({"Input Dims": shape.clone()}),
+            );
+            b.cpu_op("aten::relu", t0 + 400.0, 100.0);
+            b.kernel("gemm", 7, t0 + 20.0, 5.0, t0 + 50.0, 1500.0);
+        }
+        b
+    };
+    let c = compare(
+        &set_of(&[("a.json", steps(serde_json::json!([[64, 128], [128, 256]])))]),
+        &set_of(&[("b.json", steps(serde_json::json!([[64, 128], [128, 512]])))]),
+    );
+    let op = |name: &str| {
+        c.ops
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+    };
+    let old = op("aten::mm [[64,128],[128,256]]").expect("the baseline's shape");
+    assert_eq!(old.presence, Presence::Removed);
+    close(old.time.baseline, 0.3, "mm per step");
+    assert_eq!(
+        op("aten::mm [[64,128],[128,512]]")
+            .expect("the candidate's shape")
+            .presence,
+        Presence::Added
+    );
+    let relu = op("aten::relu").expect("ops without shapes by name");
+    assert_eq!(relu.presence, Presence::Both);
+    close(relu.time.change, 0.0, "relu");
+}

@@ -1022,7 +1022,10 @@ fn allocator_churn_trace() -> TraceBuilder {
         let t = 2_000.0 * s as f64;
         b.step(s, t, 2_000.0);
         b.kernel(GEMM, 7, t + 5.0, 5.0, t + 20.0, 1_000.0);
-        for (k, at) in [1_000.0, 1_200.0, 1_400.0, 1_600.0, 1_800.0].iter().enumerate() {
+        for (k, at) in [1_000.0, 1_200.0, 1_400.0, 1_600.0, 1_800.0]
+            .iter()
+            .enumerate()
+        {
             let call = if k % 2 == 0 { "cudaFree" } else { "cudaMalloc" };
             b.runtime(call, t + at, 150.0);
         }
@@ -1086,7 +1089,14 @@ fn a_lone_elementwise_kernel_is_memory_bound_not_a_fusion_candidate() {
     for i in 0..10 {
         let h = 10.0 * i as f64;
         b.cpu_op("aten::add", h, 8.0);
-        b.kernel(ELEMENTWISE, 7, h + 1.0, 5.0, 200.0 + 400.0 * i as f64, 400.0);
+        b.kernel(
+            ELEMENTWISE,
+            7,
+            h + 1.0,
+            5.0,
+            200.0 + 400.0 * i as f64,
+            400.0,
+        );
     }
     let r = one(&b);
     check(

@@ -27,12 +27,19 @@ fn analyze_json_round_trips_through_typed_analyses_on_every_shared_trace() {
     let mut checked = 0;
     for path in common::trace_files() {
         for hta in [false, true] {
-            let Some(bytes) = analyze_json(&path, hta) else { continue };
+            let Some(bytes) = analyze_json(&path, hta) else {
+                continue;
+            };
             let value: Value = serde_json::from_slice(&bytes).expect("analyze --json is JSON");
             let typed: AllAnalyses = serde_json::from_value(value.clone())
                 .unwrap_or_else(|e| panic!("{} (hta={hta}): not AllAnalyses: {e}", path.display()));
             let back = serde_json::to_value(&typed).expect("serialise");
-            assert_eq!(back, value, "{} (hta={hta}): JSON changed in a round trip", path.display());
+            assert_eq!(
+                back,
+                value,
+                "{} (hta={hta}): JSON changed in a round trip",
+                path.display()
+            );
             checked += 1;
         }
     }
@@ -52,7 +59,9 @@ fn analyze_json_is_byte_identical_to_the_stored_baseline() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         for (hta, suffix) in [(false, "exact"), (true, "hta")] {
             let base = dir.join(format!("{name}.{suffix}.json"));
-            let Ok(expected) = std::fs::read(&base) else { continue };
+            let Ok(expected) = std::fs::read(&base) else {
+                continue;
+            };
             let got = analyze_json(&path, hta).unwrap_or_default();
             if got != expected {
                 differ.push(format!("{name} ({suffix})"));

@@ -29,7 +29,11 @@ fn both(bytes: &[u8]) -> Result<TraceTable, LoadError> {
     match (&whole, &chunked) {
         (Ok(a), Ok(b)) => assert_eq!(a.len(), b.len(), "same rows whole and chunked"),
         (Err(a), Err(b)) => assert_eq!(a.kind, b.kind, "same refusal whole and chunked"),
-        _ => panic!("whole {:?} vs chunked {:?}", whole.as_ref().map(|t| t.len()), chunked.as_ref().map(|t| t.len())),
+        _ => panic!(
+            "whole {:?} vs chunked {:?}",
+            whole.as_ref().map(|t| t.len()),
+            chunked.as_ref().map(|t| t.len())
+        ),
     }
     whole
 }
@@ -45,7 +49,11 @@ fn arrays_nested_100_000_deep_in_args() {
 
 #[test]
 fn objects_nested_100_000_deep_in_args() {
-    let deep = format!(r#"{{"x":{}1{}}}"#, r#"{"a":"#.repeat(100_000), "}".repeat(100_000));
+    let deep = format!(
+        r#"{{"x":{}1{}}}"#,
+        r#"{"a":"#.repeat(100_000),
+        "}".repeat(100_000)
+    );
     let bytes = trace(&[kernel(r#""k""#, &deep, 10), kernel(r#""after""#, "{}", 20)]);
     let t = both(&bytes).expect("nesting inside args is skipped, not refused");
     assert_eq!(t.len(), 2);
@@ -59,8 +67,16 @@ fn unbalanced_deep_nesting_is_cut_off_with_a_diagnostic() {
     bytes.extend_from_slice(format!(r#",{{"ph":"X","name":"k","args":{deep}"#).as_bytes());
     let t = both(&bytes).expect("the complete events before an unclosed nest are kept");
     assert_eq!(t.len(), 1);
-    let said: Vec<String> = t.diagnostics.list().iter().map(|d| format!("{d:?}")).collect();
-    assert!(said.iter().any(|d| d.contains("incomplete event")), "{said:?}");
+    let said: Vec<String> = t
+        .diagnostics
+        .list()
+        .iter()
+        .map(|d| format!("{d:?}"))
+        .collect();
+    assert!(
+        said.iter().any(|d| d.contains("incomplete event")),
+        "{said:?}"
+    );
 }
 
 #[test]
@@ -75,7 +91,12 @@ fn ten_megabyte_strings() {
     assert_eq!(t.name_at(0).len(), 10 << 20);
     assert_eq!(t.name_at(1), "small");
     // Memory stays a fixed multiple of the input: the big name once, the skipped/kept arg at most once more.
-    assert!(t.memory_bytes() < 4 * bytes.len(), "{} bytes for a {} byte input", t.memory_bytes(), bytes.len());
+    assert!(
+        t.memory_bytes() < 4 * bytes.len(),
+        "{} bytes for a {} byte input",
+        t.memory_bytes(),
+        bytes.len()
+    );
 }
 
 #[test]
@@ -86,14 +107,22 @@ fn one_million_distinct_names() {
         if i > 0 {
             s.push(',');
         }
-        s.push_str(&format!(r#"{{"ph":"X","cat":"cpu_op","name":"op{i}","pid":0,"tid":1,"ts":{},"dur":1}}"#, i * 2));
+        s.push_str(&format!(
+            r#"{{"ph":"X","cat":"cpu_op","name":"op{i}","pid":0,"tid":1,"ts":{},"dur":1}}"#,
+            i * 2
+        ));
     }
     s.push_str("]}");
     let t = load_bytes("attack.json", s.as_bytes()).expect("a million names load");
     assert_eq!(t.len() as u64, n);
     assert_eq!(t.name_at(0), "op0");
     assert_eq!(t.name_at(999_999), "op999999");
-    assert!(t.memory_bytes() < 4 * s.len(), "{} bytes for a {} byte input", t.memory_bytes(), s.len());
+    assert!(
+        t.memory_bytes() < 4 * s.len(),
+        "{} bytes for a {} byte input",
+        t.memory_bytes(),
+        s.len()
+    );
 }
 
 #[test]
@@ -106,14 +135,19 @@ fn numbers_that_overflow() {
         kernel(r#""ok""#, "{}", 30),
     ];
     let t = both(&trace(&events)).expect("overflowing numbers are counted, not fatal");
-    let ok = (0..t.len()).find(|&r| t.name_at(r) == "ok").expect("the good event is kept");
+    let ok = (0..t.len())
+        .find(|&r| t.name_at(r) == "ok")
+        .expect("the good event is kept");
     assert_eq!(t.ts_at(ok).map(|v| v > 0), Some(true));
     for r in 0..t.len() {
         if let Some(ts) = t.ts_at(r) {
             assert!(ts.abs() < 1 << 62, "{}: ts {ts} out of range", t.name_at(r));
         }
     }
-    assert!(!t.diagnostics.is_empty(), "the overflowing values are reported");
+    assert!(
+        !t.diagnostics.is_empty(),
+        "the overflowing values are reported"
+    );
 }
 
 #[test]
@@ -128,7 +162,12 @@ fn lone_surrogates_in_names() {
     assert_eq!(t.len(), 4);
     let names: Vec<&str> = (0..t.len()).map(|r| t.name_at(r)).collect();
     assert!(names.contains(&"pair\u{1F600}ok"), "{names:?}");
-    assert!(names.iter().any(|n| n.starts_with("lone") && n.ends_with("high")), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("lone") && n.ends_with("high")),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -144,7 +183,11 @@ fn invalid_utf8_in_names() {
             assert!(names.contains(&"good"), "{names:?}");
             assert!(names.iter().any(|n| n.starts_with("bad")), "{names:?}");
         }
-        Err(e) => assert!(e.message.contains("UTF-8") || e.message.contains("utf-8"), "{}", e.message),
+        Err(e) => assert!(
+            e.message.contains("UTF-8") || e.message.contains("utf-8"),
+            "{}",
+            e.message
+        ),
     }
 }
 

@@ -45,9 +45,9 @@ impl BottleneckKind {
             | FindingId::Warmup => BottleneckKind::Cpu,
             FindingId::Communication | FindingId::Straggler => BottleneckKind::Communication,
             FindingId::MemoryTraffic | FindingId::FusionCandidates => BottleneckKind::Memory,
-            FindingId::UnfusedAttention
-            | FindingId::Fp32Matmul
-            | FindingId::DominantKernel => BottleneckKind::Compute,
+            FindingId::UnfusedAttention | FindingId::Fp32Matmul | FindingId::DominantKernel => {
+                BottleneckKind::Compute
+            }
             _ => return None,
         })
     }

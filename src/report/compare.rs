@@ -151,7 +151,8 @@ pub struct Comparison {
     pub categories: Vec<Delta>,
     /// Every kernel name, largest absolute change first.
     pub kernels: Vec<(String, NamedDelta)>,
-    /// Every CPU op name (inclusive time inside the analysed window), largest absolute change first.
+    /// Every CPU op, by name and input shapes where recorded (inclusive time inside the analysed
+    /// window), largest absolute change first.
     pub ops: Vec<(String, NamedDelta)>,
     pub compiled_kernels: CompiledKernels,
     /// Per rank (by position): mean step time, or busy time per unit.
@@ -476,7 +477,8 @@ fn kernel_deltas(b: &Run, c: &Run, basis: Basis) -> Vec<(String, NamedDelta)> {
     named_deltas(b, kernel_map(b), c, kernel_map(c), basis)
 }
 
-/// CPU ops by name: inclusive time of the ops that start inside the rank's analysed window.
+/// CPU ops by name and, where the trace records them, input shapes (`aten::mm [[64, 128], [128, 256]]`):
+/// inclusive time of the ops that start inside the rank's analysed window.
 fn op_map(run: &Run) -> BTreeMap<String, (i64, u64)> {
     let mut out: BTreeMap<String, (i64, u64)> = BTreeMap::new();
     for r in &run.set.ranks {
@@ -488,6 +490,7 @@ fn op_map(run: &Run) -> BTreeMap<String, (i64, u64)> {
             .find(|w| w.rank == r.rank)
             .map(|w| (w.start_ns, w.end_ns));
         let t = &r.table;
+        let dims = t.arg("Input Dims");
         for row in 0..t.len() {
             if t.kind_at(row) != EventKind::CpuOp {
                 continue;
@@ -498,7 +501,14 @@ fn op_map(run: &Run) -> BTreeMap<String, (i64, u64)> {
             if window.is_some_and(|(s, e)| ts < s || ts >= e) {
                 continue;
             }
-            let e = out.entry(t.name_at(row).to_string()).or_default();
+            let shape = dims
+                .and_then(|d| d.find(row).and_then(|i| d.text_at(i)))
+                .filter(|s| !s.is_empty() && *s != "[]");
+            let key = match shape {
+                Some(s) => format!("{} {s}", t.name_at(row)),
+                None => t.name_at(row).to_string(),
+            };
+            let e = out.entry(key).or_default();
             e.0 += dur;
             e.1 += 1;
         }

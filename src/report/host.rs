@@ -255,19 +255,26 @@ impl HostTimeline {
 
 /// Allocation calls recur when most pieces of the trace (its steps after the first, or tenths of it
 /// without steps) are filled by them: warm-up is what happens once, at the start.
-fn allocation_recurs(alloc: &[(i64, i64)], (lo, hi): (i64, i64), steps: &[(i64, i64, i64)]) -> bool {
+fn allocation_recurs(
+    alloc: &[(i64, i64)],
+    (lo, hi): (i64, i64),
+    steps: &[(i64, i64, i64)],
+) -> bool {
     use super::intervals::{intersect, length};
     let calls = normalise(alloc.to_vec());
     let pieces: Vec<(i64, i64)> = if steps.len() >= 2 {
         steps[1..].iter().map(|&(_, s, e)| (s, e)).collect()
     } else {
         let n = RECURRING_ALLOC_SLICES;
-        (0..n).map(|k| (lo + (hi - lo) * k / n, lo + (hi - lo) * (k + 1) / n)).collect()
+        (0..n)
+            .map(|k| (lo + (hi - lo) * k / n, lo + (hi - lo) * (k + 1) / n))
+            .collect()
     };
     let filled = pieces
         .iter()
         .filter(|&&(a, b)| {
-            length(&intersect(&calls, &[(a, b)])) as f64 >= RECURRING_ALLOC_SHARE * (b - a).max(1) as f64
+            length(&intersect(&calls, &[(a, b)])) as f64
+                >= RECURRING_ALLOC_SHARE * (b - a).max(1) as f64
         })
         .count();
     !pieces.is_empty() && filled as f64 >= RECURRING_ALLOC_PIECES * pieces.len() as f64

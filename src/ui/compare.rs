@@ -58,6 +58,33 @@ pub fn ComparePicker(state: AppState) -> impl IntoView {
     }
 }
 
+/// With a trace loaded: compare it (as the baseline) with another run picked now.
+#[component]
+pub fn CompareWith(state: AppState) -> impl IntoView {
+    let shown =
+        state.select(|p| p.worker_answers() && p.shown().is_some_and(|s| s.comparison.is_none()));
+    move || {
+        shown.get().then(|| {
+            view! {
+                <div class="offer" id="compare-with-offer">
+                    <label>
+                        "Compare this trace with another run: "
+                        <input type="file" id="compare-with" multiple=true accept=".json,.gz,application/json,application/gzip"
+                            on:change=move |ev| {
+                                let input: web_sys::HtmlInputElement = event_target(&ev);
+                                let files = super::view::trace_files_of(input.files());
+                                input.set_value("");
+                                if !files.is_empty() {
+                                    super::compare_with_loaded(state, files);
+                                }
+                            }/>
+                    </label>
+                </div>
+            }
+        })
+    }
+}
+
 /// When the loaded files look like separate runs: say so and offer to compare them.
 #[component]
 pub fn RunsOffer(state: AppState) -> impl IntoView {

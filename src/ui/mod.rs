@@ -124,6 +124,8 @@ thread_local! {
     /// worker to compile and start.
     static SPARE: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
     static NEXT_WORKER_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+    /// The files of the last load started (a later comparison reads them again as its baseline).
+    static LAST_FILES: RefCell<Vec<File>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Which of the page's workers has this id.
@@ -394,6 +396,18 @@ pub fn start_compare(state: AppState, baseline: Vec<File>, candidate: Vec<File>)
     post_to(&LOADER, state, &ToWorker::Load, &files);
 }
 
+/// Compares the trace loaded last (the baseline, read again) with `candidate`.
+pub fn compare_with_loaded(state: AppState, candidate: Vec<File>) {
+    let baseline = LAST_FILES.with(|l| l.borrow().clone());
+    if baseline.is_empty() {
+        state.page.update(|p| {
+            p.errors = vec!["Load a trace first, then pick the run to compare it with.".into()]
+        });
+        return;
+    }
+    start_compare(state, baseline, candidate);
+}
+
 /// Compares the two runs the loaded files hold.
 pub fn compare_runs(state: AppState) {
     apply(state, PageState::compare_runs);
@@ -459,6 +473,7 @@ pub fn start_load(state: AppState, files: Vec<File>) {
     }
     let key = cache::key_of(&files);
     show_load_progress(state, &files);
+    LAST_FILES.with(|l| *l.borrow_mut() = files.clone());
     apply(state, |p| p.start_load(Some(key.clone())));
     post_to(&LOADER, state, &ToWorker::Load, &files);
     leptos::task::spawn_local(async move {

@@ -33,6 +33,7 @@ pub fn app(state: AppState) -> impl IntoView {
             {errors(state)}
             {offers(state)}
             <super::compare::RunsOffer state=state/>
+            <super::compare::CompareWith state=state/>
             <super::compare::CompareView state=state/>
             {move || started.get().then(|| summary(state))}
             {move || has_results.get().then(|| ranks(state))}

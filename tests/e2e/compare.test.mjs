@@ -81,3 +81,16 @@ test('two files of separate runs are offered a comparison, not called a straggle
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });
+
+test('a loaded trace is compared with a run picked afterwards', async () => {
+  const cli = cliJson(['diff', '--json', trace(BASE), trace(TEST)]);
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(BASE));
+  await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000 });
+  await page.setInputFiles('#compare-with', trace(TEST));
+  await page.waitForSelector(COMPARED, { timeout: 120_000 });
+  assert.equal(await figure(page, 'compare-headline'), cli.headline);
+  near(await figure(page, 'compare-total-change'), cli.total.change, 'step change');
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
