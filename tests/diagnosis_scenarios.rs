@@ -1116,3 +1116,45 @@ fn a_lone_elementwise_kernel_is_memory_bound_not_a_fusion_candidate() {
     let reason = &r.bottleneck.as_ref().unwrap().reason;
     assert!(reason.contains("memory bandwidth"), "{reason}");
 }
+
+/// fp32 cuDNN convolutions (`dgrad_engine<float…>`, `volta_scudnn_…`) on a GPU the trace does not
+/// name: the kernel names say Volta, which has no TF32, so the advice is fp16 autocast.
+#[test]
+fn fp32_convolutions_on_an_unnamed_volta_gpu_get_fp16_advice() {
+    const DGRAD: &str = "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int)";
+    const FPROP: &str = "volta_scudnn_128x64_relu_interior_nn_v1";
+    let mut b = TraceBuilder::new();
+    b.step(0, 0.0, 21_000.0);
+    for i in 0..20 {
+        let t = 500.0 + 1_000.0 * i as f64;
+        let h = 100.0 + 20.0 * i as f64;
+        b.cpu_op("aten::cudnn_convolution", h, 7.0);
+        b.kernel(DGRAD, 7, h + 1.0, 5.0, t, 500.0);
+        b.kernel(FPROP, 7, h + 8.0, 5.0, t + 500.0, 300.0);
+        b.kernel(BN, 7, h + 12.0, 3.0, t + 800.0, 200.0);
+    }
+    let mut doc: serde_json::Value = serde_json::from_str(&b.json()).unwrap();
+    doc.as_object_mut().unwrap().remove("deviceProperties");
+    let table = profile_model::table::load_bytes("volta.json", doc.to_string().as_bytes()).unwrap();
+    let r = diagnose(&TraceSet::single(table));
+    check(
+        &r,
+        FindingId::Fp32Matmul,
+        BottleneckKind::Compute,
+        "fp32 convolutions",
+    );
+    let f = finding(&r, FindingId::Fp32Matmul);
+    let (fp32, kernel) = (20.0 * 800.0, 20.0 * 1_000.0);
+    close(f.value, 100.0 * fp32 / kernel, "fp32 share of kernel time");
+    assert!(
+        f.headline.starts_with("fp32 convolutions"),
+        "{}",
+        f.headline
+    );
+    let advice = f.actions.join("\n");
+    assert!(
+        advice.contains("Volta") && advice.contains("float16"),
+        "{advice}"
+    );
+    assert!(!advice.contains("allow_tf32"), "{advice}");
+}

@@ -74,19 +74,61 @@ pub fn is_fusable_memory_bound(name: &str) -> bool {
     .any(|m| l.contains(m))
 }
 
-/// Names of fp32 SIMT GEMM/convolution kernels (no tensor cores).
+/// Names of fp32 SIMT GEMM/convolution kernels (no tensor cores): cuBLAS `sgemm`/`gemv`, and cuDNN
+/// convolutions in single precision (`volta_scudnn_*`, `implicit_convolve_sgemm`,
+/// `dgrad_engine<float, …>`, `wgrad_alg0_engine<float, …>`, Winograd `<float, float>`).
 pub fn is_fp32_simt_gemm(name: &str) -> bool {
     let l = lower(name);
     let tensor = [
         "tensorop", "s1688", "s16816", "h884", "h1688", "h16816", "hmma", "xmma", "wgmma", "bf16",
         "f16", "tf32", "i8816", "imma", "s884",
     ];
-    (l.contains("sgemm")
+    let gemm = l.contains("sgemm")
         || l.contains("gemm_fp32")
         || l.contains("gemmsn")
         || l.contains("gemv2t")
-        || l.contains("gemvx"))
-        && !tensor.iter().any(|t| l.contains(t))
+        || l.contains("gemvx");
+    (gemm || is_fp32_convolution(&l)) && !tensor.iter().any(|t| l.contains(t))
+}
+
+/// A cuDNN convolution kernel in single precision (`l` lower case).
+fn is_fp32_convolution(l: &str) -> bool {
+    let conv = ["dgrad", "wgrad", "convolve", "winograd", "fprop", "scudnn"]
+        .iter()
+        .any(|c| l.contains(c));
+    conv && (l.contains("scudnn") || l.contains("<float"))
+}
+
+/// Whether a kernel is a convolution (for the wording of the fp32 finding).
+pub fn is_convolution_kernel(name: &str) -> bool {
+    let l = lower(name);
+    [
+        "dgrad", "wgrad", "convolve", "winograd", "fprop", "scudnn", "conv",
+    ]
+    .iter()
+    .any(|c| l.contains(c))
+}
+
+/// The GPU generation the kernel names say, when it has no TF32 (Volta, Turing or older): cuBLAS and
+/// cuDNN name their kernels after it (`volta_sgemm_…`, `turing_scudnn_…`).
+pub fn generation_without_tf32<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<&'static str> {
+    for n in names {
+        let l = lower(n);
+        for (prefix, gpu) in [
+            ("volta_", "This Volta GPU (V100)"),
+            ("turing_", "This Turing GPU (T4, RTX 20)"),
+            ("maxwell_", "This Maxwell GPU"),
+            ("pascal_", "This Pascal GPU (P100, P40)"),
+            ("kepler_", "This Kepler GPU"),
+        ] {
+            if l.starts_with(prefix) || l.contains(&format!(" {prefix}")) {
+                return Some(gpu);
+            }
+        }
+    }
+    None
 }
 
 /// Counts the CPU-side attention ops inside the window and the most frequent softmax input shape.
@@ -149,6 +191,21 @@ mod tests {
         ));
         assert!(!is_fusable_memory_bound("triton_poi_fused_add_mul_0"));
         assert!(is_fp32_simt_gemm("volta_sgemm_128x64_nn"));
+        assert!(is_fp32_simt_gemm("volta_scudnn_128x64_relu_interior_nn_v1"));
+        assert!(is_fp32_simt_gemm(
+            "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)"
+        ));
+        assert!(!is_fp32_simt_gemm(
+            "volta_h884cudnn_256x128_ldg8_dgrad_exp_small_nhwc_tn_v1"
+        ));
+        assert!(!is_fp32_simt_gemm(
+            "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float)"
+        ));
+        assert_eq!(
+            generation_without_tf32(["gemm", "volta_sgemm_128x64_nn"]),
+            Some("This Volta GPU (V100)")
+        );
+        assert_eq!(generation_without_tf32(["ampere_sgemm_128x64_nn"]), None);
         assert!(!is_fp32_simt_gemm("ampere_s16816gemm_bf16_128x128_ldg8"));
     }
 }

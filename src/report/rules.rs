@@ -9,7 +9,8 @@ use super::findings::{
 };
 use super::inputs::{pct, DiagnosisInputs};
 use super::patterns::{
-    is_fp32_simt_gemm, is_fusable_memory_bound, is_fused_attention_kernel, is_softmax_kernel,
+    generation_without_tf32, is_convolution_kernel, is_fp32_simt_gemm, is_fusable_memory_bound,
+    is_fused_attention_kernel, is_softmax_kernel,
 };
 use super::wording::{blocking_words, dur, us};
 pub use super::wording::{short_name, short_names};
@@ -893,8 +894,48 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
     if share < FP32_GEMM_PCT || ks.is_empty() {
         return None;
     }
+    let conv_ns: i64 = ks
+        .iter()
+        .filter(|k| is_convolution_kernel(&k.name))
+        .map(|k| k.total_ns)
+        .sum();
+    let what = if conv_ns * 2 >= ns {
+        "fp32 convolutions and matrix multiplies"
+    } else if conv_ns > 0 {
+        "fp32 matrix multiplies and convolutions"
+    } else {
+        "fp32 matrix multiplies"
+    };
+    Some(Draft {
+        id: FindingId::Fp32Matmul,
+        headline: format!(
+            "{what} without tensor cores take {share:.1}% of kernel time ({}).",
+            dur(ns)
+        ),
+        title: "fp32 GEMMs and convolutions without tensor cores".into(),
+        threshold: format!(
+            "fp32 SIMT GEMM and convolution kernels (`sgemm`, `scudnn`, `<float>` cuDNN engines) ≥ {FP32_GEMM_PCT:.0}% of kernel time"
+        ),
+        measured: format!(
+            "{} in {} calls of {}",
+            dur(ns),
+            ks.iter().map(|k| k.calls).sum::<u64>(),
+            ks.iter().take(2).map(|k| format!("`{}`", short_name(&k.name))).collect::<Vec<_>>().join(", ")
+        ),
+        value: share,
+        time_ns: (ns as f64 * RECOVERABLE_SHARE) as i64,
+        explanation: "These kernels run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
+        actions: vec![fp32_action(i)],
+        evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// What to do about fp32 GEMMs: TF32 or bf16 where the GPU has them, fp16 autocast where it has not
+/// (the device name, or else the GPU generation the kernel names say).
+fn fp32_action(i: &DiagnosisInputs) -> String {
     let device = i.device_name.clone().unwrap_or_default();
-    let no_tf32 = [
+    let named_without_tf32 = [
         "V100",
         "T4",
         "P100",
@@ -906,32 +947,17 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
     ]
     .iter()
     .any(|d| device.contains(d));
-    let action = if no_tf32 {
-        format!("{} has no TF32: use mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so GEMMs run on tensor cores.", if device.is_empty() { "This GPU".to_string() } else { device.clone() })
+    let gpu = if named_without_tf32 {
+        Some(device.clone())
+    } else if device.is_empty() {
+        generation_without_tf32(i.kernels.iter().map(|k| k.name.as_str())).map(str::to_string)
     } else {
-        "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into()
+        None
     };
-    Some(Draft {
-        id: FindingId::Fp32Matmul,
-        headline: format!(
-            "fp32 matrix multiplies without tensor cores take {share:.1}% of kernel time ({}).",
-            dur(ns)
-        ),
-        title: "fp32 GEMMs without tensor cores".into(),
-        threshold: format!("fp32 SIMT GEMM kernels (`sgemm`) ≥ {FP32_GEMM_PCT:.0}% of kernel time"),
-        measured: format!(
-            "{} in {} calls of {}",
-            dur(ns),
-            ks.iter().map(|k| k.calls).sum::<u64>(),
-            ks.iter().take(2).map(|k| format!("`{}`", short_name(&k.name))).collect::<Vec<_>>().join(", ")
-        ),
-        value: share,
-        time_ns: (ns as f64 * RECOVERABLE_SHARE) as i64,
-        explanation: "These GEMMs run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
-        actions: vec![action],
-        evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    match gpu {
+        Some(gpu) => format!("{gpu} has no TF32: use mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so GEMMs and convolutions run on tensor cores; for convolutions also use channels-last (`model.to(memory_format=torch.channels_last)`)."),
+        None => "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into(),
     }
-    .finish(i))
 }
 
 /// Copies and sets with no kernel running, pageable host copies, or many small copies.
