@@ -45,6 +45,10 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
   bash scripts/fuzz.sh "$FUZZ_SECONDS"
 fi
 
+# The fuzz harnesses and their regression inputs once more in a debug build, where integer overflow panics.
+step "cargo test --test fuzz_smoke (debug build: overflow checks on)"
+cargo test --test fuzz_smoke
+
 # Native tests last, so that their closing line is the last one printed (CI reads the closing lines).
 step "cargo test (native)"
 cargo test --release

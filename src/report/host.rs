@@ -265,10 +265,14 @@ fn allocation_recurs(
     let pieces: Vec<(i64, i64)> = if steps.len() >= 2 {
         steps[1..].iter().map(|&(_, s, e)| (s, e)).collect()
     } else {
-        let n = RECURRING_ALLOC_SLICES;
-        (0..n)
-            .map(|k| (lo + (hi - lo) * k / n, lo + (hi - lo) * (k + 1) / n))
-            .collect()
+        // In i128: a span of epoch-ns timestamps times a slice index overflows i64.
+        let (lo, span, n) = (
+            lo as i128,
+            (hi as i128 - lo as i128).max(0),
+            RECURRING_ALLOC_SLICES as i128,
+        );
+        let at = |k: i128| (lo + span * k / n) as i64;
+        (0..n).map(|k| (at(k), at(k + 1))).collect()
     };
     let filled = pieces
         .iter()
