@@ -16,7 +16,10 @@ if ! cargo +nightly --version >/dev/null 2>&1; then
   exit 0
 fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked
+  cargo install cargo-fuzz --locked || {
+    echo "[fuzz] SKIPPED: cargo-fuzz could not be installed from crates.io; tests/fuzz_smoke.rs still ran the harnesses"
+    exit 0
+  }
 fi
 for t in reader gzip analyses; do
   mkdir -p "fuzz/corpus/$t"
