@@ -2,10 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::analysis::all::{analyze_timed, render_text, render_timings, AnalysisOptions, Mode};
+use crate::analysis::all::{analyze_timed, AnalysisOptions, Mode};
 use crate::analysis::critical_path::CriticalPathOptions;
 use crate::analysis::summary::summarize;
 use crate::report::markdown::summary_markdown;
+use crate::report::text::{render_analyses, render_timings};
 use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
 use crate::table::{load_path, TraceSet, TraceTable};
 use crate::trace::LoadError;
@@ -262,14 +263,15 @@ fn analyze(set: &TraceSet, args: &Args) -> String {
     if args.timings {
         eprint!("{}", render_timings(&timings));
     }
-    let mut all = serde_json::to_value(all).unwrap_or(serde_json::Value::Null);
     if args.json {
+        // Through `Value`, whose map sorts the keys: the documented, stable key order.
+        let mut doc = serde_json::to_value(&all).unwrap_or(serde_json::Value::Null);
         if !set.skipped.is_empty() {
-            all["skipped_files"] = serde_json::to_value(&set.skipped).unwrap_or_default();
+            doc["skipped_files"] = serde_json::to_value(&set.skipped).unwrap_or_default();
         }
-        serde_json::to_string_pretty(&all).expect("json") + "\n"
+        serde_json::to_string_pretty(&doc).expect("json") + "\n"
     } else {
-        render_text(&all)
+        render_analyses(&all)
     }
 }
 

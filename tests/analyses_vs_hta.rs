@@ -859,7 +859,7 @@ fn negative_and_zero_durations_do_not_break_anything() {
         let expected = if mode == Mode::Exact { 10.0 } else { 7.0 };
         assert_eq!(t.compute_us, expected, "{mode:?}");
         assert_eq!(a.kernel_breakdown.ranks[0].kernels.len(), 3);
-        let _ = profile_model::analysis::all::render_analyses(&a);
+        let _ = profile_model::report::text::render_analyses(&a);
     }
 }
 
@@ -885,8 +885,7 @@ fn no_gpu_events_gives_clear_empty_results() {
         assert_eq!(a.kernel_launch_stats[0].launches, 0);
         assert!(a.stragglers.ranks.is_empty());
         assert!(a.stragglers.notes[0].contains("two or more ranks"));
-        let v = profile_model::analysis::all::analyze_all(&set, &opts);
-        let text = profile_model::analysis::all::render_text(&v);
+        let text = profile_model::report::text::render_analyses(&analyze(&set, &opts));
         assert!(text.contains("Temporal breakdown"));
     }
     // An empty set too.
@@ -1192,10 +1191,8 @@ fn top_kernels_with_others_and_stats_across_ranks() {
     assert_eq!((k00.count, k00.sum_us, k00.median_us), (4, 8.0, 2.0));
     // Type time sums over ranks: rank 0 kernels total 156 µs (no overlap), rank 1 156 + 48.
     assert_eq!(type_time(&a, "COMPUTATION"), 156.0 + 204.0);
-    // The text rendering round-trips the JSON.
-    let text = profile_model::analysis::all::render_text(
-        &profile_model::analysis::all::analyze_all(&set, &exact()),
-    );
+    // The text rendering of the typed results.
+    let text = profile_model::report::text::render_analyses(&analyze(&set, &exact()));
     assert!(text.contains("Top kernels, rank 1"), "{text}");
 }
 

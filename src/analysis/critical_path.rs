@@ -28,9 +28,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::Mode;
 use super::callstack::sort_by_thread;
 use super::gpu::{hta_kernel_type, hta_span, is_collective_name, is_launch_call, KernelType};
+use super::options::Mode;
 use crate::table::intern::FxHashMap;
 use crate::table::{EventKind, TraceTable};
 

@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::{AnalysisOptions, Mode};
 use super::names::is_hta_collective_name;
 pub use super::names::{
     is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
 };
+use super::options::{AnalysisOptions, Mode};
 use crate::table::{EventKind, TraceTable};
 
 /// What a device operation does.

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::all::{AnalysisOptions, Mode};
 use super::bounded;
 use super::gpu::{describe, round_to, us, Describe, RankPrep};
+use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
 /// Gap kinds, in output order.

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::all::AnalysisOptions;
 use super::gpu::{hta_merge, mean_std, sweep_masks, sweep_masks_in, us, KernelType, RankPrep};
+use super::options::AnalysisOptions;
 use crate::table::{TraceSet, TraceTable};
 
 /// Time of one exclusive combination of kernel types (`COMPUTATION`, `COMPUTATION overlapping
@@ -198,7 +198,7 @@ fn durations_by_name(prep: &RankPrep) -> BTreeMap<(KernelType, u32), Vec<f64>> {
 
 /// Breakdown of one rank from its prepared rows.
 pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64; 8]) {
-    let compat = prep.mode == super::all::Mode::HtaCompat;
+    let compat = prep.mode == super::options::Mode::HtaCompat;
     let tagged: Vec<(i64, i64, u8)> = prep
         .dev
         .iter()
@@ -261,7 +261,7 @@ pub(crate) fn kernel_breakdown_prepared(
     preps: &[(i64, RankPrep)],
     opts: &AnalysisOptions,
 ) -> KernelBreakdown {
-    let compat = opts.mode == super::all::Mode::HtaCompat;
+    let compat = opts.mode == super::options::Mode::HtaCompat;
     let mut all = [0i64; 8];
     let mut ranks = Vec::new();
     let mut notes = Vec::new();

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::{AnalysisOptions, Mode};
 use super::gpu::{describe, is_hta_launch_call, is_launch_call, us, Describe, RankPrep};
+use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
 /// One launch joined to its device event.

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::all::{AnalysisOptions, Mode};
 use super::gpu::{describe, us, Describe, KernelType, RankPrep};
+use super::options::{AnalysisOptions, Mode};
 use crate::table::{EventKind, TraceSet};
 
 /// One kind of copy or set on one rank.

@@ -11,6 +11,7 @@ pub mod kernels;
 pub mod launch;
 pub mod memcpy;
 pub mod names;
+pub mod options;
 pub mod overlap;
 pub mod queue;
 pub mod sequences;

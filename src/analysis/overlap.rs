@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::{AnalysisOptions, Mode};
 use super::gpu::{round_to, sweep_masks, us, KernelType, RankPrep};
+use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
 /// Overlap of one rank.

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::all::AnalysisOptions;
-use super::all::Mode;
 use super::gpu::{describe, is_hta_queue_launch_call, is_launch_call, us, Describe, RankPrep};
+use super::options::AnalysisOptions;
+use super::options::Mode;
 use crate::table::TraceSet;
 
 /// CUDA's launch queue depth: at this length the launching thread blocks.

@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::AnalysisOptions;
 use super::gpu::{us, RankPrep};
+use super::options::AnalysisOptions;
 use crate::table::TraceSet;
 
 /// One step of one rank.

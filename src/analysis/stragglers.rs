@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::all::{AnalysisOptions, Mode};
 use super::gpu::{mean_std, KernelType, RankPrep, StepSpan};
+use super::options::{AnalysisOptions, Mode};
 use crate::table::{EventKind, TraceSet};
 
 /// How many ranks to flag per step (HTA's `num_candidates`).

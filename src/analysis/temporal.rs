@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::all::{AnalysisOptions, Mode};
 use super::gpu::{hta_merge, round_to, total, union, us, KernelType, RankPrep};
+use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
 /// Temporal breakdown of one rank.

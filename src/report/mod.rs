@@ -24,4 +24,5 @@ pub mod patterns;
 pub mod redact;
 pub mod report_view;
 pub mod rules;
+pub mod text;
 pub mod wording;
