@@ -15,6 +15,16 @@ pub enum Mode {
     HtaCompat,
 }
 
+impl Mode {
+    /// Its stable text (as serialised).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Exact => "exact",
+            Mode::HtaCompat => "hta-compat",
+        }
+    }
+}
+
 /// Options shared by all analyses.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct AnalysisOptions {

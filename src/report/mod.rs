@@ -5,6 +5,7 @@
 //! cause) and [`patterns`] (kernel names) → [`rules`] (findings by recoverable time) → [`bottleneck`] →
 //! [`diagnosis`] (the fixed-form report).
 
+pub mod analyses_view;
 pub mod attribution;
 pub mod bottleneck;
 pub mod compare;
@@ -15,7 +16,6 @@ pub mod findings;
 pub mod format;
 pub mod gather;
 pub mod host;
-pub mod html;
 pub mod inputs;
 pub mod intervals;
 pub mod markdown;

@@ -5,6 +5,7 @@
 //! it, is the native state machine [`PageState`]; this module carries out its [`Effect`]s. Element
 //! ids and `data-*` attributes follow the page contract (`notes/page-contract.md`).
 
+mod analyses;
 mod cache;
 mod compare;
 mod explore;

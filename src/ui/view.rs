@@ -6,9 +6,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{DragEvent, File, FileSystemDirectoryEntry, FileSystemEntry, FileSystemFileEntry};
 
+use super::analyses::AnalysesPanel;
 use super::AppState;
+use crate::report::analyses_view::{analyses_model, AnalysisId};
 use crate::report::format;
-use crate::report::html;
 use crate::report::page_state::{needs_file_text, KeepOffer, Page, PageState};
 use crate::worker::protocol::{Phase, Progress, RankSummary};
 
@@ -798,43 +799,8 @@ fn timings(t: &[crate::analysis::all::AnalysisTiming]) -> impl IntoView {
     })
 }
 
-thread_local! {
-    /// Keys of the analysis blocks the user opened, so that they stay open when the blocks are
-    /// drawn again (another rank picked, results arrived). Not reactive: opening redraws nothing.
-    static OPEN_ANALYSES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A click on an analysis block's title toggles it: note which blocks are open.
-fn remember_open(ev: web_sys::MouseEvent) {
-    let Some(target) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-    else {
-        return;
-    };
-    let Ok(Some(summary)) = target.closest("details.analysis > summary") else {
-        return;
-    };
-    let Some(key) = summary
-        .parent_element()
-        .and_then(|d| d.get_attribute("data-analysis"))
-    else {
-        return;
-    };
-    // The click comes before the toggle: an open block is being closed, and the reverse.
-    let was_open = summary
-        .parent_element()
-        .is_some_and(|d| d.has_attribute("open"));
-    OPEN_ANALYSES.with(|o| {
-        let mut o = o.borrow_mut();
-        o.retain(|k| *k != key);
-        if !was_open {
-            o.push(key);
-        }
-    });
-}
-
 fn deeper(state: AppState) -> impl IntoView {
+    let open = RwSignal::new(Vec::<AnalysisId>::new());
     let rank_index = state.select(|p| p.rank_index);
     let hta_compat = state.select(|p| p.hta_compat);
     let request_error = state.select(|p| p.request_error.clone());
@@ -843,24 +809,19 @@ fn deeper(state: AppState) -> impl IntoView {
         state.revision.track();
         rank_index.track();
         hta_compat.track();
-        let (value, took) = state.page.with_untracked(|p| {
+        let (all, took) = state.page.with_untracked(|p| {
             p.analyses().map_or((None, Vec::new()), |a| {
-                (serde_json::to_value(&a.all).ok(), a.timings.clone())
+                (Some(a.all.clone()), a.timings.clone())
             })
         });
-        let ready = value.is_some();
-        let mode = value
-            .as_ref()
-            .and_then(|a| a.get("mode"))
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let ready = all.is_some();
+        let mode = all.as_ref().map_or("", |a| a.mode.as_str());
         let waiting = move || match (request_error.get(), detached.get()) {
             (Some(e), _) => e,
             (None, Some(why)) => needs_file_text(why).to_string(),
             (None, None) => "Computing the analyses in the worker…".to_string(),
         };
-        let body = match value {
+        let body = match all {
             None => view! {
                 <p class="muted">{waiting}</p>
             }
@@ -868,11 +829,8 @@ fn deeper(state: AppState) -> impl IntoView {
             Some(all) => {
                 // One closed <details> per analysis, each with its gist beside the title: each opens on
                 // demand, so the page stays short. Per-rank detail follows the rank picked in the summary.
-                let rank = selected(state).map(|r| r.rank);
-                let open = OPEN_ANALYSES.with(|o| o.borrow().clone());
-                let sections = html::analyses_html(&all, html::HtmlOptions { rank, open });
-                view! { <div class="analyses" on:click=remember_open inner_html=sections></div> }
-                    .into_any()
+                let model = analyses_model(&all, selected(state).map(|r| r.rank));
+                view! { <AnalysesPanel model open/> }.into_any()
             }
         };
         view! {

@@ -1,36 +1,33 @@
-//! The deeper analyses as HTML (what the page shows): every real trace renders, every figure's
-//! `data-value` equals the analysis result it comes from, and a figure is named once per context.
+//! The deeper analyses as the page shows them (the typed view model its components draw): every
+//! real trace builds, every figure's value equals the analysis result it comes from, every figure
+//! name is documented, and a figure is named once per context.
 
 mod common;
 
 use std::collections::BTreeSet;
 
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
-use profile_model::report::html::{analyses_html, figures, HtmlOptions};
+use profile_model::report::analyses_view::{analyses_model, AnalysesModel, Part};
 use profile_model::table::{load_path, TraceSet};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 type Figure = (String, f64, Value);
 
-fn figures_of(all: &AllAnalyses, rank: Option<i64>) -> (String, Vec<Figure>) {
-    let doc = serde_json::to_value(all).expect("analyses serialise");
-    let html = analyses_html(
-        &doc,
-        HtmlOptions {
-            rank,
-            ..Default::default()
-        },
-    );
-    let figs = figures(&html)
+fn figures_of(all: &AllAnalyses, rank: Option<i64>) -> (AnalysesModel, Vec<Figure>) {
+    let model = analyses_model(all, rank);
+    let figs = model
+        .figures()
         .into_iter()
-        .map(|(metric, value, ctx)| {
-            let x: f64 = value
-                .parse()
-                .unwrap_or_else(|_| panic!("{metric}: data-value {value:?} is not a number"));
-            (metric, x, Value::Object(ctx))
+        .map(|f| {
+            let ctx: Map<String, Value> = f
+                .context
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::String(v.clone())))
+                .collect();
+            (f.metric.to_string(), f.value, Value::Object(ctx))
         })
         .collect();
-    (html, figs)
+    (model, figs)
 }
 
 /// The one figure named `metric` whose context has every `(key, value)`.
@@ -51,20 +48,22 @@ fn close(a: f64, b: f64) -> bool {
 /// Every figure of the analyses, checked against the result it was rendered from.
 fn check(name: &str, all: &AllAnalyses, unique: bool) {
     let rank = all.ranks.first().copied();
-    let (html, figs) = figures_of(all, rank);
+    let (model, figs) = figures_of(all, rank);
     assert!(!figs.is_empty(), "{name}: no figures");
-    // Tags open and close in pairs.
-    for tag in ["details", "table", "tr", "td", "dl", "p", "ol"] {
-        let opened =
-            html.matches(&format!("<{tag}>")).count() + html.matches(&format!("<{tag} ")).count();
-        let closed = html.matches(&format!("</{tag}>")).count();
-        assert_eq!(
-            opened, closed,
-            "{name}: <{tag}> opened {opened}, closed {closed}"
-        );
+    assert_eq!(model.blocks.len(), 11, "{name}: one block per analysis");
+    // Tables have as many cells per row as columns.
+    for b in &model.blocks {
+        for p in &b.parts {
+            if let Part::Table(t) | Part::Folded { table: t, .. } = p {
+                let columns = t.text_columns.len() + t.num_columns.len();
+                for row in &t.rows {
+                    assert_eq!(row.len(), columns, "{name}: {:?}", b.id);
+                }
+            }
+        }
     }
-    // Every figure's name is in the table of names at the top of html.rs.
-    let documented: String = include_str!("../src/report/html.rs")
+    // Every figure's name is in the table of names at the top of analyses_view.
+    let documented: String = include_str!("../src/report/analyses_view/mod.rs")
         .lines()
         .filter(|l| l.starts_with("//!"))
         .collect();
@@ -258,41 +257,38 @@ fn two_ranks_render_cross_rank_figures_and_each_rank_in_detail() {
 }
 
 #[test]
-fn partial_or_old_documents_render_without_panicking() {
-    for doc in [
-        Value::Null,
-        json!({}),
-        json!({"ranks": [0], "temporal_breakdown": [{"rank": 0, "idle_pct": 12.5}]}),
-        json!({"ranks": [3], "critical_path": [{"rank": 3, "result": {"error": "no annotation"}}],
-               "kernel_breakdown": {"ranks": []}, "stragglers": {}, "queue_length": "odd"}),
-    ] {
-        let html = analyses_html(&doc, HtmlOptions::default());
-        assert!(html.contains("analysis-mode"), "{doc}");
-    }
-    let html = analyses_html(
-        &json!({"ranks": [0], "temporal_breakdown": [{"rank": 0, "idle_pct": 12.5}]}),
-        HtmlOptions::default(),
-    );
-    let figs = figures(&html);
-    assert_eq!(figs.len(), 1);
+fn empty_results_build_every_block_without_figures() {
+    let model = analyses_model(&AllAnalyses::default(), None);
+    assert_eq!(model.blocks.len(), 11);
+    assert!(model.figures().is_empty());
+    let gist = |key: &str| {
+        model
+            .blocks
+            .iter()
+            .find(|b| b.id.key() == key)
+            .map(|b| b.gist.clone())
+    };
+    assert_eq!(gist("kernel_breakdown").as_deref(), Some("no GPU kernels"));
     assert_eq!(
-        (figs[0].0.as_str(), figs[0].1.as_str()),
-        ("temporal-idle-pct", "12.5")
+        gist("stragglers").as_deref(),
+        Some("needs two or more ranks")
     );
 }
 
 #[test]
-fn names_with_markup_are_escaped_in_text_and_attributes() {
-    let doc = json!({"ranks": [0], "memory_bandwidth": [{"rank": 0, "name": "<b>\"x\" & y</b>",
-        "op": "memcpy", "direction": "H\"toD", "memory": "a<b", "count": 1, "bytes": 8, "time_us": 1.0,
-        "bandwidth_gbps": 0.008}]});
-    let html = analyses_html(&doc, HtmlOptions::default());
-    assert!(!html.contains("<b>\"x\""), "{html}");
-    let figs = figures(&html);
-    let bytes = figs
-        .iter()
-        .find(|f| f.0 == "memcpy-bytes")
-        .expect("bytes figure");
-    assert_eq!(bytes.2["direction"], json!("H\"toD"));
-    assert_eq!(bytes.2["memory"], json!("a<b"));
+fn a_value_that_is_not_finite_is_shown_missing_not_as_a_figure() {
+    let mut all = AllAnalyses {
+        ranks: vec![0],
+        ..Default::default()
+    };
+    all.temporal_breakdown = vec![profile_model::analysis::temporal::TemporalBreakdown {
+        rank: 0,
+        idle_pct: 12.5,
+        window_us: f64::NAN,
+        ..Default::default()
+    }];
+    let (_, figs) = figures_of(&all, None);
+    assert!(figs.iter().all(|(m, _, _)| m != "temporal-window-us"));
+    let idle = one(&figs, "temporal-idle-pct", &[("rank", "0")]);
+    assert_eq!(idle, 12.5);
 }

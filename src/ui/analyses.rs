@@ -1,0 +1,233 @@
+//! The deeper analyses as Leptos components over the typed view model
+//! ([`AnalysesModel`], built natively in `report::analyses_view`): one `<details>` per analysis,
+//! every figure with `data-metric`, `data-value` and its context attributes.
+
+use leptos::prelude::*;
+use leptos::tachys::html::attribute::any_attribute::{AnyAttribute, IntoAnyAttribute};
+use leptos::tachys::html::attribute::custom::custom_attribute;
+use wasm_bindgen::JsCast;
+
+use crate::report::analyses_view::{
+    AnalysesModel, AnalysisId, BarPart, Block, Cell, Fact, Figure, Inline, Part, Table,
+};
+use crate::report::format;
+
+/// Every block, then the mode line. `open` holds the blocks the user opened: they stay open
+/// when the blocks are built again (another rank picked, the other mode shown).
+#[component]
+pub fn AnalysesPanel(model: AnalysesModel, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView {
+    let mode_text = model.mode_text();
+    let mode = model.mode.as_str();
+    let notes: String = model.notes.iter().map(|n| format!(" {n}")).collect();
+    let blocks = model
+        .blocks
+        .into_iter()
+        .map(|block| view! { <AnalysisBlock block open/> })
+        .collect_view();
+    view! {
+        <div class="analyses">
+            {blocks}
+            <p class="muted analysis-mode" data-mode=mode>{format!("Mode: {mode_text}.{notes}")}</p>
+        </div>
+    }
+}
+
+/// One analysis: its title and gist, its parts when opened.
+#[component]
+fn AnalysisBlock(block: Block, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView {
+    let id = block.id;
+    let is_open = open.with_untracked(|o| o.contains(&id));
+    let on_toggle = move |ev: web_sys::Event| {
+        let now_open = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|d| d.has_attribute("open"));
+        open.update(|o| {
+            o.retain(|k| *k != id);
+            if now_open {
+                o.push(id);
+            }
+        });
+    };
+    let gist =
+        (!block.gist.is_empty()).then(|| view! { " " <span class="gist">{block.gist}</span> });
+    let parts = block
+        .parts
+        .into_iter()
+        .map(|part| view! { <PartView part/> })
+        .collect_view();
+    view! {
+        <details class="analysis" id=format!("analysis-{}", id.key()) data-analysis=id.key()
+            open=is_open on:toggle=on_toggle>
+            <summary>{id.title()}{gist}</summary>
+            {parts}
+        </details>
+    }
+}
+
+#[component]
+fn PartView(part: Part) -> impl IntoView {
+    match part {
+        Part::Intro(text) => view! { <p class="muted"><Inlines text/></p> }.into_any(),
+        Part::RankLabel(rank) => view! {
+            <p class="muted">{format!("Rank {rank} (pick another rank in the summary).")}</p>
+        }
+        .into_any(),
+        Part::Heading(text) => view! { <h3>{text}</h3> }.into_any(),
+        Part::Muted(text) => view! { <p class="muted">{text}</p> }.into_any(),
+        Part::Note(text) => view! { <p class="muted note">{text}</p> }.into_any(),
+        Part::Bar(parts) => view! { <StackedBar parts/> }.into_any(),
+        Part::Facts(facts) => view! { <Facts facts/> }.into_any(),
+        Part::Table(table) => view! { <FigureTable table/> }.into_any(),
+        Part::Folded { summary, table } => view! {
+            <details class="inner"><summary>{summary}</summary><FigureTable table/></details>
+        }
+        .into_any(),
+        Part::Collective {
+            kernel,
+            stream,
+            steps,
+        } => {
+            let on_stream = stream
+                .map(|s| format!(" on stream {s}"))
+                .unwrap_or_default();
+            let steps: Vec<String> = steps.iter().map(i64::to_string).collect();
+            view! {
+                <p>"Collective: "<code>{kernel}</code>{on_stream}{format!("; steps {}.", steps.join(", "))}</p>
+            }
+            .into_any()
+        }
+    }
+}
+
+#[component]
+fn Inlines(text: Vec<Inline>) -> impl IntoView {
+    text.into_iter()
+        .map(|piece| match piece {
+            Inline::Text(t) => t.into_any(),
+            Inline::Bold(t) => view! { <b>{t}</b> }.into_any(),
+            Inline::Code(t) => view! { <code>{t}</code> }.into_any(),
+        })
+        .collect_view()
+}
+
+/// A bar split into shares of a whole, with its legend.
+#[component]
+fn StackedBar(parts: Vec<BarPart>) -> impl IntoView {
+    let segments = parts
+        .iter()
+        .filter(|p| p.pct > 0.0)
+        .map(|p| {
+            let style = format!("width: {:.2}%", p.pct.clamp(0.0, 100.0));
+            let title = format!("{}: {}", p.label, format::pct(p.pct));
+            view! { <span class=p.class style=style title=title></span> }
+        })
+        .collect_view();
+    let legend = parts
+        .iter()
+        .map(|p| {
+            let text = format!("{} {}", p.label, format::pct(p.pct));
+            view! { <span><i class=p.class></i>{text}</span> }
+        })
+        .collect_view();
+    view! {
+        <div class="stack">{segments}</div>
+        <div class="legend">{legend}</div>
+    }
+}
+
+/// The `data-*` attributes of a figure's context.
+fn context_attributes(figure: &Figure) -> Vec<AnyAttribute> {
+    figure
+        .context
+        .iter()
+        .map(|(k, v)| custom_attribute(format!("data-{k}"), v.clone()).into_any_attr())
+        .collect()
+}
+
+#[component]
+fn Facts(facts: Vec<Fact>) -> impl IntoView {
+    let items = facts
+        .into_iter()
+        .map(|f| {
+            let attrs = context_attributes(&f.figure);
+            view! {
+                <div>
+                    <dt>{f.label}</dt>
+                    <dd data-metric=f.figure.metric data-value=f.figure.data_value() {..attrs}>{f.figure.shown()}</dd>
+                </div>
+            }
+        })
+        .collect_view();
+    view! { <dl class="facts">{items}</dl> }
+}
+
+/// A table of text and figure columns, with "N of M rows shown" when it was cut.
+#[component]
+fn FigureTable(table: Table) -> impl IntoView {
+    let cut = table.cut_note();
+    let head = table
+        .text_columns
+        .iter()
+        .map(|h| view! { <th>{*h}</th> }.into_any())
+        .chain(
+            table
+                .num_columns
+                .iter()
+                .map(|h| view! { <th class="num">{*h}</th> }.into_any()),
+        )
+        .collect_view();
+    let rows = table
+        .rows
+        .into_iter()
+        .map(|row| {
+            let cells = row
+                .into_iter()
+                .map(|cell| view! { <CellView cell/> })
+                .collect_view();
+            view! { <tr>{cells}</tr> }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>
+        {cut.map(|text| view! { <p class="muted">{text}</p> })}
+    }
+}
+
+#[component]
+fn CellView(cell: Cell) -> impl IntoView {
+    match cell {
+        Cell::Text(t) => view! { <td>{t}</td> }.into_any(),
+        Cell::Name(name) => {
+            let shown = if name.is_empty() {
+                "(unnamed)".to_string()
+            } else {
+                name
+            };
+            let title = shown.clone();
+            view! { <td class="name" title=title>{shown}</td> }.into_any()
+        }
+        Cell::Number(t) => view! { <td class="num">{t}</td> }.into_any(),
+        Cell::Figure(f) => {
+            let attrs = context_attributes(&f);
+            view! {
+                <td class="num" data-metric=f.metric data-value=f.data_value() {..attrs}>{f.shown()}</td>
+            }
+            .into_any()
+        }
+        Cell::Missing => view! { <td class="num muted">"—"</td> }.into_any(),
+        Cell::Blank => view! { <td></td> }.into_any(),
+        Cell::Steps { shown, more } => {
+            let items = shown
+                .into_iter()
+                .map(|s| {
+                    let title = s.clone();
+                    view! { <li title=title>{s}</li> }
+                })
+                .collect_view();
+            let more = (more > 0)
+                .then(|| view! { <li class="more">{format!("… {more} more kernels")}</li> });
+            view! { <td class="pattern"><ol>{items}{more}</ol></td> }.into_any()
+        }
+    }
+}
