@@ -19,3 +19,4 @@ pub mod steps;
 pub mod stragglers;
 pub mod summary;
 pub mod temporal;
+pub mod timeline;

@@ -1,0 +1,163 @@
+//! The timeline's level-of-detail query: for many ranges and widths, the busy time of what it
+//! answers (drawn events clipped to the range, plus the merged pixel buckets) equals the busy time
+//! of the trace's events in that range, computed here straight from the table; an answer stays
+//! O(width) per lane; tracks come in the usual order with their nesting depth.
+
+mod common;
+
+use common::TraceBuilder;
+use profile_model::analysis::timeline::{TimelineIndex, TimelineRequest, TrackKey};
+use profile_model::table::{load_path, EventKind, TraceTable};
+
+/// Σ over the table's complete events of their time inside `[start, end)`, ns (the independent sum).
+fn busy_in(t: &TraceTable, start: i64, end: i64) -> i64 {
+    (0..t.len())
+        .filter(|&r| {
+            !matches!(
+                t.kind_at(r),
+                EventKind::Flow | EventKind::Metadata | EventKind::Trace | EventKind::Instant
+            )
+        })
+        .filter_map(|r| Some((t.ts_at(r)?, t.ts_at(r)? + t.dur_at(r)?)))
+        .map(|(s, e)| (e.min(end) - s.max(start)).max(0))
+        .sum()
+}
+
+/// A deterministic pseudo-random sequence (no dependency on a random crate).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+}
+
+fn check_ranges(name: &str, t: &TraceTable, tries: usize) {
+    let index = TimelineIndex::new(t);
+    let (lo, hi) = index.span_ns;
+    let span = (hi - lo).max(1);
+    let mut rng = Lcg(7);
+    for i in 0..tries {
+        let (start, end) = if i == 0 {
+            (lo, hi.max(lo + 1))
+        } else {
+            let a = lo - span / 10 + (rng.next() as i64 % (span + span / 5)).abs();
+            let len = 1 + (rng.next() as i64 % span.max(2)) >> (rng.next() % 20);
+            (a, a + len.max(1))
+        };
+        let width = [1, 7, 300, 1280, 3840][i % 5];
+        let view = index.view(
+            t,
+            &TimelineRequest {
+                start_ns: start,
+                end_ns: end,
+                width_px: width,
+            },
+        );
+        let ours: i64 = view.lanes.iter().map(|l| l.busy_ns(start, end)).sum();
+        assert_eq!(
+            ours,
+            busy_in(t, start, end),
+            "{name}: range [{start}, {end}) at {width} px"
+        );
+        for lane in &view.lanes {
+            assert!(
+                lane.buckets.len() <= width as usize,
+                "{name}: {} buckets for {width} px",
+                lane.buckets.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn busy_time_of_the_answer_equals_the_events_on_every_real_trace() {
+    for f in common::kineto_trace_files() {
+        let t = load_path(&f).expect("loads");
+        check_ranges(&f.display().to_string(), &t, 60);
+    }
+}
+
+/// One stream with `n` back-to-back kernels of varying length (enough to be summarised), and a
+/// host thread with nested ops.
+fn dense_trace(n: usize) -> TraceTable {
+    let mut b = TraceBuilder::new();
+    let mut ts = 100.0;
+    for i in 0..n {
+        let dur = 0.3 + (i % 17) as f64 * 0.41 + if i % 1000 == 0 { 900.0 } else { 0.0 };
+        b.kernel("k", 7, ts - 5.0, 2.0, ts, dur);
+        ts += dur + (i % 5) as f64 * 0.2;
+    }
+    b.cpu_op("outer", 50.0, ts);
+    b.cpu_op("inner", 60.0, 10.0);
+    b.table("dense.json")
+}
+
+#[test]
+fn a_dense_lane_is_summarised_and_stays_exact_and_small() {
+    let t = dense_trace(60_000);
+    check_ranges("dense", &t, 300);
+    let index = TimelineIndex::new(&t);
+    let (lo, hi) = index.span_ns;
+    let view = index.view(
+        &t,
+        &TimelineRequest {
+            start_ns: lo,
+            end_ns: hi,
+            width_px: 1000,
+        },
+    );
+    let stream = index
+        .tracks
+        .iter()
+        .position(|tr| matches!(tr.key, TrackKey::Stream { stream: 7, .. }))
+        .expect("stream 7");
+    let lane = view
+        .lanes
+        .iter()
+        .find(|l| l.track == stream as u32)
+        .expect("its lane");
+    // 60,000 kernels, answered with at most a bucket per pixel and the few long kernels.
+    assert!(lane.buckets.len() <= 1000, "{}", lane.buckets.len());
+    assert!(lane.events.len() <= 120, "{}", lane.events.len());
+    let counted: u64 =
+        lane.buckets.iter().map(|b| b.count as u64).sum::<u64>() + lane.events.len() as u64;
+    assert_eq!(counted, 60_000);
+}
+
+#[test]
+fn tracks_are_streams_then_threads_with_their_nesting_depth() {
+    let mut b = TraceBuilder::new();
+    b.cpu_op("outer", 0.0, 100.0);
+    b.cpu_op("inner", 10.0, 20.0);
+    b.kernel("k2", 20, 12.0, 3.0, 40.0, 5.0);
+    b.kernel("k1", 7, 15.0, 3.0, 30.0, 5.0);
+    let t = b.table("t.json");
+    let index = TimelineIndex::new(&t);
+    let names: Vec<&str> = index.tracks.iter().map(|t| t.name.as_str()).collect();
+    assert!(names[0].ends_with("stream 7"), "{names:?}");
+    assert!(names[1].ends_with("stream 20"), "{names:?}");
+    assert!(names[2].starts_with("thread"), "{names:?}");
+    // outer > inner > cudaLaunchKernel: three depths on the host thread.
+    assert_eq!(index.tracks[2].depth, 3, "{:?}", index.tracks[2]);
+    // Zoomed in on the kernel k1: drawn on its own, with its name.
+    let view = index.view(
+        &t,
+        &TimelineRequest {
+            start_ns: 29_000,
+            end_ns: 36_000,
+            width_px: 700,
+        },
+    );
+    let k1: Vec<_> = view
+        .lanes
+        .iter()
+        .flat_map(|l| &l.events)
+        .filter(|e| e.name == "k1")
+        .collect();
+    assert_eq!(k1.len(), 1);
+    assert_eq!((k1[0].start_ns, k1[0].end_ns), (30_000, 35_000));
+}
