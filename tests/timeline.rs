@@ -161,3 +161,29 @@ fn tracks_are_streams_then_threads_with_their_nesting_depth() {
     assert_eq!(k1.len(), 1);
     assert_eq!((k1[0].start_ns, k1[0].end_ns), (30_000, 35_000));
 }
+
+#[test]
+fn a_kernel_shows_its_launch_and_a_launch_its_kernel() {
+    use profile_model::analysis::timeline::{event_details, Relation};
+    let mut b = TraceBuilder::new();
+    b.cpu_op("aten::mm", 0.0, 50.0);
+    b.kernel("gemm", 7, 10.0, 4.0, 20.0, 8.0);
+    let t = b.table("t.json");
+    let kernel = (0..t.len()).find(|&r| t.name_at(r) == "gemm").unwrap();
+    let launch = (0..t.len())
+        .find(|&r| t.name_at(r) == "cudaLaunchKernel")
+        .unwrap();
+    let d = event_details(&t, 0, kernel as u32).expect("details");
+    assert_eq!(
+        (d.name.as_str(), d.start_ns, d.dur_ns),
+        ("gemm", 20_000, 8_000)
+    );
+    assert!(d.track.ends_with("stream 7"), "{}", d.track);
+    assert_eq!(d.partners.len(), 1);
+    assert_eq!(d.partners[0].row as usize, launch);
+    assert_eq!(d.partners[0].relation, Relation::LaunchedBy);
+    let l = event_details(&t, 0, launch as u32).expect("details");
+    assert_eq!(l.partners[0].row as usize, kernel);
+    assert_eq!(l.partners[0].relation, Relation::Launched);
+    assert!(event_details(&t, 0, t.len() as u32).is_none());
+}

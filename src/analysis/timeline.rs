@@ -563,3 +563,113 @@ impl Lane {
         }
     }
 }
+
+/// The worker's answer to a timeline request: the rank's tracks and what is visible.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineAnswer {
+    /// Index into the loaded set's ranks.
+    pub rank_index: usize,
+    pub rank: i64,
+    pub tracks: Vec<TrackInfo>,
+    /// First start and last end of the rank's drawable events, ns.
+    pub span_ns: (i64, i64),
+    pub view: TimelineView,
+}
+
+/// How a partner event is related to the one shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    /// The runtime call that launched this device event (same correlation id).
+    LaunchedBy,
+    /// A device event this call launched (same correlation id).
+    Launched,
+}
+
+/// An event linked to the one shown.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Partner {
+    pub row: u32,
+    pub relation: Relation,
+    pub name: String,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+}
+
+/// Everything the details panel shows about one event.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventDetails {
+    pub rank_index: usize,
+    pub row: u32,
+    pub name: String,
+    pub category: String,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    /// "GPU 0 stream 7", "thread 1234 (python)".
+    pub track: String,
+    /// `args` as written (text of each value).
+    pub args: Vec<(String, String)>,
+    pub partners: Vec<Partner>,
+}
+
+/// Partners of a row at most listed (a graph launch may have thousands of kernels).
+const MAX_PARTNERS: usize = 50;
+
+/// The details of `row` of a rank's table; `None` for a row that is not there.
+pub fn event_details(t: &TraceTable, rank_index: usize, row: u32) -> Option<EventDetails> {
+    let i = row as usize;
+    if i >= t.len() {
+        return None;
+    }
+    let track = drawable(t, i).map_or(String::new(), |(key, _, _)| track_name(t, &key));
+    let args = t
+        .args
+        .iter()
+        .filter_map(|c| {
+            c.find(i)
+                .map(|at| (c.key.clone(), c.json_at(at).to_string()))
+        })
+        .collect();
+    Some(EventDetails {
+        rank_index,
+        row,
+        name: t.name_at(i).to_string(),
+        category: t.category_at(i).unwrap_or("").to_string(),
+        start_ns: t.ts_at(i).unwrap_or(0),
+        dur_ns: t.dur_at(i).unwrap_or(0),
+        track,
+        args,
+        partners: partners(t, i),
+    })
+}
+
+/// The launch of a device event, or the device events of a launch (same correlation id).
+fn partners(t: &TraceTable, i: usize) -> Vec<Partner> {
+    let Some(correlation) = t.correlation_at(i).filter(|c| *c != 0) else {
+        return Vec::new();
+    };
+    let on_device = |r: usize| {
+        matches!(
+            t.kind_at(r),
+            EventKind::Kernel | EventKind::Memcpy | EventKind::Memset | EventKind::AcceleratorOp
+        )
+    };
+    let launch_side = |r: usize| matches!(t.kind_at(r), EventKind::Runtime | EventKind::Driver);
+    let device = on_device(i);
+    (0..t.len())
+        .filter(|&r| r != i && t.correlation_at(r) == Some(correlation))
+        .filter(|&r| if device { launch_side(r) } else { on_device(r) })
+        .take(MAX_PARTNERS)
+        .map(|r| Partner {
+            row: r as u32,
+            relation: if device {
+                Relation::LaunchedBy
+            } else {
+                Relation::Launched
+            },
+            name: t.name_at(r).to_string(),
+            start_ns: t.ts_at(r).unwrap_or(0),
+            dur_ns: t.dur_at(r).unwrap_or(0),
+        })
+        .collect()
+}

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
+use crate::analysis::timeline::{EventDetails, TimelineAnswer, TimelineRequest};
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::table::query::{EventPage, EventQuery, SortBy};
@@ -144,6 +145,10 @@ pub struct PageState {
     pub pending_compare: Option<Vec<String>>,
     /// A comparison was asked of the worker and has not come yet.
     pub comparing: bool,
+    /// The timeline's last answer (about the picked rank, from the worker holding the trace).
+    pub timeline: Option<TimelineAnswer>,
+    /// The event shown in the timeline's details panel.
+    pub event_details: Option<EventDetails>,
 }
 
 impl Default for PageState {
@@ -163,6 +168,8 @@ impl Default for PageState {
             revision: 0,
             pending_compare: None,
             comparing: false,
+            timeline: None,
+            event_details: None,
         }
     }
 }
@@ -276,7 +283,7 @@ impl PageState {
         self.request_error = None;
         self.keep_offer = KeepOffer::Hidden;
         self.saved_available = false;
-        self.events = Events::None;
+        self.clear_views();
         self.query = first_query();
         self.pending_compare = None;
         self.comparing = false;
@@ -445,7 +452,7 @@ impl PageState {
                 shown,
                 why: Detached::WorkerDied,
             };
-            self.events = Events::None;
+            self.clear_views();
             self.request_error = Some(text);
             self.revision += 1;
         } else if let Page::Loading {
@@ -500,6 +507,55 @@ impl PageState {
         }
     }
 
+    /// The events, timeline and details shown belonged to another trace or worker.
+    fn clear_views(&mut self) {
+        self.events = Events::None;
+        self.timeline = None;
+        self.event_details = None;
+    }
+
+    /// The timeline asks what is visible of the picked rank. Refused (nothing posted) when no
+    /// worker holds the trace.
+    pub fn ask_timeline(&mut self, request: TimelineRequest) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Timeline {
+            rank_index: self.rank_index,
+            request,
+        })]
+    }
+
+    /// The worker's timeline answer, kept when it is about the rank picked now.
+    pub fn timeline_answer(&mut self, answer: TimelineAnswer) {
+        if self.worker_answers() && answer.rank_index == self.rank_index {
+            self.timeline = Some(answer);
+        }
+    }
+
+    /// The details panel asks about one event of the picked rank.
+    pub fn ask_event_details(&mut self, row: u32) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::EventDetails {
+            rank_index: self.rank_index,
+            row,
+        })]
+    }
+
+    /// The worker's details of an event, kept when about the rank picked now.
+    pub fn event_details(&mut self, details: EventDetails) {
+        if self.worker_answers() && details.rank_index == self.rank_index {
+            self.event_details = Some(details);
+        }
+    }
+
+    /// Escape: no event selected.
+    pub fn clear_event_details(&mut self) {
+        self.event_details = None;
+    }
+
     /// A request the worker could not serve.
     pub fn request_failed(&mut self, message: String) {
         self.request_error = Some(message);
@@ -545,6 +601,10 @@ impl PageState {
 
     /// The user picked a rank.
     pub fn pick_rank(&mut self, index: usize) {
+        if index != self.rank_index {
+            self.timeline = None;
+            self.event_details = None;
+        }
         self.rank_index = index;
     }
 
@@ -592,7 +652,7 @@ impl PageState {
         self.rank_index = 0;
         self.revision += 1;
         self.keep_offer = KeepOffer::Hidden;
-        self.events = Events::None;
+        self.clear_views();
         self.request_error = None;
         effects
     }

@@ -398,3 +398,45 @@ fn separate_runs_are_compared_by_the_worker_that_holds_them() {
     s.compared(a_comparison());
     assert!(s.shown().unwrap().comparison.is_none());
 }
+
+fn timeline_answer(rank_index: usize) -> TimelineAnswer {
+    TimelineAnswer {
+        rank_index,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_timeline_asks_only_a_worker_holding_the_trace_and_forgets_another_traces_answer() {
+    let request = TimelineRequest {
+        start_ns: 0,
+        end_ns: 1000,
+        width_px: 100,
+    };
+    let mut s = PageState::default();
+    assert!(s.ask_timeline(request).is_empty(), "nothing loaded");
+    let mut s = loaded_state("a.json");
+    assert!(has(&s.ask_timeline(request), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Timeline { rank_index: 0, .. })
+    )));
+    s.timeline_answer(timeline_answer(0));
+    s.event_details(EventDetails::default());
+    assert!(s.timeline.is_some() && s.event_details.is_some());
+    // An answer about another rank than the one picked now is dropped.
+    s.pick_rank(1);
+    assert!(s.timeline.is_none() && s.event_details.is_none());
+    s.timeline_answer(timeline_answer(0));
+    assert!(s.timeline.is_none());
+    // A new load: the old trace's timeline goes, whatever worker answers late.
+    s.pick_rank(0);
+    s.timeline_answer(timeline_answer(0));
+    s.start_load(Some("b.json:10:0".into()));
+    assert!(s.timeline.is_none());
+    s.timeline_answer(timeline_answer(0));
+    assert!(s.timeline.is_none(), "no worker answers while loading");
+    // Saved results: the timeline needs the file again.
+    s.current_worker_died("gone".into());
+    assert!(s.ask_timeline(request).is_empty());
+    assert!(s.ask_event_details(3).is_empty());
+}

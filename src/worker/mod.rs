@@ -23,6 +23,8 @@ use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 #[cfg(target_arch = "wasm32")]
 use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
 #[cfg(target_arch = "wasm32")]
+use crate::analysis::timeline::{event_details, TimelineAnswer, TimelineIndex, TimelineRequest};
+#[cfg(target_arch = "wasm32")]
 use crate::report::diagnosis::diagnose;
 #[cfg(target_arch = "wasm32")]
 use crate::table::query::{export_csv, query_events};
@@ -37,6 +39,8 @@ thread_local! {
     /// The analyses of the kept set, run once per mode: `[exact, HTA-compatible]` (the report and
     /// the deeper views share the exact ones; the HTA-compatible ones run only when asked for).
     static ANALYSES: RefCell<[Option<(AllAnalyses, Vec<AnalysisTiming>)>; 2]> = const { RefCell::new([None, None]) };
+    /// The timeline index of each rank, built when the timeline first asks for it.
+    static TIMELINES: RefCell<Vec<Option<TimelineIndex>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Milliseconds from the worker's high-resolution clock.
@@ -159,7 +163,46 @@ fn on_message(event: MessageEvent) {
             csv: export_csv(set, &query),
         }),
         ToWorker::Compare { baseline_files } => compare_runs(&baseline_files),
+        ToWorker::Timeline {
+            rank_index,
+            request,
+        } => with_set(|set| timeline(set, rank_index, &request)),
+        ToWorker::EventDetails { rank_index, row } => with_set(|set| {
+            set.ranks
+                .get(rank_index)
+                .and_then(|r| event_details(&r.table, rank_index, row))
+                .map_or_else(
+                    || FromWorker::Error {
+                        message: format!("no event {row} in rank {rank_index}"),
+                    },
+                    |d| FromWorker::EventDetails(Box::new(d)),
+                )
+        }),
     }
+}
+
+/// The timeline of one rank in a range (its index is built on first use, then kept).
+#[cfg(target_arch = "wasm32")]
+fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> FromWorker {
+    let Some(rank) = set.ranks.get(rank_index) else {
+        return FromWorker::Error {
+            message: format!("no rank {rank_index} in the loaded set"),
+        };
+    };
+    TIMELINES.with(|t| {
+        let mut kept = t.borrow_mut();
+        if kept.len() < set.ranks.len() {
+            kept.resize_with(set.ranks.len(), || None);
+        }
+        let index = kept[rank_index].get_or_insert_with(|| TimelineIndex::new(&rank.table));
+        FromWorker::Timeline(Box::new(TimelineAnswer {
+            rank_index,
+            rank: rank.rank,
+            tracks: index.tracks.clone(),
+            span_ns: index.span_ns,
+            view: index.view(&rank.table, request),
+        }))
+    })
 }
 
 /// Compares two runs of the kept set (its ranks are moved out and back, not copied).

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::summary::Summary;
+use crate::analysis::timeline::{EventDetails, TimelineAnswer, TimelineRequest};
 use crate::report::diagnosis::DiagnosisReport;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
@@ -33,6 +34,13 @@ pub enum ToWorker {
     Export { query: EventQuery },
     /// Compare the kept set's files named in `baseline_files` (one run) with its other files.
     Compare { baseline_files: Vec<String> },
+    /// What the timeline shows of rank `rank_index` in a range at a width.
+    Timeline {
+        rank_index: usize,
+        request: TimelineRequest,
+    },
+    /// The details of one event of rank `rank_index` (the timeline's details panel).
+    EventDetails { rank_index: usize, row: u32 },
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
     /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
     Read { job: u32 },
@@ -212,6 +220,10 @@ pub enum FromWorker {
     Compared {
         comparison: Box<crate::report::compare::Comparison>,
     },
+    /// What the timeline shows.
+    Timeline(Box<TimelineAnswer>),
+    /// One event's details.
+    EventDetails(Box<EventDetails>),
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
         message: String,
