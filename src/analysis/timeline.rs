@@ -236,6 +236,7 @@ fn track_name(t: &TraceTable, key: &TrackKey) -> String {
         TrackKey::Stream { device, stream } => format!("GPU {device} stream {stream}"),
         TrackKey::Thread { pid, tid } => {
             match t.metadata.thread_names.get(&format!("{pid}/{tid}")) {
+                Some(name) if name.contains(tid.as_str()) => name.clone(),
                 Some(name) => format!("thread {tid} ({name})"),
                 None => format!("thread {tid}"),
             }

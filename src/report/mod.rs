@@ -25,4 +25,5 @@ pub mod redact;
 pub mod report_view;
 pub mod rules;
 pub mod text;
+pub mod timeline_view;
 pub mod wording;

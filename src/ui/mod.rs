@@ -10,6 +10,7 @@ mod cache;
 mod compare;
 mod explore;
 mod report_view;
+mod timeline;
 mod view;
 
 use std::cell::RefCell;
@@ -362,6 +363,8 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         }
         FromWorker::Error { message } => state.page.update(|p| p.request_failed(message)),
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
+        FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
+        FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
         _ => {}
     }
 }

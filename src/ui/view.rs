@@ -40,6 +40,7 @@ pub fn app(state: AppState) -> impl IntoView {
             {move || has_results.get().then(|| ranks(state))}
             {move || has_results.get().then(|| diagnostics(state))}
             {move || has_results.get().then(|| report(state))}
+            {move || has_results.get().then(|| view! { <super::timeline::TimelinePanel state/> })}
             {move || has_results.get().then(|| deeper(state))}
             {move || has_results.get().then(|| super::explore::explore(state))}
         </main>

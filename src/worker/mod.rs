@@ -195,6 +195,16 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
             kept.resize_with(set.ranks.len(), || None);
         }
         let index = kept[rank_index].get_or_insert_with(|| TimelineIndex::new(&rank.table));
+        // An empty range asks for the whole trace.
+        let request = if request.end_ns <= request.start_ns {
+            &TimelineRequest {
+                start_ns: index.span_ns.0,
+                end_ns: index.span_ns.1,
+                width_px: request.width_px,
+            }
+        } else {
+            request
+        };
         FromWorker::Timeline(Box::new(TimelineAnswer {
             rank_index,
             rank: rank.rank,

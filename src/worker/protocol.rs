@@ -34,7 +34,8 @@ pub enum ToWorker {
     Export { query: EventQuery },
     /// Compare the kept set's files named in `baseline_files` (one run) with its other files.
     Compare { baseline_files: Vec<String> },
-    /// What the timeline shows of rank `rank_index` in a range at a width.
+    /// What the timeline shows of rank `rank_index` in a range at a width (an empty range: the
+    /// whole trace).
     Timeline {
         rank_index: usize,
         request: TimelineRequest,

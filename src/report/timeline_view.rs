@@ -1,0 +1,301 @@
+//! The timeline's view logic, plain and tested natively: the visible range and how wheel, drag and
+//! W/A/S/D change it, the lanes' layout, the time axis, what is under the pointer, and the view in
+//! the URL hash. The page's `ui::timeline` draws with it.
+
+use crate::analysis::timeline::{TimelineAnswer, TimelineView};
+use crate::report::format;
+
+/// Height of one lane, CSS pixels.
+pub const LANE_PX: f64 = 16.0;
+/// Height of the time axis above the lanes.
+pub const AXIS_PX: f64 = 22.0;
+/// Width of the track names on the left.
+pub const GUTTER_PX: f64 = 170.0;
+/// The narrowest range a user can zoom to, ns.
+const MIN_RANGE_NS: f64 = 100.0;
+
+/// The visible time range, ns (fractional while zooming, so that zoom in and out return exactly).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Viewport {
+    pub start_ns: f64,
+    pub end_ns: f64,
+}
+
+impl Viewport {
+    pub fn new(start_ns: i64, end_ns: i64) -> Viewport {
+        Viewport {
+            start_ns: start_ns as f64,
+            end_ns: (end_ns as f64).max(start_ns as f64 + 1.0),
+        }
+    }
+
+    pub fn len(&self) -> f64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// Zoom by `factor` (< 1 zooms in) keeping the time at `at` (0-1 across the width) in place.
+    pub fn zoom_at(self, at: f64, factor: f64) -> Viewport {
+        let at = at.clamp(0.0, 1.0);
+        let pivot = self.start_ns + at * self.len();
+        let len = (self.len() * factor).max(MIN_RANGE_NS);
+        Viewport {
+            start_ns: pivot - at * len,
+            end_ns: pivot + (1.0 - at) * len,
+        }
+    }
+
+    /// Move by `fraction` of the width (positive: later).
+    pub fn pan(self, fraction: f64) -> Viewport {
+        let d = fraction * self.len();
+        Viewport {
+            start_ns: self.start_ns + d,
+            end_ns: self.end_ns + d,
+        }
+    }
+
+    /// Kept within the trace's span (the range never leaves it entirely, nor grows past it).
+    pub fn within(self, span: (i64, i64)) -> Viewport {
+        let (lo, hi) = (span.0 as f64, (span.1 as f64).max(span.0 as f64 + 1.0));
+        let len = self.len().min(hi - lo).max(MIN_RANGE_NS.min(hi - lo));
+        let start = self.start_ns.clamp(lo, hi - len);
+        Viewport {
+            start_ns: start,
+            end_ns: start + len,
+        }
+    }
+
+    /// A key's change: W/S zoom in/out at the middle, A/D pan a fifth of the width.
+    pub fn key(self, key: &str) -> Option<Viewport> {
+        match key {
+            "w" | "W" => Some(self.zoom_at(0.5, 0.7)),
+            "s" | "S" => Some(self.zoom_at(0.5, 1.0 / 0.7)),
+            "a" | "A" => Some(self.pan(-0.2)),
+            "d" | "D" => Some(self.pan(0.2)),
+            _ => None,
+        }
+    }
+
+    /// The time at `x` pixels of `width`.
+    pub fn time_at(&self, x: f64, width: f64) -> f64 {
+        self.start_ns + x / width.max(1.0) * self.len()
+    }
+
+    /// The x of time `t` at `width`.
+    pub fn x_of(&self, t: f64, width: f64) -> f64 {
+        (t - self.start_ns) / self.len() * width
+    }
+}
+
+/// Wheel zoom factor for a wheel delta (pixels): a notch of 100 zooms by about 1.25.
+pub fn wheel_factor(delta_y: f64) -> f64 {
+    (delta_y.clamp(-500.0, 500.0) * 0.00223).exp()
+}
+
+/// One drawn row: a lane of a track, at `y` (CSS px from the top of the lanes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaneRow {
+    pub track: u32,
+    pub depth: u16,
+    pub y: f64,
+    /// The track's first row carries its name.
+    pub label: Option<String>,
+}
+
+/// Rows of the lanes to draw: every depth of an open track, the first of a collapsed one.
+pub fn layout(answer: &TimelineAnswer, collapsed: &[u32]) -> Vec<LaneRow> {
+    let mut rows = Vec::new();
+    for (i, track) in answer.tracks.iter().enumerate() {
+        let i = i as u32;
+        let depths = if collapsed.contains(&i) {
+            1
+        } else {
+            track.depth.max(1)
+        };
+        for depth in 0..depths {
+            rows.push(LaneRow {
+                track: i,
+                depth,
+                y: rows.len() as f64 * LANE_PX,
+                label: (depth == 0).then(|| {
+                    let sign = if collapsed.contains(&i) { "▸" } else { "▾" };
+                    format!("{sign} {}", track.name)
+                }),
+            });
+        }
+    }
+    rows
+}
+
+/// The row under `y` (CSS px from the top of the lanes).
+pub fn row_at(rows: &[LaneRow], y: f64) -> Option<&LaneRow> {
+    if y < 0.0 {
+        return None;
+    }
+    rows.get((y / LANE_PX) as usize)
+}
+
+/// The event drawn under `x` (px from the lanes' left edge, of `width`) in a row: its table row.
+pub fn event_at(
+    view: &TimelineView,
+    viewport: &Viewport,
+    row: &LaneRow,
+    x: f64,
+    width: f64,
+) -> Option<u32> {
+    let lane = view
+        .lanes
+        .iter()
+        .find(|l| l.track == row.track && l.depth == row.depth)?;
+    let t = viewport.time_at(x, width);
+    let slack = 2.0 * viewport.len() / width.max(1.0);
+    lane.events
+        .iter()
+        .filter(|e| (e.start_ns as f64) - slack <= t && t <= (e.end_ns as f64) + slack)
+        .min_by_key(|e| e.end_ns - e.start_ns)
+        .map(|e| e.row)
+}
+
+/// A tick of the time axis: its x and its label (relative to the trace's start).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tick {
+    pub x: f64,
+    pub label: String,
+}
+
+/// Ticks at a round step (1, 2 or 5 × 10^k ns) about every 100 px, labelled from `origin_ns`.
+pub fn ticks(viewport: &Viewport, width: f64, origin_ns: f64) -> Vec<Tick> {
+    let target = viewport.len() * 100.0 / width.max(1.0);
+    let magnitude = 10f64.powf(target.max(1.0).log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= target)
+        .unwrap_or(10.0 * magnitude);
+    let first = ((viewport.start_ns - origin_ns) / step).ceil() * step + origin_ns;
+    let mut out = Vec::new();
+    let mut t = first;
+    while t <= viewport.end_ns && out.len() < 200 {
+        out.push(Tick {
+            x: viewport.x_of(t, width),
+            label: tick_label(t - origin_ns, step, (viewport.end_ns - origin_ns).abs()),
+        });
+        t += step;
+    }
+    out
+}
+
+/// A tick's time in the unit of the largest time shown (`scale_ns`), with the decimals the step
+/// between ticks needs (`41.3675 s` for ticks 0.5 ms apart, 41 s into the trace).
+pub fn tick_label(ns: f64, step_ns: f64, scale_ns: f64) -> String {
+    let scale = scale_ns.max(step_ns);
+    let (unit, name) = if scale < 1e3 {
+        (1.0, "ns")
+    } else if scale < 1e6 {
+        (1e3, "µs")
+    } else if scale < 1e9 {
+        (1e6, "ms")
+    } else {
+        (1e9, "s")
+    };
+    let decimals = (-(step_ns / unit).log10()).ceil().clamp(0.0, 6.0) as usize;
+    format!("{} {name}", format::decimal(ns / unit, decimals))
+}
+
+/// A duration in readable units (ns, µs, ms, s).
+pub fn duration_label(ns: f64) -> String {
+    let a = ns.abs();
+    if a < 1e3 {
+        format!("{ns:.0} ns")
+    } else if a < 1e6 {
+        format!("{} µs", trim(ns / 1e3))
+    } else if a < 1e9 {
+        format!("{} ms", trim(ns / 1e6))
+    } else {
+        format!("{} s", trim(ns / 1e9))
+    }
+}
+
+fn trim(x: f64) -> String {
+    let s = format::decimal(x, 3);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The view in the URL hash: `timeline=RANK_INDEX:START_NS-END_NS`.
+pub fn hash_of(rank_index: usize, viewport: &Viewport) -> String {
+    format!(
+        "timeline={rank_index}:{}-{}",
+        viewport.start_ns.round() as i64,
+        viewport.end_ns.round() as i64
+    )
+}
+
+/// The view a URL hash names, if it names one.
+pub fn parse_hash(hash: &str) -> Option<(usize, Viewport)> {
+    let rest = hash
+        .trim_start_matches('#')
+        .split('&')
+        .find_map(|p| p.strip_prefix("timeline="))?;
+    let (rank, range) = rest.split_once(':')?;
+    let (start, end) = range.rsplit_once('-')?;
+    let (start, end): (i64, i64) = (start.parse().ok()?, end.parse().ok()?);
+    let rank: usize = rank.parse().ok()?;
+    (end > start).then(|| (rank, Viewport::new(start, end)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zoom_keeps_the_time_under_the_pointer_and_returns_exactly() {
+        let v = Viewport::new(1000, 11_000);
+        let z = v.zoom_at(0.25, 0.5);
+        assert_eq!(z.len(), 5000.0);
+        assert_eq!(v.time_at(250.0, 1000.0), z.time_at(250.0, 1000.0));
+        let back = z.zoom_at(0.25, 2.0);
+        assert!((back.start_ns - 1000.0).abs() < 1e-6 && (back.end_ns - 11_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn keys_zoom_and_pan_and_other_keys_do_nothing() {
+        let v = Viewport::new(0, 10_000);
+        assert!(v.key("w").unwrap().len() < v.len());
+        assert!(v.key("S").unwrap().len() > v.len());
+        assert_eq!(v.key("d").unwrap().start_ns, 2000.0);
+        assert_eq!(v.key("a").unwrap().start_ns, -2000.0);
+        assert_eq!(v.key("x"), None);
+    }
+
+    #[test]
+    fn the_range_stays_within_the_trace() {
+        let v = Viewport::new(-5000, 5000).within((0, 8000));
+        assert_eq!((v.start_ns, v.end_ns), (0.0, 8000.0));
+        let v = Viewport::new(7000, 9000).within((0, 8000));
+        assert_eq!((v.start_ns, v.end_ns), (6000.0, 8000.0));
+    }
+
+    #[test]
+    fn ticks_are_round_and_readable() {
+        let v = Viewport::new(1_000_000, 2_000_000);
+        let t = ticks(&v, 1000.0, 1_000_000.0);
+        assert_eq!(t[0].label, "0.0 ms");
+        assert_eq!(t[1].label, "0.1 ms");
+        assert_eq!(tick_label(41_367_500_000.0, 500_000.0, 41.4e9), "41.3675 s");
+        assert_eq!(t.len(), 11);
+        assert_eq!(duration_label(1.5e9), "1.5 s");
+        assert_eq!(duration_label(2.25e6), "2.25 ms");
+    }
+
+    #[test]
+    fn the_hash_round_trips_and_bad_ones_are_ignored() {
+        let v = Viewport::new(123, 456_789);
+        assert_eq!(parse_hash(&format!("#{}", hash_of(2, &v))), Some((2, v)));
+        assert_eq!(parse_hash("#timeline=1:500-400"), None);
+        assert_eq!(parse_hash("#other"), None);
+        assert_eq!(parse_hash("#timeline=x:1-2"), None);
+    }
+}

@@ -1,0 +1,472 @@
+//! The timeline: a canvas of the picked rank's GPU streams and CPU threads, drawn from the worker's
+//! level-of-detail answers, with wheel/drag/W-A-S-D navigation, a details panel and the view in the
+//! URL hash. The logic (range, layout, axis, hit-testing, hash) is `report::timeline_view`.
+
+use leptos::html::Canvas;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::CanvasRenderingContext2d;
+
+use super::AppState;
+use crate::analysis::timeline::{
+    EventClass, EventDetails, Relation, TimelineAnswer, TimelineRequest,
+};
+use crate::report::timeline_view::{
+    duration_label, event_at, hash_of, layout, parse_hash, row_at, ticks, wheel_factor, LaneRow,
+    Viewport, AXIS_PX, GUTTER_PX, LANE_PX,
+};
+
+/// Fill colour of an event class.
+fn colour(class: EventClass) -> &'static str {
+    match class {
+        EventClass::Compute => "#4e79a7",
+        EventClass::Communication => "#e15759",
+        EventClass::Memory => "#f28e2b",
+        EventClass::GpuOther => "#9d9da1",
+        EventClass::CpuOp => "#59a14f",
+        EventClass::Runtime => "#edc948",
+        EventClass::Python => "#b07aa1",
+        EventClass::Annotation => "#76b7b2",
+        EventClass::Other => "#9c755f",
+    }
+}
+
+/// Requests to the worker, one at a time: a change while one is out waits, and only the latest
+/// waiting one is sent when the answer comes.
+#[derive(Clone, Copy, Default)]
+struct Requests {
+    out_since_ms: Option<f64>,
+    waiting: Option<TimelineRequest>,
+}
+
+fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+fn ask(state: AppState, requests: RwSignal<Requests>, request: TimelineRequest) {
+    let out = requests.with_untracked(|r| r.out_since_ms);
+    // An answer that never came (another rank picked meanwhile) does not block for more than 2 s.
+    if out.is_some_and(|t| now_ms() - t < 2000.0) {
+        requests.update_untracked(|r| r.waiting = Some(request));
+        return;
+    }
+    requests.update_untracked(|r| {
+        r.out_since_ms = Some(now_ms());
+        r.waiting = None;
+    });
+    super::apply(state, |p| p.ask_timeline(request));
+}
+
+fn request_of(vp: &Viewport, width: f64) -> TimelineRequest {
+    TimelineRequest {
+        start_ns: vp.start_ns.floor() as i64,
+        end_ns: vp.end_ns.ceil() as i64,
+        width_px: width.max(1.0) as u32,
+    }
+}
+
+/// Width of the lanes' area of the canvas, CSS px.
+fn lanes_width(canvas: &web_sys::HtmlCanvasElement) -> f64 {
+    (canvas.client_width() as f64 - GUTTER_PX).max(50.0)
+}
+
+#[component]
+pub fn TimelinePanel(state: AppState) -> impl IntoView {
+    let canvas_ref = NodeRef::<Canvas>::new();
+    let viewport = RwSignal::new(None::<Viewport>);
+    let collapsed = RwSignal::new(Vec::<u32>::new());
+    let requests = RwSignal::new(Requests::default());
+    let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
+    let answer = state.select(|p| p.timeline.clone());
+    let rank_index = state.select(|p| p.rank_index);
+    let answers = state.select(|p| p.worker_answers());
+    let details = state.select(|p| p.event_details.clone());
+
+    // A new trace or rank: ask for the whole span (or the range the URL names).
+    Effect::new(move |_| {
+        state.loaded.track();
+        let index = rank_index.get();
+        if !answers.get() {
+            return;
+        }
+        let from_hash = window()
+            .location()
+            .hash()
+            .ok()
+            .and_then(|h| parse_hash(&h))
+            .filter(|(r, _)| *r == index)
+            .map(|(_, v)| v);
+        viewport.set(from_hash);
+        requests.set(Requests::default());
+        let request = from_hash.map_or(
+            TimelineRequest {
+                start_ns: 0,
+                end_ns: 0,
+                width_px: 1200,
+            },
+            |v| request_of(&v, 1200.0),
+        );
+        ask(state, requests, request);
+    });
+    // An answer: the first one sets the range; a waiting request goes out.
+    Effect::new(move |_| {
+        let Some(a) = answer.get() else { return };
+        requests.update_untracked(|r| r.out_since_ms = None);
+        if viewport.get_untracked().is_none() {
+            viewport.set(Some(Viewport::new(a.view.start_ns, a.view.end_ns)));
+        }
+        if let Some(next) = requests.with_untracked(|r| r.waiting) {
+            ask(state, requests, next);
+        }
+    });
+    // The range changed: ask for it, and keep it in the URL.
+    Effect::new(move |_| {
+        let Some(vp) = viewport.get() else { return };
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        let current = answer.with_untracked(|a| {
+            a.as_ref()
+                .map(|a| (a.view.start_ns, a.view.end_ns, a.view.width_px))
+        });
+        let request = request_of(&vp, lanes_width(&canvas));
+        if current != Some((request.start_ns, request.end_ns, request.width_px)) {
+            ask(state, requests, request);
+        }
+        if let Ok(history) = window().history() {
+            let hash = format!("#{}", hash_of(rank_index.get_untracked(), &vp));
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
+        }
+    });
+    // Draw whenever the range, the answer or the layout changes.
+    Effect::new(move |_| {
+        let vp = viewport.get();
+        let collapsed = collapsed.get();
+        let Some(canvas) = canvas_ref.get() else {
+            return;
+        };
+        answer.with(|a| {
+            if let (Some(a), Some(vp)) = (a, vp) {
+                draw(&canvas, a, &vp, &collapsed, details.get().as_ref());
+            }
+        });
+    });
+
+    let set_view = move |v: Viewport| {
+        let span = answer.with_untracked(|a| a.as_ref().map(|a| a.span_ns));
+        viewport.set(Some(span.map_or(v, |s| v.within(s))));
+    };
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        let (Some(vp), Some(canvas)) = (viewport.get_untracked(), canvas_ref.get_untracked())
+        else {
+            return;
+        };
+        ev.prevent_default();
+        let w = lanes_width(&canvas);
+        let at = (ev.offset_x() as f64 - GUTTER_PX) / w;
+        if ev.shift_key() || ev.delta_x().abs() > ev.delta_y().abs() {
+            let d = if ev.delta_x() != 0.0 {
+                ev.delta_x()
+            } else {
+                ev.delta_y()
+            };
+            set_view(vp.pan(d / w));
+        } else {
+            set_view(vp.zoom_at(at, wheel_factor(ev.delta_y())));
+        }
+    };
+    let on_down = move |ev: web_sys::MouseEvent| {
+        if let Some(vp) = viewport.get_untracked() {
+            drag.set_value(Some((ev.offset_x() as f64, vp, false)));
+        }
+    };
+    let on_move = move |ev: web_sys::MouseEvent| {
+        let Some((x0, vp0, _)) = drag.get_value() else {
+            return;
+        };
+        let Some(canvas) = canvas_ref.get_untracked() else {
+            return;
+        };
+        let dx = ev.offset_x() as f64 - x0;
+        if dx.abs() >= 3.0 {
+            drag.set_value(Some((x0, vp0, true)));
+            set_view(vp0.pan(-dx / lanes_width(&canvas)));
+        }
+    };
+    let on_up = move |ev: web_sys::MouseEvent| {
+        let dragged = drag.get_value().is_some_and(|d| d.2);
+        drag.set_value(None);
+        if !dragged {
+            click(state, &ev, canvas_ref, viewport, collapsed, answer);
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let key = ev.key();
+        if key == "Escape" {
+            state.page.update(|p| p.clear_event_details());
+            return;
+        }
+        if let Some(v) = viewport.get_untracked().and_then(|vp| vp.key(&key)) {
+            ev.prevent_default();
+            set_view(v);
+        }
+    };
+    let reset = move |_| {
+        if let Some(a) = answer.get_untracked() {
+            set_view(Viewport::new(a.span_ns.0, a.span_ns.1));
+        }
+    };
+
+    let attr = move |f: fn(&Viewport) -> f64| {
+        move || {
+            viewport
+                .get()
+                .map_or(String::new(), |v| format!("{:.3}", f(&v) / 1000.0))
+        }
+    };
+    let drawn = move || {
+        answer
+            .with(|a| a.as_ref().map_or(0, |a| a.view.drawn_items()))
+            .to_string()
+    };
+    let rank = move || answer.with(|a| a.as_ref().map_or(String::new(), |a| a.rank.to_string()));
+    let range_text = move || {
+        viewport
+            .get()
+            .map_or("Asking the worker for the timeline…".to_string(), |v| {
+                format!(
+                    "{} shown · wheel zooms, drag pans, W/A/S/D, click an event",
+                    duration_label(v.len())
+                )
+            })
+    };
+    let height = move || {
+        answer.with(|a| {
+            let rows = a.as_ref().map_or(0, |a| layout(a, &collapsed.get()).len());
+            format!("height: {}px", AXIS_PX + rows.max(1) as f64 * LANE_PX)
+        })
+    };
+    view! {
+        <section id="timeline-panel" class="panel">
+            <div class="panel-head">
+                <h2>"Timeline"</h2>
+                <button class="link" on:click=reset>"Whole trace"</button>
+            </div>
+            <p class="muted" id="timeline-range">{range_text}</p>
+            <canvas id="timeline" node_ref=canvas_ref tabindex="0" style=height
+                data-visible-start-us=attr(|v| v.start_ns) data-visible-end-us=attr(|v| v.end_ns)
+                data-rank=rank data-drawn-items=drawn
+                on:wheel=on_wheel on:mousedown=on_down on:mousemove=on_move on:mouseup=on_up
+                on:mouseleave=move |_| drag.set_value(None) on:keydown=on_key></canvas>
+            {move || details.get().map(|d| {
+                let origin_ns = answer.with_untracked(|a| a.as_ref().map_or(0, |a| a.span_ns.0));
+                view! { <Details details=d origin_ns state viewport/> }
+            })}
+        </section>
+    }
+}
+
+/// A click: on a track's name, open or close it; on an event, show its details.
+fn click(
+    state: AppState,
+    ev: &web_sys::MouseEvent,
+    canvas_ref: NodeRef<Canvas>,
+    viewport: RwSignal<Option<Viewport>>,
+    collapsed: RwSignal<Vec<u32>>,
+    answer: Memo<Option<TimelineAnswer>>,
+) {
+    let (Some(canvas), Some(vp)) = (canvas_ref.get_untracked(), viewport.get_untracked()) else {
+        return;
+    };
+    let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64 - AXIS_PX);
+    let hit = answer.with_untracked(|a| {
+        let a = a.as_ref()?;
+        let rows = layout(a, &collapsed.get_untracked());
+        let row = row_at(&rows, y)?.clone();
+        if x < GUTTER_PX {
+            return Some(Err(row.track));
+        }
+        event_at(&a.view, &vp, &row, x - GUTTER_PX, lanes_width(&canvas)).map(Ok)
+    });
+    match hit {
+        Some(Err(track)) => collapsed.update(|c| {
+            if let Some(i) = c.iter().position(|t| *t == track) {
+                c.remove(i);
+            } else {
+                c.push(track);
+            }
+        }),
+        Some(Ok(row)) => super::apply(state, |p| p.ask_event_details(row)),
+        None => state.page.update(|p| p.clear_event_details()),
+    }
+}
+
+/// The details panel of the selected event, with its launch or its kernels.
+#[component]
+fn Details(
+    details: EventDetails,
+    /// The trace's first timestamp: starts are shown from it.
+    origin_ns: i64,
+    state: AppState,
+    viewport: RwSignal<Option<Viewport>>,
+) -> impl IntoView {
+    let partners = details
+        .partners
+        .iter()
+        .map(|p| {
+            let (row, start, dur) = (p.row, p.start_ns, p.dur_ns);
+            let label = match p.relation {
+                Relation::LaunchedBy => "Launched by",
+                Relation::Launched => "Launched",
+            };
+            let jump = move |_| {
+                if let Some(vp) = viewport.get_untracked() {
+                    let len = vp.len().max(dur as f64 * 4.0);
+                    let mid = start as f64 + dur as f64 / 2.0;
+                    viewport.set(Some(Viewport {
+                        start_ns: mid - len / 2.0,
+                        end_ns: mid + len / 2.0,
+                    }));
+                }
+                super::apply(state, |p| p.ask_event_details(row));
+            };
+            view! {
+                <li data-partner-row=row.to_string()>
+                    {format!("{label}: ")}<code>{p.name.clone()}</code>
+                    {format!(" ({})", duration_label(dur as f64))}" "
+                    <button class="link partner-jump" on:click=jump>"Go to it"</button>
+                </li>
+            }
+        })
+        .collect_view();
+    let args = details
+        .args
+        .iter()
+        .map(|(k, v)| view! { <tr><td>{k.clone()}</td><td><code>{v.clone()}</code></td></tr> })
+        .collect_view();
+    let start_us = details.start_ns as f64 / 1000.0;
+    let dur_us = details.dur_ns as f64 / 1000.0;
+    view! {
+        <aside id="event-details" class="event-details" data-row=details.row.to_string()>
+            <h3 data-metric="event-name" data-value=details.name.clone()>{details.name.clone()}</h3>
+            <dl class="facts">
+                <div><dt>"Track"</dt><dd>{details.track.clone()}</dd></div>
+                <div><dt>"Category"</dt><dd>{details.category.clone()}</dd></div>
+                <div><dt>"Start"</dt><dd data-metric="event-start-us" data-value=start_us.to_string()>{format!("{} from the trace start", duration_label((details.start_ns - origin_ns) as f64))}</dd></div>
+                <div><dt>"Duration"</dt><dd data-metric="event-dur-us" data-value=dur_us.to_string()>{duration_label(details.dur_ns as f64)}</dd></div>
+            </dl>
+            <ul class="partners">{partners}</ul>
+            <div class="table-wrap"><table><tbody>{args}</tbody></table></div>
+            <p class="muted">"Escape closes this panel."</p>
+        </aside>
+    }
+}
+
+fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas.get_context("2d").ok()??.dyn_into().ok()
+}
+
+/// Draws the answer at the current range (an answer for another range is stretched until the
+/// worker's next one comes, so zoom and pan never wait).
+fn draw(
+    canvas: &web_sys::HtmlCanvasElement,
+    a: &TimelineAnswer,
+    vp: &Viewport,
+    collapsed: &[u32],
+    selected: Option<&EventDetails>,
+) {
+    let rows = layout(a, collapsed);
+    let ratio = window().device_pixel_ratio();
+    let (css_w, css_h) = (
+        canvas.client_width() as f64,
+        AXIS_PX + rows.len().max(1) as f64 * LANE_PX,
+    );
+    canvas.set_width((css_w * ratio) as u32);
+    canvas.set_height((css_h * ratio) as u32);
+    let Some(cx) = context(canvas) else { return };
+    let _ = cx.scale(ratio, ratio);
+    cx.clear_rect(0.0, 0.0, css_w, css_h);
+    let w = (css_w - GUTTER_PX).max(50.0);
+    draw_axis(&cx, vp, w, css_h, a.span_ns.0 as f64);
+    for row in &rows {
+        draw_row(&cx, a, vp, row, w, selected.map(|d| d.row));
+    }
+}
+
+fn draw_axis(cx: &CanvasRenderingContext2d, vp: &Viewport, w: f64, h: f64, origin: f64) {
+    cx.set_font("11px system-ui, sans-serif");
+    cx.set_fill_style_str("#888");
+    cx.set_stroke_style_str("rgba(128,128,128,0.25)");
+    for t in ticks(vp, w, origin) {
+        let x = GUTTER_PX + t.x;
+        cx.begin_path();
+        cx.move_to(x, AXIS_PX - 4.0);
+        cx.line_to(x, h);
+        cx.stroke();
+        let _ = cx.fill_text(&t.label, x + 3.0, 13.0);
+    }
+}
+
+fn draw_row(
+    cx: &CanvasRenderingContext2d,
+    a: &TimelineAnswer,
+    vp: &Viewport,
+    row: &LaneRow,
+    w: f64,
+    selected: Option<u32>,
+) {
+    let y = AXIS_PX + row.y;
+    if let Some(label) = &row.label {
+        cx.set_fill_style_str("#888");
+        let _ = cx.fill_text_with_max_width(label, 4.0, y + 12.0, GUTTER_PX - 8.0);
+        cx.set_fill_style_str("rgba(128,128,128,0.15)");
+        cx.fill_rect(GUTTER_PX, y, w, 0.5);
+    }
+    let Some(lane) = a
+        .view
+        .lanes
+        .iter()
+        .find(|l| l.track == row.track && l.depth == row.depth)
+    else {
+        return;
+    };
+    let px_ns = (a.view.end_ns - a.view.start_ns) as f64 / a.view.width_px.max(1) as f64;
+    for b in &lane.buckets {
+        let t0 = a.view.start_ns as f64 + b.px as f64 * px_ns;
+        let x0 = vp.x_of(t0, w);
+        let x1 = vp.x_of(t0 + px_ns, w);
+        if x1 < 0.0 || x0 > w {
+            continue;
+        }
+        cx.set_global_alpha((b.busy_ns as f64 / px_ns).clamp(0.3, 1.0));
+        cx.set_fill_style_str(colour(b.class));
+        cx.fill_rect(
+            GUTTER_PX + x0.max(0.0),
+            y + 1.0,
+            (x1 - x0.max(0.0)).max(1.0),
+            LANE_PX - 2.0,
+        );
+    }
+    cx.set_global_alpha(1.0);
+    for e in &lane.events {
+        let x0 = vp.x_of(e.start_ns as f64, w).max(0.0);
+        let x1 = vp.x_of(e.end_ns as f64, w).min(w);
+        if x1 < 0.0 || x0 > w {
+            continue;
+        }
+        let width = (x1 - x0).max(1.0);
+        cx.set_fill_style_str(colour(e.class));
+        cx.fill_rect(GUTTER_PX + x0, y + 1.0, width, LANE_PX - 2.0);
+        if selected == Some(e.row) {
+            cx.set_stroke_style_str("#000");
+            cx.set_line_width(2.0);
+            cx.stroke_rect(GUTTER_PX + x0, y + 1.0, width, LANE_PX - 2.0);
+            cx.set_line_width(1.0);
+        }
+        if width > 40.0 {
+            cx.set_fill_style_str("#fff");
+            let _ =
+                cx.fill_text_with_max_width(&e.name, GUTTER_PX + x0 + 3.0, y + 12.0, width - 6.0);
+        }
+    }
+}

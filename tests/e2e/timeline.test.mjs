@@ -1,0 +1,138 @@
+// The timeline in the built page: it draws the picked rank, wheel/drag/keys change the visible range
+// as a Perfetto user expects, a clicked kernel shows its launch (the CLI's row of the same
+// correlation) and "Go to it" jumps there; the view lives in the URL hash.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer, launchBrowser, openPage, cliJson, screenshotPath, trace, ROOT } from './harness.mjs';
+
+let server;
+let browser;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const NAME = 'hta__critical_path_alexnet.json.gz';
+const DRAWN = '#timeline:not([data-drawn-items="0"])[data-visible-start-us]:not([data-visible-start-us=""])';
+
+async function range(page) {
+  const t = page.locator('#timeline');
+  return {
+    start: Number(await t.getAttribute('data-visible-start-us')),
+    end: Number(await t.getAttribute('data-visible-end-us')),
+  };
+}
+
+async function settled(page, before) {
+  await page.waitForFunction((b) => {
+    const t = document.querySelector('#timeline');
+    return t && (t.dataset.visibleStartUs !== String(b.start) || t.dataset.visibleEndUs !== String(b.end));
+  }, before, { timeout: 10_000 }).catch(() => {});
+  return range(page);
+}
+
+test('wheel, drag and W/A/S/D change the visible range; the range is in the URL', async () => {
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const canvas = page.locator('#timeline');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const whole = await range(page);
+  assert.ok(whole.end > whole.start, 'a range is shown');
+  assert.equal(await canvas.getAttribute('data-rank'), '0');
+
+  // Wheel up at the middle of the lanes zooms in around the pointer.
+  const midX = box.x + 170 + (box.width - 170) / 2;
+  await page.mouse.move(midX, box.y + 30);
+  await page.mouse.wheel(0, -300);
+  const zoomed = await settled(page, whole);
+  assert.ok(zoomed.end - zoomed.start < 0.6 * (whole.end - whole.start), `zoomed in: ${JSON.stringify(zoomed)}`);
+  const mid = (whole.start + whole.end) / 2;
+  assert.ok(zoomed.start < mid && mid < zoomed.end, 'the time under the pointer stays in view');
+
+  // Dragging left moves later in time by the dragged share of the width.
+  await page.mouse.move(midX, box.y + 30);
+  await page.mouse.down();
+  await page.mouse.move(midX - 100, box.y + 30, { steps: 5 });
+  await page.mouse.up();
+  const panned = await settled(page, zoomed);
+  assert.ok(panned.start > zoomed.start, `panned later: ${zoomed.start} -> ${panned.start}`);
+  near(panned.end - panned.start, zoomed.end - zoomed.start, 'the drag keeps the zoom');
+
+  // Keys: W zooms in, S out, D pans right, A left.
+  await canvas.focus();
+  await page.keyboard.press('w');
+  const w = await settled(page, panned);
+  assert.ok(w.end - w.start < panned.end - panned.start, 'W zooms in');
+  await page.keyboard.press('d');
+  const d = await settled(page, w);
+  assert.ok(d.start > w.start, 'D pans later');
+  await page.keyboard.press('a');
+  const a = await settled(page, d);
+  assert.ok(a.start < d.start, 'A pans earlier');
+  await page.keyboard.press('s');
+  const s = await settled(page, a);
+  assert.ok(s.end - s.start > a.end - a.start, 'S zooms out');
+
+  const hash = await page.evaluate(() => window.location.hash);
+  assert.match(hash, /^#timeline=0:-?\d+-\d+$/, hash);
+  await page.screenshot({ path: screenshotPath('timeline-navigation'), fullPage: false });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+function near(a, e, what) {
+  assert.ok(Math.abs(a - e) <= 1e-6 * Math.max(1, Math.abs(e)) + 0.01, `${what}: ${a} vs ${e}`);
+}
+
+test('a clicked kernel shows its launch, and "Go to it" shows the launch', async () => {
+  const cli = cliJson(['events', '--kind', 'kernel', '--sort', 'duration', '--desc', '--limit', '1', '--json', trace(NAME)]);
+  const k = cli.rows[0];
+  const launches = cliJson(['events', '--kind', 'runtime', '--limit', '100000', '--json', trace(NAME)]);
+  const launch = launches.rows.find((r) => r.correlation === k.correlation);
+  assert.ok(launch, 'the CLI finds the launch of the kernel');
+  // Open the page on a range around the kernel (the URL hash names the view).
+  const startNs = Math.round(k.ts_us * 1000 - k.dur_us * 1000);
+  const endNs = Math.round(k.ts_us * 1000 + 2 * k.dur_us * 1000);
+  const { page, errors } = await openPage(browser.context, `${server.url}#timeline=0:${startNs}-${endNs}`);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const canvas = page.locator('#timeline');
+  await canvas.scrollIntoViewIfNeeded();
+  const shown = await range(page);
+  near(shown.start, startNs / 1000, 'the hash sets the start');
+  const box = await canvas.boundingBox();
+  const lanes = box.width - 170;
+  const x = 170 + ((k.ts_us + k.dur_us / 2) - shown.start) / (shown.end - shown.start) * lanes;
+  let found = false;
+  for (let lane = 0; lane < 12 && !found; lane++) {
+    await canvas.click({ position: { x, y: 22 + lane * 16 + 8 } });
+    found = await page.waitForFunction((name) => document.querySelector('#event-details [data-metric="event-name"]')?.dataset.value === name,
+      k.name, { timeout: 1500 }).then(() => true).catch(() => false);
+  }
+  assert.ok(found, `clicking the kernel ${k.name} shows it`);
+  const details = page.locator('#event-details');
+  near(Number(await details.locator('[data-metric="event-start-us"]').getAttribute('data-value')), k.ts_us, 'kernel start');
+  near(Number(await details.locator('[data-metric="event-dur-us"]').getAttribute('data-value')), k.dur_us, 'kernel duration');
+  const partner = details.locator(`li[data-partner-row="${launch.row}"]`);
+  assert.equal(await partner.count(), 1, 'its launch is listed');
+  await page.screenshot({ path: screenshotPath('timeline-kernel-details'), fullPage: false });
+  await partner.locator('button.partner-jump').click();
+  await page.waitForFunction((name) => document.querySelector('#event-details [data-metric="event-name"]')?.dataset.value === name,
+    launch.name, { timeout: 10_000 });
+  near(Number(await details.locator('[data-metric="event-start-us"]').getAttribute('data-value')), launch.ts_us, 'launch start');
+  // Escape clears the selection.
+  await canvas.focus();
+  await page.keyboard.press('Escape');
+  await page.waitForSelector('#event-details', { state: 'detached', timeout: 5000 });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
