@@ -128,4 +128,33 @@ mod tests {
         let one: Vec<bool> = (0..n).map(|r| r != 1).collect();
         assert_eq!(hta_last_step_cut(&t, &one, &gpu, &ts), None);
     }
+
+    #[test]
+    fn a_device_side_step_annotation_names_a_step_but_does_not_cut() {
+        // Two step names, but ProfilerStep#2 is on the device (a stream and a correlation): no CPU
+        // row is a step after #1, so the cut is #1's start and everything from it on goes; with no
+        // CPU step at all, HTA's NaN maximum drops every CPU row.
+        let t = table(serde_json::json!([
+            step(1, 5, 10),
+            {"ph": "X", "cat": "gpu_user_annotation", "name": "ProfilerStep#2", "pid": 0, "tid": 7,
+             "ts": 15, "dur": 5, "args": {"stream": 7, "correlation": 9}},
+            {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+        ]));
+        let n = t.len();
+        let gpu: Vec<bool> = (0..n).map(|r| is_hta_device_row(&t, r)).collect();
+        assert_eq!(gpu, [false, true, false]);
+        let ts: Vec<i64> = (0..n).map(|r| t.ts_at(r).unwrap()).collect();
+        let cut = hta_last_step_cut(&t, &[true; 3], &gpu, &ts).unwrap();
+        assert_eq!(
+            cut,
+            LastStepCut {
+                cut: 5_000,
+                last_step_row: Some(0)
+            }
+        );
+        let keep = hta_last_step_keep(&t, &[true; 3], &gpu, &ts).unwrap();
+        assert_eq!(keep, [false, false, true]);
+        let cut = hta_last_step_cut(&t, &[false, true, true], &gpu, &ts);
+        assert_eq!(cut, None, "one step name in the frame");
+    }
 }
