@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::is_hta_collective_name;
 pub use super::names::{
     is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
 };
+use super::names::{is_hta_collective_name, profiler_step_number};
 use super::options::{AnalysisOptions, Mode};
 use super::step_filter::{hta_last_step_cut, is_hta_device_row, LastStepCut};
 use crate::table::{EventKind, TraceTable};
@@ -163,8 +163,6 @@ pub struct RankPrep<'a> {
     pub window: (i64, i64),
     pub notes: Vec<String>,
 }
-
-pub use super::names::profiler_step_number;
 
 /// HTA's whole-µs rounding of float-µs timestamps: `ts = ceil(ts)`, `end = floor(ts + dur)` (µs),
 /// returned as ns. Integer-µs values are unchanged.
