@@ -180,7 +180,7 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
         );
     }
     if let Some(cp) = all.critical_path.iter().find(|c| c.rank == shown_rank) {
-        if cp.result.error.is_none() {
+        if cp.result.error().is_none() {
             assert!(
                 close(
                     one(&figs, "critical-path-total-us", &[("rank", &sr)]),

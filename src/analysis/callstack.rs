@@ -82,46 +82,6 @@ pub fn launchers(t: &TraceTable, span: &[bool], gpu: &[bool]) -> Vec<u32> {
     out
 }
 
-/// HTA's "last ProfilerStep" filter: with ≥ 2 distinct `ProfilerStep#N` names, CPU rows starting at or
-/// after the start of the last step are dropped, and GPU rows whose launcher was dropped (or that have
-/// none) too. Returns the kept mask.
-pub fn hta_step_filter(
-    t: &TraceTable,
-    span: &[bool],
-    gpu: &[bool],
-    launcher: &[u32],
-    ts: &[i64],
-) -> Vec<bool> {
-    let n = t.len();
-    let mut names: Vec<u32> = Vec::new();
-    let mut last_start: Option<i64> = None;
-    for r in 0..n {
-        if span[r] && !gpu[r] && t.name_at(r).starts_with("ProfilerStep") {
-            names.push(t.name_id(r));
-            last_start = Some(last_start.map_or(ts[r], |v: i64| v.max(ts[r])));
-        }
-    }
-    names.sort_unstable();
-    names.dedup();
-    let mut keep: Vec<bool> = span.to_vec();
-    if names.len() < 2 {
-        return keep;
-    }
-    let cut = last_start.unwrap_or(i64::MAX);
-    for r in 0..n {
-        if span[r] && !gpu[r] {
-            keep[r] = ts[r] < cut;
-        }
-    }
-    for r in 0..n {
-        if span[r] && gpu[r] {
-            let l = launcher[r];
-            keep[r] = l != NONE && keep[l as usize];
-        }
-    }
-    keep
-}
-
 /// The CPU call-stack forest: one tree per (pid, tid), children ordered by start.
 #[derive(Clone, Debug, Default)]
 pub struct CallForest {

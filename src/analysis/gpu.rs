@@ -3,11 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::names::is_hta_collective_name;
 pub use super::names::{
     is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
 };
+use super::names::{is_hta_collective_name, profiler_step_number};
 use super::options::{AnalysisOptions, Mode};
+use super::step_filter::{hta_last_step_cut, is_hta_device_row, LastStepCut};
 use crate::table::{EventKind, TraceTable};
 
 /// What a device operation does.
@@ -163,17 +164,6 @@ pub struct RankPrep<'a> {
     pub notes: Vec<String>,
 }
 
-/// Parses `ProfilerStep#N` (spaces allowed around `#`).
-pub fn profiler_step_number(name: &str) -> Option<i64> {
-    let rest = name.strip_prefix("ProfilerStep")?.trim_start();
-    let rest = rest.strip_prefix('#')?.trim_start();
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 {
-        return None;
-    }
-    rest[..digits].parse().ok()
-}
-
 /// HTA's whole-µs rounding of float-µs timestamps: `ts = ceil(ts)`, `end = floor(ts + dur)` (µs),
 /// returned as ns. Integer-µs values are unchanged.
 #[inline]
@@ -314,21 +304,20 @@ impl<'a> RankPrep<'a> {
                 .collect();
             kept.sort_unstable();
             kept.dedup();
-        } else if compat && kept.len() >= 2 {
-            let last = prep.steps.iter().map(|s| s.ts).max().unwrap_or(i64::MAX);
-            prep.window = (i64::MIN, last);
+        } else if let Some(cut) = compat.then(|| hta_step_cut(&prep)).flatten() {
+            prep.window = (i64::MIN, cut.cut);
             // The steps are those with an annotation starting before the last one (a step number
             // can repeat: then its earlier spans stay).
             kept = prep
                 .steps
                 .iter()
-                .filter(|s| s.ts < last)
+                .filter(|s| s.ts < cut.cut)
                 .map(|s| s.step)
                 .collect();
             kept.sort_unstable();
             kept.dedup();
-            if let Some(last_step) = prep.steps.iter().max_by_key(|s| s.ts) {
-                let l = last_step.step;
+            let last = cut.last_step_row.map(|r| table.name_at(r as usize));
+            if let Some(l) = last.and_then(profiler_step_number) {
                 notes.push(format!(
                     "HTA-compat: the last ProfilerStep (#{l}) and everything after its start are left out"
                 ));
@@ -452,6 +441,31 @@ impl<'a> RankPrep<'a> {
         prep.notes = notes;
         prep
     }
+}
+
+/// HTA's last-ProfilerStep cut ([`hta_last_step_cut`]) over the rank's HTA frame: rows with a
+/// start, a duration and a category, trace metadata left out.
+fn hta_step_cut(prep: &RankPrep) -> Option<LastStepCut> {
+    let t = prep.table;
+    let n = t.len();
+    let mut frame = vec![false; n];
+    let mut gpu = vec![false; n];
+    let mut ts = vec![0i64; n];
+    for row in 0..n {
+        if t.raw_dur_at(row).is_none()
+            || t.category_id_at(row).is_none()
+            || t.kind_at(row) == EventKind::Trace
+        {
+            continue;
+        }
+        let Some((start, _)) = prep.span(row) else {
+            continue;
+        };
+        frame[row] = true;
+        gpu[row] = is_hta_device_row(t, row);
+        ts[row] = start;
+    }
+    hta_last_step_cut(t, &frame, &gpu, &ts)
 }
 
 /// Merges intervals (any order) into a sorted union; touching intervals merge. Empty or negative
@@ -653,9 +667,6 @@ mod tests {
         assert_eq!(hta_round(1_500, 1_000), (2_000, 2_000));
         assert_eq!(hta_round(1_200, 300), (2_000, 1_000));
         assert_eq!(hta_round(3_000, 2_000), (3_000, 5_000));
-        assert_eq!(profiler_step_number("ProfilerStep#12"), Some(12));
-        assert_eq!(profiler_step_number("ProfilerStep # 3"), Some(3));
-        assert_eq!(profiler_step_number("ProfilerStepX"), None);
         assert_eq!(
             hta_kernel_type("ncclKernel_AllReduce"),
             KernelType::Communication

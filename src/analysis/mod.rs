@@ -15,6 +15,7 @@ pub mod options;
 pub mod overlap;
 pub mod queue;
 pub mod sequences;
+pub mod step_filter;
 pub mod steps;
 pub mod stragglers;
 pub mod summary;

@@ -247,6 +247,59 @@ pub fn is_data_loader_op(kind: EventKind, name: &str) -> bool {
     ) && name.contains("DataLoader")
 }
 
+/// A profiler-step annotation for HTA 0.5.0's last-step filter (`_filter_irrelevant_gpu_kernels`:
+/// every symbol with `"ProfilerStep" in name`). Steps are numbered by [`profiler_step_number`].
+pub fn is_profiler_step_name(name: &str) -> bool {
+    name.contains("ProfilerStep")
+}
+
+/// The number of a `ProfilerStep#N` annotation (spaces allowed around `#`, HTA's
+/// `ProfilerStep\s*#\s*(\d+)` at the start of the name); `None` for any other name.
+pub fn profiler_step_number(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("ProfilerStep")?.trim_start();
+    let rest = rest.strip_prefix('#')?.trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    rest[..digits].parse().ok()
+}
+
+/// HTA 0.5.0's blocking calls (the critical path's CPU edge into their end weighs zero).
+pub fn is_hta_blocking_call(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaDeviceSynchronize"
+            | "cudaStreamSynchronize"
+            | "cudaEventQuery"
+            | "cudaEventSynchronize"
+            | "cudaMemcpy"
+            | "cudaMemcpyAsync"
+    )
+}
+
+/// Calls that really wait for the device (synchronize, blocking copy).
+pub fn waits_for_device(name: &str) -> bool {
+    matches!(
+        name,
+        "cudaDeviceSynchronize"
+            | "cudaStreamSynchronize"
+            | "cudaEventSynchronize"
+            | "cudaMemcpy"
+            | "cudaMemcpy2D"
+            | "cudaMemset"
+            | "cuCtxSynchronize"
+            | "cuStreamSynchronize"
+            | "cuEventSynchronize"
+            | "cuMemcpyDtoH_v2"
+            | "cuMemcpyHtoD_v2"
+            | "hipDeviceSynchronize"
+            | "hipStreamSynchronize"
+            | "hipEventSynchronize"
+            | "hipMemcpy"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +325,25 @@ mod tests {
             assert!(!is_collective_name(n), "{n}");
         }
         assert!(!is_hta_collective_name("deep_ep::internode::dispatch"));
+    }
+
+    #[test]
+    fn profiler_steps() {
+        assert_eq!(profiler_step_number("ProfilerStep#12"), Some(12));
+        assert_eq!(profiler_step_number("ProfilerStep # 3"), Some(3));
+        assert_eq!(profiler_step_number("ProfilerStepX"), None);
+        assert!(
+            is_profiler_step_name("ProfilerStep#3") && is_profiler_step_name("## ProfilerStep ##")
+        );
+        assert!(!is_profiler_step_name("profilerstep#3"));
+    }
+
+    #[test]
+    fn blocking_call_lists() {
+        assert!(is_hta_blocking_call("cudaMemcpyAsync") && !waits_for_device("cudaMemcpyAsync"));
+        assert!(waits_for_device("cudaDeviceSynchronize"));
+        assert!(is_hta_queue_launch_call("cudaLaunchKernel"));
+        assert!(!is_hta_queue_launch_call("hipModuleLaunchKernel"));
     }
 
     #[test]

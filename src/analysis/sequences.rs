@@ -8,9 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::callstack::{
-    build_forest, hta_step_filter, is_gpu_row, is_span, launchers, times, NONE,
-};
+use super::callstack::{build_forest, is_gpu_row, is_span, launchers, times, NONE};
+use super::step_filter::hta_last_step_keep;
 use crate::table::TraceTable;
 
 /// Options of [`frequent_kernel_sequences`].
@@ -68,7 +67,7 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
     let (ts, end) = times(table, opts.hta_compat);
     let launcher = launchers(table, &span, &gpu);
     let keep = if opts.hta_compat {
-        hta_step_filter(table, &span, &gpu, &launcher, &ts)
+        hta_last_step_keep(table, &span, &gpu, &ts).unwrap_or_else(|| span.clone())
     } else {
         span.clone()
     };

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::intervals::{normalise, Intervals};
-use crate::analysis::gpu::profiler_step_number;
 use crate::analysis::names;
+use crate::analysis::names::profiler_step_number;
 use crate::table::{EventKind, TraceTable};
 
 const SYNC: u16 = 1;

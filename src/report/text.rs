@@ -174,12 +174,12 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
     let _ = writeln!(s, "\nCritical path");
     for c in &a.critical_path {
         let p = &c.result;
-        if !p.ok {
+        if !p.ok() {
             let _ = writeln!(
                 s,
                 "  rank {:>4}: none ({})",
                 c.rank,
-                p.error.as_deref().unwrap_or("?")
+                p.error().as_deref().unwrap_or("?")
             );
             continue;
         }
@@ -203,7 +203,7 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
                 "    {:>12} us  {:<26} {}",
                 f(seg.duration_us),
                 seg.bound_by,
-                seg.name.as_deref().unwrap_or(&seg.edge_type)
+                seg.name.as_deref().unwrap_or(seg.edge_type.as_str())
             );
         }
     }

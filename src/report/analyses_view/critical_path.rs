@@ -5,31 +5,31 @@ use super::{
     MAX_ROWS,
 };
 use crate::analysis::all::RankCriticalPath;
-use crate::analysis::critical_path::{CriticalPathResult, PathSegment};
+use crate::analysis::critical_path::{BoundBy, CriticalPathResult, PathSegment};
 use crate::report::format;
 
 /// What a `bound_by` category means, in words.
-pub fn bound_label(b: &str) -> &str {
+pub fn bound_label(b: BoundBy) -> &'static str {
     match b {
-        "cpu_bound" => "CPU",
-        "gpu_compute_bound" => "GPU compute",
-        "gpu_communication_bound" => "GPU communication",
-        "gpu_kernel_launch_overhead" => "kernel launch overhead",
-        "gpu_kernel_kernel_overhead" => "gaps between kernels",
-        "data_loading" => "data loading",
-        other => other,
+        BoundBy::Cpu => "CPU",
+        BoundBy::GpuCompute => "GPU compute",
+        BoundBy::GpuCommunication => "GPU communication",
+        BoundBy::GpuKernelLaunchOverhead => "kernel launch overhead",
+        BoundBy::GpuKernelKernelOverhead => "gaps between kernels",
+        BoundBy::DataLoading => "data loading",
+        BoundBy::Nothing => "",
     }
 }
 
-fn bound_class(b: &str) -> &'static str {
+fn bound_class(b: BoundBy) -> &'static str {
     match b {
-        "cpu_bound" => "c-host",
-        "gpu_compute_bound" => "c-compute",
-        "gpu_communication_bound" => "c-comm",
-        "gpu_kernel_launch_overhead" => "c-kernel-wait",
-        "gpu_kernel_kernel_overhead" => "c-idle",
-        "data_loading" => "c-memory",
-        _ => "c-other",
+        BoundBy::Cpu => "c-host",
+        BoundBy::GpuCompute => "c-compute",
+        BoundBy::GpuCommunication => "c-comm",
+        BoundBy::GpuKernelLaunchOverhead => "c-kernel-wait",
+        BoundBy::GpuKernelKernelOverhead => "c-idle",
+        BoundBy::DataLoading => "c-memory",
+        BoundBy::Nothing => "c-other",
     }
 }
 
@@ -44,8 +44,8 @@ pub fn critical_path(list: &[RankCriticalPath], ctx: &Ctx) -> Block {
         return block("", parts);
     };
     let r = &r.result;
-    if let Some(e) = &r.error {
-        parts.push(Part::Muted(e.clone()));
+    if let Some(e) = r.error() {
+        parts.push(Part::Muted(e));
         return block("not computed", parts);
     }
     let top = r
@@ -57,7 +57,7 @@ pub fn critical_path(list: &[RankCriticalPath], ctx: &Ctx) -> Block {
         format!(
             "{} of the path is {}",
             format::pct(s.pct),
-            bound_label(&s.bound_by.to_string())
+            bound_label(s.bound_by)
         )
     });
     let c = rank_ctx(ctx.rank);
@@ -108,23 +108,21 @@ pub fn critical_path(list: &[RankCriticalPath], ctx: &Ctx) -> Block {
 
 /// The share of the path each category bounds, as a bar and a table.
 fn shares(r: &CriticalPathResult, rank: i64) -> [Part; 2] {
-    let named: Vec<(String, f64)> = r
+    let bar_parts: Vec<(&str, f64, &'static str)> = r
         .summary
         .iter()
-        .map(|s| (s.bound_by.to_string(), s.pct))
-        .collect();
-    let bar_parts: Vec<(&str, f64, &'static str)> = named
-        .iter()
-        .map(|(b, pct)| (bound_label(b), *pct, bound_class(b)))
+        .map(|s| (bound_label(s.bound_by), s.pct, bound_class(s.bound_by)))
         .collect();
     let rows = r
         .summary
         .iter()
         .map(|s| {
-            let b = s.bound_by.to_string();
-            let c = [("rank", rank.to_string()), ("bound-by", b.clone())];
+            let c = [
+                ("rank", rank.to_string()),
+                ("bound-by", s.bound_by.as_str().to_string()),
+            ];
             vec![
-                Cell::Text(bound_label(&b).to_string()),
+                Cell::Text(bound_label(s.bound_by).to_string()),
                 figure(s.duration_us, "critical-path-share-us", Unit::Micros, &c),
                 figure(s.pct, "critical-path-share-pct", Unit::Pct, &c),
             ]
@@ -148,7 +146,7 @@ fn events(r: &CriticalPathResult, rank: i64) -> Vec<Part> {
             let c = [("rank", rank.to_string()), ("event", e.name.clone())];
             vec![
                 Cell::Name(e.name.clone()),
-                Cell::Text(bound_label(&e.bound_by.to_string()).to_string()),
+                Cell::Text(bound_label(e.bound_by).to_string()),
                 figure(e.duration_us, "critical-path-event-us", Unit::Micros, &c),
                 figure(
                     e.segments as f64,
@@ -188,8 +186,8 @@ fn segment_table(rows: &[PathSegment], rank: i64, list: &'static str) -> Table {
             ];
             vec![
                 Cell::Name(s.name.clone().unwrap_or_default()),
-                Cell::Text(bound_label(&s.bound_by.to_string()).to_string()),
-                Cell::Text(s.edge_type.to_string()),
+                Cell::Text(bound_label(s.bound_by).to_string()),
+                Cell::Text(s.edge_type.as_str().to_string()),
                 Cell::Number(
                     s.stream
                         .filter(|x| *x >= 0)
