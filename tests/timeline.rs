@@ -187,3 +187,28 @@ fn a_kernel_shows_its_launch_and_a_launch_its_kernel() {
     assert_eq!(l.partners[0].relation, Relation::Launched);
     assert!(event_details(&t, 0, t.len() as u32).is_none());
 }
+
+#[test]
+fn the_idle_pieces_cover_the_gpu_idle_time_of_the_temporal_breakdown() {
+    use profile_model::analysis::all::{analyze, AnalysisOptions};
+    use profile_model::report::gather::idle_pieces;
+    use profile_model::table::TraceSet;
+    for f in common::kineto_trace_files() {
+        let t = load_path(&f).expect("loads");
+        let pieces = idle_pieces(&t);
+        assert!(
+            pieces.windows(2).all(|w| w[0].1 <= w[1].0),
+            "{}: sorted, apart",
+            f.display()
+        );
+        let total_us: f64 = pieces.iter().map(|p| (p.1 - p.0) as f64 / 1000.0).sum();
+        let set = TraceSet::single(t);
+        let a = analyze(&set, &AnalysisOptions::default());
+        let idle_us = a.temporal_breakdown.first().map_or(0.0, |r| r.idle_us);
+        assert!(
+            (total_us - idle_us).abs() <= 1e-3 * idle_us.max(1.0),
+            "{}: pieces {total_us} us, temporal idle {idle_us} us",
+            f.display()
+        );
+    }
+}

@@ -565,18 +565,6 @@ impl Lane {
     }
 }
 
-/// The worker's answer to a timeline request: the rank's tracks and what is visible.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TimelineAnswer {
-    /// Index into the loaded set's ranks.
-    pub rank_index: usize,
-    pub rank: i64,
-    pub tracks: Vec<TrackInfo>,
-    /// First start and last end of the rank's drawable events, ns.
-    pub span_ns: (i64, i64),
-    pub view: TimelineView,
-}
-
 /// How a partner event is related to the one shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

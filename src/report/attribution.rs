@@ -72,7 +72,7 @@ impl IdleCause {
         }
     }
 
-    fn index(self) -> usize {
+    pub fn index(self) -> usize {
         self as usize
     }
 }

@@ -110,6 +110,14 @@ pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
     }
 }
 
+/// Where one rank's GPU (all streams) is idle over the whole trace, and why: the attribution's
+/// pieces, sorted by start (for the timeline).
+pub fn idle_pieces(t: &crate::table::TraceTable) -> Vec<(i64, i64, super::attribution::IdleCause)> {
+    let host = HostTimeline::of(t);
+    let prep = RankPrep::new(t, &AnalysisOptions::default());
+    attribute_rank(&prep, &cause_intervals(&host)).pieces
+}
+
 /// The host intervals each idle cause reads.
 fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
     CauseIntervals {

@@ -10,9 +10,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
-use crate::analysis::timeline::{EventDetails, TimelineAnswer, TimelineRequest};
+use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
+use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery, SortBy};
 use crate::worker::protocol::{FindingLink, LoadedSet, ToWorker};
 

@@ -2,8 +2,76 @@
 //! W/A/S/D change it, the lanes' layout, the time axis, what is under the pointer, and the view in
 //! the URL hash. The page's `ui::timeline` draws with it.
 
-use crate::analysis::timeline::{TimelineAnswer, TimelineView};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::timeline::{TimelineRequest, TimelineView, TrackInfo};
+use crate::report::attribution::IdleCause;
 use crate::report::format;
+
+/// The worker's answer to a timeline request: the rank's tracks and what is visible.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineAnswer {
+    /// Index into the loaded set's ranks.
+    pub rank_index: usize,
+    pub rank: i64,
+    pub tracks: Vec<TrackInfo>,
+    /// First start and last end of the rank's drawable events, ns.
+    pub span_ns: (i64, i64),
+    pub view: TimelineView,
+    /// Where the GPU (all streams) is idle in the range, and why (the diagnosis's idle attribution).
+    #[serde(default)]
+    pub idle: Vec<IdleSpan>,
+}
+
+/// A stretch of GPU idle time and its cause.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdleSpan {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub cause: IdleCause,
+}
+
+/// The idle pieces (sorted by start, not overlapping) visible in a request's range: pieces at
+/// least a pixel wide as they are, narrower ones merged per pixel under the cause with the most
+/// time there. At most about two spans per pixel.
+pub fn visible_idle(pieces: &[(i64, i64, IdleCause)], req: &TimelineRequest) -> Vec<IdleSpan> {
+    let (start, end) = (req.start_ns, req.end_ns.max(req.start_ns + 1));
+    let px_ns = (end - start) as f64 / req.width_px.max(1) as f64;
+    let first = pieces.partition_point(|p| p.1 <= start);
+    let mut out: Vec<IdleSpan> = Vec::new();
+    let mut pixel: Option<(i64, [i64; 9])> = None;
+    let flush = |pixel: &mut Option<(i64, [i64; 9])>, out: &mut Vec<IdleSpan>| {
+        if let Some((px, by)) = pixel.take() {
+            let best = (0..9).max_by_key(|&i| by[i]).unwrap_or(0);
+            let s = start + (px as f64 * px_ns) as i64;
+            out.push(IdleSpan {
+                start_ns: s,
+                end_ns: start + ((px + 1) as f64 * px_ns) as i64,
+                cause: IdleCause::ALL[best],
+            });
+        }
+    };
+    for &(s, e, cause) in pieces[first..].iter().take_while(|p| p.0 < end) {
+        let (cs, ce) = (s.max(start), e.min(end));
+        if (ce - cs) as f64 >= px_ns {
+            flush(&mut pixel, &mut out);
+            out.push(IdleSpan {
+                start_ns: cs,
+                end_ns: ce,
+                cause,
+            });
+            continue;
+        }
+        let px = ((cs - start) as f64 / px_ns) as i64;
+        if pixel.is_some_and(|(p, _)| p != px) {
+            flush(&mut pixel, &mut out);
+        }
+        let (_, by) = pixel.get_or_insert((px, [0; 9]));
+        by[cause.index()] += ce - cs;
+    }
+    flush(&mut pixel, &mut out);
+    out
+}
 
 /// Height of one lane, CSS pixels.
 pub const LANE_PX: f64 = 16.0;
@@ -101,9 +169,25 @@ pub struct LaneRow {
     pub label: Option<String>,
 }
 
-/// Rows of the lanes to draw: every depth of an open track, the first of a collapsed one.
+/// The `track` of the row that shows why the GPU is idle (above the tracks).
+pub const IDLE_ROW: u32 = u32::MAX;
+
+/// Rows of the lanes to draw: the GPU-idle row when the rank has device work, then every depth of
+/// an open track, the first of a collapsed one.
 pub fn layout(answer: &TimelineAnswer, collapsed: &[u32]) -> Vec<LaneRow> {
     let mut rows = Vec::new();
+    let has_gpu = answer
+        .tracks
+        .iter()
+        .any(|t| matches!(t.key, crate::analysis::timeline::TrackKey::Stream { .. }));
+    if has_gpu {
+        rows.push(LaneRow {
+            track: IDLE_ROW,
+            depth: 0,
+            y: 0.0,
+            label: Some("GPU idle, and why".into()),
+        });
+    }
     for (i, track) in answer.tracks.iter().enumerate() {
         let i = i as u32;
         let depths = if collapsed.contains(&i) {
@@ -124,6 +208,29 @@ pub fn layout(answer: &TimelineAnswer, collapsed: &[u32]) -> Vec<LaneRow> {
         }
     }
     rows
+}
+
+/// Colour of an idle cause (the same hues as the report's idle bars where they exist).
+pub fn idle_colour(cause: IdleCause) -> &'static str {
+    match cause {
+        IdleCause::GraphCapture => "#8e6bb8",
+        IdleCause::Warmup => "#b3b3b3",
+        IdleCause::DataLoading => "#f28e2b",
+        IdleCause::Synchronization => "#e15759",
+        IdleCause::CommunicationWait => "#ff9da7",
+        IdleCause::BetweenSteps => "#9c755f",
+        IdleCause::DispatchOverhead => "#edc948",
+        IdleCause::DeviceSide => "#76b7b2",
+        IdleCause::Other => "#d4d4d4",
+    }
+}
+
+/// The idle causes in the answer, in precedence order (the legend).
+pub fn idle_causes(answer: &TimelineAnswer) -> Vec<IdleCause> {
+    IdleCause::ALL
+        .into_iter()
+        .filter(|c| answer.idle.iter().any(|s| s.cause == *c))
+        .collect()
 }
 
 /// The row under `y` (CSS px from the top of the lanes).
@@ -249,6 +356,29 @@ pub fn parse_hash(hash: &str) -> Option<(usize, Viewport)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn idle_pieces_are_clipped_and_narrow_ones_merged_per_pixel() {
+        let pieces = [
+            (0, 5000, IdleCause::DataLoading),
+            (6000, 6010, IdleCause::Synchronization),
+            (6020, 6030, IdleCause::DispatchOverhead),
+            (6040, 6100, IdleCause::DispatchOverhead),
+            (9000, 20_000, IdleCause::Other),
+        ];
+        let req = TimelineRequest {
+            start_ns: 1000,
+            end_ns: 11_000,
+            width_px: 100,
+        };
+        let spans = visible_idle(&pieces, &req);
+        assert_eq!(spans.len(), 3, "{spans:?}");
+        assert_eq!((spans[0].start_ns, spans[0].end_ns), (1000, 5000));
+        // Three pieces inside one 100 ns pixel: the cause with the most time there.
+        assert_eq!(spans[1].cause, IdleCause::DispatchOverhead);
+        assert_eq!((spans[1].start_ns, spans[1].end_ns), (6000, 6100));
+        assert_eq!((spans[2].start_ns, spans[2].end_ns), (9000, 11_000));
+    }
 
     #[test]
     fn zoom_keeps_the_time_under_the_pointer_and_returns_exactly() {

@@ -8,12 +8,10 @@ use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
 use super::AppState;
-use crate::analysis::timeline::{
-    EventClass, EventDetails, Relation, TimelineAnswer, TimelineRequest,
-};
+use crate::analysis::timeline::{EventClass, EventDetails, Relation, TimelineRequest};
 use crate::report::timeline_view::{
-    duration_label, event_at, hash_of, layout, parse_hash, row_at, ticks, wheel_factor, LaneRow,
-    Viewport, AXIS_PX, GUTTER_PX, LANE_PX,
+    duration_label, event_at, hash_of, idle_causes, idle_colour, layout, parse_hash, row_at, ticks,
+    wheel_factor, LaneRow, TimelineAnswer, Viewport, AXIS_PX, GUTTER_PX, IDLE_ROW, LANE_PX,
 };
 
 /// Fill colour of an event class.
@@ -81,6 +79,21 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let rank_index = state.select(|p| p.rank_index);
     let answers = state.select(|p| p.worker_answers());
     let details = state.select(|p| p.event_details.clone());
+    // The window the report analysed on the picked rank (drawn; outside it is shaded).
+    let analysed = Memo::new(move |_| {
+        let rank = answer.with(|a| a.as_ref().map(|a| a.rank))?;
+        state.page.with(|p| {
+            let report = p.shown()?.report.as_ref()?;
+            let w = report
+                .plain
+                .context
+                .windows
+                .iter()
+                .find(|w| w.rank == rank)?;
+            ((w.start_ns, w.end_ns) != (w.trace_start_ns, w.trace_end_ns))
+                .then_some((w.start_ns, w.end_ns))
+        })
+    });
 
     // A new trace or rank: ask for the whole span (or the range the URL names).
     Effect::new(move |_| {
@@ -147,7 +160,14 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         };
         answer.with(|a| {
             if let (Some(a), Some(vp)) = (a, vp) {
-                draw(&canvas, a, &vp, &collapsed, details.get().as_ref());
+                draw(
+                    &canvas,
+                    a,
+                    &vp,
+                    &collapsed,
+                    details.get().as_ref(),
+                    analysed.get(),
+                );
             }
         });
     });
@@ -258,11 +278,34 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
                 data-rank=rank data-drawn-items=drawn
                 on:wheel=on_wheel on:mousedown=on_down on:mousemove=on_move on:mouseup=on_up
                 on:mouseleave=move |_| drag.set_value(None) on:keydown=on_key></canvas>
+            <IdleLegend answer/>
             {move || details.get().map(|d| {
                 let origin_ns = answer.with_untracked(|a| a.as_ref().map_or(0, |a| a.span_ns.0));
                 view! { <Details details=d origin_ns state viewport/> }
             })}
         </section>
+    }
+}
+
+/// The idle causes drawn in the "GPU idle" row, with their colours.
+#[component]
+fn IdleLegend(answer: Memo<Option<TimelineAnswer>>) -> impl IntoView {
+    move || {
+        let causes = answer.with(|a| a.as_ref().map(idle_causes).unwrap_or_default());
+        (!causes.is_empty()).then(|| {
+            let items = causes
+                .into_iter()
+                .map(|c| {
+                    let style = format!("background: {}", idle_colour(c));
+                    let name = serde_json::to_value(c)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    view! { <span data-idle-cause=name><i style=style></i>{c.label()}</span> }
+                })
+                .collect_view();
+            view! { <div class="legend timeline-legend">"GPU idle: "{items}</div> }
+        })
     }
 }
 
@@ -374,6 +417,7 @@ fn draw(
     vp: &Viewport,
     collapsed: &[u32],
     selected: Option<&EventDetails>,
+    analysed: Option<(i64, i64)>,
 ) {
     let rows = layout(a, collapsed);
     let ratio = window().device_pixel_ratio();
@@ -390,6 +434,35 @@ fn draw(
     draw_axis(&cx, vp, w, css_h, a.span_ns.0 as f64);
     for row in &rows {
         draw_row(&cx, a, vp, row, w, selected.map(|d| d.row));
+    }
+    if let Some(window) = analysed {
+        draw_window(&cx, vp, window, w, css_h);
+    }
+}
+
+/// The GPU's idle stretches, coloured by cause.
+fn draw_idle(cx: &CanvasRenderingContext2d, a: &TimelineAnswer, vp: &Viewport, y: f64, w: f64) {
+    for s in &a.idle {
+        let x0 = vp.x_of(s.start_ns as f64, w).max(0.0);
+        let x1 = vp.x_of(s.end_ns as f64, w).min(w);
+        if x1 < 0.0 || x0 > w {
+            continue;
+        }
+        cx.set_fill_style_str(idle_colour(s.cause));
+        cx.fill_rect(GUTTER_PX + x0, y + 2.0, (x1 - x0).max(1.0), LANE_PX - 4.0);
+    }
+}
+
+/// Shades what lies outside the window the report analysed (the warm-up left out, ...).
+fn draw_window(cx: &CanvasRenderingContext2d, vp: &Viewport, window: (i64, i64), w: f64, h: f64) {
+    cx.set_fill_style_str("rgba(128,128,128,0.12)");
+    let x0 = vp.x_of(window.0 as f64, w).clamp(0.0, w);
+    let x1 = vp.x_of(window.1 as f64, w).clamp(0.0, w);
+    if x0 > 0.0 {
+        cx.fill_rect(GUTTER_PX, AXIS_PX, x0, h - AXIS_PX);
+    }
+    if x1 < w {
+        cx.fill_rect(GUTTER_PX + x1, AXIS_PX, w - x1, h - AXIS_PX);
     }
 }
 
@@ -421,6 +494,10 @@ fn draw_row(
         let _ = cx.fill_text_with_max_width(label, 4.0, y + 12.0, GUTTER_PX - 8.0);
         cx.set_fill_style_str("rgba(128,128,128,0.15)");
         cx.fill_rect(GUTTER_PX, y, w, 0.5);
+    }
+    if row.track == IDLE_ROW {
+        draw_idle(cx, a, vp, y, w);
+        return;
     }
     let Some(lane) = a
         .view

@@ -23,9 +23,13 @@ use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 #[cfg(target_arch = "wasm32")]
 use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
 #[cfg(target_arch = "wasm32")]
-use crate::analysis::timeline::{event_details, TimelineAnswer, TimelineIndex, TimelineRequest};
+use crate::analysis::timeline::{event_details, TimelineIndex, TimelineRequest};
+#[cfg(target_arch = "wasm32")]
+use crate::report::attribution::IdleCause;
 #[cfg(target_arch = "wasm32")]
 use crate::report::diagnosis::diagnose;
+#[cfg(target_arch = "wasm32")]
+use crate::report::timeline_view::{visible_idle, TimelineAnswer};
 #[cfg(target_arch = "wasm32")]
 use crate::table::query::{export_csv, query_events};
 #[cfg(target_arch = "wasm32")]
@@ -40,7 +44,7 @@ thread_local! {
     /// the deeper views share the exact ones; the HTA-compatible ones run only when asked for).
     static ANALYSES: RefCell<[Option<(AllAnalyses, Vec<AnalysisTiming>)>; 2]> = const { RefCell::new([None, None]) };
     /// The timeline index of each rank, built when the timeline first asks for it.
-    static TIMELINES: RefCell<Vec<Option<TimelineIndex>>> = const { RefCell::new(Vec::new()) };
+    static TIMELINES: RefCell<Vec<Option<RankTimeline>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Milliseconds from the worker's high-resolution clock.
@@ -181,6 +185,13 @@ fn on_message(event: MessageEvent) {
     }
 }
 
+/// A rank's timeline index and its GPU idle pieces with their causes.
+#[cfg(target_arch = "wasm32")]
+pub(crate) struct RankTimeline {
+    index: TimelineIndex,
+    idle: Vec<(i64, i64, IdleCause)>,
+}
+
 /// The timeline of one rank in a range (its index is built on first use, then kept).
 #[cfg(target_arch = "wasm32")]
 fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> FromWorker {
@@ -194,7 +205,11 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
         if kept.len() < set.ranks.len() {
             kept.resize_with(set.ranks.len(), || None);
         }
-        let index = kept[rank_index].get_or_insert_with(|| TimelineIndex::new(&rank.table));
+        let kept = kept[rank_index].get_or_insert_with(|| RankTimeline {
+            index: TimelineIndex::new(&rank.table),
+            idle: crate::report::gather::idle_pieces(&rank.table),
+        });
+        let index = &kept.index;
         // An empty range asks for the whole trace.
         let request = if request.end_ns <= request.start_ns {
             &TimelineRequest {
@@ -211,6 +226,7 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
             tracks: index.tracks.clone(),
             span_ns: index.span_ns,
             view: index.view(&rank.table, request),
+            idle: visible_idle(&kept.idle, request),
         }))
     })
 }

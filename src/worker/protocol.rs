@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::summary::Summary;
-use crate::analysis::timeline::{EventDetails, TimelineAnswer, TimelineRequest};
+use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::report::diagnosis::DiagnosisReport;
+use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
 
