@@ -21,6 +21,23 @@ pub struct TimelineAnswer {
     /// Where the GPU (all streams) is idle in the range, and why (the diagnosis's idle attribution).
     #[serde(default)]
     pub idle: Vec<IdleSpan>,
+    /// The rank's `ProfilerStep#N` spans (host side): (N, start, end) ns.
+    #[serde(default)]
+    pub steps: Vec<(i64, i64, i64)>,
+}
+
+/// A rank's `ProfilerStep#N` spans on the host, by start: (N, start, end) ns.
+pub fn step_spans(t: &crate::table::TraceTable) -> Vec<(i64, i64, i64)> {
+    let mut out: Vec<(i64, i64, i64)> = (0..t.len())
+        .filter(|&r| t.kind_at(r) == crate::table::EventKind::UserAnnotation)
+        .filter_map(|r| {
+            let n = crate::analysis::names::profiler_step_number(t.name_at(r))?;
+            let s = t.ts_at(r)?;
+            Some((n, s, s + t.dur_at(r)?))
+        })
+        .collect();
+    out.sort_by_key(|x| x.1);
+    out
 }
 
 /// A stretch of GPU idle time and its cause.
@@ -172,9 +189,12 @@ pub struct LaneRow {
 /// The `track` of the row that shows why the GPU is idle (above the tracks).
 pub const IDLE_ROW: u32 = u32::MAX;
 
-/// Rows of the lanes to draw: the GPU-idle row when the rank has device work, then every depth of
-/// an open track, the first of a collapsed one.
-pub fn layout(answer: &TimelineAnswer, collapsed: &[u32]) -> Vec<LaneRow> {
+/// The `track` of the row that draws the critical path (under the GPU-idle row, when shown).
+pub const PATH_ROW: u32 = u32::MAX - 1;
+
+/// Rows of the lanes to draw: the GPU-idle row when the rank has device work, the critical path
+/// when asked for, then every depth of an open track, the first of a collapsed one.
+pub fn layout(answer: &TimelineAnswer, collapsed: &[u32], path: bool) -> Vec<LaneRow> {
     let mut rows = Vec::new();
     let has_gpu = answer
         .tracks
@@ -186,6 +206,14 @@ pub fn layout(answer: &TimelineAnswer, collapsed: &[u32]) -> Vec<LaneRow> {
             depth: 0,
             y: 0.0,
             label: Some("GPU idle, and why".into()),
+        });
+    }
+    if path {
+        rows.push(LaneRow {
+            track: PATH_ROW,
+            depth: 0,
+            y: rows.len() as f64 * LANE_PX,
+            label: Some("Critical path".into()),
         });
     }
     for (i, track) in answer.tracks.iter().enumerate() {

@@ -8,10 +8,12 @@ use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
 use super::AppState;
+use crate::analysis::critical_path::BoundBy;
 use crate::analysis::timeline::{EventClass, EventDetails, Relation, TimelineRequest};
 use crate::report::timeline_view::{
     duration_label, event_at, hash_of, idle_causes, idle_colour, layout, parse_hash, row_at, ticks,
     wheel_factor, LaneRow, TimelineAnswer, Viewport, AXIS_PX, GUTTER_PX, IDLE_ROW, LANE_PX,
+    PATH_ROW,
 };
 
 /// Fill colour of an event class.
@@ -79,6 +81,32 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let rank_index = state.select(|p| p.rank_index);
     let answers = state.select(|p| p.worker_answers());
     let details = state.select(|p| p.event_details.clone());
+    let show_path = RwSignal::new(false);
+    // The critical path of the picked rank, as the (exact-mode) analysis found it.
+    let path = Memo::new(move |_| {
+        let rank = answer.with(|a| a.as_ref().map(|a| a.rank));
+        state
+            .page
+            .with(|p| {
+                let all = &p.shown()?.analyses[0].as_ref()?.all;
+                let cp = all.critical_path.iter().find(|c| Some(c.rank) == rank)?;
+                Some(
+                    cp.result
+                        .rows
+                        .iter()
+                        .map(|s| {
+                            let start = (s.start_us * 1000.0).round() as i64;
+                            (
+                                start,
+                                start + (s.duration_us * 1000.0).round() as i64,
+                                s.bound_by,
+                            )
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .unwrap_or_default()
+    });
     // The window the report analysed on the picked rank (drawn; outside it is shaded).
     let analysed = Memo::new(move |_| {
         let rank = answer.with(|a| a.as_ref().map(|a| a.rank))?;
@@ -160,14 +188,12 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         };
         answer.with(|a| {
             if let (Some(a), Some(vp)) = (a, vp) {
-                draw(
-                    &canvas,
-                    a,
-                    &vp,
-                    &collapsed,
-                    details.get().as_ref(),
-                    analysed.get(),
-                );
+                let extra = Overlays {
+                    analysed: analysed.get(),
+                    path: show_path.get().then(|| path.get()),
+                    selected: details.with(|d| d.as_ref().map(|d| d.row)),
+                };
+                draw(&canvas, a, &vp, &collapsed, &extra);
             }
         });
     });
@@ -217,7 +243,15 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         let dragged = drag.get_value().is_some_and(|d| d.2);
         drag.set_value(None);
         if !dragged {
-            click(state, &ev, canvas_ref, viewport, collapsed, answer);
+            click(
+                state,
+                &ev,
+                canvas_ref,
+                viewport,
+                collapsed,
+                answer,
+                show_path.get_untracked(),
+            );
         }
     };
     let on_key = move |ev: web_sys::KeyboardEvent| {
@@ -262,7 +296,9 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     };
     let height = move || {
         answer.with(|a| {
-            let rows = a.as_ref().map_or(0, |a| layout(a, &collapsed.get()).len());
+            let rows = a
+                .as_ref()
+                .map_or(0, |a| layout(a, &collapsed.get(), show_path.get()).len());
             format!("height: {}px", AXIS_PX + rows.max(1) as f64 * LANE_PX)
         })
     };
@@ -270,6 +306,11 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         <section id="timeline-panel" class="panel">
             <div class="panel-head">
                 <h2>"Timeline"</h2>
+                <label class="check" title="The longest chain of dependent work, as the critical-path analysis found it (coloured by what bounds each segment)">
+                    <input id="timeline-critical-path" type="checkbox" prop:checked=move || show_path.get()
+                        on:change=move |ev| show_path.set(event_target_checked(&ev))/>
+                    " Critical path"
+                </label>
                 <button class="link" on:click=reset>"Whole trace"</button>
             </div>
             <p class="muted" id="timeline-range">{range_text}</p>
@@ -317,6 +358,7 @@ fn click(
     viewport: RwSignal<Option<Viewport>>,
     collapsed: RwSignal<Vec<u32>>,
     answer: Memo<Option<TimelineAnswer>>,
+    path_shown: bool,
 ) {
     let (Some(canvas), Some(vp)) = (canvas_ref.get_untracked(), viewport.get_untracked()) else {
         return;
@@ -324,7 +366,7 @@ fn click(
     let (x, y) = (ev.offset_x() as f64, ev.offset_y() as f64 - AXIS_PX);
     let hit = answer.with_untracked(|a| {
         let a = a.as_ref()?;
-        let rows = layout(a, &collapsed.get_untracked());
+        let rows = layout(a, &collapsed.get_untracked(), path_shown);
         let row = row_at(&rows, y)?.clone();
         if x < GUTTER_PX {
             return Some(Err(row.track));
@@ -416,10 +458,9 @@ fn draw(
     a: &TimelineAnswer,
     vp: &Viewport,
     collapsed: &[u32],
-    selected: Option<&EventDetails>,
-    analysed: Option<(i64, i64)>,
+    extra: &Overlays,
 ) {
-    let rows = layout(a, collapsed);
+    let rows = layout(a, collapsed, extra.path.is_some());
     let ratio = window().device_pixel_ratio();
     let (css_w, css_h) = (
         canvas.client_width() as f64,
@@ -432,12 +473,102 @@ fn draw(
     cx.clear_rect(0.0, 0.0, css_w, css_h);
     let w = (css_w - GUTTER_PX).max(50.0);
     draw_axis(&cx, vp, w, css_h, a.span_ns.0 as f64);
+    draw_steps(&cx, vp, &a.steps, w, css_h);
     for row in &rows {
-        draw_row(&cx, a, vp, row, w, selected.map(|d| d.row));
+        draw_label(&cx, row, w);
+        match (row.track, &extra.path) {
+            (PATH_ROW, Some(path)) => draw_path(&cx, vp, path, AXIS_PX + row.y, w),
+            _ => draw_row(&cx, a, vp, row, w, extra.selected),
+        }
     }
-    if let Some(window) = analysed {
+    if let Some(window) = extra.analysed {
         draw_window(&cx, vp, window, w, css_h);
     }
+}
+
+/// A track's name in the gutter, and a line above its first row.
+fn draw_label(cx: &CanvasRenderingContext2d, row: &LaneRow, w: f64) {
+    let Some(label) = &row.label else { return };
+    let y = AXIS_PX + row.y;
+    cx.set_fill_style_str("#888");
+    let _ = cx.fill_text_with_max_width(label, 4.0, y + 12.0, GUTTER_PX - 8.0);
+    cx.set_fill_style_str("rgba(128,128,128,0.15)");
+    cx.fill_rect(GUTTER_PX, y, w, 0.5);
+}
+
+/// What is drawn over the worker's answer, from the page's own results.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Overlays {
+    /// The window the report analysed on this rank, when not the whole trace.
+    analysed: Option<(i64, i64)>,
+    /// The critical path's segments (start, end, bound), when the switch is on.
+    path: Option<Vec<(i64, i64, BoundBy)>>,
+    /// The row of the event in the details panel.
+    selected: Option<u32>,
+}
+
+/// Colour of what bounds a critical-path segment.
+fn bound_colour(b: BoundBy) -> &'static str {
+    match b {
+        BoundBy::Cpu => "#edc948",
+        BoundBy::GpuCompute => "#4e79a7",
+        BoundBy::GpuCommunication => "#e15759",
+        BoundBy::GpuKernelLaunchOverhead => "#f28e2b",
+        BoundBy::GpuKernelKernelOverhead => "#bab0ac",
+        BoundBy::DataLoading => "#b07aa1",
+        BoundBy::Nothing => "#d4d4d4",
+    }
+}
+
+fn draw_path(
+    cx: &CanvasRenderingContext2d,
+    vp: &Viewport,
+    path: &[(i64, i64, BoundBy)],
+    y: f64,
+    w: f64,
+) {
+    for &(s, e, b) in path {
+        let x0 = vp.x_of(s as f64, w).max(0.0);
+        let x1 = vp.x_of(e as f64, w).min(w);
+        if x1 < 0.0 || x0 > w {
+            continue;
+        }
+        cx.set_fill_style_str(bound_colour(b));
+        cx.fill_rect(GUTTER_PX + x0, y + 2.0, (x1 - x0).max(1.0), LANE_PX - 4.0);
+    }
+}
+
+/// A dashed line at each step's start, labelled `#N` when there is room.
+fn draw_steps(
+    cx: &CanvasRenderingContext2d,
+    vp: &Viewport,
+    steps: &[(i64, i64, i64)],
+    w: f64,
+    h: f64,
+) {
+    let visible: Vec<&(i64, i64, i64)> = steps
+        .iter()
+        .filter(|s| (0.0..=w).contains(&vp.x_of(s.1 as f64, w)))
+        .collect();
+    if visible.len() > 200 {
+        return;
+    }
+    cx.set_stroke_style_str("rgba(90,90,200,0.6)");
+    cx.set_fill_style_str("rgba(90,90,200,0.9)");
+    let _ = cx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
+    let mut last_label = f64::NEG_INFINITY;
+    for &&(n, start, _) in &visible {
+        let x = GUTTER_PX + vp.x_of(start as f64, w);
+        cx.begin_path();
+        cx.move_to(x, AXIS_PX - 6.0);
+        cx.line_to(x, h);
+        cx.stroke();
+        if x - last_label > 40.0 {
+            let _ = cx.fill_text(&format!("#{n}"), x + 2.0, AXIS_PX - 8.0);
+            last_label = x;
+        }
+    }
+    let _ = cx.set_line_dash(&js_sys::Array::new());
 }
 
 /// The GPU's idle stretches, coloured by cause.
@@ -489,12 +620,6 @@ fn draw_row(
     selected: Option<u32>,
 ) {
     let y = AXIS_PX + row.y;
-    if let Some(label) = &row.label {
-        cx.set_fill_style_str("#888");
-        let _ = cx.fill_text_with_max_width(label, 4.0, y + 12.0, GUTTER_PX - 8.0);
-        cx.set_fill_style_str("rgba(128,128,128,0.15)");
-        cx.fill_rect(GUTTER_PX, y, w, 0.5);
-    }
     if row.track == IDLE_ROW {
         draw_idle(cx, a, vp, y, w);
         return;

@@ -190,6 +190,7 @@ fn on_message(event: MessageEvent) {
 pub(crate) struct RankTimeline {
     index: TimelineIndex,
     idle: Vec<(i64, i64, IdleCause)>,
+    steps: Vec<(i64, i64, i64)>,
 }
 
 /// The timeline of one rank in a range (its index is built on first use, then kept).
@@ -208,6 +209,7 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
         let kept = kept[rank_index].get_or_insert_with(|| RankTimeline {
             index: TimelineIndex::new(&rank.table),
             idle: crate::report::gather::idle_pieces(&rank.table),
+            steps: crate::report::timeline_view::step_spans(&rank.table),
         });
         let index = &kept.index;
         // An empty range asks for the whole trace.
@@ -227,6 +229,7 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
             span_ns: index.span_ns,
             view: index.view(&rank.table, request),
             idle: visible_idle(&kept.idle, request),
+            steps: kept.steps.clone(),
         }))
     })
 }

@@ -82,6 +82,13 @@ test('wheel, drag and W/A/S/D change the visible range; the range is in the URL'
   const s = await settled(page, a);
   assert.ok(s.end - s.start > a.end - a.start, 'S zooms out');
 
+  // Why the GPU waits: the idle row's causes have a legend; the critical path is one switch away.
+  assert.ok(await page.locator('.timeline-legend [data-idle-cause]').count() > 0, 'idle causes in the legend');
+  const h0 = (await canvas.boundingBox()).height;
+  await page.click('#timeline-critical-path');
+  await page.waitForFunction((h) => document.querySelector('#timeline').getBoundingClientRect().height > h, h0);
+  near((await canvas.boundingBox()).height - h0, 16, 'the critical path adds one row');
+
   const hash = await page.evaluate(() => window.location.hash);
   assert.match(hash, /^#timeline=0:-?\d+-\d+$/, hash);
   await page.screenshot({ path: screenshotPath('timeline-navigation'), fullPage: false });
