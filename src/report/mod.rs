@@ -21,6 +21,7 @@ pub mod intervals;
 pub mod markdown;
 pub mod page_state;
 pub mod patterns;
+pub mod perfetto;
 pub mod redact;
 pub mod report_view;
 pub mod rules;

@@ -534,6 +534,16 @@ impl PageState {
         }
     }
 
+    /// "Download for Perfetto": the picked rank's trace with what was found added.
+    pub fn ask_perfetto(&self) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Perfetto {
+            rank_index: self.rank_index,
+        })]
+    }
+
     /// The details panel asks about one event of the picked rank.
     pub fn ask_event_details(&mut self, row: u32) -> Vec<Effect> {
         if !self.worker_answers() {

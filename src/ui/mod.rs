@@ -365,6 +365,11 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
         FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
+        FromWorker::Download {
+            file_name,
+            mime,
+            text,
+        } => view::download(&text, &mime, &file_name),
         _ => {}
     }
 }

@@ -312,6 +312,8 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
                     " Critical path"
                 </label>
                 <button class="link" on:click=reset>"Whole trace"</button>
+                <button id="timeline-perfetto" class="link" title="This rank's trace as JSON for ui.perfetto.dev, with the GPU's idle causes and the critical path added as tracks"
+                    on:click=move |_| super::apply(state, |p| p.ask_perfetto())>"Download for Perfetto"</button>
             </div>
             <p class="muted" id="timeline-range">{range_text}</p>
             <canvas id="timeline" node_ref=canvas_ref tabindex="0" style=height

@@ -171,6 +171,7 @@ fn on_message(event: MessageEvent) {
             rank_index,
             request,
         } => with_set(|set| timeline(set, rank_index, &request)),
+        ToWorker::Perfetto { rank_index } => with_set(|set| perfetto(set, rank_index)),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)
@@ -182,6 +183,33 @@ fn on_message(event: MessageEvent) {
                     |d| FromWorker::EventDetails(Box::new(d)),
                 )
         }),
+    }
+}
+
+/// A rank's trace for Perfetto, with the idle causes and the whole critical path added.
+#[cfg(target_arch = "wasm32")]
+fn perfetto(set: &TraceSet, rank_index: usize) -> FromWorker {
+    use crate::analysis::critical_path::{critical_path_mode, CriticalPathOptions};
+    let Some(rank) = set.ranks.get(rank_index) else {
+        return FromWorker::Error {
+            message: format!("no rank {rank_index} in the loaded set"),
+        };
+    };
+    let idle = crate::report::gather::idle_pieces(&rank.table);
+    let all_rows = CriticalPathOptions {
+        max_rows: Some(0),
+        ..Default::default()
+    };
+    let path = critical_path_mode(&rank.table, &all_rows, crate::analysis::all::Mode::Exact).rows;
+    let stem = rank
+        .table
+        .file
+        .trim_end_matches(".gz")
+        .trim_end_matches(".json");
+    FromWorker::Download {
+        file_name: format!("{stem}.perfetto.json"),
+        mime: "application/json".into(),
+        text: crate::report::perfetto::perfetto_json(&rank.table, &idle, &path),
     }
 }
 

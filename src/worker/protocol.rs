@@ -41,6 +41,9 @@ pub enum ToWorker {
         rank_index: usize,
         request: TimelineRequest,
     },
+    /// Rank `rank_index`'s trace as Chrome-trace JSON for Perfetto, with the GPU's idle causes and
+    /// the critical path added as tracks.
+    Perfetto { rank_index: usize },
     /// The details of one event of rank `rank_index` (the timeline's details panel).
     EventDetails { rank_index: usize, row: u32 },
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
@@ -226,6 +229,12 @@ pub enum FromWorker {
     Timeline(Box<TimelineAnswer>),
     /// One event's details.
     EventDetails(Box<EventDetails>),
+    /// A file for the user to save.
+    Download {
+        file_name: String,
+        mime: String,
+        text: String,
+    },
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
         message: String,

@@ -143,3 +143,24 @@ test('a clicked kernel shows its launch, and "Go to it" shows the launch', async
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('"Download for Perfetto" writes the trace with the idle causes and the critical path added', async () => {
+  const cli = cliJson(['summary', '--json', trace(NAME)]);
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const [download] = await Promise.all([
+    page.waitForEvent('download', { timeout: 60_000 }),
+    page.click('#timeline-perfetto'),
+  ]);
+  assert.match(download.suggestedFilename(), /\.perfetto\.json$/);
+  const file = await download.path();
+  const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const events = doc.traceEvents;
+  const kernels = events.filter((e) => e.cat === 'kernel');
+  assert.equal(kernels.length, cli.kernels, 'every kernel written back');
+  assert.ok(events.some((e) => e.cat === 'gpu_idle'), 'idle causes added');
+  assert.ok(events.some((e) => e.cat === 'critical_path'), 'critical path added');
+  assert.deepEqual(errors, []);
+  await page.close();
+});

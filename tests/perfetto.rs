@@ -1,0 +1,68 @@
+//! "Download for Perfetto": the trace written back from the columns reads again with the same
+//! kernels, kernel time and names, and carries the added tracks (why the GPU was idle, the
+//! critical path) with the durations they were computed with.
+
+mod common;
+
+use profile_model::analysis::critical_path::{critical_path_mode, CriticalPathOptions};
+use profile_model::analysis::options::Mode;
+use profile_model::report::gather::idle_pieces;
+use profile_model::report::perfetto::perfetto_json;
+use profile_model::table::{load_bytes, load_path, EventKind, TraceTable};
+
+fn kernels(t: &TraceTable) -> (usize, i64, Vec<String>) {
+    let rows: Vec<usize> = t.rows_of_kind(EventKind::Kernel).collect();
+    let mut names: Vec<String> = rows.iter().map(|&r| t.name_at(r).to_string()).collect();
+    names.sort();
+    (
+        rows.len(),
+        rows.iter().filter_map(|&r| t.dur_at(r)).sum(),
+        names,
+    )
+}
+
+fn category_time(t: &TraceTable, cat: &str) -> (usize, i64) {
+    let rows: Vec<usize> = t.rows_of_category(cat).collect();
+    (rows.len(), rows.iter().filter_map(|&r| t.dur_at(r)).sum())
+}
+
+#[test]
+fn the_written_trace_reads_back_with_the_same_kernels_and_the_added_tracks() {
+    for name in [
+        "hta__critical_path_alexnet.json.gz",
+        "hta__simple_add_kineto.json.gz",
+        "hta__nccl_data.json.gz",
+    ] {
+        let t = load_path(&common::trace(name)).expect("loads");
+        let idle = idle_pieces(&t);
+        let path = critical_path_mode(&t, &CriticalPathOptions::default(), Mode::Exact).rows;
+        let json = perfetto_json(&t, &idle, &path);
+        let back = load_bytes("back.json", json.as_bytes()).expect("reads back");
+        assert_eq!(kernels(&back), kernels(&t), "{name}: kernels");
+        let mut names = back.metadata.thread_names.clone();
+        names.retain(|k, _| !k.starts_with("999999001/"));
+        assert_eq!(names, t.metadata.thread_names, "{name}: thread names");
+        let idle_ns: i64 = idle.iter().map(|p| p.1 - p.0).sum();
+        assert_eq!(
+            category_time(&back, "gpu_idle"),
+            (idle.len(), idle_ns),
+            "{name}: idle"
+        );
+        assert_eq!(
+            category_time(&back, "critical_path").0,
+            path.len(),
+            "{name}: path"
+        );
+        // The correlation between a launch and its kernel survives (Perfetto draws it as a flow).
+        let k = back
+            .rows_of_kind(EventKind::Kernel)
+            .next()
+            .expect("a kernel");
+        let c = back.correlation_at(k).expect("correlation");
+        assert!(
+            back.rows_of_kind(EventKind::Runtime)
+                .any(|r| back.correlation_at(r) == Some(c)),
+            "{name}: the kernel's launch"
+        );
+    }
+}
