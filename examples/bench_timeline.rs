@@ -14,6 +14,9 @@ fn main() {
     let clock = Instant::now();
     let index = TimelineIndex::new(&t);
     let build_ms = clock.elapsed().as_secs_f64() * 1e3;
+    let clock = Instant::now();
+    let idle = profile_model::report::gather::idle_pieces(&t);
+    let idle_ms = clock.elapsed().as_secs_f64() * 1e3;
     let drawable: u64 = index.tracks.iter().map(|t| t.events).sum();
     let (lo, hi) = index.span_ns;
     let mut times = Vec::new();
@@ -37,11 +40,13 @@ fn main() {
     times.sort_by(f64::total_cmp);
     items.sort_unstable();
     println!(
-        "{} events ({} drawable, {} tracks): index {:.0} ms; view median {:.2} ms, p95 {:.2} ms, max {:.2} ms; items median {}, max {}",
+        "{} events ({} drawable, {} tracks): index {:.0} ms, idle causes {:.0} ms ({} pieces); view median {:.2} ms, p95 {:.2} ms, max {:.2} ms; items median {}, max {}",
         t.len(),
         drawable,
         index.tracks.len(),
         build_ms,
+        idle_ms,
+        idle.len(),
         times[100],
         times[190],
         times[199],

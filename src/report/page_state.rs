@@ -358,8 +358,18 @@ impl PageState {
         }
         self.query = first_query();
         self.events = Events::Waiting;
+        // The timeline's first frame first (its index only, a fraction of the report's time), then
+        // the report, then the rest.
         let mut effects = vec![
             Effect::PromoteLoadWorker,
+            Effect::Post(ToWorker::Timeline {
+                rank_index: self.rank_index,
+                request: TimelineRequest {
+                    start_ns: 0,
+                    end_ns: 0,
+                    width_px: 1200,
+                },
+            }),
             Effect::Post(ToWorker::Report { redact: false }),
         ];
         if let Some(baseline_files) = self.pending_compare.take() {

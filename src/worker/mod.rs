@@ -217,7 +217,8 @@ fn perfetto(set: &TraceSet, rank_index: usize) -> FromWorker {
 #[cfg(target_arch = "wasm32")]
 pub(crate) struct RankTimeline {
     index: TimelineIndex,
-    idle: Vec<(i64, i64, IdleCause)>,
+    /// Computed on the second request, so that the first frame waits only for the index.
+    idle: Option<Vec<(i64, i64, IdleCause)>>,
     steps: Vec<(i64, i64, i64)>,
 }
 
@@ -234,11 +235,15 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
         if kept.len() < set.ranks.len() {
             kept.resize_with(set.ranks.len(), || None);
         }
+        let first = kept[rank_index].is_none();
         let kept = kept[rank_index].get_or_insert_with(|| RankTimeline {
             index: TimelineIndex::new(&rank.table),
-            idle: crate::report::gather::idle_pieces(&rank.table),
+            idle: None,
             steps: crate::report::timeline_view::step_spans(&rank.table),
         });
+        if !first && kept.idle.is_none() {
+            kept.idle = Some(crate::report::gather::idle_pieces(&rank.table));
+        }
         let index = &kept.index;
         // An empty range asks for the whole trace.
         let request = if request.end_ns <= request.start_ns {
@@ -256,7 +261,10 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
             tracks: index.tracks.clone(),
             span_ns: index.span_ns,
             view: index.view(&rank.table, request),
-            idle: visible_idle(&kept.idle, request),
+            idle: kept
+                .idle
+                .as_deref()
+                .map_or_else(Vec::new, |idle| visible_idle(idle, request)),
             steps: kept.steps.clone(),
         }))
     })
