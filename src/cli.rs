@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use crate::analysis::all::{analyze_timed, AnalysisOptions, Mode};
 use crate::analysis::critical_path::CriticalPathOptions;
 use crate::analysis::summary::summarize;
+use crate::report::compare_text::CompareTable;
 use crate::report::markdown::summary_markdown;
 use crate::report::text::{render_analyses, render_timings};
 use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
-use crate::table::{load_path, TraceSet, TraceTable};
+use crate::table::{load_path, EventKind, TraceSet, TraceTable};
 use crate::trace::LoadError;
 
 const USAGE: &str = "\
@@ -81,28 +82,21 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--redact" => out.redact = true,
             "--csv" if out.positional.first().map(String::as_str) == Some("diff") => {
                 let v = text("--csv", it.next())?;
-                out.diff_csv = Some(
-                    crate::report::compare_text::CompareTable::of_name(&v).ok_or(format!(
-                        "diff --csv takes waterfall, categories, kernels, ops, ranks or findings, found {v:?}"
-                    ))?,
-                );
+                out.diff_csv = Some(CompareTable::parse(&v).ok_or(format!(
+                    "diff --csv takes {}, found {v:?}",
+                    one_of(CompareTable::ALL.map(CompareTable::as_str))
+                ))?);
             }
             "--csv" => out.csv = true,
             "--desc" => out.query.descending = true,
             "--kind" => {
                 let v = text("--kind", it.next())?;
                 for k in v.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-                    if !crate::table::EventKind::ALL.iter().any(|e| e.as_str() == k) {
-                        let known: Vec<&str> = crate::table::EventKind::ALL
-                            .iter()
-                            .map(|e| e.as_str())
-                            .collect();
-                        return Err(format!(
-                            "--kind takes one of {}, found {k:?}",
-                            known.join(", ")
-                        ));
-                    }
-                    out.query.kinds.push(k.to_string());
+                    let kind = EventKind::parse(k).ok_or_else(|| {
+                        let known: Vec<&str> = EventKind::ALL.iter().map(|e| e.as_str()).collect();
+                        format!("--kind takes one of {}, found {k:?}", known.join(", "))
+                    })?;
+                    out.query.kinds.push(kind);
                 }
             }
             "--name" => out.query.name_contains = text("--name", it.next())?,
@@ -116,13 +110,15 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--group-by" => {
                 let v = text("--group-by", it.next())?;
                 out.query.group_by = Some(GroupBy::parse(&v).ok_or(format!(
-                    "--group-by takes name, kind, category, stream, thread or rank, found {v:?}"
+                    "--group-by takes {}, found {v:?}",
+                    one_of(GroupBy::ALL.map(GroupBy::as_str))
                 ))?);
             }
             "--sort" => {
                 let v = text("--sort", it.next())?;
                 out.query.sort = SortBy::parse(&v).ok_or(format!(
-                    "--sort takes start, duration, name, count, total, mean or max, found {v:?}"
+                    "--sort takes {}, found {v:?}",
+                    one_of(SortBy::ALL.map(SortBy::as_str))
                 ))?;
             }
             "--timings" => out.timings = true,
@@ -148,6 +144,15 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         }
     }
     Ok(out)
+}
+
+/// Choices in words: `a, b or c`.
+fn one_of<const N: usize>(names: [&str; N]) -> String {
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
 }
 
 fn parse_steps(v: &str) -> Option<(i64, i64)> {

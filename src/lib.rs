@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod report;
+pub mod stable_name;
 pub mod table;
 pub mod trace;
 

@@ -187,7 +187,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                 .kernel_breakdown
                 .by_type_all_ranks
                 .iter()
-                .find(|x| x.kernel_type == t)
+                .find(|x| x.kernel_type.to_string() == t)
                 .map_or(0.0, |x| x.time_us);
             let h = num(r, "sum").unwrap_or(f64::NAN);
             c.checked += 1;
@@ -198,7 +198,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                 .kernel_breakdown
                 .by_type_all_ranks
                 .iter()
-                .find(|x| x.kernel_type == t)
+                .find(|x| x.kernel_type.to_string() == t)
                 .map_or(0.0, |x| x.pct);
             c.eq(format!("{t} pct"), p, num(r, "percentage"));
         }
@@ -315,7 +315,7 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
                     .push(format!("rank {rank} stream {stream} missing"));
                 continue;
             };
-            let Some(k) = s.categories.iter().find(|k| k.category == cat) else {
+            let Some(k) = s.categories.iter().find(|k| k.category.as_str() == cat) else {
                 continue;
             };
             let w = format!("rank {rank} stream {stream} {cat}");
@@ -709,7 +709,7 @@ fn type_time(a: &AllAnalyses, t: &str) -> f64 {
     a.kernel_breakdown
         .by_type_all_ranks
         .iter()
-        .find(|x| x.kernel_type == t)
+        .find(|x| x.kernel_type.to_string() == t)
         .map_or(0.0, |x| x.time_us)
 }
 
@@ -783,7 +783,7 @@ fn idle_gaps_above_and_below_the_threshold() {
     let get = |s: &profile_model::analysis::idle::StreamIdle, c: &str| {
         s.categories
             .iter()
-            .find(|x| x.category == c)
+            .find(|x| x.category.as_str() == c)
             .map(|x| (x.idle_us, x.gaps_us.count))
             .unwrap()
     };

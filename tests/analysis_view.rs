@@ -117,9 +117,10 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
         all.ranks[0].to_string()
     };
     for t in &types {
+        let kernel_type = t.kernel_type.to_string();
         let ctx = [
             ("rank", scope.as_str()),
-            ("kernel-type", t.kernel_type.as_str()),
+            ("kernel-type", kernel_type.as_str()),
         ];
         assert!(
             close(one(&figs, "kernel-type-us", &ctx), t.time_us),

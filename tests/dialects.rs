@@ -425,7 +425,7 @@ fn negative_durations_are_left_out_of_time_figures() {
     assert_eq!(t.diagnostics.count(DiagnosticKind::NegativeDuration), 2);
     let set = TraceSet::single(t.clone());
     let q = EventQuery {
-        kinds: vec!["kernel".into()],
+        kinds: vec![EventKind::Kernel],
         group_by: Some(GroupBy::Name),
         ..Default::default()
     };

@@ -6,7 +6,7 @@ mod common;
 
 use common::TraceBuilder;
 use profile_model::table::query::{export_csv, query_events, EventQuery, GroupBy, SortBy};
-use profile_model::table::{load_path, TraceSet};
+use profile_model::table::{load_path, EventKind, TraceSet};
 use serde_json::Value;
 
 /// Kernels `a` (3 × 10 µs), `b` (1 × 50 µs), `c` (2 × 5 µs) on streams 7 and 9, and two CPU ops.
@@ -26,7 +26,7 @@ fn small() -> (TraceBuilder, TraceSet) {
 
 fn kernels() -> EventQuery {
     EventQuery {
-        kinds: vec!["kernel".into()],
+        kinds: vec![EventKind::Kernel],
         ..Default::default()
     }
 }
@@ -270,7 +270,7 @@ fn csv_export_has_every_matched_row_with_args() {
     let copy = export_csv(
         &set,
         &EventQuery {
-            kinds: vec!["memcpy".into()],
+            kinds: vec![EventKind::Memcpy],
             ..Default::default()
         },
     );

@@ -6,7 +6,7 @@ mod common;
 use common::TraceBuilder;
 use profile_model::report::bottleneck::BottleneckKind;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
-use profile_model::report::findings::{EvidenceKind, Finding};
+use profile_model::report::findings::{EvidenceFilter, EvidenceKind, Finding};
 use profile_model::report::redact::redacted_name;
 use profile_model::table::TraceSet;
 
@@ -110,8 +110,7 @@ fn data_loader_starved_step_is_cpu_bound() {
         .iter()
         .any(|e| e.kind == EvidenceKind::Op && e.name == DATA_LOADER));
     let filter = f.filter.as_ref().expect("filter");
-    assert_eq!(filter.kind, Some(EvidenceKind::Op));
-    assert_eq!(filter.names, vec![DATA_LOADER.to_string()]);
+    assert_eq!(filter, &EvidenceFilter::Ops(vec![DATA_LOADER.to_string()]));
     let a = actions(f);
     assert!(
         a.contains("num_workers") && a.contains("pin_memory=True"),
@@ -194,8 +193,8 @@ fn unoverlapped_all_reduce_is_communication_bound() {
     close(f.value, 100.0 * exposed / window, "exposed communication %");
     assert!(f.evidence.iter().any(|e| e.name == ALL_REDUCE));
     assert_eq!(
-        f.filter.as_ref().unwrap().names,
-        vec![ALL_REDUCE.to_string()]
+        f.filter.as_ref().unwrap(),
+        &EvidenceFilter::Kernels(vec![ALL_REDUCE.to_string()])
     );
     let a = actions(f);
     assert!(a.contains("async_op=True") && a.contains("Overlap"), "{a}");
@@ -300,8 +299,12 @@ fn two_rank_straggler_is_found() {
         .collect();
     assert_eq!(ranks, vec![0, 1]);
     let filter = f.filter.as_ref().expect("filter");
-    assert_eq!(filter.kind, Some(EvidenceKind::Rank));
-    assert_eq!(filter.names, vec!["rank 0".to_string()]);
+    assert_eq!(filter, &EvidenceFilter::Ranks(vec![0]));
+    let json = serde_json::to_value(filter).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"kind": "rank", "names": ["rank 0"]})
+    );
     // The fast rank waits in the collective: the job as a whole is communication-bound.
     assert_eq!(bottleneck(&r), BottleneckKind::Communication);
     assert!(r.notes.iter().all(|n| !n.contains("only one rank")));
@@ -339,10 +342,7 @@ fn one_big_gemm_is_compute_bound() {
         .iter()
         .any(|e| e.kind == EvidenceKind::Kernel && e.name == GEMM));
     let filter = f.filter.as_ref().expect("filter");
-    assert_eq!(
-        (filter.kind, filter.names.clone()),
-        (Some(EvidenceKind::Kernel), vec![GEMM.to_string()])
-    );
+    assert_eq!(filter, &EvidenceFilter::Kernels(vec![GEMM.to_string()]));
     assert_eq!(bottleneck(&r), BottleneckKind::Compute);
     let b = r.bottleneck.as_ref().unwrap();
     close(b.idle_pct, 100.0 * (window - busy) / window, "idle %");
@@ -422,9 +422,11 @@ fn synchronising_calls_are_counted_with_their_op() {
     );
     assert!(a.contains("3 × `cudaDeviceSynchronize`"), "{a}");
     let filter = f.filter.as_ref().expect("filter");
-    assert_eq!(filter.kind, Some(EvidenceKind::Runtime));
+    let EvidenceFilter::Runtime(names) = filter else {
+        panic!("a runtime filter, found {filter:?}");
+    };
     assert!(
-        filter.names.contains(&"cudaStreamSynchronize".to_string()),
+        names.contains(&"cudaStreamSynchronize".to_string()),
         "{filter:?}"
     );
 }
@@ -453,7 +455,10 @@ fn redaction_hashes_names_stably() {
         .iter()
         .find(|f| f.id == "dominant_kernel")
         .unwrap();
-    assert_eq!(dominant.filter.as_ref().unwrap().names, vec![h.clone()]);
+    assert_eq!(
+        dominant.filter.as_ref().unwrap(),
+        &EvidenceFilter::Kernels(vec![h.clone()])
+    );
     // Same name → same hash, in both reports.
     assert_eq!(compute.top_kernels[0].name, h);
     assert!(comm.top_kernels.iter().any(|k| k.name == h));

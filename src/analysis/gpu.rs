@@ -11,26 +11,20 @@ use super::options::{AnalysisOptions, Mode};
 use super::step_filter::{hta_last_step_cut, is_hta_device_row, LastStepCut};
 use crate::table::{EventKind, TraceTable};
 
-/// What a device operation does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum KernelType {
-    Computation,
-    Communication,
-    Memory,
-    /// Neither (HTA-compat only: e.g. `Event Sync`); dropped from the type breakdowns.
-    Other,
+crate::stable_enum! {
+    /// What a device operation does.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+    pub enum KernelType {
+        Computation,
+        Communication,
+        Memory,
+        /// Neither (HTA-compat only: e.g. `Event Sync`); dropped from the type breakdowns.
+        Other,
+    }
 }
 
 impl KernelType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KernelType::Computation => "COMPUTATION",
-            KernelType::Communication => "COMMUNICATION",
-            KernelType::Memory => "MEMORY",
-            KernelType::Other => "OTHER",
-        }
-    }
     /// Bit of the type in overlap masks (COMPUTATION=1, COMMUNICATION=2, MEMORY=4).
     pub fn bit(self) -> u8 {
         match self {

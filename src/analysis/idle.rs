@@ -9,14 +9,34 @@ use super::gpu::{describe, round_to, us, Describe, RankPrep};
 use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
-/// Gap kinds, in output order.
-pub const IDLE_CATEGORIES: [&str; 3] = ["host_wait", "kernel_wait", "other"];
+crate::stable_enum! {
+    /// What kind of gap an idle interval of a stream is; `ALL` is the output order.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum IdleCategory {
+        /// The work that ends the gap was launched after the gap began: the host came late.
+        HostWait,
+        /// A gap shorter than the threshold between work already queued.
+        KernelWait,
+        /// Any other gap.
+        Other,
+    }
+}
 
-/// One category of one stream.
+impl IdleCategory {
+    /// Its slot in per-category arrays (the position in [`IdleCategory::ALL`]).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Gaps of one stream, one list per [`IdleCategory`] (indexed by [`IdleCategory::index`]).
+type GapsByCategory = [Vec<f64>; 3];
+
+/// The idle time of one category of one stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct IdleCategory {
-    /// `host_wait`, `kernel_wait` or `other`.
-    pub category: String,
+pub struct CategoryIdle {
+    pub category: IdleCategory,
     pub idle_us: f64,
     /// Share of the stream's idle time (0-1; 2 decimals in HTA-compat mode); `None` when the stream
     /// has no idle time.
@@ -31,7 +51,7 @@ pub struct StreamIdle {
     pub rank: i64,
     pub stream: i64,
     pub idle_us: f64,
-    pub categories: Vec<IdleCategory>,
+    pub categories: Vec<CategoryIdle>,
 }
 
 /// Idle-time breakdown of one rank's streams, sorted by stream.
@@ -46,11 +66,11 @@ pub fn idle_prepared(rank: i64, prep: &RankPrep, opts: &AnalysisOptions) -> Vec<
             .or_default()
             .push((d.ts, d.end, launch_ts));
     }
-    let gaps: Vec<(i64, [Vec<f64>; 3])> = by_stream
+    let gaps: Vec<(i64, GapsByCategory)> = by_stream
         .into_iter()
         .map(|(stream, rows)| (stream, stream_gaps(rows, compat, threshold)))
         .collect();
-    let total = |g: &[Vec<f64>; 3]| g.iter().flatten().sum::<f64>();
+    let total = |g: &GapsByCategory| g.iter().flatten().sum::<f64>();
     bounded::keep_largest(gaps, MAX_STREAMS, |(_, g)| total(g), merge_streams)
         .into_iter()
         .map(|(stream, gaps)| stream_row(rank, stream, gaps, compat))
@@ -61,8 +81,8 @@ pub fn idle_prepared(rank: i64, prep: &RankPrep, opts: &AnalysisOptions) -> Vec<
 pub const MAX_STREAMS: usize = 128;
 
 /// The gaps of several streams as one row.
-fn merge_streams(rows: Vec<(i64, [Vec<f64>; 3])>) -> (i64, [Vec<f64>; 3]) {
-    let mut all: [Vec<f64>; 3] = Default::default();
+fn merge_streams(rows: Vec<(i64, GapsByCategory)>) -> (i64, GapsByCategory) {
+    let mut all: GapsByCategory = Default::default();
     for (_, g) in rows {
         for (a, b) in all.iter_mut().zip(g) {
             a.extend(b);
@@ -72,21 +92,21 @@ fn merge_streams(rows: Vec<(i64, [Vec<f64>; 3])>) -> (i64, [Vec<f64>; 3]) {
 }
 
 /// The gaps of one stream's rows (sorted by start), by category.
-fn stream_gaps(rows: Vec<(i64, i64, Option<i64>)>, compat: bool, threshold: i64) -> [Vec<f64>; 3] {
-    let mut gaps: [Vec<f64>; 3] = Default::default();
+fn stream_gaps(rows: Vec<(i64, i64, Option<i64>)>, compat: bool, threshold: i64) -> GapsByCategory {
+    let mut gaps: GapsByCategory = Default::default();
     let mut prev_end: Option<i64> = None;
     for (ts, end, launch) in rows {
         if let Some(pe) = prev_end {
             let gap = ts - pe;
             if compat || gap > 0 {
                 let cat = if launch.is_some_and(|l| l > pe) {
-                    0
+                    IdleCategory::HostWait
                 } else if gap < threshold {
-                    1
+                    IdleCategory::KernelWait
                 } else {
-                    2
+                    IdleCategory::Other
                 };
-                gaps[cat].push(us(gap));
+                gaps[cat.index()].push(us(gap));
             }
         }
         prev_end = Some(if compat {
@@ -98,17 +118,19 @@ fn stream_gaps(rows: Vec<(i64, i64, Option<i64>)>, compat: bool, threshold: i64)
     gaps
 }
 
-fn stream_row(rank: i64, stream: i64, mut gaps: [Vec<f64>; 3], compat: bool) -> StreamIdle {
+fn stream_row(rank: i64, stream: i64, mut gaps: GapsByCategory, compat: bool) -> StreamIdle {
     let sums: Vec<f64> = gaps.iter().map(|g| g.iter().sum()).collect();
     let total: f64 = sums.iter().sum();
     let present: Vec<bool> = gaps.iter().map(|g| !g.is_empty()).collect();
-    let categories = (0..3)
+    let categories = IdleCategory::ALL
+        .into_iter()
         // HTA lists a category only when it has gaps, but always lists `other`.
-        .filter(|&i| !compat || i == 2 || present[i])
-        .map(|i| {
+        .filter(|&c| !compat || c == IdleCategory::Other || present[c.index()])
+        .map(|category| {
+            let i = category.index();
             let r = (total != 0.0).then(|| sums[i] / total);
-            IdleCategory {
-                category: IDLE_CATEGORIES[i].into(),
+            CategoryIdle {
+                category,
                 idle_us: sums[i],
                 ratio: if compat { r.map(|r| round_to(r, 2)) } else { r },
                 gaps_us: describe(std::mem::take(&mut gaps[i])),

@@ -8,11 +8,104 @@ use super::gpu::{hta_merge, mean_std, sweep_masks, sweep_masks_in, us, KernelTyp
 use super::options::AnalysisOptions;
 use crate::table::{TraceSet, TraceTable};
 
+/// A set of kernel types (`COMPUTATION`, `COMMUNICATION`, `MEMORY`; never `OTHER`): the types active
+/// together during some time. Written as HTA writes it, the members in that order joined by
+/// ` overlapping ` (`COMPUTATION overlapping COMMUNICATION`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct KernelTypeSet {
+    /// [`KernelType::bit`]s of the members.
+    mask: u8,
+}
+
+impl KernelTypeSet {
+    /// The types a set can hold, in HTA's order.
+    pub const MEMBERS: [KernelType; 3] = [
+        KernelType::Computation,
+        KernelType::Communication,
+        KernelType::Memory,
+    ];
+
+    /// The set of one type (empty for `OTHER`).
+    pub fn of(t: KernelType) -> KernelTypeSet {
+        KernelTypeSet { mask: t.bit() }
+    }
+
+    /// The set of an overlap mask (bits as [`KernelType::bit`]; other bits ignored).
+    pub fn from_mask(mask: usize) -> KernelTypeSet {
+        let all = Self::MEMBERS.iter().fold(0, |m, t| m | t.bit());
+        KernelTypeSet {
+            mask: (mask as u8) & all,
+        }
+    }
+
+    /// Whether `t` is a member.
+    pub fn has(self, t: KernelType) -> bool {
+        t.bit() != 0 && self.mask & t.bit() != 0
+    }
+
+    /// The members, in HTA's order.
+    pub fn types(self) -> impl Iterator<Item = KernelType> {
+        Self::MEMBERS.into_iter().filter(move |&t| self.has(t))
+    }
+
+    /// The one member of a single-type set (`None` when empty or several types overlap).
+    pub fn single(self) -> Option<KernelType> {
+        let mut types = self.types();
+        match (types.next(), types.next()) {
+            (Some(t), None) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether two or more types overlap.
+    pub fn is_overlap(self) -> bool {
+        self.types().count() > 1
+    }
+
+    /// The set of HTA's text (`COMPUTATION overlapping MEMORY`), if every part is a member type.
+    pub fn parse(text: &str) -> Option<KernelTypeSet> {
+        text.split(SEPARATOR)
+            .try_fold(KernelTypeSet::default(), |set, part| {
+                let t = KernelType::parse(part).filter(|t| t.bit() != 0)?;
+                Some(KernelTypeSet {
+                    mask: set.mask | t.bit(),
+                })
+            })
+    }
+}
+
+/// What joins the members of a [`KernelTypeSet`] in its text.
+const SEPARATOR: &str = " overlapping ";
+
+impl std::fmt::Display for KernelTypeSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.types().map(KernelType::as_str).collect();
+        f.pad(&names.join(SEPARATOR))
+    }
+}
+
+impl Serialize for KernelTypeSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for KernelTypeSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        KernelTypeSet::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "expected kernel types joined by {SEPARATOR:?}, found {text:?}"
+            ))
+        })
+    }
+}
+
 /// Time of one exclusive combination of kernel types (`COMPUTATION`, `COMPUTATION overlapping
 /// COMMUNICATION`, ...).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TypeTime {
-    pub kernel_type: String,
+    pub kernel_type: KernelTypeSet,
     /// Wall-clock time with exactly this combination active, µs.
     pub time_us: f64,
     /// Share of all kernel wall-clock time, percent (1 decimal in HTA-compat mode).
@@ -64,21 +157,6 @@ pub struct KernelBreakdown {
 /// How many kernel names per type the top view keeps.
 pub const TOP_K: usize = 10;
 
-/// Name of an exclusive type combination (mask bits: COMPUTATION=1, COMMUNICATION=2, MEMORY=4).
-pub fn combination_name(mask: usize) -> String {
-    let mut parts = Vec::new();
-    for t in [
-        KernelType::Computation,
-        KernelType::Communication,
-        KernelType::Memory,
-    ] {
-        if mask & t.bit() as usize != 0 {
-            parts.push(t.as_str());
-        }
-    }
-    parts.join(" overlapping ")
-}
-
 fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
     let total: i64 = masks.iter().sum();
     let mut out: Vec<TypeTime> = (1..8)
@@ -90,7 +168,7 @@ fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
                 0.0
             };
             TypeTime {
-                kernel_type: combination_name(m),
+                kernel_type: KernelTypeSet::from_mask(m),
                 time_us: us(masks[m]),
                 pct: if compat {
                     super::gpu::round_to(pct, 1)
@@ -103,7 +181,8 @@ fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
     out.sort_by(|a, b| {
         b.time_us
             .total_cmp(&a.time_us)
-            .then_with(|| a.kernel_type.cmp(&b.kernel_type))
+            // Ties in the order of HTA's text.
+            .then_with(|| a.kernel_type.to_string().cmp(&b.kernel_type.to_string()))
     });
     out
 }
@@ -209,11 +288,7 @@ pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64;
         // HTA merges each type's intervals, sweeps the merged ones and casts each piece's length
         // to whole µs (which only cuts anything when its times are not whole µs).
         let mut merged: Vec<(i64, i64, u8)> = Vec::new();
-        for t in [
-            KernelType::Computation,
-            KernelType::Communication,
-            KernelType::Memory,
-        ] {
+        for t in KernelTypeSet::MEMBERS {
             let iv = tagged
                 .iter()
                 .filter(|x| x.2 == t.bit())

@@ -4,24 +4,16 @@ use serde::{Deserialize, Serialize};
 
 use super::critical_path::CriticalPathOptions;
 
-/// Which definitions to follow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Integer-ns timestamps, every event of the window, GPU events recognised by what they are.
-    #[default]
-    Exact,
-    /// HTA 0.5.0's definitions (whole-µs rounding, last-ProfilerStep filter, its name patterns).
-    HtaCompat,
-}
-
-impl Mode {
-    /// Its stable text (as serialised).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Exact => "exact",
-            Mode::HtaCompat => "hta-compat",
-        }
+crate::stable_enum! {
+    /// Which definitions to follow.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Mode {
+        /// Integer-ns timestamps, every event of the window, GPU events recognised by what they are.
+        #[default]
+        Exact,
+        /// HTA 0.5.0's definitions (whole-µs rounding, last-ProfilerStep filter, its name patterns).
+        HtaCompat,
     }
 }
 

@@ -27,34 +27,24 @@ use super::intervals::{intersect, length, normalise, subtract, Intervals};
 use crate::analysis::gpu::RankPrep;
 use crate::table::{EventKind, TraceTable};
 
-/// Why the GPU was idle; the order is the precedence (see the module doc).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IdleCause {
-    GraphCapture,
-    Warmup,
-    DataLoading,
-    Synchronization,
-    CommunicationWait,
-    BetweenSteps,
-    DispatchOverhead,
-    DeviceSide,
-    Other,
+crate::stable_enum! {
+    /// Why the GPU was idle; the order is the precedence (see the module doc).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum IdleCause {
+        GraphCapture,
+        Warmup,
+        DataLoading,
+        Synchronization,
+        CommunicationWait,
+        BetweenSteps,
+        DispatchOverhead,
+        DeviceSide,
+        Other,
+    }
 }
 
 impl IdleCause {
-    pub const ALL: [IdleCause; 9] = [
-        IdleCause::GraphCapture,
-        IdleCause::Warmup,
-        IdleCause::DataLoading,
-        IdleCause::Synchronization,
-        IdleCause::CommunicationWait,
-        IdleCause::BetweenSteps,
-        IdleCause::DispatchOverhead,
-        IdleCause::DeviceSide,
-        IdleCause::Other,
-    ];
-
     /// What the GPU was waiting for, in a few words.
     pub fn label(self) -> &'static str {
         match self {

@@ -1,5 +1,6 @@
 //! A [`Comparison`] as Markdown (the CLI's `diff`, and the page's copy button) and its tables as CSV.
 
+use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
 use super::compare::{Comparison, Delta, NamedDelta, Presence, RunSide};
@@ -9,40 +10,17 @@ use super::wording::short_name;
 /// Rows of a name table shown in Markdown (the JSON and CSV have them all).
 const MARKDOWN_ROWS: usize = 20;
 
-/// The tables of a comparison that can be exported as CSV.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CompareTable {
-    Waterfall,
-    Categories,
-    Kernels,
-    Ops,
-    Ranks,
-    Findings,
-}
-
-impl CompareTable {
-    pub const ALL: [CompareTable; 6] = [
-        CompareTable::Waterfall,
-        CompareTable::Categories,
-        CompareTable::Kernels,
-        CompareTable::Ops,
-        CompareTable::Ranks,
-        CompareTable::Findings,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CompareTable::Waterfall => "waterfall",
-            CompareTable::Categories => "categories",
-            CompareTable::Kernels => "kernels",
-            CompareTable::Ops => "ops",
-            CompareTable::Ranks => "ranks",
-            CompareTable::Findings => "findings",
-        }
-    }
-
-    pub fn of_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.name() == name)
+crate::stable_enum! {
+    /// The tables of a comparison that can be exported as CSV (by their stable text: `waterfall`, ...).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum CompareTable {
+        Waterfall,
+        Categories,
+        Kernels,
+        Ops,
+        Ranks,
+        Findings,
     }
 }
 

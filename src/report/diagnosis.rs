@@ -7,7 +7,7 @@ use super::attribution::IdleCause;
 use super::attribution::IdleShare;
 use super::bottleneck::{classify, Bottleneck, BottleneckKind};
 use super::context::TraceContext;
-use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingId};
+use super::findings::{EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId};
 use super::gather::{gather_with, Gathered};
 use super::inputs::{pct, DiagnosisInputs};
 use super::markdown::code_cell;
@@ -456,11 +456,9 @@ impl DiagnosisReport {
             for e in &mut f.evidence {
                 e.name = redact_evidence(e.kind, &e.name);
             }
-            if let Some(filter) = &mut f.filter {
-                if let Some(kind) = filter.kind {
-                    for n in &mut filter.names {
-                        *n = redact_evidence(kind, n);
-                    }
+            if let Some((kind, names)) = f.filter.as_mut().and_then(EvidenceFilter::named_mut) {
+                for n in names {
+                    *n = redact_evidence(kind, n);
                 }
             }
         }

@@ -3,78 +3,56 @@
 use serde::{Deserialize, Serialize};
 
 use crate::table::query::{EventQuery, SortBy};
+use crate::table::EventKind;
 
-/// Every finding the diagnosis can make: one documented enum, serialised as the stable ids of
-/// `findings[].id` and `main_finding_id`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingId {
-    /// The trace is a CUDA/HIP graph capture: the kernels did not run; profile the replay.
-    GraphCapture,
-    /// Warm-up fills the trace (or a part of the analysed window).
-    Warmup,
-    /// Too little device work to diagnose.
-    InsufficientTrace,
-    /// The file holds no PyTorch profiler events.
-    NotPytorchTrace,
-    /// Launch calls but no kernel events: device activities were not recorded.
-    NoKernelEvents,
-    /// No device work at all: a CPU-only run.
-    NoGpuKernels,
-    /// The file was cut off mid-write.
-    TruncatedTrace,
-    /// Attention computed as softmax + batched matmuls, without a fused attention kernel.
-    UnfusedAttention,
-    /// Memory-bound element-wise / copy / reduction kernels take a large share: fusion helps.
-    FusionCandidates,
-    /// fp32 GEMMs without tensor cores.
-    Fp32Matmul,
-    /// The GPU waits inside steps for the host to dispatch work (Python/ATen overhead).
-    HostOverhead,
-    /// Many tiny kernels: the launch cost, not the kernels, sets the pace.
-    LaunchOverhead,
-    /// One kernel takes most of the kernel time.
-    DominantKernel,
-    /// Memory copies and sets take a large share, or copies are pageable or tiny.
-    MemoryTraffic,
-    /// Communication not hidden behind compute.
-    Communication,
-    /// The GPU waits while the CPU loads data.
-    DataLoading,
-    /// The GPU waits for host work between steps.
-    HostBound,
-    /// Synchronising calls drain the GPU's queue.
-    Synchronization,
-    /// One rank is slower than the others.
-    Straggler,
+crate::stable_enum! {
+    /// Every finding the diagnosis can make: one documented enum, serialised as the stable ids of
+    /// `findings[].id` and `main_finding_id`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum FindingId {
+        /// The trace is a CUDA/HIP graph capture: the kernels did not run; profile the replay.
+        GraphCapture,
+        /// Warm-up fills the trace (or a part of the analysed window).
+        Warmup,
+        /// Too little device work to diagnose.
+        InsufficientTrace,
+        /// The file holds no PyTorch profiler events.
+        NotPytorchTrace,
+        /// Launch calls but no kernel events: device activities were not recorded.
+        NoKernelEvents,
+        /// No device work at all: a CPU-only run.
+        NoGpuKernels,
+        /// The file was cut off mid-write.
+        TruncatedTrace,
+        /// Attention computed as softmax + batched matmuls, without a fused attention kernel.
+        UnfusedAttention,
+        /// Memory-bound element-wise / copy / reduction kernels take a large share: fusion helps.
+        FusionCandidates,
+        /// fp32 GEMMs without tensor cores.
+        Fp32Matmul,
+        /// The GPU waits inside steps for the host to dispatch work (Python/ATen overhead).
+        HostOverhead,
+        /// Many tiny kernels: the launch cost, not the kernels, sets the pace.
+        LaunchOverhead,
+        /// One kernel takes most of the kernel time.
+        DominantKernel,
+        /// Memory copies and sets take a large share, or copies are pageable or tiny.
+        MemoryTraffic,
+        /// Communication not hidden behind compute.
+        Communication,
+        /// The GPU waits while the CPU loads data.
+        DataLoading,
+        /// The GPU waits for host work between steps.
+        HostBound,
+        /// Synchronising calls drain the GPU's queue.
+        Synchronization,
+        /// One rank is slower than the others.
+        Straggler,
+    }
 }
 
 impl FindingId {
-    /// The stable text of the id (`graph_capture`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FindingId::GraphCapture => "graph_capture",
-            FindingId::Warmup => "warmup",
-            FindingId::InsufficientTrace => "insufficient_trace",
-            FindingId::NotPytorchTrace => "not_pytorch_trace",
-            FindingId::NoKernelEvents => "no_kernel_events",
-            FindingId::NoGpuKernels => "no_gpu_kernels",
-            FindingId::TruncatedTrace => "truncated_trace",
-            FindingId::UnfusedAttention => "unfused_attention",
-            FindingId::FusionCandidates => "fusion_candidates",
-            FindingId::Fp32Matmul => "fp32_matmul",
-            FindingId::HostOverhead => "host_overhead",
-            FindingId::LaunchOverhead => "launch_overhead",
-            FindingId::DominantKernel => "dominant_kernel",
-            FindingId::MemoryTraffic => "memory_traffic",
-            FindingId::Communication => "communication",
-            FindingId::DataLoading => "data_loading",
-            FindingId::HostBound => "host_bound",
-            FindingId::Synchronization => "synchronization",
-            FindingId::Straggler => "straggler",
-        }
-    }
-
     /// Whether the finding is about the trace itself (it leaves nothing, or little, to diagnose).
     pub fn is_about_the_trace(self) -> bool {
         matches!(
@@ -85,12 +63,6 @@ impl FindingId {
                 | FindingId::NoKernelEvents
                 | FindingId::NoGpuKernels
         )
-    }
-}
-
-impl std::fmt::Display for FindingId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -133,7 +105,7 @@ pub struct EvidenceRef {
     pub kind: EvidenceKind,
     /// Rank whose table `rows` index; `None` when the reference is not about one rank's rows.
     pub rank: Option<i64>,
-    /// Full name (kernel, op, runtime call), or `stream 7` / `rank 3`.
+    /// Full name (kernel, op, runtime call), or [`stream_label`] / [`rank_label`] (`stream 7`, `rank 3`).
     pub name: String,
     pub stream: Option<i64>,
     /// How many events of this name the figure counts.
@@ -144,77 +116,189 @@ pub struct EvidenceRef {
     pub rows: Vec<u32>,
 }
 
-/// Which events a finding is about, for the page to open them: every event of `kind` whose full name is
-/// one of `names` (`rank 3` / `stream 7` for ranks and streams).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct EvidenceFilter {
-    pub kind: Option<EvidenceKind>,
-    pub names: Vec<String>,
+/// Which events a finding is about, for the page to open them. Serialised as `{"kind": .., "names": [..]}`:
+/// the [`EvidenceKind`] (`null` for [`EvidenceFilter::Names`]) and the full names, or `stream 7` /
+/// `rank 3` ([`stream_label`], [`rank_label`]) for streams and ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EvidenceFilter {
+    /// Kernels with one of these names.
+    Kernels(Vec<String>),
+    /// GPU memory copies and sets with one of these names.
+    Memory(Vec<String>),
+    /// CPU ops, annotations and Python functions with one of these names.
+    Ops(Vec<String>),
+    /// Runtime and driver calls with one of these names.
+    Runtime(Vec<String>),
+    /// The device work of these streams (the query opens the first).
+    Streams(Vec<i64>),
+    /// The device work of these ranks.
+    Ranks(Vec<i64>),
+    /// Events of any kind with one of these names.
+    Names(Vec<String>),
+}
+
+/// How evidence names a stream (`stream 7`).
+pub fn stream_label(stream: i64) -> String {
+    format!("{STREAM_PREFIX}{stream}")
+}
+
+/// How evidence names a rank (`rank 3`).
+pub fn rank_label(rank: i64) -> String {
+    format!("{RANK_PREFIX}{rank}")
+}
+
+const STREAM_PREFIX: &str = "stream ";
+const RANK_PREFIX: &str = "rank ";
+
+/// Distinct items in first-seen order.
+fn distinct<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
 }
 
 impl EvidenceFilter {
-    /// The filter of a list of references: the kind of the first, the distinct names of that kind in order.
+    /// The filter of a list of references: the kind of the first, the distinct names (or streams, ranks)
+    /// of that kind in order.
     pub fn of(refs: &[EvidenceRef]) -> Option<EvidenceFilter> {
         let kind = refs.first()?.kind;
-        let mut names: Vec<String> = Vec::new();
-        for r in refs.iter().filter(|r| r.kind == kind) {
-            if !names.contains(&r.name) {
-                names.push(r.name.clone());
+        let same = || refs.iter().filter(move |r| r.kind == kind);
+        let names = || distinct(same().map(|r| r.name.clone()));
+        Some(match kind {
+            EvidenceKind::Kernel => EvidenceFilter::Kernels(names()),
+            EvidenceKind::Memory => EvidenceFilter::Memory(names()),
+            EvidenceKind::Op => EvidenceFilter::Ops(names()),
+            EvidenceKind::Runtime => EvidenceFilter::Runtime(names()),
+            EvidenceKind::Stream => {
+                EvidenceFilter::Streams(distinct(same().filter_map(|r| r.stream)))
             }
-        }
-        Some(EvidenceFilter {
-            kind: Some(kind),
-            names,
+            EvidenceKind::Rank => EvidenceFilter::Ranks(distinct(same().filter_map(|r| r.rank))),
         })
     }
-}
 
-impl EvidenceFilter {
+    /// The kind of the events (`None` for names of any kind).
+    pub fn kind(&self) -> Option<EvidenceKind> {
+        match self {
+            EvidenceFilter::Kernels(_) => Some(EvidenceKind::Kernel),
+            EvidenceFilter::Memory(_) => Some(EvidenceKind::Memory),
+            EvidenceFilter::Ops(_) => Some(EvidenceKind::Op),
+            EvidenceFilter::Runtime(_) => Some(EvidenceKind::Runtime),
+            EvidenceFilter::Streams(_) => Some(EvidenceKind::Stream),
+            EvidenceFilter::Ranks(_) => Some(EvidenceKind::Rank),
+            EvidenceFilter::Names(_) => None,
+        }
+    }
+
+    /// The event names of a filter by kind and name (kernels, copies, ops, runtime calls), to rewrite
+    /// them (redaction); `None` for streams, ranks and names of any kind.
+    pub fn named_mut(&mut self) -> Option<(EvidenceKind, &mut Vec<String>)> {
+        let kind = self.kind()?;
+        match self {
+            EvidenceFilter::Kernels(n)
+            | EvidenceFilter::Memory(n)
+            | EvidenceFilter::Ops(n)
+            | EvidenceFilter::Runtime(n) => Some((kind, n)),
+            EvidenceFilter::Streams(_) | EvidenceFilter::Ranks(_) | EvidenceFilter::Names(_) => {
+                None
+            }
+        }
+    }
+
     /// The exploration query that shows these events, longest first: kernels by name; copies and sets;
-    /// CPU ops and annotations; runtime calls; a stream's device work; a rank's device work.
+    /// CPU ops and annotations; runtime calls; a stream's device work; the ranks' device work.
     pub fn to_query(&self) -> EventQuery {
-        let kinds = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        use EventKind as K;
         let mut q = EventQuery {
             sort: SortBy::Duration,
             descending: true,
             ..Default::default()
         };
-        let device = ["kernel", "memcpy", "memset", "accelerator_op"];
-        let names = self.names.clone();
-        match self.kind {
-            Some(EvidenceKind::Kernel) => {
-                q.kinds = kinds(&["kernel"]);
-                q.names = names;
+        let device = vec![K::Kernel, K::Memcpy, K::Memset, K::AcceleratorOp];
+        match self {
+            EvidenceFilter::Kernels(names) => {
+                q.kinds = vec![K::Kernel];
+                q.names = names.clone();
             }
-            Some(EvidenceKind::Memory) => {
-                q.kinds = kinds(&["memcpy", "memset"]);
-                q.names = names;
+            EvidenceFilter::Memory(names) => {
+                q.kinds = vec![K::Memcpy, K::Memset];
+                q.names = names.clone();
             }
-            Some(EvidenceKind::Op) => {
-                q.kinds = kinds(&["cpu_op", "user_annotation", "python_function"]);
-                q.names = names;
+            EvidenceFilter::Ops(names) => {
+                q.kinds = vec![K::CpuOp, K::UserAnnotation, K::PythonFunction];
+                q.names = names.clone();
             }
-            Some(EvidenceKind::Runtime) => {
-                q.kinds = kinds(&["runtime", "driver"]);
-                q.names = names;
+            EvidenceFilter::Runtime(names) => {
+                q.kinds = vec![K::Runtime, K::Driver];
+                q.names = names.clone();
             }
-            Some(EvidenceKind::Stream) => {
-                q.kinds = kinds(&device);
-                q.stream = names.iter().find_map(|n| {
-                    n.strip_prefix("stream ")
-                        .and_then(|s| s.trim().parse().ok())
-                });
+            EvidenceFilter::Streams(streams) => {
+                q.kinds = device;
+                q.stream = streams.first().copied();
             }
-            Some(EvidenceKind::Rank) => {
-                q.kinds = kinds(&device);
-                q.ranks = names
-                    .iter()
-                    .filter_map(|n| n.strip_prefix("rank ").and_then(|s| s.trim().parse().ok()))
-                    .collect();
+            EvidenceFilter::Ranks(ranks) => {
+                q.kinds = device;
+                q.ranks = ranks.clone();
             }
-            None => q.names = names,
+            EvidenceFilter::Names(names) => q.names = names.clone(),
         }
         q
+    }
+}
+
+/// The serialised form of an [`EvidenceFilter`].
+#[derive(Serialize, Deserialize)]
+struct EvidenceFilterText {
+    kind: Option<EvidenceKind>,
+    names: Vec<String>,
+}
+
+impl Serialize for EvidenceFilter {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let names = match self {
+            EvidenceFilter::Kernels(n)
+            | EvidenceFilter::Memory(n)
+            | EvidenceFilter::Ops(n)
+            | EvidenceFilter::Runtime(n)
+            | EvidenceFilter::Names(n) => n.clone(),
+            EvidenceFilter::Streams(v) => v.iter().map(|&x| stream_label(x)).collect(),
+            EvidenceFilter::Ranks(v) => v.iter().map(|&x| rank_label(x)).collect(),
+        };
+        EvidenceFilterText {
+            kind: self.kind(),
+            names,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EvidenceFilter {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let EvidenceFilterText { kind, names } = EvidenceFilterText::deserialize(d)?;
+        let numbers = |prefix: &str| -> Result<Vec<i64>, D::Error> {
+            names
+                .iter()
+                .map(|n| {
+                    n.strip_prefix(prefix)
+                        .and_then(|x| x.parse().ok())
+                        .ok_or_else(|| {
+                            serde::de::Error::custom(format!("expected \"{prefix}N\", found {n:?}"))
+                        })
+                })
+                .collect()
+        };
+        Ok(match kind {
+            Some(EvidenceKind::Kernel) => EvidenceFilter::Kernels(names),
+            Some(EvidenceKind::Memory) => EvidenceFilter::Memory(names),
+            Some(EvidenceKind::Op) => EvidenceFilter::Ops(names),
+            Some(EvidenceKind::Runtime) => EvidenceFilter::Runtime(names),
+            Some(EvidenceKind::Stream) => EvidenceFilter::Streams(numbers(STREAM_PREFIX)?),
+            Some(EvidenceKind::Rank) => EvidenceFilter::Ranks(numbers(RANK_PREFIX)?),
+            None => EvidenceFilter::Names(names),
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 use super::attribution::{IdleCause, IdleShare};
 use super::context::{TraceContext, TraceHolds, TraceOrigin};
 use super::findings::{
-    EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId, Impact, Severity,
+    rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId, Impact, Severity,
 };
 use super::inputs::{pct, DiagnosisInputs};
 use super::patterns::{
@@ -768,7 +768,7 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
             .map(|r| EvidenceRef {
                 kind: EvidenceKind::Rank,
                 rank: Some(r.rank),
-                name: format!("rank {}", r.rank),
+                name: rank_label(r.rank),
                 stream: None,
                 count: r.steps,
                 time_ns: work(r),
@@ -778,10 +778,7 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     }
     .finish(i))
     .map(|mut f| {
-        f.filter = Some(EvidenceFilter {
-            kind: Some(EvidenceKind::Rank),
-            names: vec![format!("rank {}", slow.rank)],
-        });
+        f.filter = Some(EvidenceFilter::Ranks(vec![slow.rank]));
         f
     })
 }

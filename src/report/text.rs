@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
+use crate::analysis::idle::IdleCategory;
 
 /// The timing table of [`analyze_timed`]: one line per analysis and the total, ms.
 pub fn render_timings(timings: &[AnalysisTiming]) -> String {
@@ -93,10 +94,10 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
         "rank", "stream", "idle (us)", "host wait", "kernel wait", "other"
     );
     for i in &a.idle_time_breakdown {
-        let c = |k: usize| {
+        let c = |category: IdleCategory| {
             i.categories
                 .iter()
-                .find(|c| c.category == crate::analysis::idle::IDLE_CATEGORIES[k])
+                .find(|c| c.category == category)
                 .map_or(0.0, |c| c.idle_us)
         };
         let _ = writeln!(
@@ -105,9 +106,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             i.rank,
             i.stream,
             f(i.idle_us),
-            f(c(0)),
-            f(c(1)),
-            f(c(2))
+            f(c(IdleCategory::HostWait)),
+            f(c(IdleCategory::KernelWait)),
+            f(c(IdleCategory::Other))
         );
     }
     let _ = writeln!(s, "\nCommunication/computation overlap");

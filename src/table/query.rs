@@ -20,85 +20,35 @@ pub const MAX_PAGE_ROWS: usize = 10_000;
 /// Most rows a CSV export writes (beyond that the export says it was cut).
 pub const MAX_EXPORT_ROWS: usize = 2_000_000;
 
-/// What to group matched rows by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GroupBy {
-    Name,
-    Kind,
-    Category,
-    Stream,
-    /// `pid/tid` as written.
-    Thread,
-    Rank,
-}
-
-impl GroupBy {
-    pub const ALL: [GroupBy; 6] = [
-        GroupBy::Name,
-        GroupBy::Kind,
-        GroupBy::Category,
-        GroupBy::Stream,
-        GroupBy::Thread,
-        GroupBy::Rank,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GroupBy::Name => "name",
-            GroupBy::Kind => "kind",
-            GroupBy::Category => "category",
-            GroupBy::Stream => "stream",
-            GroupBy::Thread => "thread",
-            GroupBy::Rank => "rank",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<GroupBy> {
-        GroupBy::ALL.into_iter().find(|g| g.as_str() == s)
+crate::stable_enum! {
+    /// What to group matched rows by.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum GroupBy {
+        Name,
+        Kind,
+        Category,
+        Stream,
+        /// `pid/tid` as written.
+        Thread,
+        Rank,
     }
 }
 
-/// The order of rows (`Start`, `Duration`, `Name`) or groups (`Count`, `Total`, `Mean`, `Max`, `Name`).
-/// A row order asked of groups sorts them by `Total`; a group order asked of rows sorts them by `Duration`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SortBy {
-    #[default]
-    Start,
-    Duration,
-    Name,
-    Count,
-    Total,
-    Mean,
-    Max,
-}
-
-impl SortBy {
-    pub const ALL: [SortBy; 7] = [
-        SortBy::Start,
-        SortBy::Duration,
-        SortBy::Name,
-        SortBy::Count,
-        SortBy::Total,
-        SortBy::Mean,
-        SortBy::Max,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SortBy::Start => "start",
-            SortBy::Duration => "duration",
-            SortBy::Name => "name",
-            SortBy::Count => "count",
-            SortBy::Total => "total",
-            SortBy::Mean => "mean",
-            SortBy::Max => "max",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<SortBy> {
-        SortBy::ALL.into_iter().find(|g| g.as_str() == s)
+crate::stable_enum! {
+    /// The order of rows (`Start`, `Duration`, `Name`) or groups (`Count`, `Total`, `Mean`, `Max`, `Name`).
+    /// A row order asked of groups sorts them by `Total`; a group order asked of rows sorts them by `Duration`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum SortBy {
+        #[default]
+        Start,
+        Duration,
+        Name,
+        Count,
+        Total,
+        Mean,
+        Max,
     }
 }
 
@@ -108,8 +58,8 @@ impl SortBy {
 pub struct EventQuery {
     /// Only these ranks.
     pub ranks: Vec<i64>,
-    /// Only these canonical kinds ([`EventKind::as_str`]: `kernel`, `cpu_op`, `memcpy`, ...).
-    pub kinds: Vec<String>,
+    /// Only these kinds (serialised as [`EventKind::as_str`]: `kernel`, `cpu_op`, `memcpy`, ...).
+    pub kinds: Vec<EventKind>,
     /// The name contains this text (case-insensitive).
     pub name_contains: String,
     /// The name is exactly one of these.
@@ -238,10 +188,8 @@ fn us(ns: i64) -> f64 {
 /// The rows of one table that pass the query's filters (rank filter aside), in file order.
 fn matching_rows(t: &TraceTable, q: &EventQuery) -> Vec<u32> {
     let mut kind_ok = [q.kinds.is_empty(); 32];
-    for k in &q.kinds {
-        if let Some(kind) = EventKind::ALL.into_iter().find(|e| e.as_str() == k) {
-            kind_ok[kind as usize] = true;
-        }
+    for &kind in &q.kinds {
+        kind_ok[kind as usize] = true;
     }
     let name_filter = !q.name_contains.is_empty() || !q.names.is_empty();
     let name_ok: Vec<bool> = if name_filter {

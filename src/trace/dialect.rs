@@ -2,103 +2,59 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What an event is, whatever the Kineto version called it. Stored as `u8` in the `kind` column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[repr(u8)]
-pub enum EventKind {
-    /// A GPU kernel (`kernel`, old `Kernel`).
-    Kernel = 0,
-    /// A GPU memory copy (`gpu_memcpy`, old `Memcpy`).
-    Memcpy = 1,
-    /// A GPU memory set (`gpu_memset`, old `Memset`).
-    Memset = 2,
-    /// A CPU operator (`cpu_op`, old `Operator`).
-    CpuOp = 3,
-    /// A CUDA/HIP/MTIA runtime call (`cuda_runtime`, old `Runtime`, `hip_runtime`, `mtia_runtime`).
-    Runtime = 4,
-    /// A CUDA driver call (`cuda_driver`).
-    Driver = 5,
-    /// A CPU-side annotation (`user_annotation`, `record_param_comms`, `ProfilerStep#N`).
-    UserAnnotation = 6,
-    /// A GPU-side annotation (`gpu_user_annotation`).
-    GpuUserAnnotation = 7,
-    /// A Python function (`python_function`, with_stack).
-    PythonFunction = 8,
-    /// A synchronisation event (`cuda_sync`: Event Sync, Stream Wait Event, Context Sync, ...).
-    Sync = 9,
-    /// Profiler overhead (`overhead`).
-    Overhead = 10,
-    /// An instant event (`cpu_instant_event`, ph `i`/`I`).
-    Instant = 11,
-    /// A flow link (`ac2g`, `fwdbwd`, old `async`; ph `s`/`f`/`t`).
-    Flow = 12,
-    /// The profiler's own span (`Trace`).
-    Trace = 13,
-    /// Process/thread names and sort indexes (ph `M`).
-    Metadata = 14,
-    /// A counter sample (ph `C`).
-    Counter = 15,
-    /// A CUPTI profiler range (`cuda_profiler_range`).
-    ProfilerRange = 16,
-    /// An operation on a non-CUDA accelerator (`mtia_ccp_events`).
-    AcceleratorOp = 17,
-    /// Anything else (unknown category or phase); the original category is kept.
-    Other = 18,
+crate::stable_enum! {
+    /// What an event is, whatever the Kineto version called it. Stored as `u8` in the `kind` column.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    #[repr(u8)]
+    pub enum EventKind {
+        /// A GPU kernel (`kernel`, old `Kernel`).
+        Kernel = 0,
+        /// A GPU memory copy (`gpu_memcpy`, old `Memcpy`).
+        Memcpy = 1,
+        /// A GPU memory set (`gpu_memset`, old `Memset`).
+        Memset = 2,
+        /// A CPU operator (`cpu_op`, old `Operator`).
+        CpuOp = 3,
+        /// A CUDA/HIP/MTIA runtime call (`cuda_runtime`, old `Runtime`, `hip_runtime`, `mtia_runtime`).
+        Runtime = 4,
+        /// A CUDA driver call (`cuda_driver`).
+        Driver = 5,
+        /// A CPU-side annotation (`user_annotation`, `record_param_comms`, `ProfilerStep#N`).
+        UserAnnotation = 6,
+        /// A GPU-side annotation (`gpu_user_annotation`).
+        GpuUserAnnotation = 7,
+        /// A Python function (`python_function`, with_stack).
+        PythonFunction = 8,
+        /// A synchronisation event (`cuda_sync`: Event Sync, Stream Wait Event, Context Sync, ...).
+        Sync = 9,
+        /// Profiler overhead (`overhead`).
+        Overhead = 10,
+        /// An instant event (`cpu_instant_event`, ph `i`/`I`).
+        Instant = 11,
+        /// A flow link (`ac2g`, `fwdbwd`, old `async`; ph `s`/`f`/`t`).
+        Flow = 12,
+        /// The profiler's own span (`Trace`).
+        Trace = 13,
+        /// Process/thread names and sort indexes (ph `M`).
+        Metadata = 14,
+        /// A counter sample (ph `C`).
+        Counter = 15,
+        /// A CUPTI profiler range (`cuda_profiler_range`).
+        ProfilerRange = 16,
+        /// An operation on a non-CUDA accelerator (`mtia_ccp_events`).
+        AcceleratorOp = 17,
+        /// Anything else (unknown category or phase); the original category is kept.
+        Other = 18,
+    }
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 19] = [
-        EventKind::Kernel,
-        EventKind::Memcpy,
-        EventKind::Memset,
-        EventKind::CpuOp,
-        EventKind::Runtime,
-        EventKind::Driver,
-        EventKind::UserAnnotation,
-        EventKind::GpuUserAnnotation,
-        EventKind::PythonFunction,
-        EventKind::Sync,
-        EventKind::Overhead,
-        EventKind::Instant,
-        EventKind::Flow,
-        EventKind::Trace,
-        EventKind::Metadata,
-        EventKind::Counter,
-        EventKind::ProfilerRange,
-        EventKind::AcceleratorOp,
-        EventKind::Other,
-    ];
-
     pub fn from_u8(v: u8) -> EventKind {
         EventKind::ALL
             .get(v as usize)
             .copied()
             .unwrap_or(EventKind::Other)
-    }
-
-    /// Stable lower-case name, used in tables and JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Kernel => "kernel",
-            EventKind::Memcpy => "memcpy",
-            EventKind::Memset => "memset",
-            EventKind::CpuOp => "cpu_op",
-            EventKind::Runtime => "runtime",
-            EventKind::Driver => "driver",
-            EventKind::UserAnnotation => "user_annotation",
-            EventKind::GpuUserAnnotation => "gpu_user_annotation",
-            EventKind::PythonFunction => "python_function",
-            EventKind::Sync => "sync",
-            EventKind::Overhead => "overhead",
-            EventKind::Instant => "instant",
-            EventKind::Flow => "flow",
-            EventKind::Trace => "trace",
-            EventKind::Metadata => "metadata",
-            EventKind::Counter => "counter",
-            EventKind::ProfilerRange => "profiler_range",
-            EventKind::AcceleratorOp => "accelerator_op",
-            EventKind::Other => "other",
-        }
     }
 
     /// Work that runs on the device: kernels, copies, sets and accelerator ops.

@@ -185,14 +185,14 @@ fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
             super::view::download(
                 &text,
                 "text/csv",
-                &format!("profile-model-compare-{}.csv", table.name()),
+                &format!("profile-model-compare-{}.csv", table.as_str()),
             );
         }
     };
     let csv = StoredValue::new(csv_of);
     let csv_button = move |table: CompareTable| {
         view! {
-            <button class="secondary small" data-csv=table.name() on:click=move |_| csv.with_value(|f| f(table))>
+            <button class="secondary small" data-csv=table.as_str() on:click=move |_| csv.with_value(|f| f(table))>
                 "CSV"
             </button>
         }

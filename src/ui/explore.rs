@@ -22,7 +22,12 @@ impl Form {
     /// The controls showing this query.
     fn new(q: &EventQuery) -> Self {
         Form {
-            kind: RwSignal::new(q.kinds.first().map(|k| k.to_string()).unwrap_or_default()),
+            kind: RwSignal::new(
+                q.kinds
+                    .first()
+                    .map(|k| k.as_str().to_string())
+                    .unwrap_or_default(),
+            ),
             name: RwSignal::new(q.name_contains.clone()),
             min_dur: RwSignal::new(q.min_dur_us.map(|m| m.to_string()).unwrap_or_default()),
             group: RwSignal::new(
@@ -39,11 +44,7 @@ impl Form {
     fn query(self, previous: &EventQuery) -> EventQuery {
         let kind = self.kind.get_untracked();
         EventQuery {
-            kinds: if kind.is_empty() {
-                Vec::new()
-            } else {
-                vec![kind]
-            },
+            kinds: EventKind::parse(&kind).into_iter().collect(),
             name_contains: self.name.get_untracked().trim().to_string(),
             min_dur_us: self.min_dur.get_untracked().trim().parse().ok(),
             group_by: GroupBy::parse(&self.group.get_untracked()),

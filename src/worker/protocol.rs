@@ -112,24 +112,15 @@ pub struct FindingLink {
     pub query: EventQuery,
 }
 
-/// The phase of a load, as the page's `data-phase` attribute spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Reading,
-    Parsing,
-    Analysing,
-    Done,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Reading => "reading",
-            Phase::Parsing => "parsing",
-            Phase::Analysing => "analysing",
-            Phase::Done => "done",
-        }
+crate::stable_enum! {
+    /// The phase of a load, as the page's `data-phase` attribute spells it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Phase {
+        Reading,
+        Parsing,
+        Analysing,
+        Done,
     }
 }
 

@@ -4,8 +4,9 @@
 use super::{
     bar, block, figure, figure_opt, notes, rank_ctx, Block, Cell, Ctx, Inline, Part, Table, Unit,
 };
-use crate::analysis::idle::StreamIdle;
-use crate::analysis::kernels::{KernelBreakdown, KernelStats, TypeTime};
+use crate::analysis::gpu::KernelType;
+use crate::analysis::idle::{IdleCategory, StreamIdle};
+use crate::analysis::kernels::{KernelBreakdown, KernelStats, KernelTypeSet, TypeTime};
 use crate::analysis::overlap::CommCompOverlap;
 use crate::analysis::stragglers::Stragglers;
 use crate::analysis::temporal::TemporalBreakdown;
@@ -23,10 +24,10 @@ pub fn kernel_breakdown(v: &KernelBreakdown, ctx: &Ctx) -> Block {
             (&r.by_type, &r.kernels, ctx.rank.to_string())
         })
     };
-    let type_pct = |t: &str| {
+    let type_pct = |t: KernelType| {
         types
             .iter()
-            .find(|x| x.kernel_type.to_string() == t)
+            .find(|x| x.kernel_type.single() == Some(t))
             .map_or(0.0, |x| x.pct)
     };
     let all_ranks = if ctx.several { ", all ranks" } else { "" };
@@ -46,9 +47,9 @@ pub fn kernel_breakdown(v: &KernelBreakdown, ctx: &Ctx) -> Block {
         parts.extend(kernel_tables(kernels, &scope));
         format!(
             "computation {} · communication {} · memory {}",
-            format::pct(type_pct("COMPUTATION")),
-            format::pct(type_pct("COMMUNICATION")),
-            format::pct(type_pct("MEMORY"))
+            format::pct(type_pct(KernelType::Computation)),
+            format::pct(type_pct(KernelType::Communication)),
+            format::pct(type_pct(KernelType::Memory))
         )
     };
     if let (true, Some(r)) = (ctx.several, rank_entry) {
@@ -60,24 +61,24 @@ pub fn kernel_breakdown(v: &KernelBreakdown, ctx: &Ctx) -> Block {
 }
 
 /// The colour of a kernel type (or of a set of overlapping types).
-fn type_class(kernel_type: &str) -> &'static str {
-    match kernel_type {
-        "COMPUTATION" => "c-compute",
-        "COMMUNICATION" => "c-comm",
-        "MEMORY" => "c-memory",
-        t if t.contains("overlapping") => "c-overlap",
+fn type_class(kernel_type: KernelTypeSet) -> &'static str {
+    match kernel_type.single() {
+        Some(KernelType::Computation) => "c-compute",
+        Some(KernelType::Communication) => "c-comm",
+        Some(KernelType::Memory) => "c-memory",
+        _ if kernel_type.is_overlap() => "c-overlap",
         _ => "c-other",
     }
 }
 
 fn type_bar(types: &[TypeTime]) -> Part {
-    let named: Vec<(String, f64)> = types
+    let named: Vec<(String, f64, &'static str)> = types
         .iter()
-        .map(|t| (t.kernel_type.to_string(), t.pct))
+        .map(|t| (t.kernel_type.to_string(), t.pct, type_class(t.kernel_type)))
         .collect();
     let parts: Vec<(&str, f64, &'static str)> = named
         .iter()
-        .map(|(name, pct)| (name.as_str(), *pct, type_class(name)))
+        .map(|(name, pct, class)| (name.as_str(), *pct, *class))
         .collect();
     bar(&parts)
 }
@@ -218,25 +219,30 @@ pub fn temporal(rows: &[TemporalBreakdown], ctx: &Ctx) -> Block {
     block(gist, parts)
 }
 
-/// The idle categories in column order: (stable text, label, colour).
-const IDLE_COLUMNS: [(&str, &str, &str); 3] = [
-    ("host_wait", "host wait", "c-host"),
-    ("kernel_wait", "kernel wait", "c-kernel-wait"),
-    ("other", "other", "c-other"),
-];
+/// The label and colour of an idle category's column.
+fn idle_column(c: IdleCategory) -> (&'static str, &'static str) {
+    match c {
+        IdleCategory::HostWait => ("host wait", "c-host"),
+        IdleCategory::KernelWait => ("kernel wait", "c-kernel-wait"),
+        IdleCategory::Other => ("other", "c-other"),
+    }
+}
 
 pub fn idle(rows: &[StreamIdle], ctx: &Ctx) -> Block {
     let mine: Vec<&StreamIdle> = rows.iter().filter(|r| r.rank == ctx.rank).collect();
     let total: f64 = mine.iter().map(|r| r.idle_us).sum();
-    let by_category = |c: &str| -> f64 {
+    let by_category = |c: IdleCategory| -> f64 {
         mine.iter()
             .flat_map(|r| &r.categories)
-            .filter(|x| x.category.to_string() == c)
+            .filter(|x| x.category == c)
             .map(|x| x.idle_us)
             .sum()
     };
     let share = |x: f64| if total > 0.0 { 100.0 * x / total } else { 0.0 };
-    let shares = IDLE_COLUMNS.map(|(c, label, class)| (label, share(by_category(c)), class));
+    let shares = IdleCategory::ALL.map(|c| {
+        let (label, class) = idle_column(c);
+        (label, share(by_category(c)), class)
+    });
     let mut parts = ctx.rank_label();
     parts.push(Part::Intro(vec![
         Inline::Text("Each gap between two kernels on a stream: "),
@@ -276,8 +282,8 @@ fn idle_table(mine: &[&StreamIdle]) -> Table {
                 Cell::Number(r.stream.to_string()),
                 figure(r.idle_us, "idle-us", Unit::Micros, &base),
             ];
-            for (c, _, _) in IDLE_COLUMNS {
-                let found = r.categories.iter().find(|x| x.category.to_string() == c);
+            for c in IdleCategory::ALL {
+                let found = r.categories.iter().find(|x| x.category == c);
                 let mut a = base.to_vec();
                 a.push(("category", c.to_string()));
                 match found {
