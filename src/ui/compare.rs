@@ -29,7 +29,7 @@ pub fn ComparePicker(state: AppState) -> impl IntoView {
     let pick = move |side: RwSignal<Vec<File>, LocalStorage>| {
         move |ev: leptos::ev::Event| {
             let input: web_sys::HtmlInputElement = event_target(&ev);
-            side.set(super::view::trace_files_of(input.files()));
+            side.set(super::loader::trace_files_of(input.files()));
         }
     };
     let ready = move || baseline.with(|b| !b.is_empty()) && candidate.with(|c| !c.is_empty());
@@ -72,7 +72,7 @@ pub fn CompareWith(state: AppState) -> impl IntoView {
                         <input type="file" id="compare-with" multiple=true accept=".json,.gz,application/json,application/gzip"
                             on:change=move |ev| {
                                 let input: web_sys::HtmlInputElement = event_target(&ev);
-                                let files = super::view::trace_files_of(input.files());
+                                let files = super::loader::trace_files_of(input.files());
                                 input.set_value("");
                                 if !files.is_empty() {
                                     super::compare_with_loaded(state, files);

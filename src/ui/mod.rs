@@ -9,7 +9,12 @@ mod analyses;
 mod cache;
 mod compare;
 mod explore;
+mod health;
+mod loader;
+mod report_panel;
 mod report_view;
+mod status;
+mod summary;
 mod timeline;
 mod view;
 

@@ -1,0 +1,215 @@
+//! What the page says about a load: its progress (with Cancel), the errors, and the notices and
+//! offers (saved results, a file needed again, keep in this browser).
+
+use leptos::prelude::*;
+
+use super::AppState;
+use crate::report::format;
+use crate::report::page_state::{needs_file_text, Detached, KeepOffer, Page, PageState};
+use crate::worker::protocol::{Phase, Progress};
+
+/// The progress of the load, shown from when a load starts.
+#[component]
+pub fn LoadProgress(state: AppState) -> impl IntoView {
+    // The block is built once per load (when progress appears); only its text, bar and attributes
+    // follow the messages, so the Cancel button stays the same element and can be clicked.
+    let shown = Memo::new(move |_| state.progress.with(|p| p.is_some()));
+    let loading = state.select(PageState::can_cancel);
+    let cancelled = state.select(|p| matches!(p.page, Page::Cancelled));
+    let on_cancel = Callback::new(move |()| super::cancel(state));
+    move || {
+        shown.get().then(|| {
+            view! {
+                <ProgressBlock progress=state.progress loading=loading cancelled=cancelled on_cancel/>
+            }
+        })
+    }
+}
+
+/// "reading — 1.2 MB of 3.4 MB — 56.7 MB/s", or "Cancelled".
+fn progress_text(p: &Progress, cancelled: bool) -> String {
+    if cancelled {
+        "Cancelled".to_string()
+    } else {
+        format!(
+            "{} — {} of {} — {} MB/s",
+            p.phase.as_str(),
+            format::bytes(p.bytes_done),
+            format::bytes(p.bytes_total),
+            format::decimal(p.mb_per_s, 1)
+        )
+    }
+}
+
+/// "file 2 of 8: rank1.json" while several files load, else nothing.
+fn file_text(p: &Progress, loading: bool) -> String {
+    if p.file_count > 1 && loading {
+        format!("file {} of {}: {}", p.file_index + 1, p.file_count, p.file)
+    } else {
+        String::new()
+    }
+}
+
+/// The bar's width: the share of the bytes read, percent.
+fn bar_style(p: Option<&Progress>) -> String {
+    let pct = match p {
+        Some(p) if p.bytes_total > 0 => {
+            (p.bytes_done as f64 / p.bytes_total as f64 * 100.0).min(100.0)
+        }
+        Some(p) if p.phase == Phase::Done => 100.0,
+        _ => 0.0,
+    };
+    format!("width: {pct:.1}%")
+}
+
+/// The progress text, the file being read, Cancel (while it can be), and the bar.
+#[component]
+fn ProgressBlock(
+    #[prop(into)] progress: Signal<Option<Progress>>,
+    #[prop(into)] loading: Signal<bool>,
+    #[prop(into)] cancelled: Signal<bool>,
+    on_cancel: Callback<()>,
+) -> impl IntoView {
+    let field = move |f: fn(&Progress) -> String| {
+        move || progress.with(|p| p.as_ref().map(f).unwrap_or_default())
+    };
+    let text = move || {
+        let cancelled = cancelled.get();
+        progress.with(|p| {
+            p.as_ref()
+                .map(|p| progress_text(p, cancelled))
+                .unwrap_or_default()
+        })
+    };
+    let file = move || {
+        let loading = loading.get();
+        progress.with(|p| {
+            p.as_ref()
+                .map(|p| file_text(p, loading))
+                .unwrap_or_default()
+        })
+    };
+    let width = move || progress.with(|p| bar_style(p.as_ref()));
+    view! {
+        <div
+            id="progress"
+            class="progress"
+            class:cancelled=move || cancelled.get()
+            data-phase=field(|p| p.phase.as_str().to_string())
+            data-bytes-done=field(|p| p.bytes_done.to_string())
+            data-bytes-total=field(|p| p.bytes_total.to_string())
+            role="status"
+        >
+            <div class="progress-row">
+                <span class="progress-text">{text}</span>
+                <span class="muted progress-file">{file}</span>
+                <button id="cancel" class="secondary" hidden=move || !loading.get() disabled=move || !loading.get()
+                    on:click=move |_| on_cancel.run(())>
+                    "Cancel"
+                </button>
+            </div>
+            <div class="bar"><div class="fill" style=width></div></div>
+        </div>
+    }
+}
+
+/// The files that could not be loaded.
+#[component]
+pub fn Errors(state: AppState) -> impl IntoView {
+    let errors = state.select(|p| p.errors.clone());
+    let failed = state.select(|p| matches!(p.page, Page::Failed));
+    view! { <ErrorList errors failed/> }
+}
+
+/// The errors (the block is hidden while there is none), and a hint when nothing loaded.
+#[component]
+fn ErrorList(
+    #[prop(into)] errors: Signal<Vec<String>>,
+    #[prop(into)] failed: Signal<bool>,
+) -> impl IntoView {
+    view! {
+        <div id="error" class="error" role="alert" hidden=move || errors.with(|e| e.is_empty())>
+            <strong>"Could not load:"</strong>
+            <ul>
+                <For
+                    each=move || errors.get().into_iter().enumerate()
+                    key=|(i, e)| (*i, e.clone())
+                    children=|(_, e)| view! { <li>{e}</li> }
+                />
+            </ul>
+            {move || failed.get().then(|| view! {
+                <p class="muted">"Nothing could be loaded. Check that the file is a torch.profiler trace (.json or .json.gz)."</p>
+            })}
+        </div>
+    }
+}
+
+/// Notices and offers: a notice, the saved results of these files, why the worker cannot answer,
+/// and "keep this trace's summary".
+#[component]
+pub fn Offers(state: AppState) -> impl IntoView {
+    let notice = state.select(|p| p.notice.clone());
+    let detached = state.select(PageState::detached);
+    let from_cache = Memo::new(move |_| detached.get() == Some(Detached::Saved));
+    let saved_available = state.select(|p| p.saved_available);
+    let keep_offer = state.select(|p| p.keep_offer);
+    let on_show_saved = Callback::new(move |()| super::show_saved(state));
+    let on_keep = Callback::new(move |()| super::keep(state));
+    let on_decline =
+        Callback::new(move |()| state.page.update(|p| p.set_keep(KeepOffer::Declined)));
+    view! {
+        {move || notice.get().map(|text| view! { <Notice text/> })}
+        {move || (saved_available.get() && !from_cache.get()).then(|| view! { <SavedOffer on_show=on_show_saved/> })}
+        {move || from_cache.get().then(|| view! {
+            <p class="notice">"Showing results saved in this browser (the trace itself was not read again)."</p>
+        })}
+        {move || detached.get().map(|why| view! { <NeedsFile why/> })}
+        {move || view! { <KeepOfferView offer=keep_offer.get() on_keep on_decline/> }}
+    }
+}
+
+#[component]
+fn Notice(text: String) -> impl IntoView {
+    view! { <p class="notice">{text}</p> }
+}
+
+/// Results for the files being loaded were saved earlier: show them instead.
+#[component]
+fn SavedOffer(on_show: Callback<()>) -> impl IntoView {
+    view! {
+        <div class="offer" id="saved-offer">
+            <span>"Results for these files were saved in this browser earlier."</span>
+            <button id="show-saved" on:click=move |_| on_show.run(())>"Show the saved results"</button>
+        </div>
+    }
+}
+
+/// Why the worker cannot answer about the results shown.
+#[component]
+fn NeedsFile(why: Detached) -> impl IntoView {
+    view! { <p class="notice" id="needs-file" data-why=format!("{why:?}")>{needs_file_text(why)}</p> }
+}
+
+/// The offer to keep the results in this browser, or that they were kept.
+#[component]
+fn KeepOfferView(
+    offer: KeepOffer,
+    on_keep: Callback<()>,
+    on_decline: Callback<()>,
+) -> impl IntoView {
+    match offer {
+        KeepOffer::Asking => Some(view! {
+            <div class="offer" id="keep-offer">
+                <span>"Keep this trace's summary in this browser for next time?"</span>
+                <button id="keep" on:click=move |_| on_keep.run(())>"Keep"</button>
+                <button id="no-keep" class="secondary" on:click=move |_| on_decline.run(())>"No"</button>
+            </div>
+        }
+        .into_any()),
+        KeepOffer::Kept => Some(view! {
+            <p class="notice" id="kept">"Kept: this summary is saved in this browser (results only, not the trace)."</p>
+        }
+        .into_any()),
+        KeepOffer::Hidden | KeepOffer::Declined => None,
+    }
+}
