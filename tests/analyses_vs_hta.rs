@@ -4,7 +4,6 @@
 mod common;
 
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions, Mode};
-use profile_model::analysis::gpu::Describe;
 use profile_model::table::{load_bytes, load_path, TraceSet};
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -35,19 +34,6 @@ struct Checker {
 }
 
 impl Checker {
-    /// Mean, min, max, quartiles and std of `ours` against HTA's `describe()` columns, named
-    /// `{prefix}mean`, `{prefix}25%`, ... in `hta`.
-    fn describe(&mut self, w: &str, ours: &Describe, hta: &Value, prefix: &str) {
-        let col = |k: &str| num(hta, &format!("{prefix}{k}"));
-        self.eq(format!("{w} mean"), ours.mean, col("mean"));
-        self.eq(format!("{w} min"), ours.min, col("min"));
-        self.eq(format!("{w} max"), ours.max, col("max"));
-        self.eq(format!("{w} p25"), ours.p25, col("25%"));
-        self.eq(format!("{w} p50"), ours.p50, col("50%"));
-        self.eq(format!("{w} p75"), ours.p75, col("75%"));
-        self.eq(format!("{w} std"), ours.std.unwrap_or(f64::NAN), col("std"));
-    }
-
     fn eq(&mut self, what: String, ours: f64, hta: Option<f64>) {
         self.checked += 1;
         match hta {
@@ -149,10 +135,574 @@ fn ok(meta: &Value, analysis: &str) -> bool {
     meta["analyses"][analysis]["ok"].as_bool() == Some(true)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The parity table: one row per HTA table compared field by field, then rules for the results
+// that are sets or single values.
+
+/// How a field is compared.
+#[derive(Clone, Copy)]
+enum Tolerance {
+    /// 0.1% relative or 0.011 absolute ([`close`]).
+    Close,
+    /// Absolute, up to this share of the reference column's total (HTA lists tiny combinations).
+    ShareOfColumnTotal(f64),
+}
+
+/// Which rows both sides must have.
+#[derive(Clone, Copy)]
+enum RowMatch {
+    /// The same number of rows; a reference row we lack is an error.
+    Same,
+    /// Each reference row is looked up; a row we lack is an error; counts may differ.
+    Lookup,
+    /// Rows whose value in the first field is above this share of its total, counted on both
+    /// sides; a reference row we lack counts as zeros (HTA lists zero-length combinations).
+    AboveShare(f64),
+}
+
+/// A known HTA quirk that excuses differences, with the reason in its doc.
+#[derive(Clone, Copy, PartialEq)]
+enum Quirk {
+    /// Queue length: HTA orders a launch and a kernel start at the same instant with numpy's
+    /// unstable sort. The count cannot move; the mean moves by at most 2 per shared instant; the
+    /// other statistics may move (recognised per stream by `queue_ties`).
+    QueueTies,
+    /// Memory bandwidth: same-instant copy starts/ends change HTA's running sums and their float
+    /// residues at zero: with any (`memory_ties`), every value may move.
+    MemoryTies,
+    /// Interval statistics of a category without intervals: only the count is defined.
+    StatsOfNothing,
+}
+
+/// One HTA table compared field by field.
+struct Check {
+    /// HTA's table (`ref/<trace>/<reference>.json`).
+    reference: &'static str,
+    /// Our rows, as flat objects.
+    ours: fn(&AllAnalyses) -> Vec<Value>,
+    /// (HTA column, our field) that identify a row.
+    keys: &'static [(&'static str, &'static str)],
+    /// (HTA column, our field, tolerance) compared.
+    fields: &'static [(&'static str, &'static str, Tolerance)],
+    rows: RowMatch,
+    /// HTA's rows are summed per key first (its table is per event, ours per key); `rows` is their count.
+    summed: bool,
+    quirk: Option<Quirk>,
+}
+
+const C: Tolerance = Tolerance::Close;
+
+/// The statistics columns of HTA's `describe()` (with `prefix`) against ours (under `field`).
+macro_rules! describe_fields {
+    ($prefix:literal, $field:literal) => {
+        &[
+            (concat!($prefix, "count"), concat!($field, "/count"), C),
+            (concat!($prefix, "mean"), concat!($field, "/mean"), C),
+            (concat!($prefix, "min"), concat!($field, "/min"), C),
+            (concat!($prefix, "max"), concat!($field, "/max"), C),
+            (concat!($prefix, "25%"), concat!($field, "/p25"), C),
+            (concat!($prefix, "50%"), concat!($field, "/p50"), C),
+            (concat!($prefix, "75%"), concat!($field, "/p75"), C),
+            (concat!($prefix, "std"), concat!($field, "/std"), C),
+        ]
+    };
+}
+
+const CHECKS: &[Check] = &[
+    Check {
+        reference: "kernel_type_breakdown",
+        ours: |a| rows_of(&a.kernel_breakdown.by_type_all_ranks),
+        keys: &[("kernel_type", "kernel_type")],
+        fields: &[
+            ("sum", "time_us", Tolerance::ShareOfColumnTotal(0.001)),
+            ("percentage", "pct", C),
+        ],
+        rows: RowMatch::AboveShare(0.001),
+        summed: false,
+        quirk: None,
+    },
+    Check {
+        reference: "kernel_breakdown_full",
+        ours: |a| nested(&a.kernel_breakdown.ranks, "kernels"),
+        keys: &[
+            ("rank", "rank"),
+            ("name", "name"),
+            ("kernel_type", "kernel_type"),
+        ],
+        fields: &[
+            ("sum (us)", "sum_us", C),
+            ("max (us)", "max_us", C),
+            ("min (us)", "min_us", C),
+            ("mean (us)", "mean_us", C),
+            ("stddev", "std_us", C),
+        ],
+        rows: RowMatch::Same,
+        summed: false,
+        quirk: None,
+    },
+    Check {
+        reference: "temporal_breakdown",
+        ours: |a| rows_of(&a.temporal_breakdown),
+        keys: &[("rank", "rank")],
+        fields: &[
+            ("idle_time(us)", "idle_us", C),
+            ("compute_time(us)", "compute_us", C),
+            ("non_compute_time(us)", "non_compute_us", C),
+            ("kernel_time(us)", "window_us", C),
+            ("idle_time_pctg", "idle_pct", C),
+            ("compute_time_pctg", "compute_pct", C),
+        ],
+        rows: RowMatch::Lookup,
+        summed: false,
+        quirk: None,
+    },
+    Check {
+        reference: "idle_time_breakdown",
+        ours: |a| nested(&a.idle_time_breakdown, "categories"),
+        keys: &[
+            ("rank", "rank"),
+            ("stream", "stream"),
+            ("idle_category", "category"),
+        ],
+        fields: &[("idle_time", "idle_us", C), ("idle_time_ratio", "ratio", C)],
+        rows: RowMatch::Same,
+        summed: false,
+        quirk: None,
+    },
+    Check {
+        reference: "idle_interval_stats",
+        ours: |a| nested(&a.idle_time_breakdown, "categories"),
+        keys: &[
+            ("rank", "rank"),
+            ("stream", "stream"),
+            ("idle_category", "category"),
+        ],
+        fields: describe_fields!("", "gaps_us"),
+        rows: RowMatch::Lookup,
+        summed: false,
+        quirk: Some(Quirk::StatsOfNothing),
+    },
+    Check {
+        reference: "comm_comp_overlap",
+        ours: |a| rows_of(&a.comm_comp_overlap),
+        keys: &[("rank", "rank")],
+        fields: &[("comp_comm_overlap_pctg", "overlap_pct", C)],
+        rows: RowMatch::Lookup,
+        summed: false,
+        quirk: None,
+    },
+    Check {
+        reference: "queue_length_summary",
+        ours: |a| rows_of(&a.queue_length),
+        keys: &[("rank", "rank"), ("stream", "stream")],
+        fields: describe_fields!("queue_length_", "queue_length"),
+        rows: RowMatch::Same,
+        summed: false,
+        quirk: Some(Quirk::QueueTies),
+    },
+    Check {
+        reference: "cuda_kernel_launch_stats",
+        ours: |a| {
+            a.kernel_launch_stats
+                .iter()
+                .flat_map(|l| {
+                    l.rows.iter().map(move |x| {
+                        json!({"rank": l.rank, "correlation": x.correlation, "cpu_us": x.cpu_us,
+                               "gpu_us": x.gpu_us, "delay_us": x.delay_us})
+                    })
+                })
+                .collect()
+        },
+        keys: &[("rank", "rank"), ("correlation", "correlation")],
+        fields: &[
+            ("cpu_duration", "cpu_us", C),
+            ("gpu_duration", "gpu_us", C),
+            ("launch_delay", "delay_us", C),
+        ],
+        rows: RowMatch::Lookup,
+        summed: false,
+        quirk: None,
+    },
+    Check {
+        reference: "cuda_kernel_launch_stats",
+        ours: |a| rows_of(&a.kernel_launch_stats),
+        keys: &[("rank", "rank")],
+        fields: &[
+            ("rows", "launches", C),
+            ("cpu_duration", "cpu_total_us", C),
+            ("gpu_duration", "gpu_total_us", C),
+            ("launch_delay", "delay_total_us", C),
+        ],
+        rows: RowMatch::Lookup,
+        summed: true,
+        quirk: None,
+    },
+    Check {
+        reference: "memory_bw_summary",
+        ours: |a| rows_of(&a.memory_bandwidth),
+        keys: &[("rank", "rank"), ("name", "name")],
+        fields: describe_fields!("memory_bw_gbps_", "per_op_gbps"),
+        rows: RowMatch::Same,
+        summed: false,
+        quirk: Some(Quirk::MemoryTies),
+    },
+];
+
+/// Typed rows as JSON objects.
+fn rows_of<T: serde::Serialize>(rows: &[T]) -> Vec<Value> {
+    rows.iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect()
+}
+
+/// Child rows (`parent[child][..]`), each with its parent's scalar fields.
+fn nested<T: serde::Serialize>(parents: &[T], child: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for p in rows_of(parents) {
+        let Some(children) = p.get(child).and_then(Value::as_array) else {
+            continue;
+        };
+        for c in children {
+            let mut row = c.clone();
+            if let (Some(row), Some(parent)) = (row.as_object_mut(), p.as_object()) {
+                for (k, v) in parent
+                    .iter()
+                    .filter(|(_, v)| !v.is_array() && !v.is_object())
+                {
+                    row.entry(k.clone()).or_insert(v.clone());
+                }
+            }
+            out.push(row);
+        }
+    }
+    out
+}
+
+/// A field of a row (`a/b` for a nested one); null or absent reads as NaN.
+fn field(row: &Value, path: &str) -> f64 {
+    row.pointer(&format!("/{path}"))
+        .and_then(Value::as_f64)
+        .unwrap_or(f64::NAN)
+}
+
+/// A key as text (HTA writes some as numbers, some as strings).
+fn key_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.as_f64().map_or(n.to_string(), |x| format!("{x}")),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+fn key_of(row: &Value, cols: impl Iterator<Item = &'static str>) -> Vec<String> {
+    cols.map(|c| key_text(row.pointer(&format!("/{c}"))))
+        .collect()
+}
+
+/// HTA's rows summed per key, with their count as `rows`.
+fn summed_rows(rows: &[Value], keys: &[(&'static str, &'static str)]) -> Vec<Value> {
+    let mut groups: std::collections::BTreeMap<Vec<String>, Value> = Default::default();
+    for r in rows {
+        let k = key_of(r, keys.iter().map(|k| k.0));
+        let g = groups.entry(k).or_insert_with(|| {
+            let mut g = serde_json::Map::new();
+            for (hk, _) in keys {
+                g.insert(hk.to_string(), r[*hk].clone());
+            }
+            g.insert("rows".into(), json!(0.0));
+            Value::Object(g)
+        });
+        let g = g.as_object_mut().expect("object");
+        for (col, v) in r.as_object().into_iter().flatten() {
+            if keys.iter().any(|k| k.0 == col) {
+                continue;
+            }
+            if let Some(x) = v.as_f64() {
+                let sum = g.get(col).and_then(Value::as_f64).unwrap_or(0.0) + x;
+                g.insert(col.clone(), json!(sum));
+            }
+        }
+        let n = g["rows"].as_f64().unwrap_or(0.0) + 1.0;
+        g.insert("rows".into(), json!(n));
+    }
+    groups.into_values().collect()
+}
+
+/// Summed rows plus a zero row for each of our keys HTA has no event of (HTA's per-event table
+/// then says zero launches, and so must we).
+fn with_empty_groups(mut groups: Vec<Value>, ours: &[Value], check: &Check) -> Vec<Value> {
+    for o in ours {
+        let key = key_of(o, check.keys.iter().map(|k| k.1));
+        if groups
+            .iter()
+            .any(|g| key_of(g, check.keys.iter().map(|k| k.0)) == key)
+        {
+            continue;
+        }
+        let mut g = serde_json::Map::new();
+        for (hk, ok) in check.keys {
+            g.insert(hk.to_string(), o[*ok].clone());
+        }
+        for (hc, _, _) in check.fields {
+            g.insert(hc.to_string(), json!(0.0));
+        }
+        groups.push(Value::Object(g));
+    }
+    groups
+}
+
+/// Same-instant event counts per key, for the quirks that depend on them.
+struct Ties {
+    queue: std::collections::BTreeMap<(i64, i64), usize>,
+    memory: std::collections::BTreeMap<(i64, String), usize>,
+}
+
+impl Ties {
+    fn of(quirk: Quirk, ties: &Ties, row: &Value) -> usize {
+        let rank = row["rank"].as_i64().unwrap_or(0);
+        match quirk {
+            Quirk::QueueTies => {
+                let stream = row["stream"].as_i64().unwrap_or(0);
+                ties.queue.get(&(rank, stream)).copied().unwrap_or(0)
+            }
+            Quirk::MemoryTies => {
+                let name = row["name"].as_str().unwrap_or("").to_string();
+                ties.memory.get(&(rank, name)).copied().unwrap_or(0)
+            }
+            Quirk::StatsOfNothing => 0,
+        }
+    }
+}
+
+/// One row of the table run over one trace's reference.
+fn run_check(check: &Check, hta_rows: &[Value], a: &AllAnalyses, ties: &Ties, c: &mut Checker) {
+    let ours = (check.ours)(a);
+    let hta_rows = if check.summed {
+        with_empty_groups(summed_rows(hta_rows, check.keys), &ours, check)
+    } else {
+        hta_rows.to_vec()
+    };
+    let by_key: std::collections::HashMap<Vec<String>, &Value> = ours
+        .iter()
+        .rev()
+        .map(|o| (key_of(o, check.keys.iter().map(|k| k.1)), o))
+        .collect();
+    let totals: Vec<f64> = check
+        .fields
+        .iter()
+        .map(|f| {
+            hta_rows
+                .iter()
+                .map(|r| field(r, f.0))
+                .filter(|x| x.is_finite())
+                .sum()
+        })
+        .collect();
+    match check.rows {
+        RowMatch::Same => {
+            c.checked += 1;
+            if ours.len() != hta_rows.len() {
+                c.errors
+                    .push(format!("rows: ours {}, HTA {}", ours.len(), hta_rows.len()));
+            }
+        }
+        RowMatch::AboveShare(share) => {
+            let big = |x: f64| x > share * totals[0];
+            let hta_n = hta_rows
+                .iter()
+                .filter(|r| big(field(r, check.fields[0].0)))
+                .count();
+            let our_n = ours
+                .iter()
+                .filter(|r| big(field(r, check.fields[0].1)))
+                .count();
+            c.checked += 1;
+            if our_n != hta_n {
+                c.errors
+                    .push(format!("rows above {share}: ours {our_n}, HTA {hta_n}"));
+            }
+        }
+        RowMatch::Lookup => {}
+    }
+    for r in &hta_rows {
+        let key = key_of(r, check.keys.iter().map(|k| k.0));
+        let found = by_key.get(&key).copied();
+        let zeros = json!({});
+        let o = match (found, check.rows) {
+            (Some(o), _) => o,
+            (None, RowMatch::AboveShare(_)) => &zeros,
+            (None, _) => {
+                c.errors.push(format!("{key:?} missing"));
+                continue;
+            }
+        };
+        let from = c.errors.len();
+        for (i, (hta_col, our_field, tolerance)) in check.fields.iter().enumerate() {
+            let what = format!("{key:?} {hta_col}");
+            let mut ours_v = field(o, our_field);
+            if matches!(check.rows, RowMatch::AboveShare(_)) && ours_v.is_nan() {
+                ours_v = 0.0;
+            }
+            if check.quirk == Some(Quirk::StatsOfNothing)
+                && i > 0
+                && field(o, check.fields[0].1) == 0.0
+            {
+                continue;
+            }
+            let h = r.pointer(&format!("/{hta_col}")).and_then(Value::as_f64);
+            match tolerance {
+                Tolerance::Close => c.eq(what, ours_v, h),
+                Tolerance::ShareOfColumnTotal(share) => {
+                    c.checked += 1;
+                    let h = h.unwrap_or(f64::NAN);
+                    if !((ours_v - h).abs() <= share * totals[i]) {
+                        c.errors.push(format!("{what}: ours {ours_v}, HTA {h}"));
+                    }
+                }
+            }
+        }
+        if let Some(quirk) = check.quirk {
+            excuse(quirk, Ties::of(quirk, ties, r), o, r, from, c);
+        }
+    }
+}
+
+/// Moves the differences a quirk explains into `tie_order`.
+fn excuse(quirk: Quirk, ties: usize, ours: &Value, hta: &Value, from: usize, c: &mut Checker) {
+    match quirk {
+        Quirk::QueueTies if ties > 0 => {
+            let (m, hm) = (
+                field(ours, "queue_length/mean"),
+                field(hta, "queue_length_mean"),
+            );
+            let n = field(ours, "queue_length/count").max(1.0);
+            ties_explain(c, from, "launch/start pairs", ties);
+            if (m - hm).abs() > 2.0 * ties as f64 / n + 0.011 {
+                c.errors.push(format!(
+                    "mean: ours {m}, HTA {hm}, more than {ties} shared instants explain"
+                ));
+            }
+        }
+        Quirk::MemoryTies => ties_explain(c, from, "instants with several copy starts/ends", ties),
+        _ => {}
+    }
+}
+
+/// Results that are sets or single values, each compared by a rule.
+type Rule = fn(&Value, &AllAnalyses, &dyn Fn(&str) -> Option<Value>, &mut Checker) -> bool;
+
+const RULES: &[(&str, Rule)] = &[
+    ("time_spent_blocked_on_full_queue", blocked_queue),
+    ("profiler_steps", profiler_steps),
+    ("potential_stragglers", stragglers),
+    ("critical_path_summary", critical_path_summary),
+];
+
+/// HTA keeps one row per rank (quirk 9); compared: whether any stream was blocked.
+fn blocked_queue(
+    _: &Value,
+    a: &AllAnalyses,
+    load: &dyn Fn(&str) -> Option<Value>,
+    c: &mut Checker,
+) -> bool {
+    let Some(Value::Array(rows)) = load("time_spent_blocked_on_full_queue") else {
+        return false;
+    };
+    c.checked += 1;
+    let blocked = a.queue_length.iter().filter(|q| q.blocked_us > 0.0).count();
+    if rows.is_empty() != (blocked == 0) {
+        c.errors.push(format!(
+            "ours {blocked} blocked streams, HTA {} rows",
+            rows.len()
+        ));
+    }
+    true
+}
+
+fn profiler_steps(
+    meta: &Value,
+    a: &AllAnalyses,
+    load: &dyn Fn(&str) -> Option<Value>,
+    c: &mut Checker,
+) -> bool {
+    let Some(Value::Array(steps)) =
+        load("profiler_steps").filter(|_| ok(meta, "get_profiler_steps"))
+    else {
+        return false;
+    };
+    let mut ours: Vec<i64> = a
+        .profiler_steps
+        .iter()
+        .flat_map(|r| r.analysed_steps.clone())
+        .collect();
+    ours.sort_unstable();
+    ours.dedup();
+    let hta: Vec<i64> = steps.iter().filter_map(Value::as_i64).collect();
+    c.checked += 1;
+    if ours != hta {
+        c.errors.push(format!("ours {ours:?}, HTA {hta:?}"));
+    }
+    true
+}
+
+fn stragglers(
+    meta: &Value,
+    a: &AllAnalyses,
+    load: &dyn Fn(&str) -> Option<Value>,
+    c: &mut Checker,
+) -> bool {
+    let Some(Value::Array(ranks)) =
+        load("potential_stragglers").filter(|_| ok(meta, "get_potential_stragglers"))
+    else {
+        return false;
+    };
+    let mut hta: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
+    let mut ours = a.stragglers.ranks.clone();
+    hta.sort_unstable();
+    ours.sort_unstable();
+    c.checked += 1;
+    if ours != hta {
+        c.errors.push(format!("ours {ours:?}, HTA {hta:?}"));
+    }
+    true
+}
+
+/// The shares of the path by bound, and its length (the window HTA was asked for is in
+/// `meta.critical_path_args`).
+fn critical_path_summary(
+    meta: &Value,
+    a: &AllAnalyses,
+    load: &dyn Fn(&str) -> Option<Value>,
+    c: &mut Checker,
+) -> bool {
+    let Some(Value::Object(hta)) =
+        load("critical_path_summary").filter(|_| ok(meta, "critical_path_analysis"))
+    else {
+        return false;
+    };
+    let rank = meta["critical_path_args"]["rank"].as_i64().unwrap_or(0);
+    match a.critical_path.iter().find(|r| r.rank == rank) {
+        None => c.errors.push(format!("no critical path for rank {rank}")),
+        Some(cp) if !cp.result.ok() => c.errors.push(format!("no path: {:?}", cp.result.error())),
+        Some(cp) => {
+            let res = &cp.result;
+            for b in profile_model::analysis::critical_path::BOUND_BY {
+                let h = hta.get(b.as_str()).and_then(Value::as_f64).unwrap_or(0.0);
+                c.eq(format!("{b} %"), res.pct(b), Some(h));
+            }
+            if let Some(total) = meta["critical_path_args"]["critical_path_total_duration"].as_f64()
+            {
+                c.eq("path length (us)".into(), res.total_us, Some(total));
+            }
+        }
+    }
+    true
+}
+
 fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checker> {
     let meta = read_json(&dir.join("meta.json")).unwrap_or(Value::Null);
     let trace = dir.file_name().unwrap().to_string_lossy().to_string();
-    let mut out = Vec::new();
     let new = |analysis| Checker {
         trace: trace.clone(),
         analysis,
@@ -162,427 +712,21 @@ fn compare(dir: &std::path::Path, set: &TraceSet, a: &AllAnalyses) -> Vec<Checke
         checked: 0,
     };
     let load = |f: &str| read_json(&dir.join(format!("{f}.json")));
-
-    // kernel_type_breakdown
-    if let Some(Value::Array(rows)) = load("kernel_type_breakdown") {
-        let mut c = new("kernel_type_breakdown");
-        // 0.1% of the table's total time; HTA also lists zero-length combinations (rows of 0 us).
-        let total: f64 = rows.iter().filter_map(|r| num(r, "sum")).sum();
-        // HTA's sweep also lists zero-length and tiny combinations (from negative durations):
-        // rows count when above 0.1% of the total.
-        let big = |x: f64| x > 0.001 * total;
-        let hta_rows = rows
-            .iter()
-            .filter(|r| big(num(r, "sum").unwrap_or(0.0)))
-            .count();
-        let our_rows = a
-            .kernel_breakdown
-            .by_type_all_ranks
-            .iter()
-            .filter(|x| big(x.time_us))
-            .count();
-        for r in &rows {
-            let t = r["kernel_type"].as_str().unwrap_or("");
-            let ours = a
-                .kernel_breakdown
-                .by_type_all_ranks
-                .iter()
-                .find(|x| x.kernel_type.to_string() == t)
-                .map_or(0.0, |x| x.time_us);
-            let h = num(r, "sum").unwrap_or(f64::NAN);
-            c.checked += 1;
-            if (ours - h).abs() > 0.001 * total {
-                c.errors.push(format!("{t} time: ours {ours}, HTA {h}"));
-            }
-            let p = a
-                .kernel_breakdown
-                .by_type_all_ranks
-                .iter()
-                .find(|x| x.kernel_type.to_string() == t)
-                .map_or(0.0, |x| x.pct);
-            c.eq(format!("{t} pct"), p, num(r, "percentage"));
-        }
-        c.checked += 1;
-        if our_rows != hta_rows {
-            c.errors
-                .push(format!("rows above 0.1%: ours {our_rows}, HTA {hta_rows}"));
-        }
-        out.push(c);
-    }
-    // kernel_breakdown_full
-    if let Some(Value::Array(rows)) = load("kernel_breakdown_full") {
-        let mut c = new("kernel_breakdown_full");
-        let ours_n: usize = a
-            .kernel_breakdown
-            .ranks
-            .iter()
-            .map(|r| r.kernels.len())
-            .sum();
-        c.checked += 1;
-        if ours_n != rows.len() {
-            c.errors
-                .push(format!("rows: ours {ours_n}, HTA {}", rows.len()));
-        }
-        for r in &rows {
-            let rank = r["rank"].as_i64().unwrap_or(0);
-            let name = r["name"].as_str().unwrap_or("");
-            let t = r["kernel_type"].as_str().unwrap_or("");
-            let k = a
-                .kernel_breakdown
-                .ranks
-                .iter()
-                .find(|x| x.rank == rank)
-                .and_then(|x| {
-                    x.kernels
-                        .iter()
-                        .find(|k| k.name == name && k.kernel_type.as_str() == t)
-                });
-            let Some(k) = k else {
-                c.errors
-                    .push(format!("missing kernel rank {rank} {t} {name}"));
-                continue;
-            };
-            let w = format!("rank {rank} {name:.40}");
-            c.eq(format!("{w} sum"), k.sum_us, num(r, "sum (us)"));
-            c.eq(format!("{w} max"), k.max_us, num(r, "max (us)"));
-            c.eq(format!("{w} min"), k.min_us, num(r, "min (us)"));
-            c.eq(format!("{w} mean"), k.mean_us, num(r, "mean (us)"));
-            c.eq(format!("{w} std"), k.std_us, num(r, "stddev"));
-        }
-        out.push(c);
-    }
-    // temporal_breakdown
-    if let Some(Value::Array(rows)) = load("temporal_breakdown") {
-        let mut c = new("temporal_breakdown");
-        for r in &rows {
-            let rank = r["rank"].as_i64().unwrap_or(0);
-            let Some(t) = a.temporal_breakdown.iter().find(|x| x.rank == rank) else {
-                c.errors.push(format!("rank {rank} missing"));
-                continue;
-            };
-            c.eq(
-                format!("rank {rank} idle"),
-                t.idle_us,
-                num(r, "idle_time(us)"),
-            );
-            c.eq(
-                format!("rank {rank} compute"),
-                t.compute_us,
-                num(r, "compute_time(us)"),
-            );
-            c.eq(
-                format!("rank {rank} non_compute"),
-                t.non_compute_us,
-                num(r, "non_compute_time(us)"),
-            );
-            c.eq(
-                format!("rank {rank} window"),
-                t.window_us,
-                num(r, "kernel_time(us)"),
-            );
-            c.eq(
-                format!("rank {rank} idle%"),
-                t.idle_pct,
-                num(r, "idle_time_pctg"),
-            );
-            c.eq(
-                format!("rank {rank} compute%"),
-                t.compute_pct,
-                num(r, "compute_time_pctg"),
-            );
-        }
-        out.push(c);
-    }
-    // idle_time_breakdown + idle_interval_stats
-    if let Some(Value::Array(rows)) = load("idle_time_breakdown") {
-        let mut c = new("idle_time_breakdown");
-        let stats = load("idle_interval_stats").unwrap_or(Value::Null);
-        let ours_n: usize = a
-            .idle_time_breakdown
-            .iter()
-            .map(|s| s.categories.len())
-            .sum();
-        for r in &rows {
-            let rank = r["rank"].as_i64().unwrap_or(0);
-            let stream = r["stream"].as_i64().unwrap_or(0);
-            let cat = r["idle_category"].as_str().unwrap_or("");
-            let Some(s) = a
-                .idle_time_breakdown
-                .iter()
-                .find(|x| x.rank == rank && x.stream == stream)
-            else {
-                c.errors
-                    .push(format!("rank {rank} stream {stream} missing"));
-                continue;
-            };
-            let Some(k) = s.categories.iter().find(|k| k.category.as_str() == cat) else {
-                continue;
-            };
-            let w = format!("rank {rank} stream {stream} {cat}");
-            c.eq(format!("{w} idle"), k.idle_us, num(r, "idle_time"));
-            c.eq(
-                format!("{w} ratio"),
-                k.ratio.unwrap_or(f64::NAN),
-                num(r, "idle_time_ratio"),
-            );
-            if let Some(st) = stats.as_array().and_then(|v| {
-                v.iter().find(|x| {
-                    x["rank"].as_i64() == Some(rank)
-                        && x["stream"].as_i64() == Some(stream)
-                        && x["idle_category"].as_str() == Some(cat)
-                })
-            }) {
-                c.eq(
-                    format!("{w} count"),
-                    k.gaps_us.count as f64,
-                    num(st, "count"),
-                );
-                if k.gaps_us.count > 0 {
-                    c.describe(&w, &k.gaps_us, st, "");
-                }
-            }
-        }
-        c.checked += 1;
-        if ours_n != rows.len() {
-            c.errors
-                .push(format!("rows: ours {ours_n}, HTA {}", rows.len()));
-        }
-        out.push(c);
-    }
-    // comm_comp_overlap
-    if let Some(Value::Array(rows)) = load("comm_comp_overlap") {
-        let mut c = new("comm_comp_overlap");
-        for r in &rows {
-            let rank = r["rank"].as_i64().unwrap_or(0);
-            let o = a.comm_comp_overlap.iter().find(|x| x.rank == rank);
-            c.eq(
-                format!("rank {rank} pct"),
-                o.and_then(|o| o.overlap_pct).unwrap_or(f64::NAN),
-                num(r, "comp_comm_overlap_pctg"),
-            );
-        }
-        out.push(c);
-    }
-    // queue_length_summary
-    if let Some(Value::Array(rows)) = load("queue_length_summary") {
-        let qties = queue_ties(set);
-        let mut c = new("queue_length_summary");
-        c.checked += 1;
-        if a.queue_length.len() != rows.len() {
-            c.errors.push(format!(
-                "rows: ours {}, HTA {}",
-                a.queue_length.len(),
-                rows.len()
-            ));
-        }
-        for r in &rows {
-            let rank = r["rank"].as_i64().unwrap_or(0);
-            let stream = r["stream"].as_i64().unwrap_or(0);
-            let Some(q) = a
-                .queue_length
-                .iter()
-                .find(|x| x.rank == rank && x.stream == stream)
-            else {
-                c.errors
-                    .push(format!("rank {rank} stream {stream} missing"));
-                continue;
-            };
-            let w = format!("rank {rank} stream {stream}");
-            let d = &q.queue_length;
-            // The count does not depend on the order of same-instant events; the mean moves by at
-            // most 2 per shared instant; the rest may move (HTA's order there is undefined).
-            c.eq(
-                format!("{w} count"),
-                d.count as f64,
-                num(r, "queue_length_count"),
-            );
-            let ties = qties.get(&(rank, stream)).copied().unwrap_or(0);
-            let hm = num(r, "queue_length_mean").unwrap_or(f64::NAN);
-            if ties > 0 && (d.mean - hm).abs() > 2.0 * ties as f64 / d.count.max(1) as f64 + 0.011 {
-                c.errors.push(format!(
-                    "{w} mean: ours {}, HTA {hm}, more than {ties} shared instants explain",
-                    d.mean
-                ));
-            }
-            let from = c.errors.len();
-            c.describe(&w, d, r, "queue_length_");
-            ties_explain(&mut c, from, "launch/start pairs", ties);
-        }
-        out.push(c);
-    }
-    // time_spent_blocked_on_full_queue: HTA keeps one row per rank (quirk 9); all refs are empty.
-    if let Some(Value::Array(rows)) = load("time_spent_blocked_on_full_queue") {
-        let mut c = new("time_spent_blocked_on_full_queue");
-        c.checked += 1;
-        let blocked = a.queue_length.iter().filter(|q| q.blocked_us > 0.0).count();
-        if rows.is_empty() != (blocked == 0) {
-            c.errors.push(format!(
-                "ours {blocked} blocked streams, HTA {} rows",
-                rows.len()
-            ));
-        }
-        out.push(c);
-    }
-    // cuda_kernel_launch_stats
-    if let Some(Value::Array(rows)) = load("cuda_kernel_launch_stats") {
-        let mut c = new("cuda_kernel_launch_stats");
-        for l in &a.kernel_launch_stats {
-            let mine: Vec<&Value> = rows
-                .iter()
-                .filter(|r| r["rank"].as_i64() == Some(l.rank))
-                .collect();
-            let sum = |k: &str| mine.iter().filter_map(|r| num(r, k)).sum::<f64>();
-            let w = format!("rank {}", l.rank);
-            c.eq(
-                format!("{w} launches"),
-                l.launches as f64,
-                Some(mine.len() as f64),
-            );
-            c.eq(
-                format!("{w} cpu total"),
-                l.cpu_total_us,
-                Some(sum("cpu_duration")),
-            );
-            c.eq(
-                format!("{w} gpu total"),
-                l.gpu_total_us,
-                Some(sum("gpu_duration")),
-            );
-            c.eq(
-                format!("{w} delay total"),
-                l.delay_total_us,
-                Some(sum("launch_delay")),
-            );
-            // Per launch.
-            for r in &mine {
-                let corr = r["correlation"].as_i64().unwrap_or(-1);
-                match l.rows.iter().find(|x| x.correlation == corr) {
-                    Some(x) => {
-                        c.eq(
-                            format!("{w} corr {corr} cpu"),
-                            x.cpu_us,
-                            num(r, "cpu_duration"),
-                        );
-                        c.eq(
-                            format!("{w} corr {corr} gpu"),
-                            x.gpu_us,
-                            num(r, "gpu_duration"),
-                        );
-                        c.eq(
-                            format!("{w} corr {corr} delay"),
-                            x.delay_us,
-                            num(r, "launch_delay"),
-                        );
-                    }
-                    None => c.errors.push(format!("{w} corr {corr} missing")),
-                }
-            }
-        }
-        out.push(c);
-    }
-    // memory_bw_summary
-    if let Some(Value::Array(rows)) = load("memory_bw_summary") {
-        let mties = memory_ties(set);
-        let mut c = new("memory_bw_summary");
-        c.checked += 1;
-        if a.memory_bandwidth.len() != rows.len() {
-            c.errors.push(format!(
-                "rows: ours {}, HTA {}",
-                a.memory_bandwidth.len(),
-                rows.len()
-            ));
-        }
-        for r in &rows {
-            let rank = r["rank"].as_i64().unwrap_or(0);
-            let name = r["name"].as_str().unwrap_or("");
-            let Some(m) = a
-                .memory_bandwidth
-                .iter()
-                .find(|x| x.rank == rank && x.name == name)
-            else {
-                c.errors.push(format!("rank {rank} {name} missing"));
-                continue;
-            };
-            let w = format!("rank {rank} {name}");
-            let d = &m.per_op_gbps;
-            // Same-instant starts/ends change the running sums, and their float residues at
-            // zero (which HTA counts when positive): with any, every value may move.
-            let from = c.errors.len();
-            c.eq(
-                format!("{w} count"),
-                d.count as f64,
-                num(r, "memory_bw_gbps_count"),
-            );
-            c.describe(&w, d, r, "memory_bw_gbps_");
-            let ties = mties.get(&(rank, name.to_string())).copied().unwrap_or(0);
-            ties_explain(&mut c, from, "instants with several copy starts/ends", ties);
-        }
-        out.push(c);
-    }
-    // profiler_steps
-    if ok(&meta, "get_profiler_steps") {
-        if let Some(Value::Array(steps)) = load("profiler_steps") {
-            let mut c = new("profiler_steps");
-            let mut ours: Vec<i64> = a
-                .profiler_steps
-                .iter()
-                .flat_map(|r| r.analysed_steps.clone())
-                .collect();
-            ours.sort_unstable();
-            ours.dedup();
-            let hta: Vec<i64> = steps.iter().filter_map(Value::as_i64).collect();
-            c.checked += 1;
-            if ours != hta {
-                c.errors.push(format!("ours {ours:?}, HTA {hta:?}"));
-            }
+    let ties = Ties {
+        queue: queue_ties(set),
+        memory: memory_ties(set),
+    };
+    let mut out = Vec::new();
+    for check in CHECKS {
+        if let Some(Value::Array(rows)) = load(check.reference) {
+            let mut c = new(check.reference);
+            run_check(check, &rows, a, &ties, &mut c);
             out.push(c);
         }
     }
-    // potential_stragglers
-    if ok(&meta, "get_potential_stragglers") {
-        if let Some(Value::Array(ranks)) = load("potential_stragglers") {
-            let mut c = new("potential_stragglers");
-            let mut hta: Vec<i64> = ranks.iter().filter_map(Value::as_i64).collect();
-            let mut ours = a.stragglers.ranks.clone();
-            hta.sort_unstable();
-            ours.sort_unstable();
-            c.checked += 1;
-            if ours != hta {
-                c.errors.push(format!("ours {ours:?}, HTA {hta:?}"));
-            }
-            out.push(c);
-        }
-    }
-    // critical_path_summary (the window HTA was asked for is in meta.critical_path_args)
-    if ok(&meta, "critical_path_analysis") {
-        if let Some(Value::Object(hta)) = load("critical_path_summary") {
-            let mut c = new("critical_path_summary");
-            let rank = meta["critical_path_args"]["rank"].as_i64().unwrap_or(0);
-            match a.critical_path.iter().find(|r| r.rank == rank) {
-                None => c.errors.push(format!("no critical path for rank {rank}")),
-                Some(cp) if !cp.result.ok() => {
-                    c.errors.push(format!("no path: {:?}", cp.result.error()))
-                }
-                Some(cp) => {
-                    let res = &cp.result;
-                    let mut worst = 0f64;
-                    for b in profile_model::analysis::critical_path::BOUND_BY {
-                        let h = hta.get(b.as_str()).and_then(Value::as_f64).unwrap_or(0.0);
-                        worst = worst.max((res.pct(b) - h).abs());
-                        c.eq(format!("{b} %"), res.pct(b), Some(h));
-                    }
-                    eprintln!(
-                        "critical path {trace}: {} us, {} segments, largest share difference {worst:.2e} points",
-                        res.total_us,
-                        res.segments
-                    );
-                    if let Some(total) =
-                        meta["critical_path_args"]["critical_path_total_duration"].as_f64()
-                    {
-                        c.eq("path length (us)".into(), res.total_us, Some(total));
-                    }
-                }
-            }
+    for (name, rule) in RULES {
+        let mut c = new(name);
+        if rule(&meta, a, &load, &mut c) {
             out.push(c);
         }
     }
