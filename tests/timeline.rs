@@ -212,3 +212,27 @@ fn the_idle_pieces_cover_the_gpu_idle_time_of_the_temporal_breakdown() {
         );
     }
 }
+
+#[test]
+fn locate_finds_the_longest_event_a_query_matches() {
+    use profile_model::analysis::timeline::locate;
+    use profile_model::table::query::EventQuery;
+    use profile_model::table::TraceSet;
+    let mut b = TraceBuilder::new();
+    b.kernel("short", 7, 0.0, 1.0, 10.0, 2.0);
+    b.kernel("long", 7, 1.0, 1.0, 20.0, 9.0);
+    let set = TraceSet::single(b.table("t.json"));
+    let q = EventQuery {
+        kinds: vec![EventKind::Kernel],
+        ..Default::default()
+    };
+    let (rank_index, row, start, dur) = locate(&set, &q).expect("found");
+    assert_eq!(rank_index, 0);
+    assert_eq!(set.ranks[0].table.name_at(row as usize), "long");
+    assert_eq!((start, dur), (20_000, 9_000));
+    let nothing = EventQuery {
+        name_contains: "absent".into(),
+        ..Default::default()
+    };
+    assert!(locate(&set, &nothing).is_none());
+}

@@ -662,3 +662,28 @@ fn partners(t: &TraceTable, i: usize) -> Vec<Partner> {
         })
         .collect()
 }
+
+/// The longest event a query matches, as (rank index, row, start, duration): where the timeline
+/// shows a finding's evidence. `None` when nothing with a time matches.
+pub fn locate(
+    set: &crate::table::TraceSet,
+    query: &crate::table::query::EventQuery,
+) -> Option<(usize, u32, i64, i64)> {
+    let mut q = query.clone();
+    q.group_by = None;
+    q.sort = crate::table::query::SortBy::Duration;
+    q.descending = true;
+    q.offset = 0;
+    q.limit = 1;
+    let page = crate::table::query::query_events(set, &q);
+    let hit = page.rows.first()?;
+    let rank_index = set.ranks.iter().position(|r| r.rank == hit.rank)?;
+    let t = &set.ranks[rank_index].table;
+    let row = hit.row as usize;
+    Some((
+        rank_index,
+        hit.row,
+        t.ts_at(row)?,
+        t.dur_at(row).unwrap_or(0),
+    ))
+}

@@ -15,7 +15,7 @@ use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery, SortBy};
-use crate::worker::protocol::{FindingLink, LoadedSet, ToWorker};
+use crate::worker::protocol::{FindingLink, LoadedSet, Located, ToWorker};
 
 /// What the page shows about one loaded set of files.
 #[derive(Clone, Debug, Default)]
@@ -150,6 +150,8 @@ pub struct PageState {
     pub timeline: Option<TimelineAnswer>,
     /// The event shown in the timeline's details panel.
     pub event_details: Option<EventDetails>,
+    /// Where the timeline was last asked to zoom to (a finding's evidence).
+    pub timeline_focus: Option<Located>,
 }
 
 impl Default for PageState {
@@ -171,6 +173,7 @@ impl Default for PageState {
             comparing: false,
             timeline: None,
             event_details: None,
+            timeline_focus: None,
         }
     }
 }
@@ -521,6 +524,7 @@ impl PageState {
     /// The events, timeline and details shown belonged to another trace or worker.
     fn clear_views(&mut self) {
         self.events = Events::None;
+        self.timeline_focus = None;
         self.timeline = None;
         self.event_details = None;
     }
@@ -542,6 +546,26 @@ impl PageState {
         if self.worker_answers() && answer.rank_index == self.rank_index {
             self.timeline = Some(answer);
         }
+    }
+
+    /// "Show on timeline": ask where a finding's evidence is.
+    pub fn locate(&mut self, link: &FindingLink) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Locate {
+            query: link.query.clone(),
+        })]
+    }
+
+    /// The evidence was found: its rank is picked, the timeline zooms to it and shows its details.
+    pub fn located(&mut self, at: Located) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        self.pick_rank(at.rank_index);
+        self.timeline_focus = Some(at);
+        self.ask_event_details(at.row)
     }
 
     /// "Download for Perfetto": the picked rank's trace with what was found added.

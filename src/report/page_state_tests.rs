@@ -440,3 +440,32 @@ fn the_timeline_asks_only_a_worker_holding_the_trace_and_forgets_another_traces_
     assert!(s.ask_timeline(request).is_empty());
     assert!(s.ask_event_details(3).is_empty());
 }
+
+#[test]
+fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
+    let link = FindingLink {
+        id: "sync".into(),
+        title: "sync".into(),
+        query: EventQuery::default(),
+    };
+    let mut s = PageState::default();
+    assert!(s.locate(&link).is_empty(), "nothing loaded");
+    let mut s = loaded_state("a.json");
+    assert!(has(&s.locate(&link), |e| matches!(e, Effect::Post(ToWorker::Locate { .. }))));
+    let at = Located {
+        rank_index: 1,
+        row: 42,
+        start_ns: 1000,
+        dur_ns: 500,
+    };
+    let effects = s.located(at);
+    assert_eq!(s.rank_index, 1);
+    assert_eq!(s.timeline_focus, Some(at));
+    assert!(has(&effects, |e| matches!(
+        e,
+        Effect::Post(ToWorker::EventDetails { rank_index: 1, row: 42 })
+    )));
+    // A new load forgets it.
+    s.start_load(None);
+    assert_eq!(s.timeline_focus, None);
+}

@@ -370,6 +370,15 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
         FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
+        FromWorker::Located(at) => {
+            apply(state, |p| p.located(at));
+            if let Some(el) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("timeline-panel"))
+            {
+                el.scroll_into_view();
+            }
+        }
         FromWorker::Download {
             file_name,
             mime,

@@ -43,6 +43,8 @@ pub fn ReportPanel(state: AppState) -> impl IntoView {
     });
     let on_redact = Callback::new(move |on: bool| super::set_redact(state, on));
     let on_open = Callback::new(move |link: FindingLink| super::open_finding(state, &link));
+    let on_locate =
+        Callback::new(move |link: FindingLink| super::apply(state, |p| p.locate(&link)));
     view! {
         <section class="panel" id="report-panel">
             <div class="panel-head">
@@ -52,7 +54,7 @@ pub fn ReportPanel(state: AppState) -> impl IntoView {
             <ReportBody markdown model redact request_error/>
             {move || {
                 let links = links.get();
-                (!links.is_empty()).then(|| view! { <Evidence links on_open/> })
+                (!links.is_empty()).then(|| view! { <Evidence links on_open on_locate/> })
             }}
         </section>
     }
@@ -121,7 +123,11 @@ fn ReportBody(
 
 /// A button per finding that has events to show: it opens them in the exploration view.
 #[component]
-fn Evidence(links: Vec<FindingLink>, on_open: Callback<FindingLink>) -> impl IntoView {
+fn Evidence(
+    links: Vec<FindingLink>,
+    on_open: Callback<FindingLink>,
+    on_locate: Callback<FindingLink>,
+) -> impl IntoView {
     view! {
         <div class="evidence">
             <h3>"Evidence"</h3>
@@ -132,9 +138,13 @@ fn Evidence(links: Vec<FindingLink>, on_open: Callback<FindingLink>) -> impl Int
                     children=move |l| {
                         let text = format!("Show the events behind: {}", l.title);
                         let id = l.id.clone();
+                        let here = l.clone();
                         view! {
-                            <li><button class="link" data-finding=id on:click=move |_| on_open.run(l.clone())>
+                            <li><button class="link" data-finding=id.clone() on:click=move |_| on_open.run(l.clone())>
                                 {text}
+                            </button>" · "
+                            <button class="link show-on-timeline" data-finding-timeline=id on:click=move |_| on_locate.run(here.clone())>
+                                "Show on timeline"
                             </button></li>
                         }
                     }

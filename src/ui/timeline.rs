@@ -65,6 +65,16 @@ fn request_of(vp: &Viewport, width: f64) -> TimelineRequest {
     }
 }
 
+/// A range around an event: the event in the middle fifth, at least 20 µs.
+fn around(start_ns: i64, dur_ns: i64) -> Viewport {
+    let len = (dur_ns as f64 * 5.0).max(20_000.0);
+    let mid = start_ns as f64 + dur_ns as f64 / 2.0;
+    Viewport {
+        start_ns: mid - len / 2.0,
+        end_ns: mid + len / 2.0,
+    }
+}
+
 /// Width of the lanes' area of the canvas, CSS px.
 fn lanes_width(canvas: &web_sys::HtmlCanvasElement) -> f64 {
     (canvas.client_width() as f64 - GUTTER_PX).max(50.0)
@@ -81,6 +91,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let rank_index = state.select(|p| p.rank_index);
     let answers = state.select(|p| p.worker_answers());
     let details = state.select(|p| p.event_details.clone());
+    let focus = state.select(|p| p.timeline_focus);
     let show_path = RwSignal::new(false);
     // The critical path of the picked rank, as the (exact-mode) analysis found it.
     let path = Memo::new(move |_| {
@@ -149,15 +160,34 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         );
         ask(state, requests, request);
     });
-    // An answer: the first one sets the range; a waiting request goes out.
+    // An answer: the first one sets the range (around a finding's evidence, if one was asked
+    // for on this rank); a waiting request goes out.
     Effect::new(move |_| {
         let Some(a) = answer.get() else { return };
         requests.update_untracked(|r| r.out_since_ms = None);
         if viewport.get_untracked().is_none() {
-            viewport.set(Some(Viewport::new(a.view.start_ns, a.view.end_ns)));
+            let at = focus
+                .get_untracked()
+                .filter(|f| f.rank_index == a.rank_index);
+            viewport.set(Some(at.map_or_else(
+                || Viewport::new(a.view.start_ns, a.view.end_ns),
+                |f| around(f.start_ns, f.dur_ns).within(a.span_ns),
+            )));
         }
         if let Some(next) = requests.with_untracked(|r| r.waiting) {
             ask(state, requests, next);
+        }
+    });
+    // A finding's evidence was located on the rank shown: zoom there.
+    Effect::new(move |_| {
+        let Some(f) = focus.get() else { return };
+        let span = answer.with_untracked(|a| {
+            a.as_ref()
+                .filter(|a| a.rank_index == f.rank_index)
+                .map(|a| a.span_ns)
+        });
+        if let (Some(span), Some(_)) = (span, viewport.get_untracked()) {
+            viewport.set(Some(around(f.start_ns, f.dur_ns).within(span)));
         }
     });
     // The range changed: ask for it, and keep it in the URL.

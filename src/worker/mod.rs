@@ -171,6 +171,21 @@ fn on_message(event: MessageEvent) {
             rank_index,
             request,
         } => with_set(|set| timeline(set, rank_index, &request)),
+        ToWorker::Locate { query } => {
+            with_set(|set| match crate::analysis::timeline::locate(set, &query) {
+                Some((rank_index, row, start_ns, dur_ns)) => {
+                    FromWorker::Located(protocol::Located {
+                        rank_index,
+                        row,
+                        start_ns,
+                        dur_ns,
+                    })
+                }
+                None => FromWorker::Error {
+                    message: "no event with a time matches this finding's evidence".into(),
+                },
+            })
+        }
         ToWorker::Perfetto { rank_index } => with_set(|set| perfetto(set, rank_index)),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks

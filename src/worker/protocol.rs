@@ -41,6 +41,8 @@ pub enum ToWorker {
         rank_index: usize,
         request: TimelineRequest,
     },
+    /// Where a finding's evidence is: the longest event its query matches (the timeline zooms there).
+    Locate { query: EventQuery },
     /// Rank `rank_index`'s trace as Chrome-trace JSON for Perfetto, with the GPU's idle causes and
     /// the critical path added as tracks.
     Perfetto { rank_index: usize },
@@ -104,7 +106,17 @@ impl FromReader {
     }
 }
 
-/// A finding of the report and the events behind it, for the page to open in the exploration view.
+/// An event found for a finding's evidence: where the timeline zooms.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Located {
+    pub rank_index: usize,
+    pub row: u32,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+}
+
+/// A finding of the report and the events behind it, for the page to open in the exploration view
+/// or on the timeline.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FindingLink {
     pub id: String,
@@ -220,6 +232,8 @@ pub enum FromWorker {
     Timeline(Box<TimelineAnswer>),
     /// One event's details.
     EventDetails(Box<EventDetails>),
+    /// The event a [`ToWorker::Locate`] found.
+    Located(Located),
     /// A file for the user to save.
     Download {
         file_name: String,

@@ -164,3 +164,25 @@ test('"Download for Perfetto" writes the trace with the idle causes and the crit
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('a finding\'s "Show on timeline" zooms to its evidence and shows it', async () => {
+  const name = 'hta__negative_queue_length__rank0.json.gz';
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(name));
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const button = page.locator('#finding-links button.show-on-timeline').first();
+  await button.waitFor({ timeout: 60_000 });
+  const whole = await range(page);
+  await button.click();
+  await page.waitForSelector('#event-details [data-metric="event-start-us"]', { timeout: 30_000 });
+  const details = page.locator('#event-details');
+  const start = Number(await details.locator('[data-metric="event-start-us"]').getAttribute('data-value'));
+  const dur = Number(await details.locator('[data-metric="event-dur-us"]').getAttribute('data-value'));
+  const shown = await settled(page, whole);
+  assert.ok(shown.end - shown.start < whole.end - whole.start, 'zoomed in');
+  assert.ok(shown.start <= start && start + dur <= shown.end + 1e-3,
+    `the evidence [${start}, ${start + dur}] is in view [${shown.start}, ${shown.end}]`);
+  await page.screenshot({ path: screenshotPath('timeline-finding-evidence'), fullPage: false });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
