@@ -384,3 +384,42 @@ fn analyze_in_compat_mode_gives_compat_sequences() {
         "no shared trace tells the two modes apart: the test could not fail"
     );
 }
+
+/// The sequences cover the analysed window like every other analysis: with `steps` set to the
+/// first step only, the operator instance of the second step (and its kernels) is left out.
+#[test]
+fn the_analysed_steps_bound_the_sequences_and_the_critical_path() {
+    use profile_model::analysis::all::{analyze, AnalysisOptions};
+    use profile_model::table::TraceSet;
+    let steps = r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":900},
+        {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000,"dur":900},"#;
+    let text = small_trace().replacen(r#"{"traceEvents":["#, &format!(r#"{{"traceEvents":[{steps}"#), 1);
+    let set = TraceSet::single(load_bytes("steps.json", text.as_bytes()).unwrap());
+    // The shallowest operators are the steps themselves: count the kernels their patterns hold.
+    let pattern_kernels = |rows: &[profile_model::analysis::sequences::SequenceRow]| -> u64 {
+        rows.iter()
+            .map(|r| r.count * (r.pattern.split('|').count() as u64 - 1))
+            .sum()
+    };
+    let seq = |opts: &AnalysisOptions| analyze(&set, opts).frequent_kernel_sequences[0].result.rows.clone();
+    assert_eq!(pattern_kernels(&seq(&AnalysisOptions::default())), 6);
+    assert_eq!(
+        pattern_kernels(&seq(&AnalysisOptions {
+            steps: Some((1, 1)),
+            ..AnalysisOptions::default()
+        })),
+        3
+    );
+    // The critical path of the first step alone ends before the second step's kernels start.
+    let cp = analyze(
+        &set,
+        &AnalysisOptions {
+            steps: Some((1, 1)),
+            ..AnalysisOptions::default()
+        },
+    )
+    .critical_path[0]
+        .result
+        .clone();
+    assert!(cp.window_us.1 < 1000.0 + 300.0, "{:?}", cp.window_us);
+}

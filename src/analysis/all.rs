@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::critical_path::{critical_path_mode, CriticalPathResult};
+use super::critical_path::{critical_path_prepared, CriticalPathResult};
 use super::gpu::RankPrep;
 use super::idle::{idle_prepared, StreamIdle};
 use super::kernels::{kernel_breakdown_prepared, KernelBreakdown};
@@ -12,7 +12,7 @@ use super::launch::{launch_prepared, LaunchStats};
 use super::memcpy::{memory_prepared, MemoryOps};
 use super::overlap::{overlap_prepared, CommCompOverlap};
 use super::queue::{queue_prepared, StreamQueue};
-use super::sequences::{frequent_kernel_sequences, SequenceOptions, SequencesResult};
+use super::sequences::{frequent_kernel_sequences_in, SequenceOptions, SequencesResult};
 use super::steps::{steps_prepared, RankSteps};
 use super::stragglers::{stragglers_prepared, Stragglers};
 use super::temporal::{temporal_prepared, TemporalBreakdown};
@@ -169,20 +169,20 @@ pub fn analyze_timed(
         preps.iter().map(|(r, p)| steps_prepared(*r, p)).collect()
     });
     let frequent_kernel_sequences = laps.time("frequent_kernel_sequences", || {
-        set.ranks
+        preps
             .iter()
-            .map(|r| RankSequences {
-                rank: r.rank,
-                result: frequent_kernel_sequences(&r.table, &seq_opts),
+            .map(|(rank, p)| RankSequences {
+                rank: *rank,
+                result: frequent_kernel_sequences_in(&p.frame(), p.table, &seq_opts),
             })
             .collect()
     });
     let critical_path = laps.time("critical_path", || {
-        set.ranks
+        preps
             .iter()
-            .map(|r| RankCriticalPath {
-                rank: r.rank,
-                result: critical_path_mode(&r.table, &opts.critical_path, opts.mode),
+            .map(|(rank, p)| RankCriticalPath {
+                rank: *rank,
+                result: critical_path_prepared(p, &opts.critical_path),
             })
             .collect()
     });

@@ -1,5 +1,5 @@
-//! CPU call-stack forest per (pid, tid) built from the nesting of complete events, GPU events attached
-//! to the runtime call that launched them, and the HTA-compatible row selection both use.
+//! CPU call-stack forest per (pid, tid) built from the nesting of complete events, and GPU events
+//! attached to the runtime call that launched them (the rows come from the mode's frame).
 
 use crate::table::intern::FxHashMap;
 use crate::table::TraceTable;
@@ -7,49 +7,6 @@ use crate::trace::dialect::EventKind;
 
 /// Sentinel for "no row".
 pub const NONE: u32 = u32::MAX;
-
-/// Whether a row is a device-side event (kernel, memcpy, memset, accelerator op, GPU annotation, or a
-/// cuda_sync event recorded on a stream / device).
-pub fn is_gpu_row(t: &TraceTable, row: usize) -> bool {
-    match t.kind_at(row) {
-        EventKind::Kernel
-        | EventKind::Memcpy
-        | EventKind::Memset
-        | EventKind::AcceleratorOp
-        | EventKind::GpuUserAnnotation
-        | EventKind::Sync => true,
-        _ => false,
-    }
-}
-
-/// Whether a row is a complete event with a duration (what HTA keeps after dropping rows without `dur`).
-pub fn is_span(t: &TraceTable, row: usize) -> bool {
-    t.raw_dur_at(row).is_some()
-        && t.ts_at(row).is_some()
-        && !matches!(
-            t.kind_at(row),
-            EventKind::Trace | EventKind::Metadata | EventKind::Counter | EventKind::Flow
-        )
-}
-
-/// Start and end (ns) of every row: exact, or as HTA has them (`hta`: whole µs when it rounds, see
-/// [`hta_span`](super::gpu::hta_span)).
-pub fn times(t: &TraceTable, hta: bool) -> (Vec<i64>, Vec<i64>) {
-    let n = t.len();
-    let mut ts = vec![0i64; n];
-    let mut end = vec![0i64; n];
-    for r in 0..n {
-        let s = t.ts_at(r).unwrap_or(0);
-        let e = s.saturating_add(t.dur_at(r).unwrap_or(0));
-        if hta {
-            (ts[r], end[r]) = super::gpu::hta_span(t, r).unwrap_or((s, e));
-        } else {
-            ts[r] = s;
-            end[r] = e;
-        }
-    }
-    (ts, end)
-}
 
 /// For each GPU row, the CPU row with the same correlation id (runtime/driver calls preferred);
 /// `NONE` when there is none. CPU rows map to `NONE`.

@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 pub use super::names::{
     is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
 };
-use super::names::{is_hta_collective_name, profiler_step_number};
+use super::frame::{in_frame, Frame};
+use super::names::{is_hta_collective_name, profiler_step_number, NameClasses};
 use super::options::{AnalysisOptions, Mode};
-use super::step_filter::{hta_last_step_cut, is_hta_device_row, LastStepCut};
+use super::step_filter::{hta_last_step_cut, LastStepCut};
 use crate::table::{EventKind, TraceTable};
 
 crate::stable_enum! {
@@ -155,6 +156,8 @@ pub struct RankPrep<'a> {
     pub kept_steps: Vec<i64>,
     /// CPU rows are kept when `ts` is within `[window.0, window.1)`.
     pub window: (i64, i64),
+    /// The classes of every name of the table, by name id.
+    pub names: NameClasses,
     pub notes: Vec<String>,
 }
 
@@ -228,15 +231,18 @@ impl<'a> RankPrep<'a> {
         Some((ts, ts + dur.max(0)))
     }
 
+    /// The rank's frame in the mode's terms, with the analysed window applied (HTA-compat: its
+    /// last-ProfilerStep filter): what the analyses that walk call stacks read.
+    pub fn frame(&self) -> Frame {
+        let mut f = Frame::new(self.table, self.mode);
+        f.keep_window(self.table, self.window);
+        f
+    }
+
     pub fn new(table: &'a TraceTable, opts: &AnalysisOptions) -> RankPrep<'a> {
         let compat = opts.mode == Mode::HtaCompat;
         let n = table.len();
         let mut notes = Vec::new();
-        // Which name ids are ProfilerSteps.
-        let dict = table.name_dictionary();
-        let step_of_name: Vec<Option<i64>> = (0..dict.len())
-            .map(|i| profiler_step_number(dict.value(i)))
-            .collect();
         let mut prep = RankPrep {
             table,
             mode: opts.mode,
@@ -245,30 +251,10 @@ impl<'a> RankPrep<'a> {
             steps: Vec::new(),
             kept_steps: Vec::new(),
             window: (i64::MIN, i64::MAX),
+            names: NameClasses::of(table),
             notes: Vec::new(),
         };
-        // Exact mode counts the host's step annotations only: newer Kineto (and ROCm) also writes
-        // each `ProfilerStep#N` on the GPU's timeline (`gpu_user_annotation`), which would count the
-        // step twice with a different span. HTA 0.5.0 matches by name alone.
-        let is_step_kind = |kind: EventKind| {
-            kind != EventKind::Metadata
-                && (compat || !(kind.is_gpu_activity() || kind == EventKind::GpuUserAnnotation))
-        };
-        for row in 0..n {
-            if let Some(step) = step_of_name[table.name_id(row) as usize] {
-                if table.raw_dur_at(row).is_some() && is_step_kind(table.kind_at(row)) {
-                    if let Some((ts, end)) = prep.span(row) {
-                        prep.steps.push(StepSpan {
-                            step,
-                            row: row as u32,
-                            ts,
-                            end,
-                        });
-                    }
-                }
-            }
-        }
-        prep.steps.sort_by_key(|s| (s.ts, s.row));
+        prep.steps = step_spans(table, opts.mode);
         let mut kept: Vec<i64> = prep.steps.iter().map(|s| s.step).collect();
         kept.sort_unstable();
         kept.dedup();
@@ -358,7 +344,7 @@ impl<'a> RankPrep<'a> {
         prep.cpu_by_corr = CorrIndex::new(launch_calls);
         let filtered = prep.window != (i64::MIN, i64::MAX);
         // Kernel type per (name, kind), worked out once per name: the name tests are text searches.
-        let mut type_by_name: Vec<Option<(EventKind, KernelType)>> = vec![None; dict.len()];
+        let mut type_by_name: Vec<Option<(EventKind, KernelType)>> = vec![None; table.name_dictionary().len()];
         let mut kernel_type_of = |name: u32, kind: EventKind| -> KernelType {
             let slot = &mut type_by_name[name as usize];
             match *slot {
@@ -378,14 +364,12 @@ impl<'a> RankPrep<'a> {
         // Device rows.
         for row in 0..n {
             let kind = table.kind_at(row);
-            let selected = if compat {
-                table.args_stream_at(row).is_some_and(|s| s != -1)
-                    && table.raw_dur_at(row).is_some()
-                    && table.category_id_at(row).is_some()
-                    && kind != EventKind::Trace
-            } else {
-                kind.is_gpu_activity() && table.raw_dur_at(row).is_some()
-            };
+            let selected = in_frame(table, row, opts.mode)
+                && if compat {
+                    table.args_stream_at(row).is_some_and(|s| s != -1)
+                } else {
+                    kind.is_gpu_activity()
+                };
             if !selected {
                 continue;
             }
@@ -437,29 +421,43 @@ impl<'a> RankPrep<'a> {
     }
 }
 
-/// HTA's last-ProfilerStep cut ([`hta_last_step_cut`]) over the rank's HTA frame: rows with a
-/// start, a duration and a category, trace metadata left out.
+/// The `ProfilerStep#N` annotations of a table, sorted by (start, row), times in the mode's terms.
+/// Exact mode counts the host's annotations only: newer Kineto (and ROCm) also writes each
+/// `ProfilerStep#N` on the GPU's timeline (`gpu_user_annotation`), which would count the step twice
+/// with a different span. HTA 0.5.0 matches by name alone.
+pub fn step_spans(table: &TraceTable, mode: Mode) -> Vec<StepSpan> {
+    let dict = table.name_dictionary();
+    let step_of_name: Vec<Option<i64>> = (0..dict.len())
+        .map(|i| profiler_step_number(dict.value(i)))
+        .collect();
+    let is_step_kind = |kind: EventKind| {
+        kind != EventKind::Metadata
+            && (mode == Mode::HtaCompat
+                || !(kind.is_gpu_activity() || kind == EventKind::GpuUserAnnotation))
+    };
+    let mut steps: Vec<StepSpan> = (0..table.len())
+        .filter_map(|row| {
+            let step = step_of_name[table.name_id(row) as usize]?;
+            if table.raw_dur_at(row).is_none() || !is_step_kind(table.kind_at(row)) {
+                return None;
+            }
+            let (ts, end) = super::frame::span_of(table, row, mode)?;
+            Some(StepSpan {
+                step,
+                row: row as u32,
+                ts,
+                end,
+            })
+        })
+        .collect();
+    steps.sort_by_key(|s| (s.ts, s.row));
+    steps
+}
+
+/// HTA's last-ProfilerStep cut ([`hta_last_step_cut`]) over the rank's HTA frame.
 fn hta_step_cut(prep: &RankPrep) -> Option<LastStepCut> {
-    let t = prep.table;
-    let n = t.len();
-    let mut frame = vec![false; n];
-    let mut gpu = vec![false; n];
-    let mut ts = vec![0i64; n];
-    for row in 0..n {
-        if t.raw_dur_at(row).is_none()
-            || t.category_id_at(row).is_none()
-            || t.kind_at(row) == EventKind::Trace
-        {
-            continue;
-        }
-        let Some((start, _)) = prep.span(row) else {
-            continue;
-        };
-        frame[row] = true;
-        gpu[row] = is_hta_device_row(t, row);
-        ts[row] = start;
-    }
-    hta_last_step_cut(t, &frame, &gpu, &ts)
+    let f = Frame::new(prep.table, Mode::HtaCompat);
+    hta_last_step_cut(prep.table, &f.member, &f.device, &f.ts)
 }
 
 /// Merges intervals (any order) into a sorted union; touching intervals merge. Empty or negative

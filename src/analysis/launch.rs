@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::gpu::{describe, is_hta_launch_call, is_launch_call, us, Describe, RankPrep};
+use super::gpu::{describe, us, Describe, RankPrep};
+use super::names::NameClass;
 use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
@@ -53,12 +54,12 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
     for d in &prep.dev {
         let Some(l) = d.launch else { continue };
         let l = l as usize;
-        let name = t.name_at(l);
-        let counted = if prep.mode == Mode::HtaCompat {
-            is_hta_launch_call(name)
+        let class = prep.names.of_row(t, l);
+        let counted = class.has(if prep.mode == Mode::HtaCompat {
+            NameClass::HTA_LAUNCH
         } else {
-            is_launch_call(name)
-        };
+            NameClass::LAUNCH
+        });
         if !counted {
             continue;
         }

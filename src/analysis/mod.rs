@@ -5,6 +5,7 @@ pub mod all;
 pub mod bounded;
 pub mod callstack;
 pub mod critical_path;
+pub mod frame;
 pub mod gpu;
 pub mod idle;
 pub mod kernels;

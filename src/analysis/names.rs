@@ -239,12 +239,19 @@ pub fn is_comm_op(name: &str) -> bool {
         || name.contains("barrier")
 }
 
-/// A CPU-side DataLoader operation (`enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__`, ...).
-pub fn is_data_loader_op(kind: EventKind, name: &str) -> bool {
+/// A name that says DataLoader work (`enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__`,
+/// `dataloader_next`, ...).
+pub fn is_data_loader_name(name: &str) -> bool {
+    name.contains("DataLoader") || name.contains("dataloader")
+}
+
+/// A CPU-side DataLoader operation: an op, annotation or Python frame whose name has the class
+/// [`NameClass::DATA_LOADER`].
+pub fn is_data_loader_op(kind: EventKind, class: NameClass) -> bool {
     matches!(
         kind,
         EventKind::CpuOp | EventKind::UserAnnotation | EventKind::PythonFunction
-    ) && name.contains("DataLoader")
+    ) && class.has(NameClass::DATA_LOADER)
 }
 
 /// A profiler-step annotation for HTA 0.5.0's last-step filter (`_filter_irrelevant_gpu_kernels`:
@@ -302,6 +309,45 @@ pub fn waits_for_device(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn name_classes_are_worked_out_once_per_name_and_read_per_row() {
+        let c = NameClass::of("cudaLaunchKernel");
+        assert!(c.has(NameClass::LAUNCH) && c.has(NameClass::HTA_LAUNCH));
+        assert!(c.launches(true) && c.launches(false) && !c.has(NameClass::SYNC));
+        let c = NameClass::of("cudaMemcpy");
+        for k in [NameClass::SYNC, NameClass::WAITS_FOR_DEVICE, NameClass::HTA_BLOCKING, NameClass::MEMCPY_CALL] {
+            assert!(c.has(k), "{k:?}");
+        }
+        assert!(!c.launches(false));
+        // HIP launches are launches, but not in HTA 0.5.0's launch statistics.
+        let c = NameClass::of("hipModuleLaunchKernel");
+        assert!(c.launches(false) && !c.launches(true) && !c.has(NameClass::HTA_LAUNCH));
+        let c = NameClass::of("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+        assert!(c.has(NameClass::COLLECTIVE) && c.has(NameClass::HTA_COLLECTIVE));
+        let c = NameClass::of("rcclGenericKernel");
+        assert!(c.has(NameClass::COLLECTIVE) && !c.has(NameClass::HTA_COLLECTIVE));
+        let c = NameClass::of("ProfilerStep#3");
+        assert!(c.has(NameClass::PROFILER_STEP) && c.has(NameClass::PROFILER_STEP_NAME));
+        let c = NameClass::of("ProfilerStep");
+        assert!(!c.has(NameClass::PROFILER_STEP) && c.has(NameClass::PROFILER_STEP_NAME));
+        assert_eq!(NameClass::of("aten::mm"), NameClass::default());
+        assert!(is_data_loader_op(EventKind::PythonFunction, NameClass::of("dataloader_next")));
+        assert!(!is_data_loader_op(EventKind::Runtime, NameClass::of("DataLoader")));
+
+        let b = br#"{"traceEvents":[
+            {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpy","pid":1,"tid":1,"ts":1,"dur":1},
+            {"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":3,"dur":1},
+            {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpy","pid":1,"tid":1,"ts":5,"dur":1}]}"#;
+        let t = crate::table::load_bytes("t.json", b).unwrap();
+        let classes = NameClasses::of(&t);
+        let per_row: Vec<bool> = (0..t.len())
+            .map(|r| classes.of_row(&t, r).has(NameClass::SYNC))
+            .collect();
+        assert_eq!(per_row, [true, false, true]);
+        assert_eq!(classes.of_name(u32::MAX), NameClass::default());
+    }
+
     use super::*;
 
     #[test]
@@ -370,5 +416,139 @@ mod tests {
         assert!(is_algorithm_search(
             "cudnnFindConvolutionForwardAlgorithmEx"
         ));
+    }
+}
+
+/// The classes of one name, as a set of bits: every predicate of this module, worked out once per
+/// interned name by [`NameClasses`] (the tests are text comparisons, too slow to repeat per row).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NameClass(u32);
+
+impl NameClass {
+    /// [`is_launch_call`].
+    pub const LAUNCH: NameClass = NameClass(1);
+    /// [`is_hta_launch_call`] (HTA's launch statistics).
+    pub const HTA_LAUNCH: NameClass = NameClass(1 << 1);
+    /// [`is_hta_queue_launch_call`] (HTA's queue length and critical path).
+    pub const HTA_QUEUE_LAUNCH: NameClass = NameClass(1 << 2);
+    /// [`is_graph_launch`].
+    pub const GRAPH_LAUNCH: NameClass = NameClass(1 << 3);
+    /// [`is_sync_call`].
+    pub const SYNC: NameClass = NameClass(1 << 4);
+    /// [`waits_for_device`].
+    pub const WAITS_FOR_DEVICE: NameClass = NameClass(1 << 5);
+    /// [`is_hta_blocking_call`].
+    pub const HTA_BLOCKING: NameClass = NameClass(1 << 6);
+    /// `cudaEventRecord`.
+    pub const EVENT_RECORD: NameClass = NameClass(1 << 7);
+    /// `cudaStreamWaitEvent`.
+    pub const STREAM_WAIT: NameClass = NameClass(1 << 8);
+    /// A runtime call whose name says Memcpy.
+    pub const MEMCPY_CALL: NameClass = NameClass(1 << 9);
+    /// A copy from device to host (`DtoH` in the name).
+    pub const DTOH: NameClass = NameClass(1 << 10);
+    /// [`is_capture_begin`].
+    pub const CAPTURE_BEGIN: NameClass = NameClass(1 << 11);
+    /// [`is_capture_end`].
+    pub const CAPTURE_END: NameClass = NameClass(1 << 12);
+    /// [`is_setup_call`].
+    pub const SETUP: NameClass = NameClass(1 << 13);
+    /// [`is_device_free_call`].
+    pub const DEVICE_FREE: NameClass = NameClass(1 << 14);
+    /// [`is_algorithm_search`].
+    pub const ALGORITHM_SEARCH: NameClass = NameClass(1 << 15);
+    /// [`is_compile_event`].
+    pub const COMPILE: NameClass = NameClass(1 << 16);
+    /// [`is_compiled_region`].
+    pub const COMPILED_REGION: NameClass = NameClass(1 << 17);
+    /// [`is_warmup_label`].
+    pub const WARMUP_LABEL: NameClass = NameClass(1 << 18);
+    /// [`is_collective_name`].
+    pub const COLLECTIVE: NameClass = NameClass(1 << 19);
+    /// [`is_hta_collective_name`].
+    pub const HTA_COLLECTIVE: NameClass = NameClass(1 << 20);
+    /// [`is_comm_op`].
+    pub const COMM_OP: NameClass = NameClass(1 << 21);
+    /// [`is_data_loader_name`].
+    pub const DATA_LOADER: NameClass = NameClass(1 << 22);
+    /// [`is_profiler_step_name`] (HTA's last-step filter).
+    pub const PROFILER_STEP_NAME: NameClass = NameClass(1 << 23);
+    /// A `ProfilerStep#N` annotation ([`profiler_step_number`]).
+    pub const PROFILER_STEP: NameClass = NameClass(1 << 24);
+
+    /// Every class of `name`.
+    pub fn of(name: &str) -> NameClass {
+        let tests: [(NameClass, bool); 25] = [
+            (Self::LAUNCH, is_launch_call(name)),
+            (Self::HTA_LAUNCH, is_hta_launch_call(name)),
+            (Self::HTA_QUEUE_LAUNCH, is_hta_queue_launch_call(name)),
+            (Self::GRAPH_LAUNCH, is_graph_launch(name)),
+            (Self::SYNC, is_sync_call(name)),
+            (Self::WAITS_FOR_DEVICE, waits_for_device(name)),
+            (Self::HTA_BLOCKING, is_hta_blocking_call(name)),
+            (Self::EVENT_RECORD, name == "cudaEventRecord"),
+            (Self::STREAM_WAIT, name == "cudaStreamWaitEvent"),
+            (Self::MEMCPY_CALL, name.contains("Memcpy")),
+            (Self::DTOH, name.contains("DtoH")),
+            (Self::CAPTURE_BEGIN, is_capture_begin(name)),
+            (Self::CAPTURE_END, is_capture_end(name)),
+            (Self::SETUP, is_setup_call(name)),
+            (Self::DEVICE_FREE, is_device_free_call(name)),
+            (Self::ALGORITHM_SEARCH, is_algorithm_search(name)),
+            (Self::COMPILE, is_compile_event(name)),
+            (Self::COMPILED_REGION, is_compiled_region(name)),
+            (Self::WARMUP_LABEL, is_warmup_label(name)),
+            (Self::COLLECTIVE, is_collective_name(name)),
+            (Self::HTA_COLLECTIVE, is_hta_collective_name(name)),
+            (Self::COMM_OP, is_comm_op(name)),
+            (Self::DATA_LOADER, is_data_loader_name(name)),
+            (Self::PROFILER_STEP_NAME, is_profiler_step_name(name)),
+            (Self::PROFILER_STEP, profiler_step_number(name).is_some()),
+        ];
+        tests
+            .iter()
+            .filter(|(_, yes)| *yes)
+            .fold(NameClass(0), |acc, (c, _)| NameClass(acc.0 | c.0))
+    }
+
+    /// Whether this set has every class of `c`.
+    #[inline]
+    pub fn has(self, c: NameClass) -> bool {
+        self.0 & c.0 == c.0
+    }
+
+    /// A call that puts work on a stream, in the mode's list: HTA 0.5.0's queue-length list
+    /// (`compat`) or every launch call.
+    #[inline]
+    pub fn launches(self, compat: bool) -> bool {
+        self.has(if compat {
+            Self::HTA_QUEUE_LAUNCH
+        } else {
+            Self::LAUNCH
+        })
+    }
+}
+
+/// The [`NameClass`] of every interned name of a table, by name id.
+#[derive(Clone, Debug, Default)]
+pub struct NameClasses(Vec<NameClass>);
+
+impl NameClasses {
+    /// The classes of every name in `t`'s dictionary.
+    pub fn of(t: &crate::table::TraceTable) -> NameClasses {
+        let dict = t.name_dictionary();
+        NameClasses((0..dict.len()).map(|i| NameClass::of(dict.value(i))).collect())
+    }
+
+    /// The classes of name id `id` (none for an id outside the dictionary).
+    #[inline]
+    pub fn of_name(&self, id: u32) -> NameClass {
+        self.0.get(id as usize).copied().unwrap_or_default()
+    }
+
+    /// The classes of row `row`'s name.
+    #[inline]
+    pub fn of_row(&self, t: &crate::table::TraceTable, row: usize) -> NameClass {
+        self.of_name(t.name_id(row))
     }
 }

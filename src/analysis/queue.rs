@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::gpu::{describe, is_hta_queue_launch_call, is_launch_call, us, Describe, RankPrep};
+use super::gpu::{describe, us, Describe, RankPrep};
 use super::options::AnalysisOptions;
 use super::options::Mode;
 use crate::table::TraceSet;
@@ -33,14 +33,10 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
         lo = lo.min(d.ts);
         hi = hi.max(d.end);
         let Some(l) = d.launch else { continue };
-        let name = prep.table.name_at(l as usize);
-        let counted = if compat {
-            // HTA keeps launches whose partner index is > 0: work that is the file's first
-            // entry (index 0) reads as "no partner".
-            is_hta_queue_launch_call(name) && d.row > 0
-        } else {
-            is_launch_call(name)
-        };
+        // HTA keeps launches whose partner index is > 0: work that is the file's first entry
+        // (index 0) reads as "no partner".
+        let counted = prep.names.of_row(prep.table, l as usize).launches(compat)
+            && (!compat || d.row > 0);
         if !counted {
             continue;
         }

@@ -8,8 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::callstack::{build_forest, is_gpu_row, is_span, launchers, times, NONE};
-use super::step_filter::hta_last_step_keep;
+use super::callstack::{build_forest, launchers, NONE};
+use super::frame::Frame;
+use super::gpu::RankPrep;
+use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceTable;
 
 /// Options of [`frequent_kernel_sequences`].
@@ -60,24 +62,39 @@ pub struct SequencesResult {
     pub note: String,
 }
 
+/// Frequent kernel sequences of a whole table, in the mode `opts.hta_compat` says.
 pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> SequencesResult {
-    let n = table.len();
-    let span: Vec<bool> = (0..n).map(|r| is_span(table, r)).collect();
-    let gpu: Vec<bool> = (0..n).map(|r| span[r] && is_gpu_row(table, r)).collect();
-    let (ts, end) = times(table, opts.hta_compat);
-    let launcher = launchers(table, &span, &gpu);
-    let keep = if opts.hta_compat {
-        hta_last_step_keep(table, &span, &gpu, &ts).unwrap_or_else(|| span.clone())
+    let mode = if opts.hta_compat {
+        Mode::HtaCompat
     } else {
-        span.clone()
+        Mode::Exact
     };
+    let analysis = AnalysisOptions {
+        mode,
+        ..AnalysisOptions::default()
+    };
+    frequent_kernel_sequences_in(&RankPrep::new(table, &analysis).frame(), table, opts)
+}
+
+/// Frequent kernel sequences over a rank's frame ([`RankPrep::frame`]: the mode's rows and times,
+/// within the analysed window).
+pub fn frequent_kernel_sequences_in(
+    frame: &Frame,
+    table: &TraceTable,
+    opts: &SequenceOptions,
+) -> SequencesResult {
+    let n = table.len();
+    let compat = frame.mode == Mode::HtaCompat;
+    let (gpu, ts, end) = (&frame.device, &frame.ts, &frame.end);
+    let launcher = launchers(table, &frame.member, gpu);
+    let keep: Vec<bool> = (0..n).map(|r| frame.keeps(r)).collect();
     let cpu: Vec<bool> = (0..n).map(|r| keep[r] && !gpu[r]).collect();
     let mut result = SequencesResult::default();
     if !gpu.iter().zip(&keep).any(|(g, k)| *g && *k) {
         result.note = "no GPU events in the trace".into();
         return result;
     }
-    let forest = build_forest(table, &cpu, &ts, &end);
+    let forest = build_forest(table, &cpu, ts, end);
     // position of each CPU row in the preorder
     let mut pos_of = vec![NONE; n];
     for (p, &r) in forest.preorder.iter().enumerate() {
@@ -91,7 +108,7 @@ pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> 
     let mut counted = vec![true; n];
     for r in 0..n {
         if keep[r] && gpu[r] && launcher[r] != NONE {
-            if opts.hta_compat {
+            if compat {
                 let Some(s) = table.args_stream_at(r).filter(|&s| s != -1) else {
                     continue;
                 };

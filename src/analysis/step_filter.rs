@@ -4,7 +4,8 @@
 //! ([`is_profiler_step_name`]); with two or more of them it keeps the CPU rows that start before the
 //! last step annotation on the CPU side starts, and the GPU rows (kernels, memory operations and sync
 //! events: [`is_hta_device_row`]) whose correlation id is that of a kept CPU row. When no CPU row
-//! carries a step name, pandas' maximum is NaN and every CPU row is dropped.
+//! carries a step name, pandas' maximum is NaN and every CPU row is dropped. The rows it keeps are
+//! the frame's window up to the cut ([`Frame::keep_window`](super::frame::Frame::keep_window)).
 
 use super::names::is_profiler_step_name;
 use crate::table::TraceTable;
@@ -59,39 +60,23 @@ pub fn hta_last_step_cut(
     })
 }
 
-/// The rows HTA keeps after its filter: CPU rows of the frame starting before the cut, GPU rows
-/// whose correlation a kept CPU row has. `None` when the filter does not apply (see
-/// [`hta_last_step_cut`]).
-pub fn hta_last_step_keep(
-    t: &TraceTable,
-    frame: &[bool],
-    gpu: &[bool],
-    ts: &[i64],
-) -> Option<Vec<bool>> {
-    let cut = hta_last_step_cut(t, frame, gpu, ts)?.cut;
-    let n = t.len();
-    let mut keep = vec![false; n];
-    let mut kept_corr: Vec<i64> = Vec::new();
-    for r in (0..n).filter(|&r| frame[r] && !gpu[r] && ts[r] < cut) {
-        keep[r] = true;
-        kept_corr.extend(t.correlation_at(r));
-    }
-    kept_corr.sort_unstable();
-    for r in (0..n).filter(|&r| frame[r] && gpu[r]) {
-        let c = t.correlation_at(r).unwrap_or(-1);
-        keep[r] = kept_corr.binary_search(&c).is_ok();
-    }
-    Some(keep)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::frame::Frame;
+    use crate::analysis::options::Mode;
     use crate::table::load_bytes;
 
     fn table(events: serde_json::Value) -> TraceTable {
         let b = serde_json::to_vec(&serde_json::json!({ "traceEvents": events })).unwrap();
         load_bytes("t.json", &b).unwrap()
+    }
+
+    /// The rows HTA keeps after a cut: the frame's window `(MIN, cut)`.
+    fn keep(t: &TraceTable, cut: i64) -> Vec<bool> {
+        let mut f = Frame::new(t, Mode::HtaCompat);
+        f.keep_window(t, (i64::MIN, cut));
+        (0..t.len()).map(|r| f.keeps(r)).collect()
     }
 
     fn step(n: i64, ts: i64, dur: i64) -> serde_json::Value {
@@ -121,7 +106,7 @@ mod tests {
         let cut = hta_last_step_cut(&t, &frame, &gpu, &ts).unwrap();
         assert_eq!(cut.cut, 10_000);
         assert_eq!(cut.last_step_row, Some(1));
-        let keep = hta_last_step_keep(&t, &frame, &gpu, &ts).unwrap();
+        let keep = keep(&t, cut.cut);
         // step 1, the first launch and its kernel (which runs after the cut) stay.
         assert_eq!(keep, [true, false, true, false, true, false]);
         // One step name: no filter.
@@ -152,7 +137,7 @@ mod tests {
                 last_step_row: Some(0)
             }
         );
-        let keep = hta_last_step_keep(&t, &[true; 3], &gpu, &ts).unwrap();
+        let keep = keep(&t, cut.cut);
         assert_eq!(keep, [false, false, true]);
         let cut = hta_last_step_cut(&t, &[false, true, true], &gpu, &ts);
         assert_eq!(cut, None, "one step name in the frame");

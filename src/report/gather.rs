@@ -17,7 +17,7 @@ use super::patterns;
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
 use crate::analysis::all::AnalysisOptions;
 use crate::analysis::gpu::{KernelType, RankPrep};
-pub use crate::analysis::names::{is_data_loader_op, is_sync_call};
+use crate::analysis::names::{is_data_loader_op, NameClass, NameClasses};
 use crate::table::{EventKind, TraceSet, TraceTable};
 
 /// Evidence for one name on one rank, filled while scanning.
@@ -213,9 +213,9 @@ fn rank_figures(
     let dl = intersect(&host.data_loader, &[host_window]);
     inputs.data_loader_ns += length(&dl);
     if !dl.is_empty() {
-        data_loader_evidence(t, rank, &inside, &mut acc.loaders);
+        data_loader_evidence(t, &prep.names, rank, &inside, &mut acc.loaders);
     }
-    let (launches, launch_ns) = launch_calls(t, &inside);
+    let (launches, launch_ns) = launch_calls(t, &prep.names, &inside);
     inputs.launch_calls += launches;
     inputs.launch_call_ns += launch_ns;
     patterns::attention_ops(t, &inside, &mut inputs.attention);
@@ -331,14 +331,14 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut Diagn
 }
 
 /// Launch calls inside the window: count and Σ dur, ns.
-fn launch_calls(t: &TraceTable, inside: &dyn Fn(usize) -> bool) -> (u64, i64) {
-    let dict = t.name_dictionary();
-    let launch: Vec<bool> = (0..dict.len())
-        .map(|i| crate::analysis::names::is_launch_call(dict.value(i)))
-        .collect();
+fn launch_calls(
+    t: &TraceTable,
+    classes: &NameClasses,
+    inside: &dyn Fn(usize) -> bool,
+) -> (u64, i64) {
     let (mut n, mut ns) = (0, 0);
     for row in 0..t.len() {
-        if launch[t.name_id(row) as usize]
+        if classes.of_row(t, row).has(NameClass::LAUNCH)
             && matches!(t.kind_at(row), EventKind::Runtime | EventKind::Driver)
             && inside(row)
         {
@@ -352,13 +352,14 @@ fn launch_calls(t: &TraceTable, inside: &dyn Fn(usize) -> bool) -> (u64, i64) {
 /// DataLoader ops inside the window, by name.
 fn data_loader_evidence(
     t: &TraceTable,
+    classes: &NameClasses,
     rank: i64,
     inside: &dyn Fn(usize) -> bool,
     out: &mut Vec<EvidenceRef>,
 ) {
     let mut by_name: BTreeMap<u32, Acc> = BTreeMap::new();
     for row in 0..t.len() {
-        if is_data_loader_op(t.kind_at(row), t.name_at(row)) && inside(row) {
+        if is_data_loader_op(t.kind_at(row), classes.of_row(t, row)) && inside(row) {
             by_name
                 .entry(t.name_id(row))
                 .or_default()

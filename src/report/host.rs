@@ -5,26 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::intervals::{normalise, Intervals};
-use crate::analysis::names;
-use crate::analysis::names::profiler_step_number;
+use crate::analysis::names::{is_data_loader_op, profiler_step_number, NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
-
-const SYNC: u16 = 1;
-const LAUNCH: u16 = 1 << 1;
-const GRAPH_LAUNCH: u16 = 1 << 2;
-const CAPTURE_BEGIN: u16 = 1 << 3;
-const CAPTURE_END: u16 = 1 << 4;
-const SETUP: u16 = 1 << 5;
-const ALGORITHM_SEARCH: u16 = 1 << 6;
-const COMPILE: u16 = 1 << 7;
-const COMPILED_REGION: u16 = 1 << 8;
-const DATA_LOADER: u16 = 1 << 9;
-const COMM_OP: u16 = 1 << 10;
-const STEP: u16 = 1 << 11;
-const MEMCPY_CALL: u16 = 1 << 12;
-const DTOH: u16 = 1 << 13;
-const WARMUP_LABEL: u16 = 1 << 14;
-const DEVICE_FREE: u16 = 1 << 15;
 
 /// Allocation calls recur (allocator churn, not warm-up) when they fill at least this share of the
 /// pieces of the trace...
@@ -33,39 +15,6 @@ const RECURRING_ALLOC_PIECES: f64 = 0.6;
 const RECURRING_ALLOC_SLICES: i64 = 10;
 /// ...a piece being filled when allocation calls take at least this share of it.
 const RECURRING_ALLOC_SHARE: f64 = 0.05;
-
-/// The classes of every interned name of a table.
-fn name_classes(t: &TraceTable) -> Vec<u16> {
-    let dict = t.name_dictionary();
-    (0..dict.len())
-        .map(|i| {
-            let n = dict.value(i);
-            let mut c = 0;
-            let mut set = |yes: bool, bit: u16| {
-                if yes {
-                    c |= bit
-                }
-            };
-            set(names::is_sync_call(n), SYNC);
-            set(names::is_launch_call(n), LAUNCH);
-            set(names::is_graph_launch(n), GRAPH_LAUNCH);
-            set(names::is_capture_begin(n), CAPTURE_BEGIN);
-            set(names::is_capture_end(n), CAPTURE_END);
-            set(names::is_setup_call(n), SETUP);
-            set(names::is_algorithm_search(n), ALGORITHM_SEARCH);
-            set(names::is_compile_event(n), COMPILE);
-            set(names::is_compiled_region(n), COMPILED_REGION);
-            set(n.contains("DataLoader"), DATA_LOADER);
-            set(names::is_comm_op(n), COMM_OP);
-            set(profiler_step_number(n).is_some(), STEP);
-            set(n.contains("Memcpy"), MEMCPY_CALL);
-            set(n.contains("DtoH"), DTOH);
-            set(names::is_warmup_label(n), WARMUP_LABEL);
-            set(names::is_device_free_call(n), DEVICE_FREE);
-            c
-        })
-        .collect()
-}
 
 /// What warm-up work was seen, by kind: calls and host time, ns.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -118,7 +67,7 @@ pub struct HostTimeline {
 impl HostTimeline {
     /// Scans the table once.
     pub fn of(t: &TraceTable) -> HostTimeline {
-        let classes = name_classes(t);
+        let classes = NameClasses::of(t);
         let mut h = HostTimeline::default();
         let mut raw = RawIntervals::default();
         let mut dtoh_correlations = BTreeSet::new();
@@ -126,7 +75,7 @@ impl HostTimeline {
         let mut open_captures: Vec<((&str, &str), i64)> = Vec::new();
         for row in 0..t.len() {
             let kind = t.kind_at(row);
-            let class = classes[t.name_id(row) as usize];
+            let class = classes.of_row(t, row);
             let Some(ts) = t.ts_at(row) else {
                 continue;
             };
@@ -135,7 +84,7 @@ impl HostTimeline {
             if kind.is_gpu_activity() {
                 h.device_ops += 1;
                 h.kernels += u64::from(kind == EventKind::Kernel);
-                if kind == EventKind::Memcpy && class & DTOH != 0 {
+                if kind == EventKind::Memcpy && class.has(NameClass::DTOH) {
                     if let Some(c) = t.correlation_at(row) {
                         dtoh_correlations.insert(c);
                     }
@@ -154,7 +103,7 @@ impl HostTimeline {
                 continue;
             }
             h.host_events += 1;
-            if class & STEP != 0 && matches!(kind, EventKind::UserAnnotation | EventKind::CpuOp) {
+            if class.has(NameClass::PROFILER_STEP) && matches!(kind, EventKind::UserAnnotation | EventKind::CpuOp) {
                 if let Some(step) = profiler_step_number(t.name_at(row)) {
                     h.steps.push((step, ts, end));
                 }
@@ -162,51 +111,51 @@ impl HostTimeline {
             }
             let runtime = matches!(kind, EventKind::Runtime | EventKind::Driver);
             if runtime {
-                h.launch_calls += u64::from(class & LAUNCH != 0);
-                h.graph_launches += u64::from(class & GRAPH_LAUNCH != 0);
-                if class & SYNC != 0 {
+                h.launch_calls += u64::from(class.has(NameClass::LAUNCH));
+                h.graph_launches += u64::from(class.has(NameClass::GRAPH_LAUNCH));
+                if class.has(NameClass::SYNC) {
                     h.sync_rows.push((row, t.name_at(row).to_string()));
                     raw.syncs.push((ts, end));
-                } else if class & MEMCPY_CALL != 0 {
+                } else if class.has(NameClass::MEMCPY_CALL) {
                     memcpy_calls.push(row);
                 }
-                if class & SETUP != 0 {
+                if class.has(NameClass::SETUP) {
                     h.warmup.setup_calls += 1;
                     h.warmup.setup_ns += end - ts;
                     raw.alloc.push((ts, end));
-                    if class & DEVICE_FREE != 0 {
+                    if class.has(NameClass::DEVICE_FREE) {
                         raw.frees.push((row, ts, end));
                     }
                 }
                 let thread = (t.pid_at(row), t.tid_at(row));
-                if class & CAPTURE_BEGIN != 0 {
+                if class.has(NameClass::CAPTURE_BEGIN) {
                     h.capture_calls += 1;
                     open_captures.push((thread, ts));
-                } else if class & CAPTURE_END != 0 {
+                } else if class.has(NameClass::CAPTURE_END) {
                     if let Some(i) = open_captures.iter().rposition(|(th, _)| *th == thread) {
                         let (_, start) = open_captures.remove(i);
                         raw.captures.push((start, end));
                     }
                 }
             }
-            if class & ALGORITHM_SEARCH != 0 {
+            if class.has(NameClass::ALGORITHM_SEARCH) {
                 h.warmup.search_calls += 1;
                 h.warmup.search_ns += end - ts;
                 raw.warmup.push((ts, end));
             }
-            if class & COMPILE != 0 && !runtime {
+            if class.has(NameClass::COMPILE) && !runtime {
                 h.warmup.compile_events += 1;
                 h.warmup.compile_ns += end - ts;
                 raw.warmup.push((ts, end));
             }
-            if class & WARMUP_LABEL != 0 && kind == EventKind::UserAnnotation {
+            if class.has(NameClass::WARMUP_LABEL) && kind == EventKind::UserAnnotation {
                 raw.warmup.push((ts, end));
             }
-            h.compiled_regions += u64::from(class & COMPILED_REGION != 0);
-            if class & DATA_LOADER != 0 && names::is_data_loader_op(kind, t.name_at(row)) {
+            h.compiled_regions += u64::from(class.has(NameClass::COMPILED_REGION));
+            if is_data_loader_op(kind, class) {
                 raw.data_loader.push((ts, end));
             }
-            if class & COMM_OP != 0 && !runtime {
+            if class.has(NameClass::COMM_OP) && !runtime {
                 raw.comm.push((ts, end));
             }
         }

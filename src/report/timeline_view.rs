@@ -26,18 +26,13 @@ pub struct TimelineAnswer {
     pub steps: Vec<(i64, i64, i64)>,
 }
 
-/// A rank's `ProfilerStep#N` spans on the host, by start: (N, start, end) ns.
+/// A rank's `ProfilerStep#N` spans on the host, by start: (N, start, end) ns (the analyses' own
+/// step rule, [`crate::analysis::gpu::step_spans`]).
 pub fn step_spans(t: &crate::table::TraceTable) -> Vec<(i64, i64, i64)> {
-    let mut out: Vec<(i64, i64, i64)> = (0..t.len())
-        .filter(|&r| t.kind_at(r) == crate::table::EventKind::UserAnnotation)
-        .filter_map(|r| {
-            let n = crate::analysis::names::profiler_step_number(t.name_at(r))?;
-            let s = t.ts_at(r)?;
-            Some((n, s, s + t.dur_at(r)?))
-        })
-        .collect();
-    out.sort_by_key(|x| x.1);
-    out
+    crate::analysis::gpu::step_spans(t, crate::analysis::options::Mode::Exact)
+        .into_iter()
+        .map(|s| (s.step, s.ts, s.end))
+        .collect()
 }
 
 /// A stretch of GPU idle time and its cause.

@@ -165,7 +165,7 @@ pub fn explore(state: AppState) -> impl IntoView {
         }
     };
     view! {
-        <section class="panel" id="explore">
+        <section class="panel" id="explore" node_ref=state.explore_panel>
             <div class="panel-head">
                 <h2>"Explore events"</h2>
                 <div class="actions">

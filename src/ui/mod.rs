@@ -40,6 +40,10 @@ pub struct AppState {
     pub loaded: Memo<Option<LoadedSet>>,
     /// [`PageState::revision`]: the results shown changed.
     pub revision: Memo<u64>,
+    /// The explorer's panel, scrolled to when a finding's events open.
+    pub explore_panel: NodeRef<leptos::html::Section>,
+    /// The timeline's panel, scrolled to when a finding's evidence is located.
+    pub timeline_panel: NodeRef<leptos::html::Section>,
 }
 
 impl AppState {
@@ -51,6 +55,8 @@ impl AppState {
             dragging: RwSignal::new(false),
             loaded: Memo::new(move |_| page.with(|p| p.shown().map(|s| s.loaded.clone()))),
             revision: Memo::new(move |_| page.with(|p| p.revision)),
+            explore_panel: NodeRef::new(),
+            timeline_panel: NodeRef::new(),
         }
     }
 
@@ -372,12 +378,7 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
         FromWorker::Located(at) => {
             apply(state, |p| p.located(at));
-            if let Some(el) = web_sys::window()
-                .and_then(|w| w.document())
-                .and_then(|d| d.get_element_by_id("timeline-panel"))
-            {
-                el.scroll_into_view();
-            }
+            scroll_to(state.timeline_panel);
         }
         FromWorker::Download {
             file_name,
@@ -474,10 +475,12 @@ pub fn set_hta_compat(state: AppState, on: bool) {
 /// Opens a finding's events in the exploration view.
 pub fn open_finding(state: AppState, link: &FindingLink) {
     run_query(state, link.query.clone());
-    if let Some(el) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("explore"))
-    {
+    scroll_to(state.explore_panel);
+}
+
+/// Scrolls a panel into view, when it is on the page.
+fn scroll_to(panel: NodeRef<leptos::html::Section>) {
+    if let Some(el) = panel.get_untracked() {
         el.scroll_into_view();
     }
 }

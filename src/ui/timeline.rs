@@ -333,7 +333,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         })
     };
     view! {
-        <section id="timeline-panel" class="panel">
+        <section id="timeline-panel" class="panel" node_ref=state.timeline_panel>
             <div class="panel-head">
                 <h2>"Timeline"</h2>
                 <label class="check" title="The longest chain of dependent work, as the critical-path analysis found it (coloured by what bounds each segment)">

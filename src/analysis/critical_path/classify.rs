@@ -159,7 +159,7 @@ pub fn top_events(r: &Rows, segs: &[Seg]) -> Vec<PathEvent> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rows::build_rows;
+    use super::super::rows::exact_rows;
     use super::super::tests::table;
     use super::*;
 
@@ -172,7 +172,7 @@ mod tests {
             {"ph": "X", "cat": "kernel", "name": "sgemm", "pid": 0, "tid": 7, "ts": 30, "dur": 20,
              "args": {"stream": 7, "correlation": 2}},
         ]));
-        let r = build_rows(&t, false);
+        let r = exact_rows(&t);
         use EdgeType::*;
         let seg = |t, attr_row: Option<u32>, w| Seg {
             t,

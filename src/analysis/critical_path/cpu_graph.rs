@@ -136,7 +136,7 @@ fn walk_thread(
 #[cfg(test)]
 mod tests {
     use super::super::graph::build_nodes;
-    use super::super::rows::build_rows;
+    use super::super::rows::exact_rows;
     use super::super::tests::table;
     use super::*;
 
@@ -149,7 +149,7 @@ mod tests {
             {"ph": "X", "cat": "cpu_op", "name": "q", "pid": 1, "tid": 1, "ts": 12, "dur": 3},
             {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": 16, "dur": 4},
         ]));
-        let r = build_rows(&t, false);
+        let r = exact_rows(&t);
         let clip = vec![true; t.len()];
         let mut g = build_nodes(&r, &clip).unwrap();
         let exits = add_cpu_edges(&r, &clip, &mut g);

@@ -418,7 +418,7 @@ pub fn link_blocking_calls(
 #[cfg(test)]
 mod tests {
     use super::super::graph::build_nodes;
-    use super::super::rows::build_rows;
+    use super::super::rows::exact_rows;
     use super::super::tests::table;
     use super::*;
 
@@ -435,7 +435,7 @@ mod tests {
             {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 60, "dur": 40,
              "args": {"stream": 7, "correlation": 2}},
         ]));
-        let r = build_rows(&t, false);
+        let r = exact_rows(&t);
         let clip = vec![true; t.len()];
         let mut g = build_nodes(&r, &clip).unwrap();
         let mut links = SyncLinks::new(&r);

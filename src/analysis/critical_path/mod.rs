@@ -28,7 +28,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::options::Mode;
+use super::gpu::RankPrep;
+use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceTable;
 
 mod classify;
@@ -61,14 +62,24 @@ pub struct CriticalPathOptions {
     pub max_rows: Option<usize>,
 }
 
-/// Critical path of one rank, HTA-compat or exact.
+/// Critical path of one rank, HTA-compat or exact, over the whole trace (HTA-compat: after its
+/// last-ProfilerStep filter).
 pub fn critical_path_mode(
     table: &TraceTable,
     opts: &CriticalPathOptions,
     mode: Mode,
 ) -> CriticalPathResult {
-    let compat = mode == Mode::HtaCompat;
-    let rows = rows::build_rows(table, compat);
+    let analysis = AnalysisOptions {
+        mode,
+        ..AnalysisOptions::default()
+    };
+    critical_path_prepared(&RankPrep::new(table, &analysis), opts)
+}
+
+/// Critical path of one prepared rank, over its frame ([`RankPrep::frame`]).
+pub fn critical_path_prepared(prep: &RankPrep, opts: &CriticalPathOptions) -> CriticalPathResult {
+    let compat = prep.mode == Mode::HtaCompat;
+    let rows = rows::build_rows(prep.table, prep.frame(), &prep.names);
     let mut res = CriticalPathResult {
         annotation: opts.annotation.clone(),
         instance: opts.instance,

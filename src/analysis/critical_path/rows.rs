@@ -1,15 +1,11 @@
 //! Which rows the critical path reads, with their times, streams and correlation partners in the
 //! mode's terms, and what it needs to know about each distinct name.
 
-use super::super::gpu::{
-    hta_kernel_type, hta_span, is_collective_name, is_launch_call, KernelType,
-};
-use super::super::names::{is_hta_blocking_call, is_hta_queue_launch_call, waits_for_device};
-use super::super::step_filter::{hta_last_step_keep, is_hta_device_row};
+use super::super::frame::Frame;
+use super::super::names::{NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
 
-// What the path needs to know about a name, worked out once per distinct name (the tests are text
-// comparisons, too slow to repeat per row).
+// What the path needs to know about a name, in the mode's terms, from its [`NameClass`].
 /// A blocking call: its exit edge counts zero unless nothing explains the wait.
 pub const F_BLOCKING: u8 = 1;
 /// A call that waits for the device (synchronize, blocking copy).
@@ -24,34 +20,25 @@ pub const F_DATA_LOADING: u8 = 64;
 /// A communication kernel, by the mode's name patterns.
 pub const F_COMM: u8 = 128;
 
-fn is_data_loading(name: &str) -> bool {
-    name.contains("DataLoader") || name.contains("dataloader")
-}
-
-/// The flags of one name in the mode's terms.
-fn flags_of(name: &str, compat: bool) -> u8 {
-    let launch = if compat {
-        is_hta_queue_launch_call(name)
-    } else {
-        is_launch_call(name)
-    };
+/// The flags of one name's classes in the mode's terms.
+fn flags_of(c: NameClass, compat: bool) -> u8 {
     let comm = if compat {
-        hta_kernel_type(name) == KernelType::Communication
+        NameClass::HTA_COLLECTIVE
     } else {
-        is_collective_name(name)
+        NameClass::COLLECTIVE
     };
     [
         (
             F_BLOCKING,
-            is_hta_blocking_call(name) || (!compat && waits_for_device(name)),
+            c.has(NameClass::HTA_BLOCKING) || (!compat && c.has(NameClass::WAITS_FOR_DEVICE)),
         ),
-        (F_WAITS_DEVICE, waits_for_device(name)),
-        (F_LAUNCH, launch),
-        (F_HTA_LAUNCH, is_hta_queue_launch_call(name)),
-        (F_EVENT_RECORD, name == "cudaEventRecord"),
-        (F_STREAM_WAIT_CALL, name == "cudaStreamWaitEvent"),
-        (F_DATA_LOADING, is_data_loading(name)),
-        (F_COMM, comm),
+        (F_WAITS_DEVICE, c.has(NameClass::WAITS_FOR_DEVICE)),
+        (F_LAUNCH, c.launches(compat)),
+        (F_HTA_LAUNCH, c.has(NameClass::HTA_QUEUE_LAUNCH)),
+        (F_EVENT_RECORD, c.has(NameClass::EVENT_RECORD)),
+        (F_STREAM_WAIT_CALL, c.has(NameClass::STREAM_WAIT)),
+        (F_DATA_LOADING, c.has(NameClass::DATA_LOADER)),
+        (F_COMM, c.has(comm)),
     ]
     .iter()
     .filter(|(_, on)| *on)
@@ -120,41 +107,48 @@ pub fn arg_i64(t: &TraceTable, key: &str, row: usize) -> Option<i64> {
     c.i64_at(c.find(row)?)
 }
 
-/// The rows of the mode's frame (HTA-compat: after its last-ProfilerStep filter), their times,
-/// streams and correlation partners.
-pub fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
+/// The rows of the rank's frame (after the analysed window: HTA-compat its last-ProfilerStep
+/// filter), their times, streams and correlation partners. HTA pairs rows before its filter, so
+/// partners are found among all members.
+pub fn build_rows<'a>(t: &'a TraceTable, frame: Frame, classes: &NameClasses) -> Rows<'a> {
     let n = t.len();
-    let dict = t.name_dictionary();
+    let compat = frame.mode == super::Mode::HtaCompat;
+    let flags = (0..t.name_dictionary().len() as u32)
+        .map(|id| flags_of(classes.of_name(id), compat))
+        .collect();
     let mut r = Rows {
         t,
         compat,
-        sel: vec![false; n],
-        ts: vec![0; n],
-        end: vec![0; n],
+        sel: frame.member.clone(),
+        ts: frame.ts.clone(),
+        end: frame.end.clone(),
         stream: vec![-1; n],
-        gpu: vec![false; n],
+        gpu: frame.device.clone(),
         ic: vec![-1; n],
         df_order: Vec::new(),
-        flags: (0..dict.len())
-            .map(|i| flags_of(dict.value(i), compat))
-            .collect(),
+        flags,
     };
-    for i in 0..n {
-        select_row(&mut r, i);
+    for i in (0..n).filter(|&i| r.sel[i]) {
+        r.stream[i] = stream_of(t, i, compat);
+        if compat {
+            r.ic[i] = t.correlation_at(i).map_or(-1, |c| c.min(0));
+        }
     }
     if compat {
         hta_partners(&mut r);
-        // HTA's last-ProfilerStep filter; its frame then lists GPU rows first.
-        if let Some(keep) = hta_last_step_keep(t, &r.sel, &r.gpu, &r.ts) {
-            r.sel = keep;
+    } else {
+        exact_partners(&mut r);
+    }
+    if let Some(kept) = frame.kept {
+        r.sel = kept;
+        if compat {
+            // HTA's frame lists GPU rows first after its filter.
             let (sel, gpu) = (&r.sel, &r.gpu);
             r.df_order = (0..n as u32)
                 .filter(|&i| sel[i as usize] && gpu[i as usize])
                 .chain((0..n as u32).filter(|&i| sel[i as usize] && !gpu[i as usize]))
                 .collect();
         }
-    } else {
-        exact_partners(&mut r);
     }
     if r.df_order.is_empty() {
         r.df_order = (0..n as u32).filter(|&i| r.sel[i as usize]).collect();
@@ -162,44 +156,19 @@ pub fn build_rows(t: &TraceTable, compat: bool) -> Rows<'_> {
     r
 }
 
-/// Whether row `i` is in the frame, and its times, stream and side.
-fn select_row(r: &mut Rows, i: usize) {
-    let t = r.t;
+/// The stream of a frame row: HTA-compat its `args.stream` (-1 without), exact the stream of a
+/// device operation (0 when unknown), of a sync event (-1 when unknown), -1 on the host.
+fn stream_of(t: &TraceTable, i: usize, compat: bool) -> i64 {
     let k = t.kind_at(i);
-    let (Some(ts), Some(dur)) = (t.ts_at(i), t.raw_dur_at(i)) else {
-        return;
-    };
-    if r.compat {
-        if t.category_id_at(i).is_none() || k == EventKind::Trace {
-            return;
-        }
-        (r.ts[i], r.end[i]) = hta_span(t, i).unwrap_or((ts, ts + dur));
-        r.stream[i] = t.args_stream_at(i).unwrap_or(-1);
-        r.gpu[i] = is_hta_device_row(t, i);
-        r.ic[i] = t.correlation_at(i).map_or(-1, |c| c.min(0));
+    if compat {
+        t.args_stream_at(i).unwrap_or(-1)
+    } else if k.is_gpu_activity() {
+        t.stream_at(i).unwrap_or(0).max(0)
+    } else if k == EventKind::Sync {
+        t.stream_at(i).unwrap_or(-1)
     } else {
-        if matches!(
-            k,
-            EventKind::Trace
-                | EventKind::Metadata
-                | EventKind::Counter
-                | EventKind::Flow
-                | EventKind::Instant
-        ) {
-            return;
-        }
-        r.ts[i] = ts;
-        r.end[i] = ts + dur.max(0);
-        r.gpu[i] = k.is_gpu_activity() || k == EventKind::Sync;
-        r.stream[i] = if k.is_gpu_activity() {
-            t.stream_at(i).unwrap_or(0).max(0)
-        } else if k == EventKind::Sync {
-            t.stream_at(i).unwrap_or(-1)
-        } else {
-            -1
-        };
+        -1
     }
-    r.sel[i] = true;
 }
 
 /// (correlation id, row) pairs.
@@ -256,4 +225,10 @@ fn exact_partners(r: &mut Rows) {
             }
         }
     }
+}
+
+/// The exact-mode rows of a whole table (for the phases' tests).
+#[cfg(test)]
+pub fn exact_rows(t: &TraceTable) -> Rows<'_> {
+    build_rows(t, Frame::new(t, super::Mode::Exact), &NameClasses::of(t))
 }

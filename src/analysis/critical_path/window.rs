@@ -110,7 +110,7 @@ pub fn clip_rows(r: &Rows, w: Window) -> Vec<bool> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rows::build_rows;
+    use super::super::rows::exact_rows;
     use super::super::tests::table;
     use super::*;
 
@@ -123,7 +123,7 @@ mod tests {
             {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 21, "dur": 7},
             {"ph": "X", "cat": "cpu_op", "name": "zero", "pid": 1, "tid": 1, "ts": 22, "dur": 0},
         ]));
-        let r = build_rows(&t, false);
+        let r = exact_rows(&t);
         let whole = find_window(&r, &CriticalPathOptions::default()).unwrap();
         assert_eq!(
             whole,
