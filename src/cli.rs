@@ -30,6 +30,16 @@ usage:
                --min-dur US --rank R (repeatable)
       G: name kind category stream thread rank     S: start duration name count total mean max
       --csv writes every matched row (or group), ignoring --offset/--limit
+  profile-model ops [--by-shape] [--json | --csv] PATH               CPU operators: calls, host self/total and
+                                                                     device self/total time (--by-shape: by
+                                                                     name and input shapes)
+  profile-model kernels [--json | --csv] PATH                       GPU kernels: calls, time, launching op,
+                                                                     launch configuration, tensor cores
+  profile-model memory [--json | --csv] PATH                        memory over time per device, its peak and
+                                                                     the blocks alive at the peak (--csv: curve)
+  profile-model steps [--json | --csv] PATH                         step time split into kernel, memcpy,
+                                                                     memset, communication, runtime,
+                                                                     DataLoader, CPU exec and other
   profile-model diff [--json | --csv TABLE] BASELINE CANDIDATE        compare two runs: step time and why it
                                                                      changed (per step, or per ms of GPU
                                                                      window); TABLE: waterfall, categories,
@@ -57,6 +67,8 @@ struct Args {
     timings: bool,
     /// `analyze`: critical-path segments listed (0 = all).
     path_rows: Option<usize>,
+    /// `ops`: group by name and input shapes.
+    by_shape: bool,
     /// `diff`: one table as CSV.
     diff_csv: Option<crate::report::compare_text::CompareTable>,
     positional: Vec<String>,
@@ -80,6 +92,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
         match a.as_str() {
             "--json" => out.json = true,
             "--redact" => out.redact = true,
+            "--by-shape" => out.by_shape = true,
             "--csv" if out.positional.first().map(String::as_str) == Some("diff") => {
                 let v = text("--csv", it.next())?;
                 out.diff_csv = Some(CompareTable::parse(&v).ok_or(format!(
@@ -215,7 +228,10 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
             return Err(2);
         }
     };
-    if !matches!(command, Some("summary" | "analyze" | "report" | "events")) {
+    const COMMANDS: [&str; 8] = [
+        "summary", "analyze", "report", "events", "ops", "kernels", "memory", "steps",
+    ];
+    if !command.is_some_and(|c| COMMANDS.contains(&c)) {
         eprintln!(
             "profile-model: unknown command {}\n\n{USAGE}",
             command.unwrap_or("")
@@ -227,8 +243,44 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
         Some("summary") => summary(&set, args.json, path.is_dir()),
         Some("analyze") => analyze(&set, &args),
         Some("report") => report(&set, &args),
-        _ => events(&set, &args),
+        Some("events") => events(&set, &args),
+        Some(view) => profile_view(view, &set, &args),
+        None => unreachable!("the command was checked above"),
     })
+}
+
+/// `ops`, `kernels`, `memory` and `steps`: one view per rank, as text, CSV or JSON.
+fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
+    use crate::analysis::views::{kernel_table, memory, operators, per_rank, step_time};
+    use crate::report::views_text as vt;
+    fn json<T: serde::Serialize>(v: &T) -> String {
+        serde_json::to_string_pretty(v).expect("json") + "\n"
+    }
+    let grid_out = |g: vt::Grid| if args.csv { g.to_csv() } else { g.to_text(90) };
+    match view {
+        "ops" => {
+            let r = per_rank(set, |t| operators::operators(t, args.by_shape));
+            if args.json { json(&r) } else { grid_out(vt::operators_grid(&r)) }
+        }
+        "kernels" => {
+            let r = per_rank(set, kernel_table::kernels);
+            if args.json { json(&r) } else { grid_out(vt::kernels_grid(&r)) }
+        }
+        "memory" => {
+            let r = per_rank(set, memory::memory);
+            if args.json {
+                json(&r)
+            } else if args.csv {
+                vt::memory_curve_grid(&r).to_csv()
+            } else {
+                vt::memory_text(&r)
+            }
+        }
+        _ => {
+            let r = per_rank(set, step_time::step_time);
+            if args.json { json(&r) } else { grid_out(vt::steps_grid(&r)) }
+        }
+    }
 }
 
 /// `diff BASELINE CANDIDATE`: the comparison of two runs (each a file or a rank folder).

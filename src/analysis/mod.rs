@@ -22,3 +22,4 @@ pub mod stragglers;
 pub mod summary;
 pub mod temporal;
 pub mod timeline;
+pub mod views;

@@ -27,4 +27,5 @@ pub mod report_view;
 pub mod rules;
 pub mod text;
 pub mod timeline_view;
+pub mod views_text;
 pub mod wording;

@@ -1,0 +1,129 @@
+//! Operators (TensorBoard's operator view): every CPU operator grouped by name (optionally by name
+//! and input shapes), with calls, host time and the device time of the kernels it launched.
+//!
+//! Definitions: host total = Σ duration; host self = duration − Σ duration of the operators directly
+//! inside it (annotations and Python frames between them are looked through; runtime calls count
+//! as the operator's own time). A device operation (kernel, copy, set) belongs to the operator
+//! around the runtime call that launched it (same correlation id): it is that operator's device
+//! self time and device total time of it and of every operator above it. An operator nested in one
+//! of the same name counts in both, as TensorBoard counts it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{us, HostOps};
+use crate::analysis::callstack::NONE;
+use crate::table::TraceTable;
+use std::collections::HashMap;
+
+/// One group of operators.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OperatorRow {
+    pub name: String,
+    /// `Input Dims` as written (JSON), when grouping by shape.
+    pub input_shapes: Option<String>,
+    pub calls: u64,
+    pub host_total_us: f64,
+    pub host_self_us: f64,
+    pub device_total_us: f64,
+    pub device_self_us: f64,
+    /// Device operations launched directly by these operators.
+    pub device_ops: u64,
+}
+
+/// The operators of one rank, by device total time then host total time (descending).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OperatorsResult {
+    pub rows: Vec<OperatorRow>,
+    pub by_shape: bool,
+    /// Σ device time of the kernels, copies and sets, µs.
+    pub device_time_us: f64,
+    /// The part of it no CPU operator launched (launched outside any operator, or no launch found).
+    pub device_time_outside_ops_us: f64,
+    /// Why there is nothing, when there is nothing.
+    pub note: String,
+}
+
+/// Per-row sums before grouping.
+struct Sums {
+    host_self: Vec<i64>,
+    device_self: Vec<i64>,
+    device_total: Vec<i64>,
+    device_ops: Vec<u64>,
+}
+
+/// Host self and device times per operator row.
+fn sums(t: &TraceTable, h: &HostOps) -> (Sums, i64, i64) {
+    let n = t.len();
+    let mut s = Sums {
+        host_self: vec![0; n],
+        device_self: vec![0; n],
+        device_total: vec![0; n],
+        device_ops: vec![0; n],
+    };
+    for r in (0..n).filter(|&r| h.op_of[r] == r as u32) {
+        s.host_self[r] += h.dur(r);
+        let p = h.parent_op[r];
+        if p != NONE {
+            s.host_self[p as usize] -= h.dur(r);
+        }
+    }
+    let (mut device, mut outside) = (0i64, 0i64);
+    for d in (0..n).filter(|&d| h.frame.member[d] && t.kind_at(d).is_gpu_activity()) {
+        let dur = h.dur(d);
+        device += dur;
+        let Some(o) = h.op_of_device(d) else {
+            outside += dur;
+            continue;
+        };
+        s.device_self[o] += dur;
+        s.device_ops[o] += 1;
+        let mut x = o as u32;
+        while x != NONE {
+            s.device_total[x as usize] += dur;
+            x = h.parent_op[x as usize];
+        }
+    }
+    (s, device, outside)
+}
+
+/// The operators of one table.
+pub fn operators(t: &TraceTable, by_shape: bool) -> OperatorsResult {
+    let h = HostOps::new(t);
+    let (s, device, outside) = sums(t, &h);
+    let dims = by_shape.then(|| t.arg("Input Dims")).flatten();
+    let mut groups: HashMap<(u32, Option<String>), OperatorRow> = HashMap::new();
+    for r in (0..t.len()).filter(|&r| h.op_of[r] == r as u32) {
+        let shapes = dims.and_then(|c| c.find(r).and_then(|i| c.text_at(i)).map(str::to_string));
+        let g = groups.entry((t.name_id(r), shapes.clone())).or_insert_with(|| OperatorRow {
+            name: t.name_at(r).to_string(),
+            input_shapes: shapes.or_else(|| by_shape.then(String::new)),
+            ..OperatorRow::default()
+        });
+        g.calls += 1;
+        g.host_total_us += us(h.dur(r));
+        g.host_self_us += us(s.host_self[r]);
+        g.device_total_us += us(s.device_total[r]);
+        g.device_self_us += us(s.device_self[r]);
+        g.device_ops += s.device_ops[r];
+    }
+    let mut rows: Vec<OperatorRow> = groups.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.device_total_us
+            .total_cmp(&a.device_total_us)
+            .then(b.host_total_us.total_cmp(&a.host_total_us))
+            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.input_shapes.cmp(&b.input_shapes))
+    });
+    let note = if rows.is_empty() {
+        "the trace has no CPU operators (cpu_op events): record it with torch.profiler's CPU activity".into()
+    } else {
+        String::new()
+    };
+    OperatorsResult {
+        rows,
+        by_shape,
+        device_time_us: us(device),
+        device_time_outside_ops_us: us(outside),
+        note,
+    }
+}

@@ -1,0 +1,271 @@
+//! The TensorBoard-style views (operators, kernels, step time, memory) against independent
+//! computations straight from the JSON of the shared traces, and their CLI twins.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use profile_model::analysis::views::kernel_table::{kernels, uses_tensor_cores};
+use profile_model::analysis::views::memory::memory;
+use profile_model::analysis::views::operators::operators;
+use profile_model::analysis::views::step_time::{step_time, StepCategory};
+use profile_model::table::load_path;
+use serde_json::Value;
+
+/// Traces with CPU operators launching GPU work (new Kineto category names).
+const TRACES: [&str; 5] = [
+    "hta__critical_path_alexnet.json.gz",
+    "hta__critical_path_simple_add.json.gz",
+    "hta__amd_mi250_minitoy_train.json.gz",
+    "hta__sampled_rank-0.json.gz",
+    "hta__nccl_data.json.gz",
+];
+
+fn events(file: &str) -> Vec<Value> {
+    let bytes = std::fs::read(common::traces_dir().join(file)).unwrap();
+    let mut text = Vec::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text).unwrap();
+    } else {
+        text = bytes;
+    }
+    let doc: Value = serde_json::from_slice(&text).unwrap();
+    doc["traceEvents"].as_array().cloned().unwrap_or_default()
+}
+
+/// A complete event: (name, cat, thread, ts µs, dur µs, correlation).
+struct Span {
+    name: String,
+    cat: String,
+    thread: String,
+    ts: f64,
+    dur: f64,
+    corr: Option<i64>,
+}
+
+fn spans(file: &str) -> Vec<Span> {
+    events(file)
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["dur"].is_number())
+        .map(|e| Span {
+            name: e["name"].as_str().unwrap_or("").to_string(),
+            cat: e["cat"].as_str().unwrap_or("").to_string(),
+            thread: format!("{}/{}", e["pid"], e["tid"]),
+            ts: e["ts"].as_f64().unwrap(),
+            dur: e["dur"].as_f64().unwrap().max(0.0),
+            corr: e["args"]["correlation"].as_i64(),
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()) + 0.01
+}
+
+/// Device self/total per operator name by brute force: the runtime call with the kernel's
+/// correlation, then every cpu_op on its thread whose span holds it.
+fn device_time_by_op(s: &[Span]) -> (HashMap<String, f64>, HashMap<String, f64>) {
+    let runtime: HashMap<i64, &Span> = s
+        .iter()
+        .filter(|x| x.cat.ends_with("_runtime") || x.cat == "cuda_driver")
+        .filter_map(|x| x.corr.map(|c| (c, x)))
+        .rev()
+        .collect();
+    let ops: Vec<&Span> = s.iter().filter(|x| x.cat == "cpu_op").collect();
+    let (mut own, mut total) = (HashMap::new(), HashMap::new());
+    for k in s.iter().filter(|x| matches!(x.cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset")) {
+        let Some(r) = k.corr.and_then(|c| runtime.get(&c)) else { continue };
+        let around: Vec<&&Span> = ops
+            .iter()
+            .filter(|o| o.thread == r.thread && o.ts <= r.ts && r.ts + r.dur <= o.ts + o.dur)
+            .collect();
+        for o in &around {
+            *total.entry(o.name.clone()).or_insert(0.0) += k.dur;
+        }
+        if let Some(inner) = around
+            .iter()
+            .max_by(|a, b| a.ts.total_cmp(&b.ts).then(b.dur.total_cmp(&a.dur)))
+        {
+            *own.entry(inner.name.clone()).or_insert(0.0) += k.dur;
+        }
+    }
+    (own, total)
+}
+
+#[test]
+fn operators_device_and_host_time_match_a_brute_force_join() {
+    for file in TRACES {
+        let s = spans(file);
+        let t = load_path(&common::traces_dir().join(file)).unwrap();
+        let got = operators(&t, false);
+        let (own, total) = device_time_by_op(&s);
+        let mut host: HashMap<String, (u64, f64)> = HashMap::new();
+        for o in s.iter().filter(|x| x.cat == "cpu_op") {
+            let e = host.entry(o.name.clone()).or_default();
+            e.0 += 1;
+            e.1 += o.dur;
+        }
+        assert_eq!(got.rows.len(), host.len(), "{file}: one row per operator name");
+        for r in &got.rows {
+            let (calls, host_total) = host[&r.name];
+            assert_eq!(r.calls, calls, "{file} {}", r.name);
+            assert!(close(r.host_total_us, host_total), "{file} {} host {} vs {host_total}", r.name, r.host_total_us);
+            assert!(r.host_self_us <= r.host_total_us + 0.01, "{file} {}", r.name);
+            let want_own = own.get(&r.name).copied().unwrap_or(0.0);
+            let want_total = total.get(&r.name).copied().unwrap_or(0.0);
+            assert!(close(r.device_self_us, want_own), "{file} {} device self {} vs {want_own}", r.name, r.device_self_us);
+            assert!(close(r.device_total_us, want_total), "{file} {} device total {} vs {want_total}", r.name, r.device_total_us);
+        }
+        let device: f64 = s
+            .iter()
+            .filter(|x| matches!(x.cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset"))
+            .map(|x| x.dur)
+            .sum();
+        assert!(close(got.device_time_us, device), "{file}: {} vs {device}", got.device_time_us);
+        let launched: f64 = own.values().sum();
+        assert!(close(got.device_time_us - got.device_time_outside_ops_us, launched), "{file}");
+    }
+}
+
+#[test]
+fn operators_by_shape_split_the_same_totals() {
+    let file = "hta__critical_path_alexnet.json.gz";
+    let t = load_path(&common::traces_dir().join(file)).unwrap();
+    let (by_name, by_shape) = (operators(&t, false), operators(&t, true));
+    assert!(by_shape.rows.len() >= by_name.rows.len());
+    for r in &by_name.rows {
+        let parts: Vec<_> = by_shape.rows.iter().filter(|s| s.name == r.name).collect();
+        let calls: u64 = parts.iter().map(|s| s.calls).sum();
+        let device: f64 = parts.iter().map(|s| s.device_total_us).sum();
+        assert_eq!(calls, r.calls, "{}", r.name);
+        assert!(close(device, r.device_total_us), "{}", r.name);
+    }
+}
+
+#[test]
+fn kernels_match_the_kernel_events() {
+    for file in TRACES {
+        let s = spans(file);
+        let t = load_path(&common::traces_dir().join(file)).unwrap();
+        let got = kernels(&t);
+        let mut want: HashMap<String, (u64, f64, f64)> = HashMap::new();
+        for k in s.iter().filter(|x| x.cat == "kernel") {
+            let e = want.entry(k.name.clone()).or_insert((0, 0.0, f64::MAX));
+            e.0 += 1;
+            e.1 += k.dur;
+            e.2 = e.2.min(k.dur);
+        }
+        assert_eq!(got.rows.len(), want.len(), "{file}");
+        for r in &got.rows {
+            let (calls, total, min) = want[&r.name];
+            assert_eq!(r.calls, calls, "{file} {}", r.name);
+            assert!(close(r.total_us, total) && close(r.min_us, min), "{file} {}", r.name);
+            assert!(close(r.mean_us * calls as f64, total), "{file} {}", r.name);
+        }
+        let tc: f64 = s.iter().filter(|x| x.cat == "kernel" && uses_tensor_cores(&x.name)).map(|x| x.dur).sum();
+        assert!(close(got.tensor_core_time_us, tc), "{file}");
+    }
+    assert!(uses_tensor_cores("volta_h884gemm_64x64_ldg8_nn"));
+    assert!(uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"));
+    assert!(!uses_tensor_cores("volta_sgemm_128x64_nn"));
+}
+
+/// Kernel time has the first priority, so each step's kernel share is the union of its
+/// (non-communication) kernels clipped to the step's window; the parts sum to the window.
+#[test]
+fn step_time_parts_sum_to_the_step_and_kernels_come_first() {
+    for file in ["hta__critical_path_alexnet.json.gz", "hta__nccl_data.json.gz", "hta__sampled_rank-0.json.gz"] {
+        let s = spans(file);
+        let t = load_path(&common::traces_dir().join(file)).unwrap();
+        let got = step_time(&t);
+        assert!(!got.steps.is_empty(), "{file}");
+        let mut kernels: Vec<(f64, f64)> = s
+            .iter()
+            .filter(|x| x.cat == "kernel" && !x.name.starts_with("nccl"))
+            .map(|x| (x.ts, x.ts + x.dur))
+            .collect();
+        kernels.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for st in &got.steps {
+            let sum: f64 = st.parts.iter().map(|p| p.1).sum();
+            assert!(close(sum, st.total_us), "{file} step {:?}: {sum} vs {}", st.step, st.total_us);
+            // Union of the kernels clipped to [start, end).
+            let (mut union, mut reach) = (0.0, st.start_us);
+            for &(a, b) in &kernels {
+                let (a, b) = (a.max(reach), b.min(st.end_us));
+                if b > a {
+                    union += b - a;
+                    reach = b;
+                }
+            }
+            let kernel = st.parts.iter().find(|p| p.0 == StepCategory::Kernel).unwrap().1;
+            assert!((kernel - union).abs() <= 0.01 + 1e-6 * union, "{file} step {:?}: {kernel} vs {union}", st.step);
+        }
+        for w in got.steps.windows(2) {
+            assert!(w[0].end_us <= w[1].start_us + 1e-6, "{file}: steps overlap");
+        }
+    }
+}
+
+#[test]
+fn memory_peak_is_the_largest_total_allocated() {
+    let file = "hta__df_index_resolver.json.gz";
+    let ev = events(file);
+    let mut peak: HashMap<(i64, i64), (i64, u64)> = HashMap::new();
+    for e in ev.iter().filter(|e| e["name"] == "[memory]") {
+        let a = &e["args"];
+        let key = (a["Device Type"].as_i64().unwrap(), a["Device Id"].as_i64().unwrap());
+        let p = peak.entry(key).or_insert((i64::MIN, 0));
+        p.0 = p.0.max(a["Total Allocated"].as_i64().unwrap());
+        p.1 += 1;
+    }
+    let t = load_path(&common::traces_dir().join(file)).unwrap();
+    let got = memory(&t);
+    assert_eq!(got.devices.len(), peak.len());
+    for d in &got.devices {
+        let (p, n) = peak[&(d.device_type, d.device_id)];
+        assert_eq!(d.peak_allocated_bytes, p, "{}", d.device);
+        assert_eq!(d.events, n, "{}", d.device);
+        assert!(d.curve.iter().any(|x| x.allocated_bytes == p), "the curve keeps the peak");
+        assert_eq!(d.alive_at_peak_bytes + d.allocated_before_trace_bytes, p);
+        assert!(d.alive_at_peak.windows(2).all(|w| w[0].bytes >= w[1].bytes));
+    }
+    let none = memory(&load_path(&common::traces_dir().join("hta__critical_path_alexnet.json.gz")).unwrap());
+    assert!(none.devices.is_empty() && none.note.contains("profile_memory=True"));
+}
+
+fn cli(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `ops`, `kernels`, `memory` and `steps` give the library's figures as JSON, and CSV with one
+/// line per row.
+#[test]
+fn the_cli_twins_give_the_same_figures() {
+    let path = common::traces_dir().join("hta__df_index_resolver.json.gz");
+    let p = path.to_str().unwrap();
+    let t = load_path(&path).unwrap();
+    let json = |cmd: &str| -> Value { serde_json::from_str(&cli(&[cmd, "--json", p])).unwrap() };
+    let ops = json("ops");
+    let lib = operators(&t, false);
+    assert_eq!(ops[0]["result"]["rows"].as_array().unwrap().len(), lib.rows.len());
+    assert_eq!(ops[0]["result"]["rows"][0]["name"], lib.rows[0].name.as_str());
+    assert_eq!(ops[0]["result"]["rows"][0]["device_total_us"].as_f64().unwrap(), lib.rows[0].device_total_us);
+    let k = json("kernels");
+    assert_eq!(k[0]["result"]["kernel_time_us"].as_f64().unwrap(), kernels(&t).kernel_time_us);
+    let m = json("memory");
+    let lm = memory(&t);
+    assert_eq!(m[0]["result"]["devices"][1]["peak_allocated_bytes"].as_i64().unwrap(), lm.devices[1].peak_allocated_bytes);
+    let s = json("steps");
+    assert_eq!(s[0]["result"]["steps"].as_array().unwrap().len(), step_time(&t).steps.len());
+    let csv = cli(&["ops", "--by-shape", "--csv", p]);
+    assert!(csv.starts_with("rank,name,input_shapes,calls,"));
+    assert_eq!(csv.lines().count(), 1 + operators(&t, true).rows.len());
+    let steps_csv = cli(&["steps", "--csv", p]);
+    assert!(steps_csv.lines().next().unwrap().ends_with("cpu_exec_us,other_us"));
+}
