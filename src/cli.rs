@@ -37,6 +37,8 @@ usage:
                                                                      launch configuration, tensor cores
   profile-model memory [--json | --csv] PATH                        memory over time per device, its peak and
                                                                      the blocks alive at the peak (--csv: curve)
+  profile-model modules [--json | --csv] PATH                       the nn.Module tree (from with_stack frames)
+                                                                     with host and device time per module
   profile-model steps [--json | --csv] PATH                         step time split into kernel, memcpy,
                                                                      memset, communication, runtime,
                                                                      DataLoader, CPU exec and other
@@ -228,8 +230,8 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
             return Err(2);
         }
     };
-    const COMMANDS: [&str; 8] = [
-        "summary", "analyze", "report", "events", "ops", "kernels", "memory", "steps",
+    const COMMANDS: [&str; 9] = [
+        "summary", "analyze", "report", "events", "ops", "kernels", "memory", "modules", "steps",
     ];
     if !command.is_some_and(|c| COMMANDS.contains(&c)) {
         eprintln!(
@@ -251,7 +253,7 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
 
 /// `ops`, `kernels`, `memory` and `steps`: one view per rank, as text, CSV or JSON.
 fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
-    use crate::analysis::views::{kernel_table, memory, operators, per_rank, step_time};
+    use crate::analysis::views::{kernel_table, memory, modules, operators, per_rank, step_time};
     use crate::report::views_text as vt;
     fn json<T: serde::Serialize>(v: &T) -> String {
         serde_json::to_string_pretty(v).expect("json") + "\n"
@@ -265,6 +267,10 @@ fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
         "kernels" => {
             let r = per_rank(set, kernel_table::kernels);
             if args.json { json(&r) } else { grid_out(vt::kernels_grid(&r)) }
+        }
+        "modules" => {
+            let r = per_rank(set, modules::modules);
+            if args.json { json(&r) } else { grid_out(vt::modules_grid(&r)) }
         }
         "memory" => {
             let r = per_rank(set, memory::memory);

@@ -269,3 +269,46 @@ fn the_cli_twins_give_the_same_figures() {
     let steps_csv = cli(&["steps", "--csv", p]);
     assert!(steps_csv.lines().next().unwrap().ends_with("cpu_exec_us,other_us"));
 }
+
+/// A model `Net_0` with two `Linear` children; the second launches two kernels, the first one.
+#[test]
+fn modules_nest_and_carry_the_device_time_launched_inside_them() {
+    use profile_model::analysis::views::modules::modules;
+    let py = |name: &str, ts: i64, dur: i64| {
+        format!(r#"{{"ph":"X","cat":"python_function","name":"nn.Module: {name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#)
+    };
+    let launch = |ts: i64, corr: i64, kdur: i64| {
+        format!(
+            r#"{{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":{ts},"dur":2,"args":{{"correlation":{corr}}}}},
+               {{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":{},"dur":{kdur},"args":{{"correlation":{corr},"stream":7}}}}"#,
+            ts + 50
+        )
+    };
+    let ev = [
+        py("Net_0", 0, 100),
+        py("Linear_0", 10, 20),
+        launch(12, 1, 5),
+        py("Linear_1", 40, 30),
+        launch(45, 2, 7),
+        launch(50, 3, 11),
+        py("Net_0", 200, 10),
+    ];
+    let text = format!(r#"{{"traceEvents":[{}]}}"#, ev.join(","));
+    let t = profile_model::table::load_bytes("m.json", text.as_bytes()).unwrap();
+    let got = modules(&t);
+    let rows: Vec<(&str, u64, f64, f64)> = got
+        .rows
+        .iter()
+        .map(|r| (r.path.as_str(), r.calls, r.host_us, r.device_us))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("Net_0", 2, 110.0, 23.0),
+            ("Net_0/Linear_1", 1, 30.0, 18.0),
+            ("Net_0/Linear_0", 1, 20.0, 5.0),
+        ]
+    );
+    let none = modules(&load_path(&common::traces_dir().join("hta__critical_path_alexnet.json.gz")).unwrap());
+    assert!(none.rows.is_empty() && none.note.contains("with_stack=True"));
+}

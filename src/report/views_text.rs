@@ -3,6 +3,7 @@
 
 use crate::analysis::views::kernel_table::KernelsResult;
 use crate::analysis::views::memory::MemoryResult;
+use crate::analysis::views::modules::ModulesResult;
 use crate::analysis::views::operators::OperatorsResult;
 use crate::analysis::views::step_time::{StepCategory, StepTime, StepTimeResult};
 use crate::analysis::views::RankView;
@@ -239,4 +240,22 @@ pub fn memory_text(ranks: &[RankView<MemoryResult>]) -> String {
         }
     }
     out
+}
+
+/// The module tree of every rank, indented by depth in the name column.
+pub fn modules_grid(ranks: &[RankView<ModulesResult>]) -> Grid {
+    let mut g = Grid::new(&["rank", "module", "path", "calls", "host_us", "device_us"]);
+    for rv in ranks {
+        for m in &rv.result.rows {
+            g.rows.push(vec![
+                rv.rank.to_string(),
+                format!("{}{}", "  ".repeat(m.depth as usize), m.name),
+                m.path.clone(),
+                m.calls.to_string(),
+                num(m.host_us),
+                num(m.device_us),
+            ]);
+        }
+    }
+    g
 }

@@ -4,6 +4,7 @@
 
 pub mod kernel_table;
 pub mod memory;
+pub mod modules;
 pub mod operators;
 pub mod step_time;
 
