@@ -22,6 +22,7 @@ pub mod markdown;
 pub mod page_state;
 pub mod patterns;
 pub mod perfetto;
+pub mod profile_views;
 pub mod redact;
 pub mod report_view;
 pub mod rules;

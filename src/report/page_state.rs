@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
+use crate::analysis::views::RankViews;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
@@ -29,6 +30,8 @@ pub struct Shown {
     pub analyses: [Option<Analyses>; 2],
     /// Two runs of the loaded files compared, once asked for.
     pub comparison: Option<Comparison>,
+    /// The TensorBoard-style views of every rank, once asked for.
+    pub views: Option<Vec<RankViews>>,
 }
 
 /// The diagnosis as it is, and with kernel and op names replaced by hashes.
@@ -144,6 +147,8 @@ pub struct PageState {
     pub revision: u64,
     /// The load running compares two runs: the files of the baseline, compared once loaded.
     pub pending_compare: Option<Vec<String>>,
+    /// The views were asked of the worker and have not come yet.
+    pub views_asked: bool,
     /// A comparison was asked of the worker and has not come yet.
     pub comparing: bool,
     /// The timeline's last answer (about the picked rank, from the worker holding the trace).
@@ -171,6 +176,7 @@ impl Default for PageState {
             revision: 0,
             pending_compare: None,
             comparing: false,
+            views_asked: false,
             timeline: None,
             event_details: None,
             timeline_focus: None,
@@ -332,6 +338,32 @@ impl PageState {
         self.comparing = false;
         if let Some(s) = self.shown_mut() {
             s.comparison = Some(comparison);
+        }
+        self.revision += 1;
+    }
+
+    /// The views (operators, kernels, step time, memory, modules) are wanted: asked of the worker
+    /// once per loaded set. Nothing is posted when they are here, asked already, or no worker holds
+    /// the trace (restored results: the views need the file again).
+    pub fn ask_views(&mut self) -> Vec<Effect> {
+        if !self.worker_answers() || self.views_asked {
+            return Vec::new();
+        }
+        if self.shown().is_some_and(|s| s.views.is_some()) {
+            return Vec::new();
+        }
+        self.views_asked = true;
+        vec![Effect::Post(ToWorker::Views)]
+    }
+
+    /// The current worker's views.
+    pub fn views(&mut self, views: Vec<RankViews>) {
+        if !self.worker_answers() {
+            return;
+        }
+        self.views_asked = false;
+        if let Some(s) = self.shown_mut() {
+            s.views = Some(views);
         }
         self.revision += 1;
     }
@@ -527,6 +559,7 @@ impl PageState {
         self.timeline_focus = None;
         self.timeline = None;
         self.event_details = None;
+        self.views_asked = false;
     }
 
     /// The timeline asks what is visible of the picked rank. Refused (nothing posted) when no
@@ -690,6 +723,7 @@ impl PageState {
                 report: saved.report,
                 analyses,
                 comparison: None,
+                views: None,
             }),
             why: Detached::Saved,
         };

@@ -469,3 +469,35 @@ fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     s.start_load(None);
     assert_eq!(s.timeline_focus, None);
 }
+
+fn posts_views(effects: &[Effect]) -> bool {
+    has(effects, |e| matches!(e, Effect::Post(ToWorker::Views)))
+}
+
+fn some_views() -> Vec<RankViews> {
+    vec![RankViews {
+        rank: 0,
+        ..Default::default()
+    }]
+}
+
+#[test]
+fn the_views_are_asked_once_per_trace_and_only_of_a_worker_holding_it() {
+    let mut s = loaded_state("a.json");
+    assert!(posts_views(&s.ask_views()));
+    assert!(s.ask_views().is_empty(), "asked already");
+    s.views(some_views());
+    assert!(s.shown().unwrap().views.is_some());
+    assert!(s.ask_views().is_empty(), "they are here");
+    // A new load: the old views go with the old trace, and an answer that comes during the load
+    // is not taken for the new one.
+    s.start_load(Some("b.json:10:0".into()));
+    s.views(some_views());
+    s.loaded(set("b.json"));
+    assert!(s.shown().unwrap().views.is_none());
+    assert!(posts_views(&s.ask_views()));
+    // Results without a worker (the worker died): nothing is asked.
+    let mut d = loaded_state("c.json");
+    d.current_worker_died("The page's worker failed".into());
+    assert!(d.ask_views().is_empty());
+}

@@ -48,6 +48,8 @@ pub enum ToWorker {
     Perfetto { rank_index: usize },
     /// The details of one event of rank `rank_index` (the timeline's details panel).
     EventDetails { rank_index: usize, row: u32 },
+    /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank.
+    Views,
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
     /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
     Read { job: u32 },
@@ -234,6 +236,8 @@ pub enum FromWorker {
     EventDetails(Box<EventDetails>),
     /// The event a [`ToWorker::Locate`] found.
     Located(Located),
+    /// The TensorBoard-style views of every rank.
+    Views(Vec<crate::analysis::views::RankViews>),
     /// A file for the user to save.
     Download {
         file_name: String,

@@ -188,11 +188,15 @@ fn row(t: &TraceTable, name: u32, a: Acc) -> KernelRow {
 
 /// The kernels of one table (kernel events: copies and sets are in the memory analyses).
 pub fn kernels(t: &TraceTable) -> KernelsResult {
-    let h = HostOps::new(t);
+    kernels_in(t, &HostOps::new(t))
+}
+
+/// The kernels of one table whose call stacks are built.
+pub fn kernels_in(t: &TraceTable, h: &HostOps) -> KernelsResult {
     let args = LaunchArgs::of(t);
     let mut by_name: HashMap<u32, Acc> = HashMap::new();
     for r in (0..t.len()).filter(|&r| h.frame.member[r] && t.kind_at(r) == EventKind::Kernel) {
-        add(by_name.entry(t.name_id(r)).or_default(), t, &h, &args, r);
+        add(by_name.entry(t.name_id(r)).or_default(), t, h, &args, r);
     }
     let mut rows: Vec<KernelRow> = by_name.into_iter().map(|(n, a)| row(t, n, a)).collect();
     rows.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)));

@@ -187,6 +187,11 @@ fn device_memory(t: &TraceTable, h: &HostOps, ops: &HashMap<(&str, &str), Vec<us
 
 /// The memory of one table.
 pub fn memory(t: &TraceTable) -> MemoryResult {
+    memory_in(t, None)
+}
+
+/// The memory of one table, with its call stacks when they are built already.
+pub fn memory_in(t: &TraceTable, built: Option<&HostOps>) -> MemoryResult {
     let by_device = events(t);
     if by_device.is_empty() {
         return MemoryResult {
@@ -194,7 +199,14 @@ pub fn memory(t: &TraceTable) -> MemoryResult {
             note: "the trace has no [memory] events: record with torch.profiler.profile(profile_memory=True, record_shapes=True) to see allocations".into(),
         };
     }
-    let h = HostOps::new(t);
+    let own;
+    let h = match built {
+        Some(h) => h,
+        None => {
+            own = HostOps::new(t);
+            &own
+        }
+    };
     let mut ops: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
     for r in (0..t.len()).filter(|&r| h.op_of[r] == r as u32) {
         ops.entry((t.pid_at(r), t.tid_at(r))).or_default().push(r);
@@ -205,7 +217,7 @@ pub fn memory(t: &TraceTable) -> MemoryResult {
     MemoryResult {
         devices: by_device
             .iter()
-            .map(|(&d, ev)| device_memory(t, &h, &ops, d, ev))
+            .map(|(&d, ev)| device_memory(t, h, &ops, d, ev))
             .collect(),
         note: String::new(),
     }

@@ -111,3 +111,35 @@ pub fn per_rank<T>(
         })
         .collect()
 }
+
+/// Every view of one rank, from one set of call stacks.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RankViews {
+    pub rank: i64,
+    pub operators: operators::OperatorsResult,
+    pub operators_by_shape: operators::OperatorsResult,
+    pub kernels: kernel_table::KernelsResult,
+    pub step_time: step_time::StepTimeResult,
+    pub memory: memory::MemoryResult,
+    pub modules: modules::ModulesResult,
+}
+
+impl RankViews {
+    pub fn of(rank: i64, t: &TraceTable) -> RankViews {
+        let h = HostOps::new(t);
+        RankViews {
+            rank,
+            operators: operators::operators_in(t, &h, false),
+            operators_by_shape: operators::operators_in(t, &h, true),
+            kernels: kernel_table::kernels_in(t, &h),
+            step_time: step_time::step_time_in(t, &h),
+            memory: memory::memory_in(t, Some(&h)),
+            modules: modules::modules_in(t, &h),
+        }
+    }
+}
+
+/// Every view of every rank of a set.
+pub fn all_views(set: &crate::table::TraceSet) -> Vec<RankViews> {
+    set.ranks.iter().map(|r| RankViews::of(r.rank, &r.table)).collect()
+}

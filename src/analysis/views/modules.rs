@@ -73,8 +73,12 @@ fn paths(t: &TraceTable, h: &HostOps) -> Vec<Option<String>> {
 
 /// The module tree of one table.
 pub fn modules(t: &TraceTable) -> ModulesResult {
-    let h = HostOps::new(t);
-    let path = paths(t, &h);
+    modules_in(t, &HostOps::new(t))
+}
+
+/// The module tree of one table whose call stacks are built.
+pub fn modules_in(t: &TraceTable, h: &HostOps) -> ModulesResult {
+    let path = paths(t, h);
     let mut by_path: BTreeMap<String, ModuleRow> = BTreeMap::new();
     for r in (0..t.len()).filter(|&r| path[r].is_some()) {
         let p = path[r].clone().unwrap_or_default();

@@ -88,8 +88,12 @@ fn sums(t: &TraceTable, h: &HostOps) -> (Sums, i64, i64) {
 
 /// The operators of one table.
 pub fn operators(t: &TraceTable, by_shape: bool) -> OperatorsResult {
-    let h = HostOps::new(t);
-    let (s, device, outside) = sums(t, &h);
+    operators_in(t, &HostOps::new(t), by_shape)
+}
+
+/// The operators of one table whose call stacks are built.
+pub fn operators_in(t: &TraceTable, h: &HostOps, by_shape: bool) -> OperatorsResult {
+    let (s, device, outside) = sums(t, h);
     let dims = by_shape.then(|| t.arg("Input Dims")).flatten();
     let mut groups: HashMap<(u32, Option<String>), OperatorRow> = HashMap::new();
     for r in (0..t.len()).filter(|&r| h.op_of[r] == r as u32) {

@@ -170,9 +170,13 @@ fn average(steps: &[StepTime]) -> Option<StepTime> {
 
 /// Step time of one table.
 pub fn step_time(t: &TraceTable) -> StepTimeResult {
-    let h = HostOps::new(t);
-    let segs = segments(t, &h);
-    let wins = windows(t, &h);
+    step_time_in(t, &HostOps::new(t))
+}
+
+/// Step time of one table whose call stacks are built.
+pub fn step_time_in(t: &TraceTable, h: &HostOps) -> StepTimeResult {
+    let segs = segments(t, h);
+    let wins = windows(t, h);
     let has_steps = wins.first().is_some_and(|w| w.0.is_some());
     let steps: Vec<StepTime> = wins
         .into_iter()

@@ -296,7 +296,7 @@ impl AnalysesModel {
     }
 }
 
-fn part_figures(part: &Part) -> Vec<&Figure> {
+pub(crate) fn part_figures(part: &Part) -> Vec<&Figure> {
     match part {
         Part::Facts(facts) => facts.iter().map(|f| &f.figure).collect(),
         Part::Table(t) | Part::Folded { table: t, .. } => t

@@ -1,0 +1,93 @@
+//! The views' model (overview, operators, kernels, memory, modules): every figure is the view
+//! result's own number, every `data-metric` name is documented, and no figure repeats in a context.
+
+mod common;
+
+use std::collections::HashSet;
+
+use profile_model::analysis::views::step_time::StepCategory;
+use profile_model::analysis::views::RankViews;
+use profile_model::report::profile_views::{step_bars, view, ViewId, ViewPart};
+use profile_model::table::load_path;
+
+fn views(file: &str) -> RankViews {
+    RankViews::of(0, &load_path(&common::traces_dir().join(file)).unwrap())
+}
+
+fn context<'a>(f: &'a profile_model::report::analyses_view::Figure, key: &str) -> Option<&'a str> {
+    f.context.iter().find(|c| c.0 == key).map(|c| c.1.as_str())
+}
+
+#[test]
+fn every_figure_is_the_results_number_and_documented_once() {
+    let doc = include_str!("../src/report/profile_views.rs");
+    for file in ["hta__df_index_resolver.json.gz", "hta__critical_path_alexnet.json.gz"] {
+        let v = views(file);
+        for id in ViewId::ALL {
+            for by_shape in [false, true] {
+                let model = view(id, &v, by_shape);
+                let mut seen = HashSet::new();
+                for f in model.figures() {
+                    assert!(doc.contains(&format!("`{}`", f.metric)), "{} is not documented", f.metric);
+                    assert!(seen.insert((f.metric, f.context.clone())), "{file} {id}: {} twice in {:?}", f.metric, f.context);
+                    let name = context(f, "name");
+                    let want = match f.metric {
+                        "op-device-total-us" => {
+                            let rows = if by_shape { &v.operators_by_shape.rows } else { &v.operators.rows };
+                            let shapes = context(f, "shapes");
+                            rows.iter()
+                                .find(|r| Some(r.name.as_str()) == name && r.input_shapes.as_deref() == shapes)
+                                .map(|r| r.device_total_us)
+                        }
+                        "kernel-total-us" => v.kernels.rows.iter().find(|r| Some(r.name.as_str()) == name).map(|r| r.total_us),
+                        "memory-peak-bytes" => v
+                            .memory
+                            .devices
+                            .iter()
+                            .find(|d| Some(d.device.as_str()) == context(f, "device"))
+                            .map(|d| d.peak_allocated_bytes as f64),
+                        "step-total-us" => match context(f, "step") {
+                            Some("average") => v.step_time.average.as_ref().map(|a| a.total_us),
+                            Some("all") => v.step_time.steps.iter().find(|s| s.step.is_none()).map(|s| s.total_us),
+                            Some(n) => v.step_time.steps.iter().find(|s| s.step.map(|x| x.to_string()).as_deref() == Some(n)).map(|s| s.total_us),
+                            None => None,
+                        },
+                        _ => Some(f.value),
+                    };
+                    assert_eq!(want, Some(f.value), "{file} {id} {} {:?}", f.metric, f.context);
+                }
+            }
+        }
+    }
+}
+
+/// The segments of a bar sit end to end and the longest bar fills the scale.
+#[test]
+fn step_bars_share_one_scale() {
+    let v = views("hta__df_index_resolver.json.gz");
+    let bars = step_bars(&v.step_time);
+    assert_eq!(bars.bars.len(), v.step_time.steps.len() + 1, "the steps and the average");
+    let mut widest: f64 = 0.0;
+    for b in &bars.bars {
+        let mut at = 0.0;
+        for s in &b.segments {
+            assert!((s.start_pct - at).abs() < 1e-9);
+            at += s.width_pct;
+        }
+        widest = widest.max(at);
+        let sum: f64 = b.segments.iter().map(|s| s.figure.value).sum();
+        assert!((sum - b.total.value).abs() < 1e-6 * b.total.value.max(1.0));
+    }
+    assert!((widest - 100.0).abs() < 1e-6, "{widest}");
+    assert!(bars.bars[0].segments.iter().any(|s| s.category == StepCategory::Kernel));
+}
+
+#[test]
+fn views_without_their_data_say_how_to_record_it() {
+    let v = views("hta__critical_path_alexnet.json.gz");
+    for (id, words) in [(ViewId::Memory, "profile_memory=True"), (ViewId::Modules, "with_stack=True")] {
+        let model = view(id, &v, false);
+        let said = model.parts.iter().any(|p| matches!(p, ViewPart::Part(profile_model::report::analyses_view::Part::Muted(t)) if t.contains(words)));
+        assert!(said, "{id}");
+    }
+}
