@@ -496,3 +496,19 @@ impl View {
             .collect()
     }
 }
+
+/// The view of the rows whose name contains `text` (any case; empty: every row): operators and
+/// kernels by name, modules by path, before the tables are cut to their first rows.
+pub fn filtered_view(id: ViewId, v: &RankViews, by_shape: bool, text: &str) -> View {
+    let needle = text.trim().to_lowercase();
+    if needle.is_empty() {
+        return view(id, v, by_shape);
+    }
+    let hit = |name: &str| name.to_lowercase().contains(&needle);
+    let mut v = v.clone();
+    v.operators.rows.retain(|r| hit(&r.name));
+    v.operators_by_shape.rows.retain(|r| hit(&r.name));
+    v.kernels.rows.retain(|r| hit(&r.name));
+    v.modules.rows.retain(|r| hit(&r.path));
+    view(id, &v, by_shape)
+}

@@ -66,7 +66,7 @@ fn AnalysisBlock(block: Block, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView
 }
 
 #[component]
-fn PartView(part: Part) -> impl IntoView {
+pub(crate) fn PartView(part: Part) -> impl IntoView {
     match part {
         Part::Intro(text) => view! { <p class="muted"><Inlines text/></p> }.into_any(),
         Part::RankLabel(rank) => view! {
@@ -137,7 +137,7 @@ fn StackedBar(parts: Vec<BarPart>) -> impl IntoView {
 }
 
 /// The `data-*` attributes of a figure's context.
-fn context_attributes(figure: &Figure) -> Vec<AnyAttribute> {
+pub(crate) fn context_attributes(figure: &Figure) -> Vec<AnyAttribute> {
     figure
         .context
         .iter()

@@ -17,6 +17,7 @@ mod status;
 mod summary;
 mod timeline;
 mod view;
+mod views;
 
 use std::cell::RefCell;
 
@@ -376,6 +377,10 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
         FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
+        FromWorker::Views(views) => apply(state, |p| {
+            p.views(views);
+            Vec::new()
+        }),
         FromWorker::Located(at) => {
             apply(state, |p| p.located(at));
             scroll_to(state.timeline_panel);

@@ -44,6 +44,7 @@ pub fn app(state: AppState) -> impl IntoView {
             {move || has_results.get().then(|| view! { <ReportPanel state/> })}
             {move || has_results.get().then(|| view! { <super::timeline::TimelinePanel state/> })}
             {move || has_results.get().then(|| deeper(state))}
+            {move || has_results.get().then(|| view! { <super::views::ViewsPanel state/> })}
             {move || has_results.get().then(|| super::explore::explore(state))}
         </main>
         <footer class="wrap">
