@@ -91,3 +91,31 @@ fn views_without_their_data_say_how_to_record_it() {
         assert!(said, "{id}");
     }
 }
+
+/// The views cross from the worker to the page as the typed message, and come back equal.
+#[test]
+fn the_views_cross_the_worker_boundary_unchanged() {
+    use profile_model::worker::protocol::FromWorker;
+    for file in ["hta__df_index_resolver.json.gz", "hta__nccl_data.json.gz"] {
+        let set = profile_model::table::TraceSet::single(load_path(&common::traces_dir().join(file)).unwrap());
+        let views = profile_model::analysis::views::all_views(&set);
+        let text = serde_json::to_string(&FromWorker::Views { views: views.clone() }).unwrap();
+        let FromWorker::Views { views: back } = serde_json::from_str(&text).unwrap() else {
+            panic!("a Views message comes back as one");
+        };
+        for (b, v) in back.iter().zip(&views) {
+            assert_eq!(b.operators, v.operators, "{file} operators");
+            assert_eq!(b.operators_by_shape, v.operators_by_shape, "{file} by shape");
+            assert_eq!(b.kernels, v.kernels, "{file} kernels");
+            assert_eq!(b.step_time, v.step_time, "{file} steps");
+            assert_eq!(b.modules, v.modules, "{file} modules");
+            for (x, y) in b.memory.devices.iter().zip(&v.memory.devices) {
+                for (p, q) in x.curve.iter().zip(&y.curve) {
+                    assert_eq!(p, q, "{file} curve");
+                }
+                assert_eq!(x, y, "{file} memory");
+            }
+        }
+        assert_eq!(back, views, "{file}");
+    }
+}

@@ -377,7 +377,7 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
         FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
-        FromWorker::Views(views) => apply(state, |p| {
+        FromWorker::Views { views } => apply(state, |p| {
             p.views(views);
             Vec::new()
         }),

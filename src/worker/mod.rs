@@ -187,7 +187,9 @@ fn on_message(event: MessageEvent) {
             })
         }
         ToWorker::Perfetto { rank_index } => with_set(|set| perfetto(set, rank_index)),
-        ToWorker::Views => with_set(|set| FromWorker::Views(crate::analysis::views::all_views(set))),
+        ToWorker::Views => with_set(|set| FromWorker::Views {
+            views: crate::analysis::views::all_views(set),
+        }),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)

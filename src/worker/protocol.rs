@@ -237,7 +237,9 @@ pub enum FromWorker {
     /// The event a [`ToWorker::Locate`] found.
     Located(Located),
     /// The TensorBoard-style views of every rank.
-    Views(Vec<crate::analysis::views::RankViews>),
+    Views {
+        views: Vec<crate::analysis::views::RankViews>,
+    },
     /// A file for the user to save.
     Download {
         file_name: String,
