@@ -262,15 +262,27 @@ fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
     match view {
         "ops" => {
             let r = per_rank(set, |t| operators::operators(t, args.by_shape));
-            if args.json { json(&r) } else { grid_out(vt::operators_grid(&r)) }
+            if args.json {
+                json(&r)
+            } else {
+                grid_out(vt::operators_grid(&r))
+            }
         }
         "kernels" => {
             let r = per_rank(set, kernel_table::kernels);
-            if args.json { json(&r) } else { grid_out(vt::kernels_grid(&r)) }
+            if args.json {
+                json(&r)
+            } else {
+                grid_out(vt::kernels_grid(&r))
+            }
         }
         "modules" => {
             let r = per_rank(set, modules::modules);
-            if args.json { json(&r) } else { grid_out(vt::modules_grid(&r)) }
+            if args.json {
+                json(&r)
+            } else {
+                grid_out(vt::modules_grid(&r))
+            }
         }
         "memory" => {
             let r = per_rank(set, memory::memory);
@@ -284,7 +296,11 @@ fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
         }
         _ => {
             let r = per_rank(set, step_time::step_time);
-            if args.json { json(&r) } else { grid_out(vt::steps_grid(&r)) }
+            if args.json {
+                json(&r)
+            } else {
+                grid_out(vt::steps_grid(&r))
+            }
         }
     }
 }

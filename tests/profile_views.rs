@@ -21,25 +21,49 @@ fn context<'a>(f: &'a profile_model::report::analyses_view::Figure, key: &str) -
 #[test]
 fn every_figure_is_the_results_number_and_documented_once() {
     let doc = include_str!("../src/report/profile_views.rs");
-    for file in ["hta__df_index_resolver.json.gz", "hta__critical_path_alexnet.json.gz"] {
+    for file in [
+        "hta__df_index_resolver.json.gz",
+        "hta__critical_path_alexnet.json.gz",
+    ] {
         let v = views(file);
         for id in ViewId::ALL {
             for by_shape in [false, true] {
                 let model = view(id, &v, by_shape);
                 let mut seen = HashSet::new();
                 for f in model.figures() {
-                    assert!(doc.contains(&format!("`{}`", f.metric)), "{} is not documented", f.metric);
-                    assert!(seen.insert((f.metric, f.context.clone())), "{file} {id}: {} twice in {:?}", f.metric, f.context);
+                    assert!(
+                        doc.contains(&format!("`{}`", f.metric)),
+                        "{} is not documented",
+                        f.metric
+                    );
+                    assert!(
+                        seen.insert((f.metric, f.context.clone())),
+                        "{file} {id}: {} twice in {:?}",
+                        f.metric,
+                        f.context
+                    );
                     let name = context(f, "name");
                     let want = match f.metric {
                         "op-device-total-us" => {
-                            let rows = if by_shape { &v.operators_by_shape.rows } else { &v.operators.rows };
+                            let rows = if by_shape {
+                                &v.operators_by_shape.rows
+                            } else {
+                                &v.operators.rows
+                            };
                             let shapes = context(f, "shapes");
                             rows.iter()
-                                .find(|r| Some(r.name.as_str()) == name && r.input_shapes.as_deref() == shapes)
+                                .find(|r| {
+                                    Some(r.name.as_str()) == name
+                                        && r.input_shapes.as_deref() == shapes
+                                })
                                 .map(|r| r.device_total_us)
                         }
-                        "kernel-total-us" => v.kernels.rows.iter().find(|r| Some(r.name.as_str()) == name).map(|r| r.total_us),
+                        "kernel-total-us" => v
+                            .kernels
+                            .rows
+                            .iter()
+                            .find(|r| Some(r.name.as_str()) == name)
+                            .map(|r| r.total_us),
                         "memory-peak-bytes" => v
                             .memory
                             .devices
@@ -48,13 +72,29 @@ fn every_figure_is_the_results_number_and_documented_once() {
                             .map(|d| d.peak_allocated_bytes as f64),
                         "step-total-us" => match context(f, "step") {
                             Some("average") => v.step_time.average.as_ref().map(|a| a.total_us),
-                            Some("all") => v.step_time.steps.iter().find(|s| s.step.is_none()).map(|s| s.total_us),
-                            Some(n) => v.step_time.steps.iter().find(|s| s.step.map(|x| x.to_string()).as_deref() == Some(n)).map(|s| s.total_us),
+                            Some("all") => v
+                                .step_time
+                                .steps
+                                .iter()
+                                .find(|s| s.step.is_none())
+                                .map(|s| s.total_us),
+                            Some(n) => v
+                                .step_time
+                                .steps
+                                .iter()
+                                .find(|s| s.step.map(|x| x.to_string()).as_deref() == Some(n))
+                                .map(|s| s.total_us),
                             None => None,
                         },
                         _ => Some(f.value),
                     };
-                    assert_eq!(want, Some(f.value), "{file} {id} {} {:?}", f.metric, f.context);
+                    assert_eq!(
+                        want,
+                        Some(f.value),
+                        "{file} {id} {} {:?}",
+                        f.metric,
+                        f.context
+                    );
                 }
             }
         }
@@ -66,7 +106,11 @@ fn every_figure_is_the_results_number_and_documented_once() {
 fn step_bars_share_one_scale() {
     let v = views("hta__df_index_resolver.json.gz");
     let bars = step_bars(&v.step_time);
-    assert_eq!(bars.bars.len(), v.step_time.steps.len() + 1, "the steps and the average");
+    assert_eq!(
+        bars.bars.len(),
+        v.step_time.steps.len() + 1,
+        "the steps and the average"
+    );
     let mut widest: f64 = 0.0;
     for b in &bars.bars {
         let mut at = 0.0;
@@ -79,13 +123,19 @@ fn step_bars_share_one_scale() {
         assert!((sum - b.total.value).abs() < 1e-6 * b.total.value.max(1.0));
     }
     assert!((widest - 100.0).abs() < 1e-6, "{widest}");
-    assert!(bars.bars[0].segments.iter().any(|s| s.category == StepCategory::Kernel));
+    assert!(bars.bars[0]
+        .segments
+        .iter()
+        .any(|s| s.category == StepCategory::Kernel));
 }
 
 #[test]
 fn views_without_their_data_say_how_to_record_it() {
     let v = views("hta__critical_path_alexnet.json.gz");
-    for (id, words) in [(ViewId::Memory, "profile_memory=True"), (ViewId::Modules, "with_stack=True")] {
+    for (id, words) in [
+        (ViewId::Memory, "profile_memory=True"),
+        (ViewId::Modules, "with_stack=True"),
+    ] {
         let model = view(id, &v, false);
         let said = model.parts.iter().any(|p| matches!(p, ViewPart::Part(profile_model::report::analyses_view::Part::Muted(t)) if t.contains(words)));
         assert!(said, "{id}");
@@ -97,15 +147,23 @@ fn views_without_their_data_say_how_to_record_it() {
 fn the_views_cross_the_worker_boundary_unchanged() {
     use profile_model::worker::protocol::FromWorker;
     for file in ["hta__df_index_resolver.json.gz", "hta__nccl_data.json.gz"] {
-        let set = profile_model::table::TraceSet::single(load_path(&common::traces_dir().join(file)).unwrap());
+        let set = profile_model::table::TraceSet::single(
+            load_path(&common::traces_dir().join(file)).unwrap(),
+        );
         let views = profile_model::analysis::views::all_views(&set);
-        let text = serde_json::to_string(&FromWorker::Views { views: views.clone() }).unwrap();
+        let text = serde_json::to_string(&FromWorker::Views {
+            views: views.clone(),
+        })
+        .unwrap();
         let FromWorker::Views { views: back } = serde_json::from_str(&text).unwrap() else {
             panic!("a Views message comes back as one");
         };
         for (b, v) in back.iter().zip(&views) {
             assert_eq!(b.operators, v.operators, "{file} operators");
-            assert_eq!(b.operators_by_shape, v.operators_by_shape, "{file} by shape");
+            assert_eq!(
+                b.operators_by_shape, v.operators_by_shape,
+                "{file} by shape"
+            );
             assert_eq!(b.kernels, v.kernels, "{file} kernels");
             assert_eq!(b.step_time, v.step_time, "{file} steps");
             assert_eq!(b.modules, v.modules, "{file} modules");

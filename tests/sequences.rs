@@ -393,7 +393,11 @@ fn the_analysed_steps_bound_the_sequences_and_the_critical_path() {
     use profile_model::table::TraceSet;
     let steps = r#"{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":900},
         {"ph":"X","cat":"user_annotation","name":"ProfilerStep#2","pid":1,"tid":1,"ts":1000,"dur":900},"#;
-    let text = small_trace().replacen(r#"{"traceEvents":["#, &format!(r#"{{"traceEvents":[{steps}"#), 1);
+    let text = small_trace().replacen(
+        r#"{"traceEvents":["#,
+        &format!(r#"{{"traceEvents":[{steps}"#),
+        1,
+    );
     let set = TraceSet::single(load_bytes("steps.json", text.as_bytes()).unwrap());
     // The shallowest operators are the steps themselves: count the kernels their patterns hold.
     let pattern_kernels = |rows: &[profile_model::analysis::sequences::SequenceRow]| -> u64 {
@@ -401,7 +405,12 @@ fn the_analysed_steps_bound_the_sequences_and_the_critical_path() {
             .map(|r| r.count * (r.pattern.split('|').count() as u64 - 1))
             .sum()
     };
-    let seq = |opts: &AnalysisOptions| analyze(&set, opts).frequent_kernel_sequences[0].result.rows.clone();
+    let seq = |opts: &AnalysisOptions| {
+        analyze(&set, opts).frequent_kernel_sequences[0]
+            .result
+            .rows
+            .clone()
+    };
     assert_eq!(pattern_kernels(&seq(&AnalysisOptions::default())), 6);
     assert_eq!(
         pattern_kernels(&seq(&AnalysisOptions {

@@ -26,7 +26,9 @@ fn events(file: &str) -> Vec<Value> {
     let bytes = std::fs::read(common::traces_dir().join(file)).unwrap();
     let mut text = Vec::new();
     if bytes.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut text).unwrap();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut text)
+            .unwrap();
     } else {
         text = bytes;
     }
@@ -74,8 +76,13 @@ fn device_time_by_op(s: &[Span]) -> (HashMap<String, f64>, HashMap<String, f64>)
         .collect();
     let ops: Vec<&Span> = s.iter().filter(|x| x.cat == "cpu_op").collect();
     let (mut own, mut total) = (HashMap::new(), HashMap::new());
-    for k in s.iter().filter(|x| matches!(x.cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset")) {
-        let Some(r) = k.corr.and_then(|c| runtime.get(&c)) else { continue };
+    for k in s
+        .iter()
+        .filter(|x| matches!(x.cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset"))
+    {
+        let Some(r) = k.corr.and_then(|c| runtime.get(&c)) else {
+            continue;
+        };
         let around: Vec<&&Span> = ops
             .iter()
             .filter(|o| o.thread == r.thread && o.ts <= r.ts && r.ts + r.dur <= o.ts + o.dur)
@@ -106,25 +113,58 @@ fn operators_device_and_host_time_match_a_brute_force_join() {
             e.0 += 1;
             e.1 += o.dur;
         }
-        assert_eq!(got.rows.len(), host.len(), "{file}: one row per operator name");
+        assert_eq!(
+            got.rows.len(),
+            host.len(),
+            "{file}: one row per operator name"
+        );
         for r in &got.rows {
             let (calls, host_total) = host[&r.name];
             assert_eq!(r.calls, calls, "{file} {}", r.name);
-            assert!(close(r.host_total_us, host_total), "{file} {} host {} vs {host_total}", r.name, r.host_total_us);
-            assert!(r.host_self_us <= r.host_total_us + 0.01, "{file} {}", r.name);
+            assert!(
+                close(r.host_total_us, host_total),
+                "{file} {} host {} vs {host_total}",
+                r.name,
+                r.host_total_us
+            );
+            assert!(
+                r.host_self_us <= r.host_total_us + 0.01,
+                "{file} {}",
+                r.name
+            );
             let want_own = own.get(&r.name).copied().unwrap_or(0.0);
             let want_total = total.get(&r.name).copied().unwrap_or(0.0);
-            assert!(close(r.device_self_us, want_own), "{file} {} device self {} vs {want_own}", r.name, r.device_self_us);
-            assert!(close(r.device_total_us, want_total), "{file} {} device total {} vs {want_total}", r.name, r.device_total_us);
+            assert!(
+                close(r.device_self_us, want_own),
+                "{file} {} device self {} vs {want_own}",
+                r.name,
+                r.device_self_us
+            );
+            assert!(
+                close(r.device_total_us, want_total),
+                "{file} {} device total {} vs {want_total}",
+                r.name,
+                r.device_total_us
+            );
         }
         let device: f64 = s
             .iter()
             .filter(|x| matches!(x.cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset"))
             .map(|x| x.dur)
             .sum();
-        assert!(close(got.device_time_us, device), "{file}: {} vs {device}", got.device_time_us);
+        assert!(
+            close(got.device_time_us, device),
+            "{file}: {} vs {device}",
+            got.device_time_us
+        );
         let launched: f64 = own.values().sum();
-        assert!(close(got.device_time_us - got.device_time_outside_ops_us, launched), "{file}");
+        assert!(
+            close(
+                got.device_time_us - got.device_time_outside_ops_us,
+                launched
+            ),
+            "{file}"
+        );
     }
 }
 
@@ -160,14 +200,24 @@ fn kernels_match_the_kernel_events() {
         for r in &got.rows {
             let (calls, total, min) = want[&r.name];
             assert_eq!(r.calls, calls, "{file} {}", r.name);
-            assert!(close(r.total_us, total) && close(r.min_us, min), "{file} {}", r.name);
+            assert!(
+                close(r.total_us, total) && close(r.min_us, min),
+                "{file} {}",
+                r.name
+            );
             assert!(close(r.mean_us * calls as f64, total), "{file} {}", r.name);
         }
-        let tc: f64 = s.iter().filter(|x| x.cat == "kernel" && uses_tensor_cores(&x.name)).map(|x| x.dur).sum();
+        let tc: f64 = s
+            .iter()
+            .filter(|x| x.cat == "kernel" && uses_tensor_cores(&x.name))
+            .map(|x| x.dur)
+            .sum();
         assert!(close(got.tensor_core_time_us, tc), "{file}");
     }
     assert!(uses_tensor_cores("volta_h884gemm_64x64_ldg8_nn"));
-    assert!(uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"));
+    assert!(uses_tensor_cores(
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+    ));
     assert!(!uses_tensor_cores("volta_sgemm_128x64_nn"));
 }
 
@@ -175,7 +225,11 @@ fn kernels_match_the_kernel_events() {
 /// (non-communication) kernels clipped to the step's window; the parts sum to the window.
 #[test]
 fn step_time_parts_sum_to_the_step_and_kernels_come_first() {
-    for file in ["hta__critical_path_alexnet.json.gz", "hta__nccl_data.json.gz", "hta__sampled_rank-0.json.gz"] {
+    for file in [
+        "hta__critical_path_alexnet.json.gz",
+        "hta__nccl_data.json.gz",
+        "hta__sampled_rank-0.json.gz",
+    ] {
         let s = spans(file);
         let t = load_path(&common::traces_dir().join(file)).unwrap();
         let got = step_time(&t);
@@ -188,7 +242,12 @@ fn step_time_parts_sum_to_the_step_and_kernels_come_first() {
         kernels.sort_by(|a, b| a.0.total_cmp(&b.0));
         for st in &got.steps {
             let sum: f64 = st.parts.iter().map(|p| p.1).sum();
-            assert!(close(sum, st.total_us), "{file} step {:?}: {sum} vs {}", st.step, st.total_us);
+            assert!(
+                close(sum, st.total_us),
+                "{file} step {:?}: {sum} vs {}",
+                st.step,
+                st.total_us
+            );
             // Union of the kernels clipped to [start, end).
             let (mut union, mut reach) = (0.0, st.start_us);
             for &(a, b) in &kernels {
@@ -198,8 +257,17 @@ fn step_time_parts_sum_to_the_step_and_kernels_come_first() {
                     reach = b;
                 }
             }
-            let kernel = st.parts.iter().find(|p| p.0 == StepCategory::Kernel).unwrap().1;
-            assert!((kernel - union).abs() <= 0.01 + 1e-6 * union, "{file} step {:?}: {kernel} vs {union}", st.step);
+            let kernel = st
+                .parts
+                .iter()
+                .find(|p| p.0 == StepCategory::Kernel)
+                .unwrap()
+                .1;
+            assert!(
+                (kernel - union).abs() <= 0.01 + 1e-6 * union,
+                "{file} step {:?}: {kernel} vs {union}",
+                st.step
+            );
         }
         for w in got.steps.windows(2) {
             assert!(w[0].end_us <= w[1].start_us + 1e-6, "{file}: steps overlap");
@@ -214,7 +282,10 @@ fn memory_peak_is_the_largest_total_allocated() {
     let mut peak: HashMap<(i64, i64), (i64, u64)> = HashMap::new();
     for e in ev.iter().filter(|e| e["name"] == "[memory]") {
         let a = &e["args"];
-        let key = (a["Device Type"].as_i64().unwrap(), a["Device Id"].as_i64().unwrap());
+        let key = (
+            a["Device Type"].as_i64().unwrap(),
+            a["Device Id"].as_i64().unwrap(),
+        );
         let p = peak.entry(key).or_insert((i64::MIN, 0));
         p.0 = p.0.max(a["Total Allocated"].as_i64().unwrap());
         p.1 += 1;
@@ -226,11 +297,16 @@ fn memory_peak_is_the_largest_total_allocated() {
         let (p, n) = peak[&(d.device_type, d.device_id)];
         assert_eq!(d.peak_allocated_bytes, p, "{}", d.device);
         assert_eq!(d.events, n, "{}", d.device);
-        assert!(d.curve.iter().any(|x| x.allocated_bytes == p), "the curve keeps the peak");
+        assert!(
+            d.curve.iter().any(|x| x.allocated_bytes == p),
+            "the curve keeps the peak"
+        );
         assert_eq!(d.alive_at_peak_bytes + d.allocated_before_trace_bytes, p);
         assert!(d.alive_at_peak.windows(2).all(|w| w[0].bytes >= w[1].bytes));
     }
-    let none = memory(&load_path(&common::traces_dir().join("hta__critical_path_alexnet.json.gz")).unwrap());
+    let none = memory(
+        &load_path(&common::traces_dir().join("hta__critical_path_alexnet.json.gz")).unwrap(),
+    );
     assert!(none.devices.is_empty() && none.note.contains("profile_memory=True"));
 }
 
@@ -239,7 +315,11 @@ fn cli(args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -253,21 +333,47 @@ fn the_cli_twins_give_the_same_figures() {
     let json = |cmd: &str| -> Value { serde_json::from_str(&cli(&[cmd, "--json", p])).unwrap() };
     let ops = json("ops");
     let lib = operators(&t, false);
-    assert_eq!(ops[0]["result"]["rows"].as_array().unwrap().len(), lib.rows.len());
-    assert_eq!(ops[0]["result"]["rows"][0]["name"], lib.rows[0].name.as_str());
-    assert_eq!(ops[0]["result"]["rows"][0]["device_total_us"].as_f64().unwrap(), lib.rows[0].device_total_us);
+    assert_eq!(
+        ops[0]["result"]["rows"].as_array().unwrap().len(),
+        lib.rows.len()
+    );
+    assert_eq!(
+        ops[0]["result"]["rows"][0]["name"],
+        lib.rows[0].name.as_str()
+    );
+    assert_eq!(
+        ops[0]["result"]["rows"][0]["device_total_us"]
+            .as_f64()
+            .unwrap(),
+        lib.rows[0].device_total_us
+    );
     let k = json("kernels");
-    assert_eq!(k[0]["result"]["kernel_time_us"].as_f64().unwrap(), kernels(&t).kernel_time_us);
+    assert_eq!(
+        k[0]["result"]["kernel_time_us"].as_f64().unwrap(),
+        kernels(&t).kernel_time_us
+    );
     let m = json("memory");
     let lm = memory(&t);
-    assert_eq!(m[0]["result"]["devices"][1]["peak_allocated_bytes"].as_i64().unwrap(), lm.devices[1].peak_allocated_bytes);
+    assert_eq!(
+        m[0]["result"]["devices"][1]["peak_allocated_bytes"]
+            .as_i64()
+            .unwrap(),
+        lm.devices[1].peak_allocated_bytes
+    );
     let s = json("steps");
-    assert_eq!(s[0]["result"]["steps"].as_array().unwrap().len(), step_time(&t).steps.len());
+    assert_eq!(
+        s[0]["result"]["steps"].as_array().unwrap().len(),
+        step_time(&t).steps.len()
+    );
     let csv = cli(&["ops", "--by-shape", "--csv", p]);
     assert!(csv.starts_with("rank,name,input_shapes,calls,"));
     assert_eq!(csv.lines().count(), 1 + operators(&t, true).rows.len());
     let steps_csv = cli(&["steps", "--csv", p]);
-    assert!(steps_csv.lines().next().unwrap().ends_with("cpu_exec_us,other_us"));
+    assert!(steps_csv
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("cpu_exec_us,other_us"));
 }
 
 /// A model `Net_0` with two `Linear` children; the second launches two kernels, the first one.
@@ -275,7 +381,9 @@ fn the_cli_twins_give_the_same_figures() {
 fn modules_nest_and_carry_the_device_time_launched_inside_them() {
     use profile_model::analysis::views::modules::modules;
     let py = |name: &str, ts: i64, dur: i64| {
-        format!(r#"{{"ph":"X","cat":"python_function","name":"nn.Module: {name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#)
+        format!(
+            r#"{{"ph":"X","cat":"python_function","name":"nn.Module: {name}","pid":1,"tid":1,"ts":{ts},"dur":{dur}}}"#
+        )
     };
     let launch = |ts: i64, corr: i64, kdur: i64| {
         format!(
@@ -309,6 +417,8 @@ fn modules_nest_and_carry_the_device_time_launched_inside_them() {
             ("Net_0/Linear_0", 1, 20.0, 5.0),
         ]
     );
-    let none = modules(&load_path(&common::traces_dir().join("hta__critical_path_alexnet.json.gz")).unwrap());
+    let none = modules(
+        &load_path(&common::traces_dir().join("hta__critical_path_alexnet.json.gz")).unwrap(),
+    );
     assert!(none.rows.is_empty() && none.note.contains("with_stack=True"));
 }

@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::frame::{in_frame, Frame};
 pub use super::names::{
     is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
 };
-use super::frame::{in_frame, Frame};
 use super::names::{is_hta_collective_name, profiler_step_number, NameClasses};
 use super::options::{AnalysisOptions, Mode};
 use super::step_filter::{hta_last_step_cut, LastStepCut};
@@ -344,7 +344,8 @@ impl<'a> RankPrep<'a> {
         prep.cpu_by_corr = CorrIndex::new(launch_calls);
         let filtered = prep.window != (i64::MIN, i64::MAX);
         // Kernel type per (name, kind), worked out once per name: the name tests are text searches.
-        let mut type_by_name: Vec<Option<(EventKind, KernelType)>> = vec![None; table.name_dictionary().len()];
+        let mut type_by_name: Vec<Option<(EventKind, KernelType)>> =
+            vec![None; table.name_dictionary().len()];
         let mut kernel_type_of = |name: u32, kind: EventKind| -> KernelType {
             let slot = &mut type_by_name[name as usize];
             match *slot {

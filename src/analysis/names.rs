@@ -316,7 +316,12 @@ mod tests {
         assert!(c.has(NameClass::LAUNCH) && c.has(NameClass::HTA_LAUNCH));
         assert!(c.launches(true) && c.launches(false) && !c.has(NameClass::SYNC));
         let c = NameClass::of("cudaMemcpy");
-        for k in [NameClass::SYNC, NameClass::WAITS_FOR_DEVICE, NameClass::HTA_BLOCKING, NameClass::MEMCPY_CALL] {
+        for k in [
+            NameClass::SYNC,
+            NameClass::WAITS_FOR_DEVICE,
+            NameClass::HTA_BLOCKING,
+            NameClass::MEMCPY_CALL,
+        ] {
             assert!(c.has(k), "{k:?}");
         }
         assert!(!c.launches(false));
@@ -332,8 +337,14 @@ mod tests {
         let c = NameClass::of("ProfilerStep");
         assert!(!c.has(NameClass::PROFILER_STEP) && c.has(NameClass::PROFILER_STEP_NAME));
         assert_eq!(NameClass::of("aten::mm"), NameClass::default());
-        assert!(is_data_loader_op(EventKind::PythonFunction, NameClass::of("dataloader_next")));
-        assert!(!is_data_loader_op(EventKind::Runtime, NameClass::of("DataLoader")));
+        assert!(is_data_loader_op(
+            EventKind::PythonFunction,
+            NameClass::of("dataloader_next")
+        ));
+        assert!(!is_data_loader_op(
+            EventKind::Runtime,
+            NameClass::of("DataLoader")
+        ));
 
         let b = br#"{"traceEvents":[
             {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpy","pid":1,"tid":1,"ts":1,"dur":1},
@@ -537,7 +548,11 @@ impl NameClasses {
     /// The classes of every name in `t`'s dictionary.
     pub fn of(t: &crate::table::TraceTable) -> NameClasses {
         let dict = t.name_dictionary();
-        NameClasses((0..dict.len()).map(|i| NameClass::of(dict.value(i))).collect())
+        NameClasses(
+            (0..dict.len())
+                .map(|i| NameClass::of(dict.value(i)))
+                .collect(),
+        )
     }
 
     /// The classes of name id `id` (none for an id outside the dictionary).

@@ -35,8 +35,8 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
         let Some(l) = d.launch else { continue };
         // HTA keeps launches whose partner index is > 0: work that is the file's first entry
         // (index 0) reads as "no partner".
-        let counted = prep.names.of_row(prep.table, l as usize).launches(compat)
-            && (!compat || d.row > 0);
+        let counted =
+            prep.names.of_row(prep.table, l as usize).launches(compat) && (!compat || d.row > 0);
         if !counted {
             continue;
         }

@@ -103,7 +103,9 @@ impl HostTimeline {
                 continue;
             }
             h.host_events += 1;
-            if class.has(NameClass::PROFILER_STEP) && matches!(kind, EventKind::UserAnnotation | EventKind::CpuOp) {
+            if class.has(NameClass::PROFILER_STEP)
+                && matches!(kind, EventKind::UserAnnotation | EventKind::CpuOp)
+            {
                 if let Some(step) = profiler_step_number(t.name_at(row)) {
                     h.steps.push((step, ts, end));
                 }

@@ -451,7 +451,10 @@ fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     let mut s = PageState::default();
     assert!(s.locate(&link).is_empty(), "nothing loaded");
     let mut s = loaded_state("a.json");
-    assert!(has(&s.locate(&link), |e| matches!(e, Effect::Post(ToWorker::Locate { .. }))));
+    assert!(has(&s.locate(&link), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Locate { .. })
+    )));
     let at = Located {
         rank_index: 1,
         row: 42,
@@ -463,7 +466,10 @@ fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     assert_eq!(s.timeline_focus, Some(at));
     assert!(has(&effects, |e| matches!(
         e,
-        Effect::Post(ToWorker::EventDetails { rank_index: 1, row: 42 })
+        Effect::Post(ToWorker::EventDetails {
+            rank_index: 1,
+            row: 42
+        })
     )));
     // A new load forgets it.
     s.start_load(None);

@@ -118,7 +118,12 @@ pub struct View {
     pub parts: Vec<ViewPart>,
 }
 
-fn figure(metric: &'static str, value: f64, unit: Unit, context: Vec<(&'static str, String)>) -> Figure {
+fn figure(
+    metric: &'static str,
+    value: f64,
+    unit: Unit,
+    context: Vec<(&'static str, String)>,
+) -> Figure {
     Figure {
         metric,
         value,
@@ -156,7 +161,10 @@ fn step_bar(label: String, s: &StepTime, longest: f64) -> StepBar {
                     "step-part-us",
                     us,
                     Unit::Micros,
-                    vec![("step", key.clone()), ("category", category.as_str().into())],
+                    vec![
+                        ("step", key.clone()),
+                        ("category", category.as_str().into()),
+                    ],
                 ),
                 start_pct: start,
                 width_pct: width,
@@ -166,7 +174,12 @@ fn step_bar(label: String, s: &StepTime, longest: f64) -> StepBar {
         })
         .collect();
     StepBar {
-        total: figure("step-total-us", s.total_us, Unit::Micros, vec![("step", key)]),
+        total: figure(
+            "step-total-us",
+            s.total_us,
+            Unit::Micros,
+            vec![("step", key)],
+        ),
         label,
         segments,
     }
@@ -182,9 +195,16 @@ pub fn step_bars(r: &StepTimeResult) -> StepBars {
     if let Some(a) = &r.average {
         rows.push(("average".into(), a));
     }
-    let longest = rows.iter().map(|r| r.1.total_us).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let longest = rows
+        .iter()
+        .map(|r| r.1.total_us)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
     StepBars {
-        bars: rows.into_iter().map(|(l, s)| step_bar(l, s, longest)).collect(),
+        bars: rows
+            .into_iter()
+            .map(|(l, s)| step_bar(l, s, longest))
+            .collect(),
     }
 }
 
@@ -197,7 +217,11 @@ fn overview(v: &RankViews) -> View {
         "Time of the trace (no ProfilerStep annotations)".into()
     }))];
     parts.push(ViewPart::Steps(step_bars(&v.step_time)));
-    let tc_pct = if k.kernel_time_us > 0.0 { k.tensor_core_time_us / k.kernel_time_us * 100.0 } else { 0.0 };
+    let tc_pct = if k.kernel_time_us > 0.0 {
+        k.tensor_core_time_us / k.kernel_time_us * 100.0
+    } else {
+        0.0
+    };
     parts.push(ViewPart::Part(Part::Facts(vec![
         Fact {
             label: "Kernel time",
@@ -231,7 +255,14 @@ fn kernel_type_split(k: &KernelsResult) -> Vec<BarPart> {
     .into_iter()
     .map(|(ty, label, class)| BarPart {
         label: label.into(),
-        pct: k.rows.iter().filter(|r| r.kernel_type == Some(ty)).map(|r| r.total_us).sum::<f64>() / total * 100.0,
+        pct: k
+            .rows
+            .iter()
+            .filter(|r| r.kernel_type == Some(ty))
+            .map(|r| r.total_us)
+            .sum::<f64>()
+            / total
+            * 100.0,
         class,
     })
     .collect()
@@ -261,13 +292,31 @@ fn operators_table(o: &OperatorsResult) -> Table {
             cells
         })
         .collect();
-    let text: &[&'static str] = if o.by_shape { &["Operator", "Input shapes"] } else { &["Operator"] };
-    Table::new(text, &["Calls", "Host total", "Host self", "Device total", "Device self"], rows)
+    let text: &[&'static str] = if o.by_shape {
+        &["Operator", "Input shapes"]
+    } else {
+        &["Operator"]
+    };
+    Table::new(
+        text,
+        &[
+            "Calls",
+            "Host total",
+            "Host self",
+            "Device total",
+            "Device self",
+        ],
+        rows,
+    )
 }
 
 /// The operators view: `by_shape` picks the grouping.
 pub fn operators_view(v: &RankViews, by_shape: bool) -> View {
-    let o = if by_shape { &v.operators_by_shape } else { &v.operators };
+    let o = if by_shape {
+        &v.operators_by_shape
+    } else {
+        &v.operators
+    };
     let mut parts = Vec::new();
     if !o.note.is_empty() {
         parts.push(ViewPart::Part(Part::Muted(o.note.clone())));
@@ -295,9 +344,17 @@ fn kernels_table(k: &KernelsResult) -> Table {
             let text = |s: &Option<String>| Cell::Text(s.clone().unwrap_or_default());
             vec![
                 Cell::Name(r.name.clone()),
-                Cell::Text(r.kernel_type.map(|t| t.as_str().to_lowercase()).unwrap_or_default()),
+                Cell::Text(
+                    r.kernel_type
+                        .map(|t| t.as_str().to_lowercase())
+                        .unwrap_or_default(),
+                ),
                 r.top_operator.clone().map_or(Cell::Blank, Cell::Name),
-                Cell::Text(if r.tensor_cores { "yes".into() } else { String::new() }),
+                Cell::Text(if r.tensor_cores {
+                    "yes".into()
+                } else {
+                    String::new()
+                }),
                 text(&r.grid),
                 text(&r.block),
                 f("kernel-calls", r.calls as f64, Unit::Count),
@@ -306,13 +363,32 @@ fn kernels_table(k: &KernelsResult) -> Table {
                 f("kernel-min-us", r.min_us, Unit::Micros),
                 f("kernel-max-us", r.max_us, Unit::Micros),
                 opt("kernel-blocks-per-sm", r.blocks_per_sm, Unit::Count),
-                opt("kernel-occupancy-pct", r.est_achieved_occupancy_pct, Unit::Pct),
+                opt(
+                    "kernel-occupancy-pct",
+                    r.est_achieved_occupancy_pct,
+                    Unit::Pct,
+                ),
             ]
         })
         .collect();
     Table::new(
-        &["Kernel", "Type", "Launched by", "Tensor cores", "Grid", "Block"],
-        &["Calls", "Total", "Mean", "Min", "Max", "Blocks/SM", "Occupancy"],
+        &[
+            "Kernel",
+            "Type",
+            "Launched by",
+            "Tensor cores",
+            "Grid",
+            "Block",
+        ],
+        &[
+            "Calls",
+            "Total",
+            "Mean",
+            "Min",
+            "Max",
+            "Blocks/SM",
+            "Occupancy",
+        ],
         rows,
     )
 }
@@ -337,7 +413,11 @@ fn kernels_view(v: &RankViews) -> View {
 }
 
 fn memory_chart(d: &DeviceMemory) -> LineChart {
-    let alloc: Vec<(f64, f64)> = d.curve.iter().map(|p| (p.ts_us, p.allocated_bytes as f64)).collect();
+    let alloc: Vec<(f64, f64)> = d
+        .curve
+        .iter()
+        .map(|p| (p.ts_us, p.allocated_bytes as f64))
+        .collect();
     let reserved: Vec<(f64, f64)> = d
         .curve
         .iter()
@@ -345,7 +425,11 @@ fn memory_chart(d: &DeviceMemory) -> LineChart {
         .collect();
     let x0 = alloc.first().map_or(0.0, |p| p.0);
     let x1 = alloc.last().map_or(1.0, |p| p.0);
-    let y_max = alloc.iter().chain(&reserved).map(|p| p.1).fold(1.0, f64::max);
+    let y_max = alloc
+        .iter()
+        .chain(&reserved)
+        .map(|p| p.1)
+        .fold(1.0, f64::max);
     let mut series = vec![Series {
         label: "Allocated",
         class: "c-compute",
@@ -365,7 +449,12 @@ fn memory_chart(d: &DeviceMemory) -> LineChart {
         y_max,
         peak: Some((
             (d.peak_ts_us, d.peak_allocated_bytes as f64),
-            figure("memory-curve-peak-bytes", d.peak_allocated_bytes as f64, Unit::Bytes, vec![("device", d.device.clone())]),
+            figure(
+                "memory-curve-peak-bytes",
+                d.peak_allocated_bytes as f64,
+                Unit::Bytes,
+                vec![("device", d.device.clone())],
+            ),
         )),
     }
 }
@@ -381,7 +470,12 @@ fn memory_view(m: &MemoryResult) -> View {
         parts.push(ViewPart::Line(memory_chart(d)));
         let mut facts = vec![Fact {
             label: "Peak allocated",
-            figure: figure("memory-peak-bytes", d.peak_allocated_bytes as f64, Unit::Bytes, dev()),
+            figure: figure(
+                "memory-peak-bytes",
+                d.peak_allocated_bytes as f64,
+                Unit::Bytes,
+                dev(),
+            ),
         }];
         if let Some(r) = d.peak_reserved_bytes {
             facts.push(Fact {
@@ -408,7 +502,9 @@ fn memory_view(m: &MemoryResult) -> View {
                         Unit::Bytes,
                         vec![("device", d.device.clone()), ("row", i.to_string())],
                     )),
-                    Cell::Number(Unit::Micros.show(a.ts_us - d.curve.first().map_or(0.0, |p| p.ts_us))),
+                    Cell::Number(
+                        Unit::Micros.show(a.ts_us - d.curve.first().map_or(0.0, |p| p.ts_us)),
+                    ),
                 ]
             })
             .collect();
@@ -434,11 +530,26 @@ fn modules_view(m: &ModulesResult) -> View {
         };
     }
     let top: Vec<_> = m.rows.iter().filter(|r| r.depth <= 1).collect();
-    let root_host: f64 = m.rows.iter().filter(|r| r.depth == 0).map(|r| r.host_us).sum::<f64>().max(f64::MIN_POSITIVE);
-    parts.push(ViewPart::Part(Part::Heading("Host time of the top-level modules".into())));
+    let root_host: f64 = m
+        .rows
+        .iter()
+        .filter(|r| r.depth == 0)
+        .map(|r| r.host_us)
+        .sum::<f64>()
+        .max(f64::MIN_POSITIVE);
+    parts.push(ViewPart::Part(Part::Heading(
+        "Host time of the top-level modules".into(),
+    )));
     parts.push(ViewPart::Part(Part::Bar(
         top.iter()
-            .filter(|r| r.depth == (if m.rows.iter().filter(|r| r.depth == 0).count() == 1 { 1 } else { 0 }))
+            .filter(|r| {
+                r.depth
+                    == (if m.rows.iter().filter(|r| r.depth == 0).count() == 1 {
+                        1
+                    } else {
+                        0
+                    })
+            })
             .map(|r| BarPart {
                 label: r.name.clone(),
                 pct: r.host_us / root_host * 100.0,
@@ -453,13 +564,27 @@ fn modules_view(m: &ModulesResult) -> View {
             let ctx = vec![("path", r.path.clone())];
             vec![
                 Cell::Text(format!("{}{}", "\u{2003}".repeat(r.depth as usize), r.name)),
-                Cell::Figure(figure("module-calls", r.calls as f64, Unit::Count, ctx.clone())),
-                Cell::Figure(figure("module-host-us", r.host_us, Unit::Micros, ctx.clone())),
+                Cell::Figure(figure(
+                    "module-calls",
+                    r.calls as f64,
+                    Unit::Count,
+                    ctx.clone(),
+                )),
+                Cell::Figure(figure(
+                    "module-host-us",
+                    r.host_us,
+                    Unit::Micros,
+                    ctx.clone(),
+                )),
                 Cell::Figure(figure("module-device-us", r.device_us, Unit::Micros, ctx)),
             ]
         })
         .collect();
-    parts.push(ViewPart::Part(Part::Table(Table::new(&["Module"], &["Calls", "Host", "Device"], rows))));
+    parts.push(ViewPart::Part(Part::Table(Table::new(
+        &["Module"],
+        &["Calls", "Host", "Device"],
+        rows,
+    ))));
     View {
         id: ViewId::Modules,
         parts,
@@ -488,7 +613,10 @@ impl View {
                     ViewPart::Steps(b) => b
                         .bars
                         .iter()
-                        .flat_map(|bar| std::iter::once(&bar.total).chain(bar.segments.iter().map(|s| &s.figure)))
+                        .flat_map(|bar| {
+                            std::iter::once(&bar.total)
+                                .chain(bar.segments.iter().map(|s| &s.figure))
+                        })
                         .collect(),
                     ViewPart::Line(c) => c.peak.iter().map(|p| &p.1).collect(),
                 }

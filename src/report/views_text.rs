@@ -7,6 +7,7 @@ use crate::analysis::views::modules::ModulesResult;
 use crate::analysis::views::operators::OperatorsResult;
 use crate::analysis::views::step_time::{StepCategory, StepTime, StepTimeResult};
 use crate::analysis::views::RankView;
+use crate::table::query::csv_field;
 
 /// A table: column names and rows of cells (already formatted).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -25,7 +26,13 @@ impl Grid {
 
     /// RFC 4180 CSV, one line per row.
     pub fn to_csv(&self) -> String {
-        let line = |cells: &[String]| cells.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(",");
+        let line = |cells: &[String]| {
+            cells
+                .iter()
+                .map(|c| csv_field(c))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         let mut out = line(&self.header) + "\n";
         for r in &self.rows {
             out += &(line(r) + "\n");
@@ -47,7 +54,13 @@ impl Grid {
             .map(|r| r.iter().map(|c| cut(c)).collect())
             .collect();
         let widths: Vec<usize> = (0..self.header.len())
-            .map(|i| cells.iter().map(|r| r.get(i).map_or(0, |c| c.chars().count())).max().unwrap_or(0))
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         let mut out = String::new();
         for r in &cells {
@@ -63,19 +76,15 @@ impl Grid {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// A number with up to 3 decimals, no trailing zeros.
 fn num(x: f64) -> String {
     let s = format!("{x:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.to_string() }
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -143,7 +152,9 @@ pub fn kernels_grid(ranks: &[RankView<KernelsResult>]) -> Grid {
             g.rows.push(vec![
                 rv.rank.to_string(),
                 k.name.clone(),
-                k.kernel_type.map(|t| t.as_str().to_string()).unwrap_or_default(),
+                k.kernel_type
+                    .map(|t| t.as_str().to_string())
+                    .unwrap_or_default(),
                 k.calls.to_string(),
                 num(k.total_us),
                 num(k.mean_us),
@@ -175,7 +186,13 @@ pub fn steps_grid(ranks: &[RankView<StepTimeResult>]) -> Grid {
         rows: Vec::new(),
     };
     let row = |rank: i64, label: String, s: &StepTime| -> Vec<String> {
-        let mut r = vec![rank.to_string(), label, num(s.start_us), num(s.end_us), num(s.total_us)];
+        let mut r = vec![
+            rank.to_string(),
+            label,
+            num(s.start_us),
+            num(s.end_us),
+            num(s.total_us),
+        ];
         r.extend(s.parts.iter().map(|p| num(p.1)));
         r
     };
@@ -193,7 +210,13 @@ pub fn steps_grid(ranks: &[RankView<StepTimeResult>]) -> Grid {
 
 /// The memory curves of every rank and device (the CSV form).
 pub fn memory_curve_grid(ranks: &[RankView<MemoryResult>]) -> Grid {
-    let mut g = Grid::new(&["rank", "device", "ts_us", "allocated_bytes", "reserved_bytes"]);
+    let mut g = Grid::new(&[
+        "rank",
+        "device",
+        "ts_us",
+        "allocated_bytes",
+        "reserved_bytes",
+    ]);
     for rv in ranks {
         for d in &rv.result.devices {
             for p in &d.curve {
@@ -232,7 +255,8 @@ pub fn memory_text(ranks: &[RankView<MemoryResult>]) -> String {
             );
             let mut g = Grid::new(&["bytes", "allocated_at_us", "operator"]);
             for a in &d.alive_at_peak {
-                g.rows.push(vec![a.bytes.to_string(), num(a.ts_us), opt(&a.operator)]);
+                g.rows
+                    .push(vec![a.bytes.to_string(), num(a.ts_us), opt(&a.operator)]);
             }
             if !g.rows.is_empty() {
                 out += &g.to_text(100);

@@ -517,8 +517,8 @@ pub fn query_events(set: &TraceSet, q: &EventQuery) -> EventPage {
     page
 }
 
-/// A CSV field: quoted when it holds a comma, quote or line break.
-fn csv_field(s: &str) -> String {
+/// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

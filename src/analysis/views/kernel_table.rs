@@ -53,9 +53,28 @@ pub struct KernelsResult {
 /// TensorBoard plugin recognised them, plus the newer Hopper/Blackwell and CK/ROCm spellings.
 pub fn uses_tensor_cores(name: &str) -> bool {
     const MARKS: [&str; 22] = [
-        "h884", "s884", "h1688", "s1688", "h16816", "s16816", "i8816", "i16832", "884gemm",
-        "1688gemm", "16816gemm", "hmma", "imma", "wmma", "xmma", "gmma", "tensorop", "_tc_",
-        "mfma", "flash_fwd", "flash_bwd", "fmha",
+        "h884",
+        "s884",
+        "h1688",
+        "s1688",
+        "h16816",
+        "s16816",
+        "i8816",
+        "i16832",
+        "884gemm",
+        "1688gemm",
+        "16816gemm",
+        "hmma",
+        "imma",
+        "wmma",
+        "xmma",
+        "gmma",
+        "tensorop",
+        "_tc_",
+        "mfma",
+        "flash_fwd",
+        "flash_bwd",
+        "fmha",
     ];
     let l = name.to_ascii_lowercase();
     MARKS.iter().any(|m| l.contains(m)) || l.contains("sm90_") || l.contains("sm100_")
@@ -116,7 +135,9 @@ struct Acc {
 }
 
 fn most_frequent<K: Clone + Ord>(m: &BTreeMap<K, u64>) -> Option<K> {
-    m.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(k, _)| k.clone())
+    m.iter()
+        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+        .map(|(k, _)| k.clone())
 }
 
 fn weighted((sum, w): (f64, f64)) -> Option<f64> {
@@ -199,10 +220,20 @@ pub fn kernels_in(t: &TraceTable, h: &HostOps) -> KernelsResult {
         add(by_name.entry(t.name_id(r)).or_default(), t, h, &args, r);
     }
     let mut rows: Vec<KernelRow> = by_name.into_iter().map(|(n, a)| row(t, n, a)).collect();
-    rows.sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then_with(|| a.name.cmp(&b.name)));
+    rows.sort_by(|a, b| {
+        b.total_us
+            .total_cmp(&a.total_us)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     let kernel_time_us = rows.iter().map(|r| r.total_us).sum();
-    let tensor_core_time_us = rows.iter().filter(|r| r.tensor_cores).map(|r| r.total_us).sum();
-    let has_launch_config = rows.iter().any(|r| r.grid.is_some() || r.blocks_per_sm.is_some());
+    let tensor_core_time_us = rows
+        .iter()
+        .filter(|r| r.tensor_cores)
+        .map(|r| r.total_us)
+        .sum();
+    let has_launch_config = rows
+        .iter()
+        .any(|r| r.grid.is_some() || r.blocks_per_sm.is_some());
     let note = if rows.is_empty() {
         "the trace has no GPU kernels: record it with ProfilerActivity.CUDA (or the accelerator's activity)".into()
     } else {

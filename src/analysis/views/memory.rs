@@ -91,7 +91,10 @@ fn events(t: &TraceTable) -> BTreeMap<(i64, i64), Vec<Event>> {
         let (Some(ts), Some(allocated)) = (t.ts_at(r), int(t, "Total Allocated", r)) else {
             continue;
         };
-        let device = (int(t, "Device Type", r).unwrap_or(-1), int(t, "Device Id", r).unwrap_or(-1));
+        let device = (
+            int(t, "Device Type", r).unwrap_or(-1),
+            int(t, "Device Id", r).unwrap_or(-1),
+        );
         out.entry(device).or_default().push(Event {
             row: r,
             ts,
@@ -125,7 +128,10 @@ fn curve(ev: &[Event]) -> Vec<MemoryPoint> {
     for chunk in ev.chunks(per) {
         let lo = chunk.iter().min_by_key(|e| e.allocated).map(point);
         let hi = chunk.iter().max_by_key(|e| e.allocated).map(point);
-        let mut pts: Vec<MemoryPoint> = [Some(point(&chunk[0])), lo, hi].into_iter().flatten().collect();
+        let mut pts: Vec<MemoryPoint> = [Some(point(&chunk[0])), lo, hi]
+            .into_iter()
+            .flatten()
+            .collect();
         pts.sort_by(|a, b| a.ts_us.total_cmp(&b.ts_us));
         pts.dedup();
         out.extend(pts);
@@ -134,7 +140,13 @@ fn curve(ev: &[Event]) -> Vec<MemoryPoint> {
 }
 
 /// The innermost CPU operator around an instant on its thread (the op whose span holds it).
-fn operator_at(t: &TraceTable, h: &HostOps, by_thread: &HashMap<(&str, &str), Vec<usize>>, r: usize, ts: i64) -> Option<String> {
+fn operator_at(
+    t: &TraceTable,
+    h: &HostOps,
+    by_thread: &HashMap<(&str, &str), Vec<usize>>,
+    r: usize,
+    ts: i64,
+) -> Option<String> {
     let ops = by_thread.get(&(t.pid_at(r), t.tid_at(r)))?;
     let i = ops.partition_point(|&o| h.frame.ts[o] <= ts);
     ops[..i]
@@ -145,8 +157,16 @@ fn operator_at(t: &TraceTable, h: &HostOps, by_thread: &HashMap<(&str, &str), Ve
         .map(|&o| t.name_at(o).to_string())
 }
 
-fn device_memory(t: &TraceTable, h: &HostOps, ops: &HashMap<(&str, &str), Vec<usize>>, (ty, id): (i64, i64), ev: &[Event]) -> DeviceMemory {
-    let peak_i = (0..ev.len()).max_by(|&a, &b| ev[a].allocated.cmp(&ev[b].allocated).then(b.cmp(&a))).unwrap_or(0);
+fn device_memory(
+    t: &TraceTable,
+    h: &HostOps,
+    ops: &HashMap<(&str, &str), Vec<usize>>,
+    (ty, id): (i64, i64),
+    ev: &[Event],
+) -> DeviceMemory {
+    let peak_i = (0..ev.len())
+        .max_by(|&a, &b| ev[a].allocated.cmp(&ev[b].allocated).then(b.cmp(&a)))
+        .unwrap_or(0);
     let peak = &ev[peak_i];
     let mut live: HashMap<i64, usize> = HashMap::new();
     for (i, e) in ev[..=peak_i].iter().enumerate() {
@@ -171,7 +191,11 @@ fn device_memory(t: &TraceTable, h: &HostOps, ops: &HashMap<(&str, &str), Vec<us
         })
         .collect();
     DeviceMemory {
-        device: if ty == 0 { "CPU".into() } else { format!("GPU {id}") },
+        device: if ty == 0 {
+            "CPU".into()
+        } else {
+            format!("GPU {id}")
+        },
         device_type: ty,
         device_id: id,
         events: ev.len() as u64,

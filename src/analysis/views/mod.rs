@@ -10,6 +10,7 @@ pub mod step_time;
 
 use super::callstack::{build_forest, launchers, NONE};
 use super::frame::Frame;
+use super::names::NameClasses;
 use super::options::Mode;
 use crate::table::{EventKind, TraceTable};
 
@@ -26,6 +27,8 @@ pub struct HostOps {
     pub parent_op: Vec<u32>,
     /// The host row (runtime call preferred) that launched each device row.
     pub launcher: Vec<u32>,
+    /// The classes of every name of the table.
+    pub names: NameClasses,
 }
 
 /// The host rows the call stacks hold: operators, annotations, Python frames and runtime calls.
@@ -67,6 +70,7 @@ impl HostOps {
             op_of,
             parent_op,
             launcher,
+            names: NameClasses::of(t),
         }
     }
 
@@ -86,10 +90,7 @@ impl HostOps {
     }
 }
 
-/// ns → µs.
-pub(crate) fn us(ns: i64) -> f64 {
-    ns as f64 / 1000.0
-}
+pub(crate) use super::gpu::us;
 
 /// One rank's result of a view.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -141,5 +142,8 @@ impl RankViews {
 
 /// Every view of every rank of a set.
 pub fn all_views(set: &crate::table::TraceSet) -> Vec<RankViews> {
-    set.ranks.iter().map(|r| RankViews::of(r.rank, &r.table)).collect()
+    set.ranks
+        .iter()
+        .map(|r| RankViews::of(r.rank, &r.table))
+        .collect()
 }

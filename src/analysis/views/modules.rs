@@ -126,10 +126,19 @@ fn tree_order(rows: Vec<ModuleRow>) -> Vec<ModuleRow> {
         children.entry(parent_of(&r.path)).or_default().push(r);
     }
     for v in children.values_mut() {
-        v.sort_by(|a, b| b.host_us.total_cmp(&a.host_us).then_with(|| a.path.cmp(&b.path)));
+        v.sort_by(|a, b| {
+            b.host_us
+                .total_cmp(&a.host_us)
+                .then_with(|| a.path.cmp(&b.path))
+        });
     }
     let mut out = Vec::new();
-    let mut stack: Vec<ModuleRow> = children.remove(&None).unwrap_or_default().into_iter().rev().collect();
+    let mut stack: Vec<ModuleRow> = children
+        .remove(&None)
+        .unwrap_or_default()
+        .into_iter()
+        .rev()
+        .collect();
     while let Some(r) = stack.pop() {
         if let Some(kids) = children.remove(&Some(r.path.clone())) {
             stack.extend(kids.into_iter().rev());

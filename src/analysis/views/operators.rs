@@ -98,11 +98,13 @@ pub fn operators_in(t: &TraceTable, h: &HostOps, by_shape: bool) -> OperatorsRes
     let mut groups: HashMap<(u32, Option<String>), OperatorRow> = HashMap::new();
     for r in (0..t.len()).filter(|&r| h.op_of[r] == r as u32) {
         let shapes = dims.and_then(|c| c.find(r).and_then(|i| c.text_at(i)).map(str::to_string));
-        let g = groups.entry((t.name_id(r), shapes.clone())).or_insert_with(|| OperatorRow {
-            name: t.name_at(r).to_string(),
-            input_shapes: shapes.or_else(|| by_shape.then(String::new)),
-            ..OperatorRow::default()
-        });
+        let g = groups
+            .entry((t.name_id(r), shapes.clone()))
+            .or_insert_with(|| OperatorRow {
+                name: t.name_at(r).to_string(),
+                input_shapes: shapes.or_else(|| by_shape.then(String::new)),
+                ..OperatorRow::default()
+            });
         g.calls += 1;
         g.host_total_us += us(h.dur(r));
         g.host_self_us += us(s.host_self[r]);

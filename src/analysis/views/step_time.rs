@@ -73,14 +73,14 @@ fn category_of(t: &TraceTable, classes: &NameClasses, r: usize) -> Option<StepCa
 
 /// The timeline cut into pieces, each with the category of highest priority active in it.
 fn segments(t: &TraceTable, h: &HostOps) -> Vec<(i64, i64, StepCategory)> {
-    let classes = NameClasses::of(t);
+    let classes = &h.names;
     let mut edges: Vec<(i64, i32, usize)> = Vec::new();
     for r in (0..t.len()).filter(|&r| h.frame.member[r]) {
         let (s, e) = (h.frame.ts[r], h.frame.end[r]);
         if e <= s {
             continue;
         }
-        if let Some(c) = category_of(t, &classes, r) {
+        if let Some(c) = category_of(t, classes, r) {
             edges.push((s, 1, c as usize));
             edges.push((e, -1, c as usize));
         }
@@ -91,7 +91,9 @@ fn segments(t: &TraceTable, h: &HostOps) -> Vec<(i64, i64, StepCategory)> {
     let mut last: Option<i64> = None;
     for (x, delta, c) in edges {
         if let Some(l) = last.filter(|&l| x > l) {
-            let cat = (0..7).find(|&i| active[i] > 0).map_or(StepCategory::Other, |i| StepCategory::ALL[i]);
+            let cat = (0..7)
+                .find(|&i| active[i] > 0)
+                .map_or(StepCategory::Other, |i| StepCategory::ALL[i]);
             match out.last_mut() {
                 Some(p) if p.1 == l && p.2 == cat => p.1 = x,
                 _ => out.push((l, x, cat)),
@@ -110,7 +112,10 @@ fn windows(t: &TraceTable, h: &HostOps) -> Vec<(Option<i64>, i64, i64)> {
         let members = (0..t.len()).filter(|&r| h.frame.member[r]);
         let lo = members.clone().map(|r| h.frame.ts[r]).min();
         let hi = members.map(|r| h.frame.end[r]).max();
-        return lo.zip(hi).map(|(a, b)| vec![(None, a, b)]).unwrap_or_default();
+        return lo
+            .zip(hi)
+            .map(|(a, b)| vec![(None, a, b)])
+            .unwrap_or_default();
     }
     // The end of the last device operation launched from inside each step's host span.
     let mut device_end = vec![i64::MIN; steps.len()];
@@ -146,7 +151,10 @@ fn split(segs: &[(i64, i64, StepCategory)], start: i64, end: i64) -> Vec<(StepCa
     }
     let covered: i64 = ns.iter().sum();
     ns[StepCategory::Other as usize] += (end - start) - covered;
-    StepCategory::ALL.iter().map(|&c| (c, us(ns[c as usize]))).collect()
+    StepCategory::ALL
+        .iter()
+        .map(|&c| (c, us(ns[c as usize])))
+        .collect()
 }
 
 fn average(steps: &[StepTime]) -> Option<StepTime> {

@@ -1,0 +1,109 @@
+//! The page state's requests for what the worker draws from the loaded trace (the timeline, an
+//! event's details, the Perfetto file, the TensorBoard-style views) and its answers: asked only
+//! of a worker that holds the trace, kept only when about the rank picked now.
+
+use super::{Effect, PageState};
+use crate::analysis::timeline::{EventDetails, TimelineRequest};
+use crate::analysis::views::RankViews;
+use crate::report::timeline_view::TimelineAnswer;
+use crate::worker::protocol::{FindingLink, Located, ToWorker};
+
+impl PageState {
+    /// The timeline asks what is visible of the picked rank. Refused (nothing posted) when no
+    /// worker holds the trace.
+    pub fn ask_timeline(&mut self, request: TimelineRequest) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Timeline {
+            rank_index: self.rank_index,
+            request,
+        })]
+    }
+
+    /// The worker's timeline answer, kept when it is about the rank picked now.
+    pub fn timeline_answer(&mut self, answer: TimelineAnswer) {
+        if self.worker_answers() && answer.rank_index == self.rank_index {
+            self.timeline = Some(answer);
+        }
+    }
+
+    /// "Show on timeline": ask where a finding's evidence is.
+    pub fn locate(&mut self, link: &FindingLink) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Locate {
+            query: link.query.clone(),
+        })]
+    }
+
+    /// The evidence was found: its rank is picked, the timeline zooms to it and shows its details.
+    pub fn located(&mut self, at: Located) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        self.pick_rank(at.rank_index);
+        self.timeline_focus = Some(at);
+        self.ask_event_details(at.row)
+    }
+
+    /// "Download for Perfetto": the picked rank's trace with what was found added.
+    pub fn ask_perfetto(&self) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Perfetto {
+            rank_index: self.rank_index,
+        })]
+    }
+
+    /// The details panel asks about one event of the picked rank.
+    pub fn ask_event_details(&mut self, row: u32) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::EventDetails {
+            rank_index: self.rank_index,
+            row,
+        })]
+    }
+
+    /// The worker's details of an event, kept when about the rank picked now.
+    pub fn event_details(&mut self, details: EventDetails) {
+        if self.worker_answers() && details.rank_index == self.rank_index {
+            self.event_details = Some(details);
+        }
+    }
+
+    /// Escape: no event selected.
+    pub fn clear_event_details(&mut self) {
+        self.event_details = None;
+    }
+
+    /// The views (operators, kernels, step time, memory, modules) are wanted: asked of the worker
+    /// once per loaded set. Nothing is posted when they are here, asked already, or no worker holds
+    /// the trace (restored results: the views need the file again).
+    pub fn ask_views(&mut self) -> Vec<Effect> {
+        if !self.worker_answers() || self.views_asked {
+            return Vec::new();
+        }
+        if self.shown().is_some_and(|s| s.views.is_some()) {
+            return Vec::new();
+        }
+        self.views_asked = true;
+        vec![Effect::Post(ToWorker::Views)]
+    }
+
+    /// The current worker's views.
+    pub fn views(&mut self, views: Vec<RankViews>) {
+        if !self.worker_answers() {
+            return;
+        }
+        self.views_asked = false;
+        if let Some(s) = self.shown_mut() {
+            s.views = Some(views);
+        }
+        self.revision += 1;
+    }
+}
