@@ -13,6 +13,7 @@ use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
+use crate::report::tabs::Tab;
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery, SortBy};
 use crate::worker::protocol::{FindingLink, LoadedSet, Located, ToWorker};
@@ -152,6 +153,8 @@ pub struct PageState {
     pub event_details: Option<EventDetails>,
     /// Where the timeline was last asked to zoom to (a finding's evidence).
     pub timeline_focus: Option<Located>,
+    /// The view shown (its tab), kept in the URL hash by the page.
+    pub tab: Tab,
 }
 
 impl Default for PageState {
@@ -174,6 +177,7 @@ impl Default for PageState {
             timeline: None,
             event_details: None,
             timeline_focus: None,
+            tab: Tab::Report,
         }
     }
 }
@@ -303,6 +307,7 @@ impl PageState {
     ) -> Vec<Effect> {
         let effects = self.start_load(cache_key);
         self.pending_compare = Some(baseline);
+        self.tab = Tab::Compare;
         effects
     }
 
@@ -319,6 +324,7 @@ impl PageState {
             return Vec::new();
         }
         self.comparing = true;
+        self.tab = Tab::Compare;
         vec![Effect::Post(ToWorker::Compare {
             baseline_files: runs.baseline,
         })]
@@ -565,6 +571,7 @@ impl PageState {
         }
         self.pick_rank(at.rank_index);
         self.timeline_focus = Some(at);
+        self.tab = Tab::Timeline;
         self.ask_event_details(at.row)
     }
 
@@ -627,6 +634,7 @@ impl PageState {
         }
         vec![Effect::Post(ToWorker::Export {
             query: self.query.clone(),
+            redact: self.redact,
         })]
     }
 
@@ -639,9 +647,31 @@ impl PageState {
         Vec::new()
     }
 
-    /// The redact switch (the page redacts the report it holds; no worker needed).
+    /// The redact switch: every view hashes the names it shows (the report, the explorer and its
+    /// CSV, the analyses, the timeline); the page holds both forms, so no worker is needed.
     pub fn set_redact(&mut self, on: bool) {
         self.redact = on;
+    }
+
+    /// The explorer's answer as shown (names hashed when the redact switch is on).
+    pub fn events_shown(&self) -> Events {
+        match &self.events {
+            Events::Page(page) if self.redact => {
+                Events::Page(crate::report::redact::redact_event_page(page.clone()))
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// The user picked a tab (or the URL hash names one).
+    pub fn set_tab(&mut self, tab: Tab) {
+        self.tab = tab;
+    }
+
+    /// A finding's "show the events": the explorer shows them.
+    pub fn open_finding(&mut self, link: &FindingLink) -> Vec<Effect> {
+        self.tab = Tab::Explore;
+        self.run_query(link.query.clone())
     }
 
     /// The user picked a rank.

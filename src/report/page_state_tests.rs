@@ -451,7 +451,10 @@ fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     let mut s = PageState::default();
     assert!(s.locate(&link).is_empty(), "nothing loaded");
     let mut s = loaded_state("a.json");
-    assert!(has(&s.locate(&link), |e| matches!(e, Effect::Post(ToWorker::Locate { .. }))));
+    assert!(has(&s.locate(&link), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Locate { .. })
+    )));
     let at = Located {
         rank_index: 1,
         row: 42,
@@ -463,9 +466,81 @@ fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     assert_eq!(s.timeline_focus, Some(at));
     assert!(has(&effects, |e| matches!(
         e,
-        Effect::Post(ToWorker::EventDetails { rank_index: 1, row: 42 })
+        Effect::Post(ToWorker::EventDetails {
+            rank_index: 1,
+            row: 42
+        })
     )));
     // A new load forgets it.
     s.start_load(None);
     assert_eq!(s.timeline_focus, None);
+}
+
+#[test]
+fn the_tab_follows_what_the_user_asked_to_see_and_survives_a_new_load() {
+    let link = FindingLink {
+        id: "sync".into(),
+        title: "sync".into(),
+        query: EventQuery::default(),
+    };
+    let mut s = loaded_state("a.json");
+    assert_eq!(s.tab, Tab::Report, "the report first");
+    s.set_tab(Tab::Analyses);
+    s.start_load(None);
+    s.loaded(set("b.json"));
+    assert_eq!(s.tab, Tab::Analyses, "a new load keeps the tab");
+    // A finding's events open the explorer; its evidence on the timeline opens the timeline.
+    assert!(posts_query(&s.open_finding(&link)));
+    assert_eq!(s.tab, Tab::Explore);
+    s.located(Located {
+        rank_index: 0,
+        row: 1,
+        start_ns: 0,
+        dur_ns: 1,
+    });
+    assert_eq!(s.tab, Tab::Timeline);
+    // Comparing shows the comparison.
+    s.start_compare_load(None, vec!["a.json".into()]);
+    assert_eq!(s.tab, Tab::Compare);
+}
+
+#[test]
+fn the_redact_switch_hashes_the_explorer_and_its_csv_too() {
+    use crate::table::query::{EventPage, EventRow};
+    let mut s = loaded_state("a.json");
+    let row: EventRow = serde_json::from_value(serde_json::json!({
+        "rank": 0, "row": 1, "ts_us": null, "start_ms": null, "dur_us": null, "kind": "kernel",
+        "phase": "X", "category": "kernel", "name": "gemm_kernel", "pid": "0", "tid": "7",
+        "stream": 7, "device": 0, "correlation": 1, "external_id": null, "args": {}
+    }))
+    .unwrap();
+    s.events(EventPage {
+        query: first_query(),
+        matched: 1,
+        matched_dur_us: 0.0,
+        group_count: 0,
+        rows: vec![row],
+        groups: Vec::new(),
+    });
+    let name = |s: &PageState| match s.events_shown() {
+        Events::Page(p) => p.rows[0].name.clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(name(&s), "gemm_kernel");
+    assert!(has(&s.export(), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Export { redact: false, .. })
+    )));
+    s.set_redact(true);
+    assert_eq!(
+        name(&s),
+        crate::report::redact::redacted_name("kernel", "gemm_kernel")
+    );
+    assert!(has(&s.export(), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Export { redact: true, .. })
+    )));
+    // The events themselves are kept as they are (turning the switch off shows them again).
+    s.set_redact(false);
+    assert_eq!(name(&s), "gemm_kernel");
 }

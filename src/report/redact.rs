@@ -1,4 +1,9 @@
-//! Name redaction for exported reports: kernel/op/module names become stable short hashes (`kernel_3fa2c1`).
+//! Name redaction: kernel/op/module names become stable short hashes (`kernel_3fa2c1`), in the report,
+//! the explorer's rows and CSV, the deeper analyses and the timeline alike ([`redacted_name`] is the
+//! one definition; the others say which prefix a name gets).
+
+use crate::table::query::{EventGroup, EventPage, EventRow, GroupBy};
+use crate::table::EventKind;
 
 /// FNV-1a 64-bit hash of a name: stable across runs and platforms.
 pub fn stable_hash(name: &str) -> u64 {
@@ -13,6 +18,91 @@ pub fn stable_hash(name: &str) -> u64 {
 /// `prefix_xxxxxx`: six hex digits of the name's hash.
 pub fn redacted_name(prefix: &str, name: &str) -> String {
     format!("{prefix}_{:06x}", stable_hash(name) & 0xff_ffff)
+}
+
+/// What a hashed name names: its prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameKind {
+    /// A GPU kernel: `kernel_…`.
+    Kernel,
+    /// Anything else named by the program (ops, annotations, Python functions): `op_…`.
+    Op,
+}
+
+/// `name` hashed with the prefix of its kind (an empty name stays empty).
+pub fn redact_name(kind: NameKind, name: &str) -> String {
+    if name.is_empty() {
+        return String::new();
+    }
+    match kind {
+        NameKind::Kernel => redacted_name("kernel", name),
+        NameKind::Op => redacted_name("op", name),
+    }
+}
+
+/// How the name of an event of this kind is hashed; `None`: the name says nothing about the
+/// program (runtime and driver calls, copies, syncs, the profiler's own) and is kept, as the
+/// report keeps them.
+pub fn event_name_kind(kind: EventKind) -> Option<NameKind> {
+    match kind {
+        EventKind::Kernel => Some(NameKind::Kernel),
+        EventKind::CpuOp
+        | EventKind::UserAnnotation
+        | EventKind::GpuUserAnnotation
+        | EventKind::PythonFunction
+        | EventKind::Instant
+        | EventKind::Flow
+        | EventKind::Other => Some(NameKind::Op),
+        _ => None,
+    }
+}
+
+/// An event's name as shown with names hashed (`kind` as [`EventKind::as_str`] writes it; an
+/// unknown kind is hashed as an op).
+pub fn redact_event_name(kind: &str, name: &str) -> String {
+    match EventKind::parse(kind).map_or(Some(NameKind::Op), event_name_kind) {
+        Some(k) => redact_name(k, name),
+        None => name.to_string(),
+    }
+}
+
+/// An explorer row with its name hashed and its `args` left out (they may hold names and paths).
+pub fn redact_event_row(mut r: EventRow) -> EventRow {
+    r.name = redact_event_name(&r.kind, &r.name);
+    r.args.clear();
+    r
+}
+
+/// The kind of the names a query's `Name` groups hold: kernels when it asks for kernels only.
+fn group_name_kind(kinds: &[EventKind]) -> NameKind {
+    if kinds == [EventKind::Kernel] {
+        NameKind::Kernel
+    } else {
+        NameKind::Op
+    }
+}
+
+/// A group's key hashed when it is a name (`by` [`GroupBy::Name`]) or a thread's name.
+pub fn redact_group_key(by: Option<GroupBy>, kinds: &[EventKind], key: &str) -> String {
+    match by {
+        Some(GroupBy::Name) => redact_name(group_name_kind(kinds), key),
+        _ => key.to_string(),
+    }
+}
+
+/// A page of the explorer with every name hashed.
+pub fn redact_event_page(mut page: EventPage) -> EventPage {
+    let (by, kinds) = (page.query.group_by, page.query.kinds.clone());
+    page.rows = page.rows.into_iter().map(redact_event_row).collect();
+    page.groups = page
+        .groups
+        .into_iter()
+        .map(|g| EventGroup {
+            key: redact_group_key(by, &kinds, &g.key),
+            ..g
+        })
+        .collect();
+    page
 }
 
 /// Replaces every name of `names` (full form and display form) in `text`, longest first.
@@ -43,5 +133,41 @@ mod tests {
         assert_eq!(redacted_name("op", "x").len(), "op_".len() + 6);
         // FNV-1a of "" is the offset basis.
         assert_eq!(stable_hash(""), 0xcbf2_9ce4_8422_2325);
+    }
+
+    #[test]
+    fn event_names_are_hashed_by_their_kind_as_the_report_hashes_them() {
+        let gemm = "void gemm<float>(int)";
+        assert_eq!(
+            redact_event_name("kernel", gemm),
+            redacted_name("kernel", gemm)
+        );
+        assert_eq!(
+            redact_event_name("cpu_op", "aten::mm"),
+            redacted_name("op", "aten::mm")
+        );
+        assert_eq!(
+            redact_event_name("runtime", "cudaLaunchKernel"),
+            "cudaLaunchKernel"
+        );
+        assert_eq!(
+            redact_event_name("no such kind", "x"),
+            redacted_name("op", "x")
+        );
+        assert_eq!(redact_name(NameKind::Kernel, ""), "");
+        let mut row: EventRow = serde_json::from_value(serde_json::json!({
+            "rank": 0, "row": 1, "ts_us": null, "start_ms": null, "dur_us": null, "kind": "kernel",
+            "phase": "X", "category": "kernel", "name": gemm, "pid": "0", "tid": "7", "stream": 7,
+            "device": 0, "correlation": 1, "external_id": null, "args": {"grid": "[1, 1, 1]"}
+        }))
+        .unwrap();
+        row = redact_event_row(row);
+        assert_eq!(row.name, redacted_name("kernel", gemm));
+        assert!(row.args.is_empty());
+        assert_eq!(
+            redact_group_key(Some(GroupBy::Name), &[EventKind::Kernel], gemm),
+            redacted_name("kernel", gemm)
+        );
+        assert_eq!(redact_group_key(Some(GroupBy::Stream), &[], "7"), "7");
     }
 }
