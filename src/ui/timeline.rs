@@ -205,7 +205,8 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             ask(state, requests, request);
         }
         if let Ok(history) = window().history() {
-            let hash = format!("#{}", hash_of(rank_index.get_untracked(), &vp));
+            let current = window().location().hash().unwrap_or_default();
+            let hash = crate::report::tabs::with_part(&current, &hash_of(rank_index.get_untracked(), &vp));
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
     });
