@@ -663,6 +663,26 @@ impl PageState {
         }
     }
 
+    /// The timeline's answer as shown (names hashed when the redact switch is on).
+    pub fn timeline_shown(&self) -> Option<TimelineAnswer> {
+        let a = self.timeline.clone()?;
+        Some(if self.redact {
+            crate::report::redact::redact_timeline(a)
+        } else {
+            a
+        })
+    }
+
+    /// The details panel's event as shown (names hashed when the redact switch is on).
+    pub fn event_details_shown(&self) -> Option<EventDetails> {
+        let d = self.event_details.clone()?;
+        Some(if self.redact {
+            crate::report::redact::redact_event_details(d)
+        } else {
+            d
+        })
+    }
+
     /// The user picked a tab (or the URL hash names one).
     pub fn set_tab(&mut self, tab: Tab) {
         self.tab = tab;

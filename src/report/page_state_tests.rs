@@ -544,3 +544,81 @@ fn the_redact_switch_hashes_the_explorer_and_its_csv_too() {
     s.set_redact(false);
     assert_eq!(name(&s), "gemm_kernel");
 }
+
+#[test]
+fn the_redact_switch_hashes_the_timelines_names_and_details() {
+    use crate::analysis::timeline::{DrawnEvent, EventClass, LaneView, Partner, Relation};
+    let mut s = loaded_state("a.json");
+    let mut answer = timeline_answer(0);
+    answer.view.lanes = vec![LaneView {
+        track: 0,
+        depth: 0,
+        events: vec![
+            DrawnEvent {
+                row: 1,
+                start_ns: 0,
+                end_ns: 5,
+                name: "gemm".into(),
+                class: EventClass::Compute,
+            },
+            DrawnEvent {
+                row: 2,
+                start_ns: 0,
+                end_ns: 5,
+                name: "cudaLaunchKernel".into(),
+                class: EventClass::Runtime,
+            },
+            DrawnEvent {
+                row: 3,
+                start_ns: 0,
+                end_ns: 5,
+                name: "aten::mm".into(),
+                class: EventClass::CpuOp,
+            },
+        ],
+        buckets: Vec::new(),
+    }];
+    s.timeline_answer(answer);
+    s.event_details(EventDetails {
+        rank_index: 0,
+        row: 2,
+        name: "cudaLaunchKernel".into(),
+        category: "cuda_runtime".into(),
+        args: vec![("correlation".into(), "1".into())],
+        partners: vec![Partner {
+            row: 1,
+            relation: Relation::Launched,
+            name: "gemm".into(),
+            start_ns: 0,
+            dur_ns: 5,
+        }],
+        ..Default::default()
+    });
+    let names = |s: &PageState| -> Vec<String> {
+        s.timeline_shown().unwrap().view.lanes[0]
+            .events
+            .iter()
+            .map(|e| e.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&s), ["gemm", "cudaLaunchKernel", "aten::mm"]);
+    s.set_redact(true);
+    use crate::report::redact::redacted_name;
+    assert_eq!(
+        names(&s),
+        [
+            redacted_name("kernel", "gemm"),
+            "cudaLaunchKernel".into(),
+            redacted_name("op", "aten::mm")
+        ]
+    );
+    let d = s.event_details_shown().unwrap();
+    assert_eq!(
+        d.name, "cudaLaunchKernel",
+        "runtime calls are kept, as in the report"
+    );
+    assert_eq!(d.partners[0].name, redacted_name("kernel", "gemm"));
+    assert!(d.args.is_empty());
+    s.set_redact(false);
+    assert_eq!(s.event_details_shown().unwrap().partners[0].name, "gemm");
+}

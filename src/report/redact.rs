@@ -2,6 +2,8 @@
 //! the explorer's rows and CSV, the deeper analyses and the timeline alike ([`redacted_name`] is the
 //! one definition; the others say which prefix a name gets).
 
+use crate::analysis::timeline::{EventClass, EventDetails, Relation};
+use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventGroup, EventPage, EventRow, GroupBy};
 use crate::table::EventKind;
 
@@ -103,6 +105,53 @@ pub fn redact_event_page(mut page: EventPage) -> EventPage {
         })
         .collect();
     page
+}
+
+/// A device event's name hashed as a kernel's, copies and sets (`Memcpy HtoD …`) kept.
+fn redact_device_name(name: &str) -> String {
+    if name.starts_with("Memcpy") || name.starts_with("Memset") {
+        name.to_string()
+    } else {
+        redact_name(NameKind::Kernel, name)
+    }
+}
+
+/// A timeline event's name as shown with names hashed, by its class.
+fn redact_class_name(class: EventClass, name: &str) -> String {
+    match class {
+        EventClass::Compute | EventClass::Communication | EventClass::Memory => {
+            redact_device_name(name)
+        }
+        EventClass::Runtime => name.to_string(),
+        EventClass::GpuOther
+        | EventClass::CpuOp
+        | EventClass::Python
+        | EventClass::Annotation
+        | EventClass::Other => redact_name(NameKind::Op, name),
+    }
+}
+
+/// The timeline's answer with the events' names hashed.
+pub fn redact_timeline(mut answer: TimelineAnswer) -> TimelineAnswer {
+    for lane in &mut answer.view.lanes {
+        for e in &mut lane.events {
+            e.name = redact_class_name(e.class, &e.name);
+        }
+    }
+    answer
+}
+
+/// An event's details with its name and its partners' names hashed and its `args` left out.
+pub fn redact_event_details(mut d: EventDetails) -> EventDetails {
+    let kind = crate::trace::dialect::kind_of_category(&d.category);
+    d.name = redact_event_name(kind.map_or("", |k| k.as_str()), &d.name);
+    d.args.clear();
+    for p in &mut d.partners {
+        if p.relation == Relation::Launched {
+            p.name = redact_device_name(&p.name);
+        }
+    }
+    d
 }
 
 /// Replaces every name of `names` (full form and display form) in `text`, longest first.

@@ -27,7 +27,10 @@ pub fn sync_tab_with_hash(state: AppState) {
     // The hash always names the tab, so that the timeline's part never stands alone (a hash with
     // only a timeline range opens the timeline).
     if let Ok(history) = window().history() {
-        let hash = state.page.with_untracked(|p| p.tab).in_hash(&current_hash());
+        let hash = state
+            .page
+            .with_untracked(|p| p.tab)
+            .in_hash(&current_hash());
         let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
     }
     let tab = state.select(|p| p.tab);
@@ -197,7 +200,8 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
         state.page.with_untracked(PageState::finding_links)
     });
     let request_error = state.select(|p| p.request_error.clone());
-    move || match verdict.get() {
+    move || {
+        match verdict.get() {
         None => view! {
             <section class="verdict panel" id="verdict" data-state="loading" aria-live="polite">
                 <p class="muted">{move || request_error.get().unwrap_or_else(|| "Writing the diagnosis…".into())}</p>
@@ -205,6 +209,7 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
         }
         .into_any(),
         Some(v) => view! { <VerdictBody verdict=v links=links.get() state/> }.into_any(),
+    }
     }
 }
 
@@ -260,7 +265,11 @@ fn VerdictBody(verdict: Verdict, links: Vec<FindingLink>, state: AppState) -> im
 
 /// One finding: its title, its impact as a bar, and its evidence.
 #[component]
-fn VerdictItem(finding: VerdictFinding, link: Option<FindingLink>, state: AppState) -> impl IntoView {
+fn VerdictItem(
+    finding: VerdictFinding,
+    link: Option<FindingLink>,
+    state: AppState,
+) -> impl IntoView {
     let VerdictFinding {
         id,
         title,

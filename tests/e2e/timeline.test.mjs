@@ -92,7 +92,9 @@ test('wheel, drag and W/A/S/D change the visible range; the range is in the URL'
   near((await canvas.boundingBox()).height - h0, 16, 'the critical path adds one row');
 
   const hash = await page.evaluate(() => window.location.hash);
-  assert.match(hash, /^#timeline=0:-?\d+-\d+$/, hash);
+  // The range is the hash's `timeline=` part, beside the tab's (`#tab=timeline&timeline=…`).
+  assert.match(hash, /^#(.+&)?timeline=0:-?\d+-\d+(&|$)/, hash);
+  assert.match(hash, /(^#|&)tab=timeline(&|$)/, hash);
   await page.screenshot({ path: screenshotPath('timeline-navigation'), fullPage: false });
   assert.deepEqual(errors, []);
   await page.close();
