@@ -206,7 +206,8 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         }
         if let Ok(history) = window().history() {
             let current = window().location().hash().unwrap_or_default();
-            let hash = crate::report::tabs::with_part(&current, &hash_of(rank_index.get_untracked(), &vp));
+            let hash =
+                crate::report::tabs::with_part(&current, &hash_of(rank_index.get_untracked(), &vp));
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
     });
