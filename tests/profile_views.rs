@@ -177,3 +177,42 @@ fn the_views_cross_the_worker_boundary_unchanged() {
         assert_eq!(back, views, "{file}");
     }
 }
+
+#[test]
+fn the_memory_charts_hover_reads_the_curve_as_the_last_event_left_it() {
+    let v = views("hta__df_index_resolver.json.gz");
+    let model = view(ViewId::Memory, &v, false);
+    let charts: Vec<_> = model
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            ViewPart::Line(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert!(!charts.is_empty(), "the trace records memory");
+    for (chart, device) in charts.iter().zip(&v.memory.devices) {
+        let curve = &device.curve;
+        // The peak's time reads the peak; the right edge reads the last point; every point's own
+        // time reads that point's value (the last one when several share a time).
+        let read = |r: (f64, Vec<(&str, f64)>)| r.1.iter().find(|s| s.0 == "Allocated").unwrap().1;
+        let allocated = |ts: f64| read(chart.readout_at_us(ts).unwrap());
+        assert_eq!(
+            allocated(device.peak_ts_us),
+            device.peak_allocated_bytes as f64
+        );
+        assert_eq!(
+            read(chart.readout_at(1.0).unwrap()),
+            curve.last().unwrap().allocated_bytes as f64
+        );
+        assert!(chart.readout_at(0.0).is_some(), "the left edge is the first point");
+        for (i, p) in curve.iter().enumerate() {
+            let last_at_ts = curve[i..]
+                .iter()
+                .take_while(|q| q.ts_us == p.ts_us)
+                .last()
+                .unwrap();
+            assert_eq!(allocated(p.ts_us), last_at_ts.allocated_bytes as f64);
+        }
+    }
+}

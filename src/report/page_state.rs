@@ -14,6 +14,7 @@ use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
+use crate::report::tabs::Tab;
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery, SortBy};
 use crate::worker::protocol::{FindingLink, LoadedSet, Located, ToWorker};
@@ -157,6 +158,8 @@ pub struct PageState {
     pub event_details: Option<EventDetails>,
     /// Where the timeline was last asked to zoom to (a finding's evidence).
     pub timeline_focus: Option<Located>,
+    /// The view shown (its tab), kept in the URL hash by the page.
+    pub tab: Tab,
 }
 
 impl Default for PageState {
@@ -180,6 +183,7 @@ impl Default for PageState {
             timeline: None,
             event_details: None,
             timeline_focus: None,
+            tab: Tab::Report,
         }
     }
 }
@@ -309,6 +313,7 @@ impl PageState {
     ) -> Vec<Effect> {
         let effects = self.start_load(cache_key);
         self.pending_compare = Some(baseline);
+        self.tab = Tab::Compare;
         effects
     }
 
@@ -325,6 +330,7 @@ impl PageState {
             return Vec::new();
         }
         self.comparing = true;
+        self.tab = Tab::Compare;
         vec![Effect::Post(ToWorker::Compare {
             baseline_files: runs.baseline,
         })]
@@ -562,6 +568,7 @@ impl PageState {
         }
         vec![Effect::Post(ToWorker::Export {
             query: self.query.clone(),
+            redact: self.redact,
         })]
     }
 
@@ -574,9 +581,51 @@ impl PageState {
         Vec::new()
     }
 
-    /// The redact switch (the page redacts the report it holds; no worker needed).
+    /// The redact switch: every view hashes the names it shows (the report, the explorer and its
+    /// CSV, the analyses, the timeline); the page holds both forms, so no worker is needed.
     pub fn set_redact(&mut self, on: bool) {
         self.redact = on;
+    }
+
+    /// The explorer's answer as shown (names hashed when the redact switch is on).
+    pub fn events_shown(&self) -> Events {
+        match &self.events {
+            Events::Page(page) if self.redact => {
+                Events::Page(crate::report::redact::redact_event_page(page.clone()))
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// The timeline's answer as shown (names hashed when the redact switch is on).
+    pub fn timeline_shown(&self) -> Option<TimelineAnswer> {
+        let a = self.timeline.clone()?;
+        Some(if self.redact {
+            crate::report::redact::redact_timeline(a)
+        } else {
+            a
+        })
+    }
+
+    /// The details panel's event as shown (names hashed when the redact switch is on).
+    pub fn event_details_shown(&self) -> Option<EventDetails> {
+        let d = self.event_details.clone()?;
+        Some(if self.redact {
+            crate::report::redact::redact_event_details(d)
+        } else {
+            d
+        })
+    }
+
+    /// The user picked a tab (or the URL hash names one).
+    pub fn set_tab(&mut self, tab: Tab) {
+        self.tab = tab;
+    }
+
+    /// A finding's "show the events": the explorer shows them.
+    pub fn open_finding(&mut self, link: &FindingLink) -> Vec<Effect> {
+        self.tab = Tab::Explore;
+        self.run_query(link.query.clone())
     }
 
     /// The user picked a rank.

@@ -507,3 +507,150 @@ fn the_views_are_asked_once_per_trace_and_only_of_a_worker_holding_it() {
     d.current_worker_died("The page's worker failed".into());
     assert!(d.ask_views().is_empty());
 }
+
+#[test]
+fn the_tab_follows_what_the_user_asked_to_see_and_survives_a_new_load() {
+    let link = FindingLink {
+        id: "sync".into(),
+        title: "sync".into(),
+        query: EventQuery::default(),
+    };
+    let mut s = loaded_state("a.json");
+    assert_eq!(s.tab, Tab::Report, "the report first");
+    s.set_tab(Tab::Analyses);
+    s.start_load(None);
+    s.loaded(set("b.json"));
+    assert_eq!(s.tab, Tab::Analyses, "a new load keeps the tab");
+    // A finding's events open the explorer; its evidence on the timeline opens the timeline.
+    assert!(posts_query(&s.open_finding(&link)));
+    assert_eq!(s.tab, Tab::Explore);
+    s.located(Located {
+        rank_index: 0,
+        row: 1,
+        start_ns: 0,
+        dur_ns: 1,
+    });
+    assert_eq!(s.tab, Tab::Timeline);
+    // Comparing shows the comparison.
+    s.start_compare_load(None, vec!["a.json".into()]);
+    assert_eq!(s.tab, Tab::Compare);
+}
+
+#[test]
+fn the_redact_switch_hashes_the_explorer_and_its_csv_too() {
+    use crate::table::query::{EventPage, EventRow};
+    let mut s = loaded_state("a.json");
+    let row: EventRow = serde_json::from_value(serde_json::json!({
+        "rank": 0, "row": 1, "ts_us": null, "start_ms": null, "dur_us": null, "kind": "kernel",
+        "phase": "X", "category": "kernel", "name": "gemm_kernel", "pid": "0", "tid": "7",
+        "stream": 7, "device": 0, "correlation": 1, "external_id": null, "args": {}
+    }))
+    .unwrap();
+    s.events(EventPage {
+        query: first_query(),
+        matched: 1,
+        matched_dur_us: 0.0,
+        group_count: 0,
+        rows: vec![row],
+        groups: Vec::new(),
+    });
+    let name = |s: &PageState| match s.events_shown() {
+        Events::Page(p) => p.rows[0].name.clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(name(&s), "gemm_kernel");
+    assert!(has(&s.export(), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Export { redact: false, .. })
+    )));
+    s.set_redact(true);
+    assert_eq!(
+        name(&s),
+        crate::report::redact::redacted_name("kernel", "gemm_kernel")
+    );
+    assert!(has(&s.export(), |e| matches!(
+        e,
+        Effect::Post(ToWorker::Export { redact: true, .. })
+    )));
+    // The events themselves are kept as they are (turning the switch off shows them again).
+    s.set_redact(false);
+    assert_eq!(name(&s), "gemm_kernel");
+}
+
+#[test]
+fn the_redact_switch_hashes_the_timelines_names_and_details() {
+    use crate::analysis::timeline::{DrawnEvent, EventClass, LaneView, Partner, Relation};
+    let mut s = loaded_state("a.json");
+    let mut answer = timeline_answer(0);
+    answer.view.lanes = vec![LaneView {
+        track: 0,
+        depth: 0,
+        events: vec![
+            DrawnEvent {
+                row: 1,
+                start_ns: 0,
+                end_ns: 5,
+                name: "gemm".into(),
+                class: EventClass::Compute,
+            },
+            DrawnEvent {
+                row: 2,
+                start_ns: 0,
+                end_ns: 5,
+                name: "cudaLaunchKernel".into(),
+                class: EventClass::Runtime,
+            },
+            DrawnEvent {
+                row: 3,
+                start_ns: 0,
+                end_ns: 5,
+                name: "aten::mm".into(),
+                class: EventClass::CpuOp,
+            },
+        ],
+        buckets: Vec::new(),
+    }];
+    s.timeline_answer(answer);
+    s.event_details(EventDetails {
+        rank_index: 0,
+        row: 2,
+        name: "cudaLaunchKernel".into(),
+        category: "cuda_runtime".into(),
+        args: vec![("correlation".into(), "1".into())],
+        partners: vec![Partner {
+            row: 1,
+            relation: Relation::Launched,
+            name: "gemm".into(),
+            start_ns: 0,
+            dur_ns: 5,
+        }],
+        ..Default::default()
+    });
+    let names = |s: &PageState| -> Vec<String> {
+        s.timeline_shown().unwrap().view.lanes[0]
+            .events
+            .iter()
+            .map(|e| e.name.clone())
+            .collect()
+    };
+    assert_eq!(names(&s), ["gemm", "cudaLaunchKernel", "aten::mm"]);
+    s.set_redact(true);
+    use crate::report::redact::redacted_name;
+    assert_eq!(
+        names(&s),
+        [
+            redacted_name("kernel", "gemm"),
+            "cudaLaunchKernel".into(),
+            redacted_name("op", "aten::mm")
+        ]
+    );
+    let d = s.event_details_shown().unwrap();
+    assert_eq!(
+        d.name, "cudaLaunchKernel",
+        "runtime calls are kept, as in the report"
+    );
+    assert_eq!(d.partners[0].name, redacted_name("kernel", "gemm"));
+    assert!(d.args.is_empty());
+    s.set_redact(false);
+    assert_eq!(s.event_details_shown().unwrap().partners[0].name, "gemm");
+}

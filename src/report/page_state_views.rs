@@ -45,6 +45,7 @@ impl PageState {
         }
         self.pick_rank(at.rank_index);
         self.timeline_focus = Some(at);
+        self.tab = crate::report::tabs::Tab::Timeline;
         self.ask_event_details(at.row)
     }
 
@@ -105,5 +106,17 @@ impl PageState {
             s.views = Some(views);
         }
         self.revision += 1;
+    }
+
+    /// The views of the rank at `index` (the first when out of range) as shown: names hashed when
+    /// the redact switch is on.
+    pub fn views_shown(&self, index: usize) -> Option<RankViews> {
+        let views = self.shown()?.views.as_ref()?;
+        let v = views.get(index).or_else(|| views.first())?.clone();
+        Some(if self.redact {
+            crate::report::redact::redact_views(v)
+        } else {
+            v
+        })
     }
 }

@@ -101,6 +101,28 @@ impl LineChart {
         let py = height - y / self.y_max.max(1.0) * height;
         (px, py)
     }
+
+    /// What the chart reads at `frac` of its width (0 = left edge): the time there, and each
+    /// series' value then (memory stays as the last event left it, so the last point at or before
+    /// that time). `None` for an empty chart.
+    pub fn readout_at(&self, frac: f64) -> Option<(f64, Vec<(&'static str, f64)>)> {
+        let x = self.x_range.0 + frac.clamp(0.0, 1.0) * (self.x_range.1 - self.x_range.0);
+        self.readout_at_us(x)
+    }
+
+    /// Each series' value at time `x` µs (see [`LineChart::readout_at`]).
+    pub fn readout_at_us(&self, x: f64) -> Option<(f64, Vec<(&'static str, f64)>)> {
+        let values: Vec<(&'static str, f64)> = self
+            .series
+            .iter()
+            .filter_map(|s| {
+                let after = s.points.partition_point(|p| p.0 <= x);
+                let at = s.points.get(after.checked_sub(1)?)?;
+                Some((s.label, at.1))
+            })
+            .collect();
+        (!values.is_empty()).then_some((x, values))
+    }
 }
 
 /// A piece of a view.

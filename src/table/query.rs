@@ -534,6 +534,17 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 /// Rows carry their `args` as one compact JSON column. At most [`MAX_EXPORT_ROWS`] rows are written; a
 /// final `# cut` line says so when there were more.
 pub fn export_csv(set: &TraceSet, q: &EventQuery) -> String {
+    export_csv_mapped(set, q, &|r| r, &|k| k.to_string())
+}
+
+/// [`export_csv`] with each row, and each group's key, passed through a function first (the page's
+/// redact switch hashes the names there).
+pub fn export_csv_mapped(
+    set: &TraceSet,
+    q: &EventQuery,
+    map_row: &dyn Fn(EventRow) -> EventRow,
+    map_key: &dyn Fn(&str) -> String,
+) -> String {
     let mut out = String::new();
     let (mut hits, matched_ns) = all_hits(set, q);
     if let Some(by) = q.group_by {
@@ -546,7 +557,7 @@ pub fn export_csv(set: &TraceSet, q: &EventQuery) -> String {
             let _ = writeln!(
                 out,
                 "{},{},{},{},{},{},{},{:.4}",
-                csv_field(&g.key),
+                csv_field(&map_key(&g.key)),
                 g.count,
                 g.timed,
                 g.total_us,
@@ -564,7 +575,7 @@ pub fn export_csv(set: &TraceSet, q: &EventQuery) -> String {
     let firsts = first_timestamps(set, &hits);
     out.push_str("rank,row,ts_us,start_ms,dur_us,kind,phase,category,name,pid,tid,stream,device,correlation,external_id,args\n");
     for &h in hits.iter().take(keep) {
-        let r = event_row(set, h, &firsts);
+        let r = map_row(event_row(set, h, &firsts));
         let args = if r.args.is_empty() {
             String::new()
         } else {

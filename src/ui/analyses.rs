@@ -7,6 +7,7 @@ use leptos::tachys::html::attribute::any_attribute::{AnyAttribute, IntoAnyAttrib
 use leptos::tachys::html::attribute::custom::custom_attribute;
 use wasm_bindgen::JsCast;
 
+use crate::report::analyses_view::sort::SortBy;
 use crate::report::analyses_view::{
     AnalysesModel, AnalysisId, BarPart, Block, Cell, Fact, Figure, Inline, Part, Table,
 };
@@ -162,34 +163,48 @@ fn Facts(facts: Vec<Fact>) -> impl IntoView {
     view! { <dl class="facts">{items}</dl> }
 }
 
-/// A table of text and figure columns, with "N of M rows shown" when it was cut.
+/// A table of text and figure columns, with "N of M rows shown" when it was cut. A click on a
+/// header sorts by that column (again: the other way); the order is `analyses_view::sort`'s.
 #[component]
 fn FigureTable(table: Table) -> impl IntoView {
     let cut = table.cut_note();
+    let sort = RwSignal::new(None::<SortBy>);
     let head = table
-        .text_columns
-        .iter()
-        .map(|h| view! { <th>{*h}</th> }.into_any())
-        .chain(
-            table
-                .num_columns
-                .iter()
-                .map(|h| view! { <th class="num">{*h}</th> }.into_any()),
-        )
-        .collect_view();
-    let rows = table
-        .rows
+        .headers()
         .into_iter()
-        .map(|row| {
-            let cells = row
-                .into_iter()
-                .map(|cell| view! { <CellView cell/> })
-                .collect_view();
-            view! { <tr>{cells}</tr> }
+        .enumerate()
+        .map(|(i, h)| {
+            let numeric = table.is_numeric_column(i);
+            let aria = move || SortBy::aria_of(sort.get(), i);
+            let on_click = move |_| sort.update(|s| *s = Some(SortBy::after_click(*s, i, numeric)));
+            view! {
+                <th class:num=numeric aria-sort=aria data-col=i.to_string()>
+                    <button type="button" class="sort" on:click=on_click>
+                        {h}<span class="sort-mark" aria-hidden="true">{move || match aria() {
+                            "ascending" => "▲",
+                            "descending" => "▼",
+                            _ => "",
+                        }}</span>
+                    </button>
+                </th>
+            }
         })
         .collect_view();
+    let rows = move || {
+        table
+            .sorted_rows(sort.get())
+            .into_iter()
+            .map(|row| {
+                let cells = row
+                    .into_iter()
+                    .map(|cell| view! { <CellView cell/> })
+                    .collect_view();
+                view! { <tr>{cells}</tr> }
+            })
+            .collect_view()
+    };
     view! {
-        <div class="table-wrap"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>
+        <div class="table-wrap"><table class="figures sortable"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>
         {cut.map(|text| view! { <p class="muted">{text}</p> })}
     }
 }

@@ -154,7 +154,7 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
 /// The exploration panel.
 pub fn explore(state: AppState) -> impl IntoView {
     let query = state.select(|p| p.query.clone());
-    let events = state.select(|p| p.events.clone());
+    let events = state.select(PageState::events_shown);
     let detached = state.select(PageState::detached);
     let request_error = state.select(|p| p.request_error.clone());
     let form = Form::new(&state.page.with_untracked(|p| p.query.clone()));

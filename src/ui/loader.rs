@@ -1,4 +1,5 @@
 //! The loader: the drop zone and the two file pickers (files, folder), and the walk of dropped folders.
+//! Once results are shown it shrinks to one line of buttons (still a drop target).
 
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -128,18 +129,24 @@ fn picked(ev: &leptos::ev::Event, only_traces: bool) -> Vec<File> {
 #[component]
 pub fn Loader(state: AppState) -> impl IntoView {
     let on_files = Callback::new(move |files: Vec<File>| super::start_load(state, files));
-    view! { <DropZone dragging=state.dragging on_files/> }
+    let compact = state.select(|p| p.shown().is_some());
+    view! { <DropZone dragging=state.dragging on_files compact/> }
 }
 
 /// The drop zone, highlighted while something is dragged over it, with a file and a folder picker.
 #[component]
-fn DropZone(dragging: RwSignal<bool>, on_files: Callback<Vec<File>>) -> impl IntoView {
+fn DropZone(
+    dragging: RwSignal<bool>,
+    on_files: Callback<Vec<File>>,
+    #[prop(into)] compact: Signal<bool>,
+) -> impl IntoView {
     view! {
-        <section class="loader">
+        <section class="loader" class:compact=move || compact.get()>
             <div
                 id="drop-zone"
                 class="drop-zone"
                 class:dragging=move || dragging.get()
+                class:compact=move || compact.get()
                 on:dragover=move |ev: DragEvent| {
                     ev.prevent_default();
                     dragging.set(true);
@@ -147,8 +154,8 @@ fn DropZone(dragging: RwSignal<bool>, on_files: Callback<Vec<File>>) -> impl Int
                 on:dragleave=move |_| dragging.set(false)
                 on:drop=move |ev: DragEvent| on_drop(dragging, on_files, ev)
             >
-                <p class="drop-title">"Drop trace files or a folder here"</p>
-                <p class="muted">
+                <p class="drop-title">{move || if compact.get() { "Load another trace: drop it here, or" } else { "Drop trace files or a folder here" }}</p>
+                <p class="muted drop-hint">
                     "A .json or .json.gz written by torch.profiler; several files = one per rank of the same job."
                 </p>
                 <div class="pickers">

@@ -13,6 +13,7 @@ mod health;
 mod loader;
 mod report_panel;
 mod report_view;
+mod shell;
 mod status;
 mod summary;
 mod timeline;
@@ -477,17 +478,19 @@ pub fn set_hta_compat(state: AppState, on: bool) {
     apply(state, |p| p.set_hta_compat(on));
 }
 
-/// Opens a finding's events in the exploration view.
+/// Opens a finding's events in the exploration view (its tab).
 pub fn open_finding(state: AppState, link: &FindingLink) {
-    run_query(state, link.query.clone());
+    apply(state, |p| p.open_finding(link));
     scroll_to(state.explore_panel);
 }
 
-/// Scrolls a panel into view, when it is on the page.
+/// Scrolls a panel into view, when it is on the page (after the tab it is in is drawn).
 fn scroll_to(panel: NodeRef<leptos::html::Section>) {
-    if let Some(el) = panel.get_untracked() {
-        el.scroll_into_view();
-    }
+    request_animation_frame(move || {
+        if let Some(el) = panel.get_untracked() {
+            el.scroll_into_view();
+        }
+    });
 }
 
 /// Starts loading these files (one per rank) in a new worker; the current one keeps what is shown
@@ -598,6 +601,10 @@ pub fn forget_saved(state: AppState) {
 /// Mounts the app on the page's body.
 pub fn mount() {
     console_error_panic_hook::set_once();
+    // The loading shell of index.html (shown until the wasm runs) makes way for the app.
+    if let Some(shell) = document().get_element_by_id("boot-shell") {
+        shell.remove();
+    }
     leptos::mount::mount_to_body(|| {
         let state = AppState::new();
         ensure_spare(state);

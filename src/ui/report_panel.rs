@@ -1,5 +1,5 @@
-//! The diagnosis panel: the report (drawn by `report_view`), its Markdown (copy, download), the
-//! redact switch, and links to the events behind each finding.
+//! The diagnosis panel: the report (drawn by `report_view`), its Markdown (copy, download), and links
+//! to the events behind each finding. The redact switch is the page's (in its header).
 
 use leptos::prelude::*;
 
@@ -41,15 +41,14 @@ pub fn ReportPanel(state: AppState) -> impl IntoView {
         state.revision.track();
         state.page.with_untracked(PageState::finding_links)
     });
-    let on_redact = Callback::new(move |on: bool| super::set_redact(state, on));
     let on_open = Callback::new(move |link: FindingLink| super::open_finding(state, &link));
     let on_locate =
         Callback::new(move |link: FindingLink| super::apply(state, |p| p.locate(&link)));
     view! {
         <section class="panel" id="report-panel">
             <div class="panel-head">
-                <h2>"Diagnosis"</h2>
-                <ReportActions markdown redact on_redact/>
+                <h2>"Diagnosis: the full report"</h2>
+                <ReportActions markdown/>
             </div>
             <ReportBody markdown model redact request_error/>
             {move || {
@@ -60,13 +59,9 @@ pub fn ReportPanel(state: AppState) -> impl IntoView {
     }
 }
 
-/// Copy as Markdown, download the Markdown, and the redact switch.
+/// Copy as Markdown, download the Markdown.
 #[component]
-fn ReportActions(
-    #[prop(into)] markdown: Signal<Option<String>>,
-    #[prop(into)] redact: Signal<bool>,
-    on_redact: Callback<bool>,
-) -> impl IntoView {
+fn ReportActions(#[prop(into)] markdown: Signal<Option<String>>) -> impl IntoView {
     let copied = RwSignal::new(false);
     view! {
         <div class="actions">
@@ -80,11 +75,6 @@ fn ReportActions(
             <button id="download-md" class="secondary" on:click=move |_| {
                 download_markdown(&markdown.get_untracked().unwrap_or_default());
             }>"Download .md"</button>
-            <label class="check" title="Replace kernel, op and module names with stable short hashes, so the report can be shared">
-                <input id="redact-names" type="checkbox" prop:checked=move || redact.get()
-                    on:change=move |ev| on_redact.run(event_target_checked(&ev))/>
-                " Redact names"
-            </label>
         </div>
     }
 }

@@ -13,7 +13,14 @@ use crate::worker::protocol::{Phase, Progress};
 pub fn LoadProgress(state: AppState) -> impl IntoView {
     // The block is built once per load (when progress appears); only its text, bar and attributes
     // follow the messages, so the Cancel button stays the same element and can be clicked.
-    let shown = Memo::new(move |_| state.progress.with(|p| p.is_some()));
+    // A finished load's bar goes once its results are on screen.
+    let has_results = state.select(|p| p.shown().is_some());
+    let shown = Memo::new(move |_| {
+        state.progress.with(|p| {
+            p.as_ref()
+                .is_some_and(|p| p.phase != Phase::Done || !has_results.get())
+        })
+    });
     let loading = state.select(PageState::can_cancel);
     let cancelled = state.select(|p| matches!(p.page, Page::Cancelled));
     let on_cancel = Callback::new(move |()| super::cancel(state));
@@ -144,19 +151,14 @@ fn ErrorList(
     }
 }
 
-/// Notices and offers: a notice, the saved results of these files, why the worker cannot answer,
-/// and "keep this trace's summary".
+/// Notices and offers: a notice, the saved results of these files, and why the worker cannot answer.
 #[component]
 pub fn Offers(state: AppState) -> impl IntoView {
     let notice = state.select(|p| p.notice.clone());
     let detached = state.select(PageState::detached);
     let from_cache = Memo::new(move |_| detached.get() == Some(Detached::Saved));
     let saved_available = state.select(|p| p.saved_available);
-    let keep_offer = state.select(|p| p.keep_offer);
     let on_show_saved = Callback::new(move |()| super::show_saved(state));
-    let on_keep = Callback::new(move |()| super::keep(state));
-    let on_decline =
-        Callback::new(move |()| state.page.update(|p| p.set_keep(KeepOffer::Declined)));
     view! {
         {move || notice.get().map(|text| view! { <Notice text/> })}
         {move || (saved_available.get() && !from_cache.get()).then(|| view! { <SavedOffer on_show=on_show_saved/> })}
@@ -164,8 +166,17 @@ pub fn Offers(state: AppState) -> impl IntoView {
             <p class="notice">"Showing results saved in this browser (the trace itself was not read again)."</p>
         })}
         {move || detached.get().map(|why| view! { <NeedsFile why/> })}
-        {move || view! { <KeepOfferView offer=keep_offer.get() on_keep on_decline/> }}
     }
+}
+
+/// The offer to keep the results in this browser (in the header's details line).
+#[component]
+pub fn KeepChoice(state: AppState) -> impl IntoView {
+    let keep_offer = state.select(|p| p.keep_offer);
+    let on_keep = Callback::new(move |()| super::keep(state));
+    let on_decline =
+        Callback::new(move |()| state.page.update(|p| p.set_keep(KeepOffer::Declined)));
+    move || view! { <KeepOfferView offer=keep_offer.get() on_keep on_decline/> }
 }
 
 #[component]
@@ -199,15 +210,15 @@ fn KeepOfferView(
 ) -> impl IntoView {
     match offer {
         KeepOffer::Asking => Some(view! {
-            <div class="offer" id="keep-offer">
-                <span>"Keep this trace's summary in this browser for next time?"</span>
-                <button id="keep" on:click=move |_| on_keep.run(())>"Keep"</button>
-                <button id="no-keep" class="secondary" on:click=move |_| on_decline.run(())>"No"</button>
-            </div>
+            <span class="keep-offer" id="keep-offer">
+                <span>"Keep this summary in this browser?"</span>
+                <button id="keep" class="small" on:click=move |_| on_keep.run(())>"Keep"</button>
+                <button id="no-keep" class="secondary small" on:click=move |_| on_decline.run(())>"No"</button>
+            </span>
         }
         .into_any()),
         KeepOffer::Kept => Some(view! {
-            <p class="notice" id="kept">"Kept: this summary is saved in this browser (results only, not the trace)."</p>
+            <span class="kept" id="kept">"Kept in this browser (results only, not the trace)."</span>
         }
         .into_any()),
         KeepOffer::Hidden | KeepOffer::Declined => None,

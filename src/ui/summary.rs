@@ -1,5 +1,6 @@
-//! The summary of the rank picked (figure cards, top kernels, events by category), the rank picker,
-//! and the table of all ranks.
+//! The summary of the rank picked (figure cards, top kernels, events by category, the load's
+//! bookkeeping folded into a details line), the rank picker (drawn in the page's header), and the
+//! table of all ranks.
 
 use leptos::prelude::*;
 
@@ -11,22 +12,22 @@ use crate::worker::protocol::{LoadedSet, RankSummary};
 
 /// One entry of the rank picker.
 #[derive(Clone, Debug, PartialEq)]
-struct RankChoice {
+pub(super) struct RankChoice {
     rank: i64,
     file: String,
 }
 
 /// What the summary shows about the loaded set as a whole (beside the rank picked).
 #[derive(Clone, Debug, Default, PartialEq)]
-struct SetFacts {
+pub(super) struct SetFacts {
     /// Every rank, in the order of the set (the picker's entries).
-    choices: Vec<RankChoice>,
+    pub(super) choices: Vec<RankChoice>,
     read_mode: String,
     worker_memory_bytes: u64,
 }
 
 impl SetFacts {
-    fn of(set: &LoadedSet) -> Self {
+    pub(super) fn of(set: &LoadedSet) -> Self {
         SetFacts {
             choices: set
                 .ranks
@@ -84,11 +85,10 @@ pub fn SummaryPanel(state: AppState) -> impl IntoView {
             .loaded
             .with(|l| l.as_ref().map(SetFacts::of).unwrap_or_default())
     });
-    let on_pick = Callback::new(move |i: usize| state.page.update(|p| p.pick_rank(i)));
     move || match rank.get() {
         None => view! { <SummaryWaiting waiting/> }.into_any(),
         Some(rank) => view! {
-            <RankSummaryView rank facts=facts.get() picked=rank_index on_pick/>
+            <RankSummaryView rank facts=facts.get()/>
         }
         .into_any(),
     }
@@ -106,12 +106,7 @@ fn SummaryWaiting(#[prop(into)] waiting: Signal<Waiting>) -> impl IntoView {
 
 /// The summary of one rank.
 #[component]
-fn RankSummaryView(
-    rank: RankSummary,
-    facts: SetFacts,
-    #[prop(into)] picked: Signal<usize>,
-    on_pick: Callback<usize>,
-) -> impl IntoView {
+fn RankSummaryView(rank: RankSummary, facts: SetFacts) -> impl IntoView {
     let RankSummary {
         rank,
         rank_source,
@@ -136,7 +131,6 @@ fn RankSummaryView(
             <div class="panel-head">
                 <h2>"Summary"</h2>
                 <span class="muted">{format!("{} · {}", file, format::bytes(file_bytes))}</span>
-                {several.then(|| view! { <RankPicker choices picked on_pick/> })}
             </div>
             <div class="cards">
                 {rank_known.then(|| view! { <RankCard rank source=rank_source/> })}
@@ -146,12 +140,17 @@ fn RankSummaryView(
                 <MetricCard metric="kernel-time-us" value=s.kernel_time_us.to_string() label="GPU kernel time" shown=format::micros(s.kernel_time_us)/>
                 <MetricCard metric="distinct-kernels" value=s.distinct_kernels.to_string() label="Distinct kernels" shown=format::int(s.distinct_kernels)/>
                 <MetricCard metric="span-us" value=s.span_us.to_string() label="Trace span" shown=format::micros(s.span_us)/>
-                <MetricCard metric="text-bytes" value=text_bytes.to_string() label="JSON text" shown=format::bytes(text_bytes)/>
-                <MetricCard metric="load-ms" value=load_ms.to_string() label="Load time" shown=format::millis(load_ms)/>
-                {(worker_memory > 0).then(|| view! {
-                    <MetricCard metric="worker-memory-bytes" value=worker_memory.to_string() label="Worker memory" shown=format::bytes(worker_memory)/>
-                })}
             </div>
+            <details class="bookkeeping" id="bookkeeping">
+                <summary>"Load details"</summary>
+                <div class="cards">
+                    <MetricCard metric="text-bytes" value=text_bytes.to_string() label="JSON text" shown=format::bytes(text_bytes)/>
+                    <MetricCard metric="load-ms" value=load_ms.to_string() label="Load time" shown=format::millis(load_ms)/>
+                    {(worker_memory > 0).then(|| view! {
+                        <MetricCard metric="worker-memory-bytes" value=worker_memory.to_string() label="Worker memory" shown=format::bytes(worker_memory)/>
+                    })}
+                </div>
+            </details>
             <div class="columns">
                 <div class="col-wide">
                     <h3>"Top kernels by GPU time"</h3>
@@ -253,7 +252,7 @@ fn Categories(categories: Vec<CategoryCount>) -> impl IntoView {
 
 /// Picks the rank the summary (and the per-rank analyses) show.
 #[component]
-fn RankPicker(
+pub(super) fn RankPicker(
     choices: Vec<RankChoice>,
     #[prop(into)] picked: Signal<usize>,
     on_pick: Callback<usize>,

@@ -87,10 +87,10 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let collapsed = RwSignal::new(Vec::<u32>::new());
     let requests = RwSignal::new(Requests::default());
     let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
-    let answer = state.select(|p| p.timeline.clone());
+    let answer = state.select(crate::report::page_state::PageState::timeline_shown);
     let rank_index = state.select(|p| p.rank_index);
     let answers = state.select(|p| p.worker_answers());
-    let details = state.select(|p| p.event_details.clone());
+    let details = state.select(crate::report::page_state::PageState::event_details_shown);
     let focus = state.select(|p| p.timeline_focus);
     let show_path = RwSignal::new(false);
     // The critical path of the picked rank, as the (exact-mode) analysis found it.
@@ -205,7 +205,9 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             ask(state, requests, request);
         }
         if let Ok(history) = window().history() {
-            let hash = format!("#{}", hash_of(rank_index.get_untracked(), &vp));
+            let current = window().location().hash().unwrap_or_default();
+            let hash =
+                crate::report::tabs::with_part(&current, &hash_of(rank_index.get_untracked(), &vp));
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
         }
     });

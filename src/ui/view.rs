@@ -1,4 +1,5 @@
-//! The page: its panels in order, and the deeper analyses; the other panels have their own files.
+//! The page: the skip link, the loader, then (once results are shown) the header, the verdict and
+//! one tab per view (`ui::shell`), and the deeper analyses; the other panels have their own files.
 
 use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
@@ -8,11 +9,13 @@ use super::analyses::AnalysesPanel;
 use super::health::TraceHealthPanel;
 use super::loader::Loader;
 use super::report_panel::ReportPanel;
+use super::shell::{TabBar, TabPanel, TraceHeaderBar, VerdictCard};
 use super::status::{Errors, LoadProgress, Offers};
 use super::summary::{RanksPanel, SummaryPanel};
 use super::AppState;
 use crate::report::analyses_view::{analyses_model, AnalysisId};
 use crate::report::page_state::{needs_file_text, Page, PageState};
+use crate::report::tabs::Tab;
 use crate::worker::protocol::RankSummary;
 
 const TAGLINE: &str =
@@ -22,30 +25,33 @@ const TAGLINE: &str =
 pub fn app(state: AppState) -> impl IntoView {
     let started = state.select(|p| !matches!(p.page, Page::Empty));
     let has_results = state.select(|p| p.shown().is_some());
+    super::shell::sync_tab_with_hash(state);
+    let skip = move |ev: leptos::ev::MouseEvent| {
+        ev.prevent_default();
+        if let Some(main) = document()
+            .get_element_by_id("main")
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = main.focus();
+        }
+    };
     view! {
-        <header class="top">
+        <a class="skip-link" href="#main" on:click=skip>"Skip to the results"</a>
+        <header class="top" class:compact=move || has_results.get()>
             <div class="wrap">
                 <h1>"Profile Model"</h1>
                 <p class="tagline">{TAGLINE}</p>
             </div>
         </header>
-        <main class="wrap">
+        <main class="wrap" id="main" tabindex="-1">
             <Loader state/>
-            <super::compare::ComparePicker state=state/>
+            {move || (!has_results.get()).then(|| view! { <super::compare::ComparePicker state=state/> })}
             <LoadProgress state/>
             <Errors state/>
             <Offers state/>
             <super::compare::RunsOffer state=state/>
-            <super::compare::CompareWith state=state/>
-            <super::compare::CompareView state=state/>
-            {move || started.get().then(|| view! { <SummaryPanel state/> })}
-            {move || has_results.get().then(|| view! { <RanksPanel state/> })}
-            {move || has_results.get().then(|| view! { <TraceHealthPanel state/> })}
-            {move || has_results.get().then(|| view! { <ReportPanel state/> })}
-            {move || has_results.get().then(|| view! { <super::timeline::TimelinePanel state/> })}
-            {move || has_results.get().then(|| deeper(state))}
-            {move || has_results.get().then(|| view! { <super::views::ViewsPanel state/> })}
-            {move || has_results.get().then(|| super::explore::explore(state))}
+            {move || (started.get() && !has_results.get()).then(|| view! { <SummaryPanel state/> })}
+            {move || has_results.get().then(|| results(state))}
         </main>
         <footer class="wrap">
             <p class="muted">
@@ -55,6 +61,31 @@ pub fn app(state: AppState) -> impl IntoView {
                 </button>
             </p>
         </footer>
+    }
+}
+
+/// The results: the header and the verdict first, then one tab per view. Every panel stays in the
+/// page (its state kept); only the picked tab's is shown.
+fn results(state: AppState) -> impl IntoView {
+    view! {
+        <TraceHeaderBar state/>
+        <VerdictCard state/>
+        <TabBar state/>
+        <TabPanel state tab=Tab::Report>
+            <ReportPanel state/>
+            <SummaryPanel state/>
+            <RanksPanel state/>
+            <TraceHealthPanel state/>
+        </TabPanel>
+        <TabPanel state tab=Tab::Overview><super::views::ViewsPanel state/></TabPanel>
+        <TabPanel state tab=Tab::Timeline><super::timeline::TimelinePanel state/></TabPanel>
+        <TabPanel state tab=Tab::Analyses>{deeper(state)}</TabPanel>
+        <TabPanel state tab=Tab::Explore>{super::explore::explore(state)}</TabPanel>
+        <TabPanel state tab=Tab::Compare>
+            <super::compare::CompareWith state=state/>
+            <super::compare::CompareView state=state/>
+            <super::compare::ComparePicker state=state/>
+        </TabPanel>
     }
 }
 
@@ -128,10 +159,12 @@ fn deeper(state: AppState) -> impl IntoView {
     let hta_compat = state.select(|p| p.hta_compat);
     let request_error = state.select(|p| p.request_error.clone());
     let detached = state.select(PageState::detached);
+    let redact = state.select(|p| p.redact);
     move || {
         state.revision.track();
         rank_index.track();
         hta_compat.track();
+        let redact = redact.get();
         let (all, took) = state.page.with_untracked(|p| {
             p.analyses().map_or((None, Vec::new()), |a| {
                 (Some(a.all.clone()), a.timings.clone())
@@ -153,13 +186,14 @@ fn deeper(state: AppState) -> impl IntoView {
                 // One closed <details> per analysis, each with its gist beside the title: each opens on
                 // demand, so the page stays short. Per-rank detail follows the rank picked in the summary.
                 let model = analyses_model(&all, selected(state).map(|r| r.rank));
+                let model = if redact { model.redacted() } else { model };
                 view! { <AnalysesPanel model open/> }.into_any()
             }
         };
         view! {
             <section id="deeper" class="panel" data-state=if ready { "ready" } else { "loading" } data-mode=mode>
                 <div class="panel-head">
-                    <h2>"Deeper analysis"</h2>
+                    <h2>"Deeper analyses"</h2>
                     <label class="check" title="HolisticTraceAnalysis 0.5.0's definitions: timestamps rounded to whole µs, the last ProfilerStep left out, its kernel-name patterns. Exact mode keeps ns and every event.">
                         <input id="hta-compat" type="checkbox" prop:checked=move || hta_compat.get()
                             on:change=move |ev| super::set_hta_compat(state, event_target_checked(&ev))/>

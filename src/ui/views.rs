@@ -1,5 +1,6 @@
-//! The TensorBoard-style views (overview, operators, kernels, memory, modules): a tab per view over
-//! the worker's [`RankViews`], drawn from the typed model of `report::profile_views`.
+//! The TensorBoard-style views (overview, operators, kernels, memory, modules): one panel that shows
+//! the view whose tab is picked (`report::tabs`), over the worker's [`RankViews`], drawn from the
+//! typed model of `report::profile_views`.
 
 use leptos::prelude::*;
 
@@ -7,16 +8,26 @@ use super::analyses::{context_attributes, PartView};
 use super::AppState;
 use crate::analysis::views::RankViews;
 use crate::report::format;
+use crate::report::overview_verdict::{OverviewVerdict, WindowSegment};
 use crate::report::page_state::{needs_file_text, PageState};
+use crate::report::timeline_view::idle_colour;
 use crate::report::profile_views::{
     category_class, filtered_view, LineChart, StepBars, View, ViewId, ViewPart,
 };
 
-/// The panel: the view tabs, the operators' grouping, a name filter, then the view of the rank
-/// picked.
+/// The panel: the operators' grouping, a name filter, then the view (of the picked tab) of the
+/// rank picked.
 #[component]
 pub fn ViewsPanel(state: AppState) -> impl IntoView {
-    let current = RwSignal::new(ViewId::Overview);
+    let tab = state.select(|p| p.tab);
+    let last = RwSignal::new(ViewId::Overview);
+    Effect::new(move |_| {
+        if let Some(v) = tab.get().view() {
+            last.set(v);
+        }
+    });
+    let current = Signal::derive(move || tab.get().view().unwrap_or_else(|| last.get()));
+    let redact = state.select(|p| p.redact);
     let by_shape = RwSignal::new(false);
     let filter = RwSignal::new(String::new());
     let rank_index = state.select(|p| p.rank_index);
@@ -28,11 +39,9 @@ pub fn ViewsPanel(state: AppState) -> impl IntoView {
     });
     let rank_views = move || -> Option<RankViews> {
         state.revision.track();
+        redact.track();
         let index = rank_index.get();
-        state.page.with_untracked(|p| {
-            let views = p.shown()?.views.as_ref()?;
-            views.get(index).or_else(|| views.first()).cloned()
-        })
+        state.page.with_untracked(|p| p.views_shown(index))
     };
     let body = move || match rank_views() {
         None => {
@@ -44,26 +53,24 @@ pub fn ViewsPanel(state: AppState) -> impl IntoView {
             view! { <p class="muted">{why}</p> }.into_any()
         }
         Some(v) => {
-            let model = filtered_view(current.get(), &v, by_shape.get(), &filter.get());
-            view! { <ViewBody model/> }.into_any()
+            let id = current.get();
+            let model = filtered_view(id, &v, by_shape.get(), &filter.get());
+            let verdict = (id == ViewId::Overview)
+                .then(|| state.page.with_untracked(|p| p.report_shown()))
+                .flatten()
+                .map(|r| OverviewVerdict::of(&r));
+            view! {
+                {verdict.map(|verdict| view! { <VerdictLine verdict/> })}
+                <ViewBody model/>
+            }
+            .into_any()
         }
     };
-    let tabs = ViewId::ALL
-        .iter()
-        .map(|&id| {
-            let selected = move || current.get() == id;
-            view! {
-                <button role="tab" id=format!("view-{id}") class="tab" aria-selected=move || selected().to_string()
-                    on:click=move |_| current.set(id)>{id.title()}</button>
-            }
-        })
-        .collect_view();
     view! {
         <section id="views" class="panel" data-view=move || current.get().as_str()
             data-state=move || if rank_views().is_some() { "ready" } else { "loading" }>
             <div class="panel-head">
-                <h2>"Operators, kernels, memory"</h2>
-                <div role="tablist" class="tabs" aria-label="Views">{tabs}</div>
+                <h2>{move || current.get().title()}</h2>
             </div>
             <div class="view-controls">
                 <label>"Filter by name "
@@ -79,6 +86,60 @@ pub fn ViewsPanel(state: AppState) -> impl IntoView {
             {body}
         </section>
     }
+}
+
+/// The diagnosis in the overview: its main finding, the bottleneck, and the analysed window as one
+/// bar (GPU busy, then each idle cause), exact values on hover.
+#[component]
+fn VerdictLine(verdict: OverviewVerdict) -> impl IntoView {
+    let legend = verdict
+        .segments
+        .iter()
+        .map(|s| view! { <span><i style=segment_colour(s)></i>{s.label.clone()}</span> })
+        .collect_view();
+    let segments = verdict
+        .segments
+        .iter()
+        .map(|s| {
+            let style = format!(
+                "left: {:.3}%; width: {:.3}%; {}",
+                s.start_pct,
+                s.pct.value.max(0.0),
+                segment_colour(s)
+            );
+            let attrs = context_attributes(&s.pct);
+            let time = s.time.clone().map(|t| {
+                let attrs = context_attributes(&t);
+                view! { <span hidden data-metric=t.metric data-value=t.data_value() {..attrs}></span> }
+            });
+            view! {
+                <span class="seg" style=style title=OverviewVerdict::hover_text(s)
+                    data-metric=s.pct.metric data-value=s.pct.data_value() {..attrs}>{time}</span>
+            }
+        })
+        .collect_view();
+    let has_bar = !verdict.segments.is_empty();
+    view! {
+        <div class="overview-verdict" data-section="overview-verdict">
+            <p><strong>{verdict.main_finding}</strong>" "
+                <span class="badge" data-metric="overview-bottleneck" data-value=verdict.bottleneck.clone()>{verdict.bottleneck.clone()}</span>
+            </p>
+            {has_bar.then(|| view! {
+                <div class="bar-row window-bar">
+                    <span class="bar-label">"GPU window"</span>
+                    <span class="bar-track">{segments}</span>
+                    <span></span>
+                </div>
+                <div class="legend">{legend}</div>
+            })}
+        </div>
+    }
+}
+
+/// The colour of a window segment: busy, or its idle cause (the timeline's hues).
+fn segment_colour(s: &WindowSegment) -> String {
+    let colour = s.cause.map_or("#4e79a7", idle_colour);
+    format!("background: {colour}")
 }
 
 #[component]
@@ -146,7 +207,8 @@ fn StepBarsChart(bars: StepBars) -> impl IntoView {
 const CHART_W: f64 = 1000.0;
 const CHART_H: f64 = 240.0;
 
-/// Memory over time as lines in an SVG that scales with the panel, with the peak marked.
+/// Memory over time as lines in an SVG that scales with the panel, with the peak marked; the
+/// pointer reads the values under it (a rule and a line of text below the chart).
 #[component]
 fn MemoryChart(chart: LineChart) -> impl IntoView {
     let lines = chart
@@ -180,15 +242,55 @@ fn MemoryChart(chart: LineChart) -> impl IntoView {
         .map(|s| view! { <span><i class=s.class></i>{s.label}</span> })
         .collect_view();
     let span_ms = (chart.x_range.1 - chart.x_range.0) / 1000.0;
+    let caption = format!(
+        "0 to {} allocated; {} of trace time",
+        format::bytes(chart.y_max as u64),
+        format::millis(span_ms)
+    );
+    let label = format!("{}: memory over time", chart.title);
+    let viewbox = format!("0 0 {CHART_W} {CHART_H}");
+    let hover = RwSignal::new(None::<f64>);
+    let on_move = move |ev: leptos::ev::MouseEvent| {
+        use wasm_bindgen::JsCast;
+        let width = ev
+            .current_target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .map_or(0, |e| e.client_width());
+        if width > 0 {
+            hover.set(Some(ev.offset_x() as f64 / width as f64));
+        }
+    };
+    let chart = StoredValue::new(chart);
+    let rule = move || {
+        hover.get().map(|f| {
+            let x = format!("{:.1}", f.clamp(0.0, 1.0) * CHART_W);
+            view! { <line class="rule" x1=x.clone() x2=x y1="0" y2=CHART_H.to_string()></line> }
+        })
+    };
+    let readout = move || {
+        let (x_us, values) = chart.with_value(|c| c.readout_at(hover.get()?))?;
+        let x0 = chart.with_value(|c| c.x_range.0);
+        let text = values
+            .iter()
+            .map(|(label, y)| format!("{label} {}", format::bytes(*y as u64)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let allocated = values.first().map_or(0.0, |v| v.1);
+        Some(view! {
+            <p class="chart-readout" data-metric="memory-hover-bytes" data-value=allocated.to_string()
+                data-ts-us=x_us.to_string()>
+                {format!("At {}: {text}", format::millis((x_us - x0) / 1000.0))}
+            </p>
+        })
+    };
     view! {
         <figure class="chart">
-            <svg viewBox=format!("0 0 {CHART_W} {CHART_H}") preserveAspectRatio="none" role="img"
-                aria-label=format!("{}: memory over time", chart.title)>
-                {lines}{peak}
+            <svg viewBox=viewbox preserveAspectRatio="none" role="img" aria-label=label
+                on:mousemove=on_move on:mouseleave=move |_| hover.set(None)>
+                {lines}{peak}{rule}
             </svg>
-            <figcaption class="muted">
-                {format!("0 to {} allocated; {} of trace time", format::bytes(chart.y_max as u64), format::millis(span_ms))}
-            </figcaption>
+            <figcaption class="muted">{caption}</figcaption>
+            {readout}
             <div class="legend">{legend}</div>
         </figure>
     }

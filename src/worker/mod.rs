@@ -163,8 +163,14 @@ fn on_message(event: MessageEvent) {
         // Both forms come back: the page switches between them without asking again.
         ToWorker::Report { .. } => with_set(report_of),
         ToWorker::Query { query } => with_set(|set| FromWorker::Events(query_events(set, &query))),
-        ToWorker::Export { query } => with_set(|set| FromWorker::Exported {
-            csv: export_csv(set, &query),
+        ToWorker::Export { query, redact } => with_set(|set| FromWorker::Exported {
+            csv: if redact {
+                use crate::report::redact::{redact_event_row, redact_group_key};
+                let key = |k: &str| redact_group_key(query.group_by, &query.kinds, k);
+                crate::table::query::export_csv_mapped(set, &query, &redact_event_row, &key)
+            } else {
+                export_csv(set, &query)
+            },
         }),
         ToWorker::Compare { baseline_files } => compare_runs(&baseline_files),
         ToWorker::Timeline {

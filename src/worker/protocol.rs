@@ -32,7 +32,12 @@ pub enum ToWorker {
     /// One page of the kept set's events (the exploration view).
     Query { query: EventQuery },
     /// Every event (or group) of a query as CSV.
-    Export { query: EventQuery },
+    Export {
+        query: EventQuery,
+        /// Names hashed as the page shows them (the redact switch).
+        #[serde(default)]
+        redact: bool,
+    },
     /// Compare the kept set's files named in `baseline_files` (one run) with its other files.
     Compare { baseline_files: Vec<String> },
     /// What the timeline shows of rank `rank_index` in a range at a width (an empty range: the

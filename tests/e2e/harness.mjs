@@ -121,3 +121,11 @@ export function screenshotPath(name) {
   fs.mkdirSync(OUT, { recursive: true });
   return path.join(OUT, `${name}.png`);
 }
+
+/** Shows a tab of the results (`report`, `analyses`, `timeline`, `explore`, `compare`): clicks it in the tab
+ *  bar and waits for its panel. Every panel stays in the page; only the picked one is visible. */
+export async function openTab(page, name) {
+  await page.click(`#tab-${name}`);
+  await page.waitForSelector(`#panel-${name}:not([hidden])`, { state: 'attached' });
+  await page.waitForSelector(`#tab-${name}[aria-selected="true"]`);
+}

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
-  startServer, launchBrowser, openPage, metric, cliJson, cliSummary, near, screenshotPath, trace, ROOT,
+  startServer, launchBrowser, openPage, openTab, metric, cliJson, cliSummary, near, screenshotPath, trace, ROOT,
 } from './harness.mjs';
 
 let server;
@@ -120,6 +120,7 @@ test('two ranks: ranks table with per-rank figures equal to the CLI\'s', async (
   files.forEach((f) => fs.symlinkSync(trace(f), path.join(dir, f)));
   const an = cliJson(['analyze', '--json', dir]);
   fs.rmSync(dir, { recursive: true, force: true });
+  await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   const deep = (name, ctx) => page.locator(`#deeper [data-metric="${name}"]${
     Object.entries(ctx).map(([k, v]) => `[data-${k}="${v}"]`).join('')}`).getAttribute('data-value');
@@ -154,6 +155,7 @@ test('explore events: filter, group, page and export match the CLI; findings ope
   const cli = cliSummary(file);
   const { page, errors } = await loadOne(name);
   const status = '#explore-status[data-metric="explore-matched"]';
+  await openTab(page, 'explore');
   await page.waitForSelector(status, { timeout: 60_000 });
   near(await page.locator(status).getAttribute('data-value'), cli.events, 'all events match at first');
   // Kernels grouped by name, by total time: the CLI's `events` gives the same groups.
@@ -179,16 +181,19 @@ test('explore events: filter, group, page and export match the CLI; findings ope
   const csv = fs.readFileSync(await download.path(), 'utf8').trim().split('\n');
   assert.equal(csv.length, want.group_count + 1, 'CSV: header and one line per group');
   assert.match(csv[0], /^name,count,timed,total_us/);
-  // A finding's evidence opens its events.
+  // A finding's evidence (in the report) opens its events (in the explorer's tab).
+  await openTab(page, 'report');
   const links = page.locator('#finding-links button[data-finding]');
   if (await links.count() > 0) {
     await links.first().click();
     await page.waitForSelector('#explore-narrowed');
+    assert.equal(await page.locator('#tab-explore').getAttribute('aria-selected'), 'true', 'the explorer is shown');
     const matched = Number(await page.locator(status).getAttribute('data-value'));
     assert.ok(matched > 0 && matched <= cli.events, `a finding's events: ${matched}`);
   }
   // HTA-compatible mode: the deeper figures switch to HTA 0.5.0's definitions and equal HTA's own output.
   const refDir = process.env.PROFILE_MODEL_REF || path.resolve(ROOT, '../shared/ref');
+  await openTab(page, 'analyses');
   await page.check('#hta-compat');
   await page.waitForSelector('#deeper[data-state="ready"][data-mode="hta-compat"]', { timeout: 60_000 });
   const compat = cliJson(['analyze', '--json', '--compat', 'hta', file]);
@@ -205,6 +210,7 @@ test('explore events: filter, group, page and export match the CLI; findings ope
   const top = cli.top_kernels[0].name;
   const redacted = cliJson(['report', '--json', '--redact', file]);
   await page.check('#redact-names');
+  await openTab(page, 'report');
   await page.waitForSelector('#report[data-redacted="true"]');
   const text = await page.locator('#report').textContent();
   assert.ok(!text.includes(top), 'the redacted report does not name the top kernel');
@@ -227,7 +233,9 @@ test('a non-Kineto file shows an error and keeps the loaded summary', async () =
   near(await metric(page, 'events'), cli.events, 'good file events after the bad file');
   near(await metric(page, 'kernels'), cli.kernels, 'good file kernels after the bad file');
   // The worker that holds the good file was kept: the explorer and the deeper view still answer.
+  await openTab(page, 'explore');
   await page.waitForSelector(EXPLORE_ANSWERED, { timeout: 30_000 });
+  await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]', { timeout: 60_000 });
   assert.equal(await page.locator('#cancel').count() === 0 || await page.locator('#cancel').isDisabled(), true,
     'no Cancel once the load has ended');
@@ -271,6 +279,7 @@ test('a worker that dies mid-load is reported in plain words; the loaded summary
     await page.waitForSelector(READY, { timeout: 10_000 });
     near(await metric(page, 'events'), cli.events, 'the summary loaded before stays');
     // Its worker was kept: the explorer answers about it.
+    await openTab(page, 'explore');
     await page.waitForSelector(EXPLORE_ANSWERED, { timeout: 30_000 });
     // A fresh worker takes the next load.
     const other = 'hta__triton_example.json.gz';
@@ -377,14 +386,18 @@ test('saved results say what needs the file again; the explorer does not wait fo
   await page.waitForSelector(READY, { timeout: 120_000 });
   await page.click('#keep');
   await page.waitForSelector('#kept');
+  await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   await page.setInputFiles('#file-input', trace(good));
   await page.click('#show-saved', { timeout: 60_000 });
   await page.waitForSelector('#needs-file', { timeout: 10_000 });
+  await openTab(page, 'report');
   await page.waitForSelector(READY);
   near(await metric(page, 'events'), cli.events, 'saved summary');
+  await openTab(page, 'explore');
   await page.waitForSelector('#explore-status[data-state="unavailable"]');
   assert.match(await page.locator('#needs-file').textContent(), /load the trace file again/);
+  await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]');
   await page.click('#forget-saved');
   assert.deepEqual(errors, [], 'no console errors');

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startServer, launchBrowser, openPage, screenshotPath, trace, ROOT } from './harness.mjs';
+import { startServer, launchBrowser, openPage, openTab, screenshotPath, trace, ROOT } from './harness.mjs';
 
 let server;
 let browser;
@@ -30,6 +30,7 @@ test('no request leaves the page\'s origin while a trace is loaded and analysed'
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', trace('hta__sampled_rank-0.json.gz'));
   await page.waitForSelector(READY, { timeout: 120_000 });
+  await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   browser.context.off('request', record);
   const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
@@ -88,6 +89,7 @@ test('names from a trace are shown as text, never run as HTML', async () => {
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', file);
   await page.waitForSelector(READY, { timeout: 60_000 });
+  await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   // Open every analysis block, so that every name is drawn.
   for (const s of await page.locator('#deeper details > summary').all()) await s.click();

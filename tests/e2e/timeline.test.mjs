@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startServer, launchBrowser, openPage, cliJson, screenshotPath, trace, ROOT } from './harness.mjs';
+import { startServer, launchBrowser, openPage, openTab, cliJson, screenshotPath, trace, ROOT } from './harness.mjs';
 
 let server;
 let browser;
@@ -41,6 +41,8 @@ async function settled(page, before) {
 test('wheel, drag and W/A/S/D change the visible range; the range is in the URL', async () => {
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector('#verdict', { timeout: 120_000 });
+  await openTab(page, 'timeline');
   await page.waitForSelector(DRAWN, { timeout: 120_000 });
   const canvas = page.locator('#timeline');
   await canvas.scrollIntoViewIfNeeded();
@@ -90,7 +92,9 @@ test('wheel, drag and W/A/S/D change the visible range; the range is in the URL'
   near((await canvas.boundingBox()).height - h0, 16, 'the critical path adds one row');
 
   const hash = await page.evaluate(() => window.location.hash);
-  assert.match(hash, /^#timeline=0:-?\d+-\d+$/, hash);
+  // The range is the hash's `timeline=` part, beside the tab's (`#tab=timeline&timeline=…`).
+  assert.match(hash, /^#(.+&)?timeline=0:-?\d+-\d+(&|$)/, hash);
+  assert.match(hash, /(^#|&)tab=timeline(&|$)/, hash);
   await page.screenshot({ path: screenshotPath('timeline-navigation'), fullPage: false });
   assert.deepEqual(errors, []);
   await page.close();
@@ -148,6 +152,8 @@ test('"Download for Perfetto" writes the trace with the idle causes and the crit
   const cli = cliJson(['summary', '--json', trace(NAME)]);
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector('#verdict', { timeout: 120_000 });
+  await openTab(page, 'timeline');
   await page.waitForSelector(DRAWN, { timeout: 120_000 });
   const [download] = await Promise.all([
     page.waitForEvent('download', { timeout: 60_000 }),
@@ -169,11 +175,16 @@ test('a finding\'s "Show on timeline" zooms to its evidence and shows it', async
   const name = 'hta__negative_queue_length__rank0.json.gz';
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', trace(name));
+  await page.waitForSelector('#verdict', { timeout: 120_000 });
+  await openTab(page, 'timeline');
   await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const whole = await range(page);
+  // The finding's button is in the report; the timeline's tab comes back once its evidence is found.
+  await openTab(page, 'report');
   const button = page.locator('#finding-links button.show-on-timeline').first();
   await button.waitFor({ timeout: 60_000 });
-  const whole = await range(page);
   await button.click();
+  await page.waitForSelector('#tab-timeline[aria-selected="true"]', { timeout: 30_000 });
   await page.waitForSelector('#event-details [data-metric="event-start-us"]', { timeout: 30_000 });
   const details = page.locator('#event-details');
   const start = Number(await details.locator('[data-metric="event-start-us"]').getAttribute('data-value'));

@@ -26,6 +26,8 @@
 mod blocks;
 mod critical_path;
 mod gpu_time;
+mod redacted;
+pub mod sort;
 
 use crate::analysis::all::{AllAnalyses, Mode};
 use crate::report::format;
