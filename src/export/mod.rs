@@ -31,6 +31,7 @@
 //! retried.
 
 mod columns;
+mod parquet;
 mod schema;
 mod writers;
 

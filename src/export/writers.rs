@@ -1,5 +1,5 @@
 //! The three file formats, each written one rank at a time (one record batch / row group per rank), so
-//! that only one rank's columns are held at once: Arrow IPC file, Parquet (snappy), CSV (RFC 4180).
+//! that only one rank's columns are held at once: Arrow IPC file, Parquet (snappy, `parquet.rs`), CSV (RFC 4180).
 
 use std::io::Write;
 
@@ -24,6 +24,12 @@ impl From<arrow2::error::Error> for WriteFailure {
             arrow2::error::Error::Io(io) => WriteFailure::Io(io),
             other => WriteFailure::Encode(other.to_string()),
         }
+    }
+}
+
+impl From<parquet2::error::Error> for WriteFailure {
+    fn from(e: parquet2::error::Error) -> Self {
+        WriteFailure::Encode(e.to_string())
     }
 }
 
@@ -64,43 +70,13 @@ pub fn write_arrow(
     Ok(())
 }
 
-/// A Parquet file (`PAR1` magic): plain encoding, snappy-compressed pages (pure Rust, so it builds for
-/// the browser), V1 data pages (the most widely read), statistics on.
+/// A Parquet file (`PAR1` magic; see [`super::parquet`]).
 pub fn write_parquet(
     set: &TraceSet,
     schema: &ExportSchema,
     out: &mut dyn Write,
 ) -> Result<(), WriteFailure> {
-    use arrow2::io::parquet::write::{
-        transverse, CompressionOptions, Encoding, FileWriter, RowGroupIterator, Version,
-        WriteOptions,
-    };
-    let arrow_schema = schema.arrow_schema();
-    let options = WriteOptions {
-        write_statistics: true,
-        compression: CompressionOptions::Snappy,
-        version: Version::V1,
-        data_pagesize_limit: None,
-    };
-    let encodings: Vec<Vec<Encoding>> = arrow_schema
-        .fields
-        .iter()
-        .map(|f| transverse(&f.data_type, |_| Encoding::Plain))
-        .collect();
-    let mut writer = FileWriter::try_new(out, arrow_schema.clone(), options)?;
-    for chunk in chunks(set, schema) {
-        let groups = RowGroupIterator::try_new(
-            std::iter::once(Ok(chunk?)),
-            &arrow_schema,
-            options,
-            encodings.clone(),
-        )?;
-        for group in groups {
-            writer.write(group?)?;
-        }
-    }
-    writer.end(None)?;
-    Ok(())
+    super::parquet::write(schema, chunks(set, schema), out)
 }
 
 /// A CSV field: quoted when it holds a comma, quote or line break, quotes doubled (RFC 4180).
