@@ -31,7 +31,12 @@ fn arrow_round_trip(set: &TraceSet, schema: &ExportSchema) -> (Schema, Vec<Chunk
     let (ps, pchunks) = read_parquet(&parquet);
     assert_eq!(ps.fields, s.fields, "Parquet and Arrow fields");
     for f in &s.fields {
-        assert_eq!(column(&ps, &pchunks, &f.name), column(&s, &chunks, &f.name), "{}", f.name);
+        assert_eq!(
+            column(&ps, &pchunks, &f.name),
+            column(&s, &chunks, &f.name),
+            "{}",
+            f.name
+        );
     }
     (s, chunks)
 }

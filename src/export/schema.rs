@@ -101,16 +101,19 @@ impl ArgType {
     }
 }
 
+/// Reads a row's value of one of the table's typed integer columns.
+pub(super) type ReadInt = fn(&TraceTable, usize) -> Option<i64>;
+
 /// The args keys the table keeps in typed columns of their own, and how to read each back as the
 /// trace's `args` value (`stream` only where `args.stream` gave it, not where it was read from `tid`).
-pub(super) const DENSE_ARGS: [(&str, fn(&TraceTable, usize) -> Option<i64>); 4] = [
+pub(super) const DENSE_ARGS: [(&str, ReadInt); 4] = [
     ("External id", TraceTable::external_id_at),
     ("correlation", TraceTable::correlation_at),
     ("stream", TraceTable::args_stream_at),
     ("device", TraceTable::device_at),
 ];
 
-fn dense_type(table: &TraceTable, read: fn(&TraceTable, usize) -> Option<i64>) -> ArgType {
+fn dense_type(table: &TraceTable, read: ReadInt) -> ArgType {
     if (0..table.len()).any(|row| read(table, row).is_some()) {
         ArgType::Int
     } else {
