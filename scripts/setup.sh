@@ -59,4 +59,13 @@ else
   $SUDO apt-get update || die "apt-get update"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y chromium chromium-driver || die "apt-get install chromium"
 fi
+# 6. python3 with venv (+ pip), for the export check read by pyarrow/pandas/DuckDB/polars (scripts/test.sh)
+if python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  say "python3 with venv: present ($(python3 --version 2>&1))"
+else
+  say "installing Debian python3 + python3-venv (apt-get)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update || die "apt-get update"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y python3 python3-venv || die "apt-get install python3-venv"
+fi
 say "done"

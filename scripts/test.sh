@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up the tools, then runs every test: native `cargo test` (core, incl. the shared traces),
+# Sets up the tools, then runs every test: native `cargo test` (core, incl. the shared traces), the export
+# read back by pyarrow/pandas/DuckDB/polars (tests/python/check_export.py),
 # `trunk build --release` into dist/, and the end-to-end tests in headless Chromium (node --test tests/e2e/).
 # Exits non-zero on the first failure. Screenshots go to test-output/.
 set -euo pipefail
@@ -23,6 +24,16 @@ TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 step "cargo build --release (CLI, used by the e2e tests as the reference)"
 cargo build --release --bins
 export PROFILE_MODEL_CLI="$TARGET/release/profile-model"
+
+# The export read by the tools people use (pyarrow, pandas, DuckDB, polars), from a venv of pinned wheels
+# (tests/python/requirements.txt; ~50 s to install cold, ~15 s to check).
+step "export read by pyarrow, pandas, DuckDB and polars (tests/python/check_export.py)"
+VENV="${PROFILE_MODEL_VENV:-$ROOT/.venv-check}"
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV" || { echo "[test] FAILED: python3 -m venv (scripts/setup.sh installs python3-venv)" >&2; exit 1; }
+fi
+"$VENV/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
+"$VENV/bin/python" tests/python/check_export.py "$PROFILE_MODEL_CLI" "$PROFILE_MODEL_TRACES"
 
 if [ "$E2E" = 1 ]; then
 step "trunk build --release -> dist/"

@@ -1,10 +1,11 @@
-//! The native command line: `summary` and `analyze` (and `report`) over the same core as the page.
+//! The native command line: `summary`, `analyze`, `report`, `events`, `diff` and `export` over the same core as the page.
 
 use std::path::{Path, PathBuf};
 
 use crate::analysis::all::{analyze_timed, AnalysisOptions, Mode};
 use crate::analysis::critical_path::CriticalPathOptions;
 use crate::analysis::summary::summarize;
+use crate::export::{export_schema, export_to, ExportError, ExportFormat};
 use crate::report::compare_text::CompareTable;
 use crate::report::markdown::summary_markdown;
 use crate::report::text::{render_analyses, render_timings};
@@ -46,6 +47,13 @@ usage:
                                                                      changed (per step, or per ms of GPU
                                                                      window); TABLE: waterfall, categories,
                                                                      kernels, ops, ranks, findings
+  profile-model export [--format F] [--columns A,B,C] PATH -o OUT   the event table as a file, in the seed's
+                                                                     DataFrame schema (name, cat, ph, ts, dur,
+                                                                     pid, tid, id, [rank,] args_<key>...)
+      F: parquet, arrow (Arrow IPC file) or csv; default: from OUT's ending (.parquet, .arrow, .csv).
+      --columns: only these columns, in this order. OUT '-' is stdout. A folder of ranks adds a
+      'rank' column. Mixed-type args columns are strings; if encoding fails, every args_* column
+      is written as strings.
   profile-model help                                                 this text
 
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
@@ -73,6 +81,10 @@ struct Args {
     by_shape: bool,
     /// `diff`: one table as CSV.
     diff_csv: Option<crate::report::compare_text::CompareTable>,
+    /// `export`: the format, the columns (in order) and the output file.
+    format: Option<ExportFormat>,
+    columns: Option<Vec<String>>,
+    output: Option<String>,
     positional: Vec<String>,
 }
 
@@ -136,6 +148,24 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                     one_of(SortBy::ALL.map(SortBy::as_str))
                 ))?;
             }
+            "--format" => {
+                let v = text("--format", it.next())?;
+                out.format = Some(ExportFormat::parse(&v).ok_or(format!(
+                    "--format takes {}, found {v:?}",
+                    one_of(ExportFormat::ALL.map(ExportFormat::as_str))
+                ))?);
+            }
+            "--columns" => {
+                let v = text("--columns", it.next())?;
+                out.columns = Some(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                );
+            }
+            "-o" | "--output" => out.output = Some(text(a.as_str(), it.next())?),
             "--timings" => out.timings = true,
             "--path-rows" => out.path_rows = Some(number("--path-rows", it.next())?),
             "--compat" => match it.next().as_deref() {
@@ -230,6 +260,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
             return Err(2);
         }
     };
+    if command == Some("export") {
+        return export(&args, &path);
+    }
     const COMMANDS: [&str; 9] = [
         "summary", "analyze", "report", "events", "ops", "kernels", "memory", "modules", "steps",
     ];
@@ -321,6 +354,80 @@ fn diff(args: &Args) -> Result<String, i32> {
     } else {
         crate::report::compare_text::to_markdown(&comparison)
     })
+}
+
+/// `export PATH -o OUT`: the event table as a Parquet, Arrow IPC or CSV file. The output is opened
+/// before the trace is read (an unwritable one fails at once) and removed when the export fails.
+fn export(args: &Args, path: &Path) -> Result<String, i32> {
+    let usage = |message: String| {
+        eprintln!("profile-model: {message}\n\n{USAGE}");
+        2
+    };
+    let output = args
+        .output
+        .clone()
+        .ok_or_else(|| usage("export needs the output file: -o OUT".into()))?;
+    let format = args
+        .format
+        .or_else(|| ExportFormat::of_file_name(&output))
+        .ok_or_else(|| {
+            usage(format!(
+                "export needs --format {} (the ending of {output:?} does not say)",
+                one_of(ExportFormat::ALL.map(ExportFormat::as_str))
+            ))
+        })?;
+    let to_stdout = output == "-";
+    let file = if to_stdout {
+        None
+    } else {
+        Some(std::fs::File::create(&output).map_err(|e| {
+            eprintln!("profile-model: could not write {output}: {e}");
+            EXIT_OUTPUT_FAILED
+        })?)
+    };
+    let failed = |code: i32| {
+        if !to_stdout {
+            let _ = std::fs::remove_file(&output);
+        }
+        code
+    };
+    let set = load_set(path).map_err(failed)?;
+    let schema = export_schema(&set, args.columns.as_deref()).map_err(|e| {
+        eprintln!("profile-model: {e}");
+        failed(2)
+    })?;
+    let written = match file {
+        Some(f) => export_to(&set, &schema, format, &mut std::io::BufWriter::new(f)),
+        None => export_to(&set, &schema, format, &mut std::io::stdout().lock()),
+    };
+    let report = written.map_err(|e| {
+        eprintln!("profile-model: {output}: {e}");
+        failed(match e {
+            ExportError::Io(_) => EXIT_OUTPUT_FAILED,
+            _ => 1,
+        })
+    })?;
+    if !report.mixed_to_text.is_empty() {
+        eprintln!(
+            "profile-model: note: mixed-type args written as strings: {}",
+            report.mixed_to_text.join(", ")
+        );
+    }
+    if let Some(why) = &report.first_failure {
+        eprintln!("profile-model: note: written with every args_* column as strings, as encoding them typed failed: {why}");
+    }
+    let line = format!(
+        "wrote {} rows, {} columns ({}) to {output}\n",
+        report.rows,
+        report.columns.len(),
+        format
+    );
+    if to_stdout {
+        eprint!("profile-model: {line}");
+        Ok(String::new())
+    } else {
+        Ok(line)
+    }
 }
 
 fn analyze(set: &TraceSet, args: &Args) -> String {

@@ -6,6 +6,7 @@
 //! the native command line lives in [`cli`].
 
 pub mod analysis;
+pub mod export;
 pub mod report;
 pub mod stable_name;
 pub mod table;

@@ -162,3 +162,116 @@ fn events_filters_groups_and_exports() {
         "{err}"
     );
 }
+
+/// The rows of an Arrow IPC file and its column names, read with arrow2.
+fn arrow_file(
+    path: &std::path::Path,
+) -> (
+    Vec<String>,
+    Vec<arrow2::chunk::Chunk<Box<dyn arrow2::array::Array>>>,
+) {
+    use arrow2::io::ipc::read::{read_file_metadata, FileReader};
+    let mut f = std::fs::File::open(path).unwrap();
+    let metadata = read_file_metadata(&mut f).unwrap();
+    let names = metadata
+        .schema
+        .fields
+        .iter()
+        .map(|f| f.name.clone())
+        .collect();
+    let chunks = FileReader::new(f, metadata, None, None)
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    (names, chunks)
+}
+
+#[test]
+fn export_of_a_rank_folder_has_every_event_and_a_rank_column() {
+    use arrow2::array::PrimitiveArray;
+    let dir = std::env::temp_dir().join(format!("pm-cli-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut events = Vec::new();
+    for r in [0, 1] {
+        let name = format!("hta__sampled_rank-{r}.json.gz");
+        std::fs::copy(common::trace(&name), dir.join(&name)).unwrap();
+        let doc: Value = serde_json::from_slice(&common::json_text(&common::trace(&name))).unwrap();
+        events.push(doc["traceEvents"].as_array().unwrap().len());
+    }
+    let out = dir.join("out.arrow");
+    let (code, stdout, err) = cli(&["export", dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains(&format!("wrote {} rows", events[0] + events[1])),
+        "{stdout}"
+    );
+    let (names, chunks) = arrow_file(&out);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        &names[..9],
+        ["name", "cat", "ph", "ts", "dur", "pid", "tid", "id", "rank"]
+    );
+    // One batch per rank, in rank order, each with its rank's events.
+    assert_eq!(chunks.iter().map(|c| c.len()).collect::<Vec<_>>(), events);
+    for (r, c) in chunks.iter().enumerate() {
+        let rank = c.arrays()[8]
+            .as_any()
+            .downcast_ref::<PrimitiveArray<i64>>()
+            .unwrap();
+        assert!(rank.values().iter().all(|&v| v == r as i64));
+    }
+}
+
+#[test]
+fn export_columns_to_stdout_and_clear_errors() {
+    let path = common::trace("hta__call_stack_backward_thread.json");
+    let p = path.to_str().unwrap();
+    let doc: Value = serde_json::from_slice(&common::json_text(&path)).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let (code, csv, err) = cli(&[
+        "export",
+        "--format",
+        "csv",
+        "--columns",
+        "dur,name",
+        p,
+        "-o",
+        "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "dur,name");
+    assert_eq!(lines.len(), events.len() + 1);
+    for (line, e) in lines[1..].iter().zip(events) {
+        let dur = e["dur"].as_f64().map_or(String::new(), |d| d.to_string());
+        assert_eq!(*line, format!("{dur},{}", e["name"].as_str().unwrap()));
+    }
+
+    let dir = std::env::temp_dir().join(format!("pm-cli-export-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("x.parquet");
+    let o = out.to_str().unwrap();
+    let (code, _, err) = cli(&["export", "--format", "xlsx", p, "-o", o]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--format takes parquet, arrow or csv, found \"xlsx\""),
+        "{err}"
+    );
+    let (code, _, err) = cli(&["export", "--columns", "name,durr", p, "-o", o]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no column durr") && err.contains("name, cat, ph, ts, dur"),
+        "{err}"
+    );
+    assert!(!out.exists(), "a failed export leaves no file");
+    let (code, _, err) = cli(&["export", p, "-o", dir.join("x.txt").to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("export needs --format"), "{err}");
+    let (code, _, err) = cli(&["export", p, "-o", "/no/such/dir/x.csv"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("could not write /no/such/dir/x.csv"), "{err}");
+    let (code, _, _) = cli(&["export", p, "-o", o]);
+    assert_eq!(code, 0);
+    let bytes = std::fs::read(&out).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(&bytes[..4], b"PAR1");
+}

@@ -572,6 +572,17 @@ impl PageState {
         })]
     }
 
+    /// "Download table": the whole event table as a file in `format`, when a worker holds the trace.
+    pub fn export_table(&self, format: crate::export::ExportFormat) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::ExportTable {
+            format,
+            columns: Vec::new(),
+        })]
+    }
+
     /// The HTA switch: the analyses of both modes are kept; the missing mode is asked for.
     pub fn set_hta_compat(&mut self, on: bool) -> Vec<Effect> {
         self.hta_compat = on;

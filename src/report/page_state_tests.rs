@@ -190,6 +190,9 @@ fn saved_results_are_shown_as_needing_the_file_and_refuse_worker_requests() {
     assert!(s.run_query(first_query()).is_empty());
     assert_eq!(s.events, Events::None);
     assert!(s.export().is_empty());
+    assert!(s
+        .export_table(crate::export::ExportFormat::Parquet)
+        .is_empty());
     assert!(s.set_hta_compat(true).is_empty());
     assert!(s.analyses().is_none());
     s.set_hta_compat(false);
@@ -285,6 +288,31 @@ fn saved_results_round_trip_and_old_formats_are_refused_politely() {
     assert_eq!(
         decode_saved("not json").unwrap_err(),
         SavedError::Unreadable
+    );
+}
+
+#[test]
+fn download_table_asks_the_worker_holding_the_trace_for_every_column() {
+    use crate::export::ExportFormat;
+    assert!(PageState::default()
+        .export_table(ExportFormat::Csv)
+        .is_empty());
+    let s = loaded_state("a.json");
+    for format in ExportFormat::ALL {
+        let e = s.export_table(format);
+        assert!(
+            matches!(&e[..], [Effect::Post(ToWorker::ExportTable { format: f, columns })] if *f == format && columns.is_empty()),
+            "{e:?}"
+        );
+    }
+    let text = serde_json::to_string(&ToWorker::ExportTable {
+        format: ExportFormat::Arrow,
+        columns: Vec::new(),
+    })
+    .unwrap();
+    assert_eq!(
+        text,
+        r#"{"type":"ExportTable","format":"arrow","columns":[]}"#
     );
 }
 

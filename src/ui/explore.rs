@@ -1,11 +1,22 @@
-//! The "Explore events" view: filter, group, sort and page the loaded events (queried in the worker), export CSV.
+//! The "Explore events" view: filter, group, sort and page the loaded events (queried in the worker), export
+//! the matched rows as CSV, or download the whole event table (Parquet, Arrow IPC or CSV, built in the worker).
 
 use leptos::prelude::*;
 
 use super::AppState;
+use crate::export::ExportFormat;
 use crate::report::page_state::{needs_file_text, Events, PageState};
 use crate::table::query::{EventGroup, EventPage, EventQuery, EventRow, GroupBy, SortBy};
 use crate::table::EventKind;
+
+/// The format picker's words for a format.
+fn format_label(f: ExportFormat) -> &'static str {
+    match f {
+        ExportFormat::Parquet => "Parquet",
+        ExportFormat::Arrow => "Arrow IPC",
+        ExportFormat::Csv => "CSV",
+    }
+}
 
 /// The form's controls, as signals (what the user typed or picked, before Apply).
 #[derive(Clone, Copy)]
@@ -158,6 +169,7 @@ pub fn explore(state: AppState) -> impl IntoView {
     let detached = state.select(PageState::detached);
     let request_error = state.select(|p| p.request_error.clone());
     let form = Form::new(&state.page.with_untracked(|p| p.query.clone()));
+    let table_format = RwSignal::new(ExportFormat::Parquet.as_str().to_string());
     let pick = move |signal: RwSignal<String>| {
         move |ev: leptos::ev::Event| {
             signal.set(event_target_value(&ev));
@@ -170,6 +182,11 @@ pub fn explore(state: AppState) -> impl IntoView {
                 <h2>"Explore events"</h2>
                 <div class="actions">
                     <button id="export-csv" class="secondary" on:click=move |_| super::export_query(state)>"Export CSV"</button>
+                    <select id="table-format" title="Format of the whole event table" prop:value=table_format on:change=move |ev| table_format.set(event_target_value(&ev))>
+                        {ExportFormat::ALL.iter().map(|f| view! { <option value=f.as_str()>{format_label(*f)}</option> }).collect_view()}
+                    </select>
+                    <button id="download-table" class="secondary" title="Every event, every column (name, cat, ph, ts, dur, pid, tid, id, args_…), as pandas reads a trace"
+                        on:click=move |_| super::export_table(state, ExportFormat::parse(&table_format.get_untracked()).unwrap_or(ExportFormat::Parquet))>"Download table"</button>
                 </div>
             </div>
             <form id="explore-form" class="explore-controls" on:submit=move |ev| { ev.prevent_default(); apply(state, form); }>

@@ -182,10 +182,23 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
     });
     let worker = Worker::new("./worker_loader.js").map_err(|e| format!("{e:?}"))?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        let Some(text) = event.data().as_string() else {
-            return;
+        // A string, or `[json, ArrayBuffer]` for a binary download.
+        let data = event.data();
+        let (text, buffer) = match data.as_string() {
+            Some(text) => (text, None),
+            None => match data.dyn_into::<js_sys::Array>() {
+                Ok(a) => (a.get(0).as_string().unwrap_or_default(), Some(a.get(1))),
+                Err(_) => return,
+            },
         };
         match serde_json::from_str::<FromWorker>(&text) {
+            Ok(FromWorker::DownloadBytes {
+                file_name, mime, ..
+            }) => {
+                if let Some(buffer) = buffer {
+                    view::download_buffer(&buffer, &mime, &file_name);
+                }
+            }
             Ok(msg) => on_worker_message(state, role_of(id), msg),
             Err(e) => state.page.update(|p| {
                 p.request_error = Some(format!("Unexpected message from the worker: {e}"))
@@ -465,6 +478,12 @@ pub fn run_query(state: AppState, query: EventQuery) {
 /// Asks the worker for the current query's CSV (downloaded when it comes).
 pub fn export_query(state: AppState) {
     let effects = state.page.with_untracked(PageState::export);
+    effects.into_iter().for_each(|e| run_effect(state, e));
+}
+
+/// Asks the worker for the whole event table as a file (downloaded when it comes).
+pub fn export_table(state: AppState, format: crate::export::ExportFormat) {
+    let effects = state.page.with_untracked(|p| p.export_table(format));
     effects.into_iter().for_each(|e| run_effect(state, e));
 }
 

@@ -108,10 +108,26 @@ pub fn download(text: &str, mime: &str, file_name: &str) {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let bag = web_sys::BlobPropertyBag::new();
     bag.set_type(mime);
-    let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag) else {
-        return;
-    };
-    let Ok(url) = web_sys::Url::create_object_url_with_blob(&blob) else {
+    if let Ok(blob) = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag) {
+        save_blob(&blob, file_name);
+    }
+}
+
+/// Saves the bytes of an `ArrayBuffer` (a worker's [`FromWorker::DownloadBytes`]) as a file.
+///
+/// [`FromWorker::DownloadBytes`]: crate::worker::protocol::FromWorker::DownloadBytes
+pub fn download_buffer(buffer: &JsValue, mime: &str, file_name: &str) {
+    let parts = js_sys::Array::of1(buffer);
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type(mime);
+    if let Ok(blob) = web_sys::Blob::new_with_buffer_source_sequence_and_options(&parts, &bag) {
+        save_blob(&blob, file_name);
+    }
+}
+
+/// Clicks a link to a Blob URL of `blob` that downloads it as `file_name`.
+fn save_blob(blob: &web_sys::Blob, file_name: &str) {
+    let Ok(url) = web_sys::Url::create_object_url_with_blob(blob) else {
         return;
     };
     let document = web_sys::window().and_then(|w| w.document());

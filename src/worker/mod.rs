@@ -172,6 +172,7 @@ fn on_message(event: MessageEvent) {
                 export_csv(set, &query)
             },
         }),
+        ToWorker::ExportTable { format, columns } => export_table(format, &columns),
         ToWorker::Compare { baseline_files } => compare_runs(&baseline_files),
         ToWorker::Timeline {
             rank_index,
@@ -207,6 +208,49 @@ fn on_message(event: MessageEvent) {
                     |d| FromWorker::EventDetails(Box::new(d)),
                 )
         }),
+    }
+}
+
+/// The kept set's event table as a file (Parquet, Arrow IPC or CSV), posted with its bytes transferred.
+#[cfg(target_arch = "wasm32")]
+fn export_table(format: crate::export::ExportFormat, columns: &[String]) {
+    use crate::export::{export_bytes, export_schema, file_name};
+    let made = LOADED.with(|l| match l.borrow().as_ref() {
+        None => Err("no trace is loaded in the worker; load the files again".to_string()),
+        Some(set) => {
+            let chosen = (!columns.is_empty()).then_some(columns);
+            export_schema(set, chosen)
+                .and_then(|schema| export_bytes(set, &schema, format))
+                .map(|(bytes, _)| (bytes, file_name(set, format)))
+                .map_err(|e| format!("could not export the table: {e}"))
+        }
+    });
+    match made {
+        Ok((bytes, file_name)) => post_bytes(
+            &FromWorker::DownloadBytes {
+                file_name,
+                mime: format.mime().into(),
+                bytes: bytes.len() as u64,
+            },
+            &bytes,
+        ),
+        Err(message) => post(&FromWorker::Error { message }),
+    }
+}
+
+/// Posts `[json(msg), ArrayBuffer]`, the buffer transferred to the page.
+#[cfg(target_arch = "wasm32")]
+fn post_bytes(msg: &FromWorker, bytes: &[u8]) {
+    let text = serde_json::to_string(msg).unwrap_or_default();
+    let buffer = js_sys::Uint8Array::from(bytes).buffer();
+    let message = js_sys::Array::of2(&JsValue::from_str(&text), &buffer);
+    if scope()
+        .post_message_with_transfer(&message, &js_sys::Array::of1(&buffer))
+        .is_err()
+    {
+        post(&FromWorker::Error {
+            message: "the worker could not send the file to the page".into(),
+        });
     }
 }
 

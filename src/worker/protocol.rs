@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::summary::Summary;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
+use crate::export::ExportFormat;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery};
@@ -37,6 +38,13 @@ pub enum ToWorker {
         /// Names hashed as the page shows them (the redact switch).
         #[serde(default)]
         redact: bool,
+    },
+    /// The whole event table as a file in the seed's DataFrame schema ([`crate::export`]); `columns`
+    /// empty: every column. Answered by [`FromWorker::DownloadBytes`].
+    ExportTable {
+        format: ExportFormat,
+        #[serde(default)]
+        columns: Vec<String>,
     },
     /// Compare the kept set's files named in `baseline_files` (one run) with its other files.
     Compare { baseline_files: Vec<String> },
@@ -250,6 +258,13 @@ pub enum FromWorker {
         file_name: String,
         mime: String,
         text: String,
+    },
+    /// A binary file for the user to save: the message is `[json, ArrayBuffer]`, the buffer (of
+    /// `bytes` bytes) transferred, not copied.
+    DownloadBytes {
+        file_name: String,
+        mime: String,
+        bytes: u64,
     },
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
