@@ -497,3 +497,29 @@ fn check_args(name: &str, events: &[Value], s: &Schema, chunks: &[Chunk<Box<dyn 
         }
     }
 }
+
+#[test]
+fn a_redacted_export_hashes_names_and_leaves_the_args_out() {
+    use profile_model::export::{export_bytes, export_schema, ExportFormat, NameMap};
+    use profile_model::report::redact::redact_kind_name;
+    let table =
+        profile_model::table::load_path(&common::trace("hta__df_index_resolver.json.gz")).unwrap();
+    let set = TraceSet::single(table);
+    let schema = export_schema(&set, None)
+        .unwrap()
+        .redacted(NameMap(redact_kind_name));
+    assert!(schema.names().iter().all(|n| !n.starts_with("args_")));
+    let (bytes, report) = export_bytes(&set, &schema, ExportFormat::Csv).unwrap();
+    let text = String::from_utf8(bytes).unwrap();
+    let t = &set.ranks[0].table;
+    assert_eq!(report.rows as usize, text.lines().count() - 1);
+    // Independently: every kernel's name is hashed, and no kernel name appears in the file.
+    let kernel = (0..t.len())
+        .find(|&r| t.kind_at(r) == profile_model::table::EventKind::Kernel)
+        .unwrap();
+    let name = t.name_at(kernel);
+    assert!(!text.contains(name), "{name} is in the redacted export");
+    assert!(text.contains(&profile_model::report::redact::redacted_name(
+        "kernel", name
+    )));
+}

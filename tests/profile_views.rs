@@ -205,7 +205,10 @@ fn the_memory_charts_hover_reads_the_curve_as_the_last_event_left_it() {
             read(chart.readout_at(1.0).unwrap()),
             curve.last().unwrap().allocated_bytes as f64
         );
-        assert!(chart.readout_at(0.0).is_some(), "the left edge is the first point");
+        assert!(
+            chart.readout_at(0.0).is_some(),
+            "the left edge is the first point"
+        );
         for (i, p) in curve.iter().enumerate() {
             let last_at_ts = curve[i..]
                 .iter()

@@ -168,6 +168,110 @@ fn operators_device_and_host_time_match_a_brute_force_join() {
     }
 }
 
+/// Per operator name, the device operations (by name) its innermost calls launched, by brute force:
+/// the runtime call with the kernel's correlation, then the innermost cpu_op on its thread around it.
+fn kernels_by_op(s: &[Span]) -> HashMap<(String, String), f64> {
+    let runtime: HashMap<i64, &Span> = s
+        .iter()
+        .filter(|x| x.cat.ends_with("_runtime") || x.cat == "cuda_driver")
+        .filter_map(|x| x.corr.map(|c| (c, x)))
+        .rev()
+        .collect();
+    let ops: Vec<&Span> = s.iter().filter(|x| x.cat == "cpu_op").collect();
+    let mut out = HashMap::new();
+    for k in s
+        .iter()
+        .filter(|x| matches!(x.cat.as_str(), "kernel" | "gpu_memcpy" | "gpu_memset"))
+    {
+        let Some(r) = k.corr.and_then(|c| runtime.get(&c)) else {
+            continue;
+        };
+        let inner = ops
+            .iter()
+            .filter(|o| o.thread == r.thread && o.ts <= r.ts && r.ts + r.dur <= o.ts + o.dur)
+            .max_by(|a, b| a.ts.total_cmp(&b.ts).then(b.dur.total_cmp(&a.dur)));
+        if let Some(o) = inner {
+            *out.entry((o.name.clone(), k.name.clone())).or_insert(0.0) += k.dur;
+        }
+    }
+    out
+}
+
+#[test]
+fn an_operator_opens_to_the_kernels_it_launched_and_the_frames_above_its_longest_call() {
+    use profile_model::analysis::views::operators::{OP_KERNELS, STACK_FRAMES};
+    for file in TRACES {
+        let s = spans(file);
+        let t = load_path(&common::traces_dir().join(file)).unwrap();
+        let got = operators(&t, false);
+        let want = kernels_by_op(&s);
+        let mut checked_stacks = 0;
+        for r in &got.rows {
+            let mut mine: Vec<(&String, f64)> = want
+                .iter()
+                .filter(|((op, _), _)| *op == r.name)
+                .map(|((_, k), us)| (k, *us))
+                .collect();
+            mine.sort_by(|a, b| b.1.total_cmp(&a.1));
+            assert_eq!(
+                r.kernels.len(),
+                mine.len().min(OP_KERNELS),
+                "{file} {}",
+                r.name
+            );
+            for k in &r.kernels {
+                let us = want[&(r.name.clone(), k.name.clone())];
+                assert!(
+                    close(k.total_us, us),
+                    "{file} {} {}: {} vs {us}",
+                    r.name,
+                    k.name,
+                    k.total_us
+                );
+            }
+            // The frames above the longest call: every host span on its thread that holds it
+            // (the innermost STACK_FRAMES of them), by name.
+            let longest = s
+                .iter()
+                .filter(|x| x.cat == "cpu_op" && x.name == r.name)
+                .max_by(|a, b| a.dur.total_cmp(&b.dur))
+                .unwrap();
+            let holds = |x: &&Span| {
+                matches!(
+                    x.cat.as_str(),
+                    "cpu_op" | "user_annotation" | "python_function"
+                ) && x.thread == longest.thread
+                    && x.ts <= longest.ts
+                    && longest.ts + longest.dur <= x.ts + x.dur
+                    && !std::ptr::eq(*x, longest)
+            };
+            let above: Vec<&Span> = s.iter().filter(holds).collect();
+            let unique_times = above.iter().all(|a| {
+                above
+                    .iter()
+                    .filter(|b| b.ts == a.ts && b.dur == a.dur)
+                    .count()
+                    == 1
+                    && !(a.ts == longest.ts && a.dur == longest.dur)
+            });
+            let lengths_unique = s
+                .iter()
+                .filter(|x| x.cat == "cpu_op" && x.name == r.name && x.dur == longest.dur)
+                .count()
+                == 1;
+            if unique_times && lengths_unique && above.len() <= STACK_FRAMES {
+                let mut names: Vec<&str> = above.iter().map(|a| a.name.as_str()).collect();
+                let mut stack: Vec<&str> = r.call_stack.iter().map(String::as_str).collect();
+                names.sort_unstable();
+                stack.sort_unstable();
+                assert_eq!(stack, names, "{file} {}", r.name);
+                checked_stacks += 1;
+            }
+        }
+        assert!(checked_stacks > 0, "{file}: no call stack was checked");
+    }
+}
+
 #[test]
 fn operators_by_shape_split_the_same_totals() {
     let file = "hta__critical_path_alexnet.json.gz";

@@ -5,7 +5,8 @@
 //!
 //! Built once per rank ([`TimelineIndex::new`]): each track is cut into lanes (one per nesting
 //! depth, where events never overlap), each lane sorted by start with a running maximum of ends,
-//! and a lane with many events gets summaries at coarser and coarser bin widths. A query over many
+//! and a lane with many events gets summaries at coarser and coarser bin widths (each made when a
+//! query first needs it). A query over many
 //! events reads the coarsest summary whose bins are no wider than a pixel, and reads the events
 //! themselves only at the two edge bins, so busy time stays exact.
 
@@ -170,7 +171,9 @@ struct Lane {
     /// Running maximum of `end` (finds the first event that reaches into a range).
     reach: Vec<i64>,
     class: Vec<EventClass>,
-    summaries: Vec<Summary>,
+    /// Summaries by bin width, ascending; each is made the first time a query needs it (a first
+    /// frame needs one, so the index is built without any).
+    summaries: Vec<(i64, std::sync::OnceLock<Summary>)>,
 }
 
 /// Every lane of a rank, ready to answer queries.
@@ -181,8 +184,28 @@ pub struct TimelineIndex {
     lanes: Vec<Lane>,
 }
 
+/// A track while the index is built: the table's ids, no text (its [`TrackKey`] is made once
+/// per track, from one of its rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum TrackId {
+    Stream { device: i64, stream: i64 },
+    Thread { pid: u32, tid: u32 },
+}
+
+impl TrackId {
+    fn key(self, t: &TraceTable, row: usize) -> TrackKey {
+        match self {
+            TrackId::Stream { device, stream } => TrackKey::Stream { device, stream },
+            TrackId::Thread { .. } => TrackKey::Thread {
+                pid: t.pid_at(row).to_string(),
+                tid: t.tid_at(row).to_string(),
+            },
+        }
+    }
+}
+
 /// A complete event worth drawing: (track, start, end).
-fn drawable(t: &TraceTable, row: usize) -> Option<(TrackKey, i64, i64)> {
+fn drawable(t: &TraceTable, row: usize) -> Option<(TrackId, i64, i64)> {
     let kind = t.kind_at(row);
     if matches!(
         kind,
@@ -200,18 +223,35 @@ fn drawable(t: &TraceTable, row: usize) -> Option<(TrackKey, i64, i64)> {
             | EventKind::AcceleratorOp
             | EventKind::GpuUserAnnotation
     ) || (kind == EventKind::Sync && t.stream_at(row).is_some());
-    let key = if gpu {
-        TrackKey::Stream {
+    let id = if gpu {
+        TrackId::Stream {
             device: t.device_at(row).unwrap_or(0),
             stream: t.stream_at(row).unwrap_or(-1),
         }
     } else {
-        TrackKey::Thread {
-            pid: t.pid_at(row).to_string(),
-            tid: t.tid_at(row).to_string(),
+        TrackId::Thread {
+            pid: t.pid_id(row),
+            tid: t.tid_id(row),
         }
     };
-    Some((key, start, end))
+    Some((id, start, end))
+}
+
+/// The colour class of each row, worked out once per (kind, name).
+struct Classes<'a> {
+    t: &'a TraceTable,
+    memo: std::collections::HashMap<(EventKind, u32), EventClass>,
+}
+
+impl Classes<'_> {
+    fn of(&mut self, row: usize) -> EventClass {
+        let kind = self.t.kind_at(row);
+        let t = self.t;
+        *self
+            .memo
+            .entry((kind, t.name_id(row)))
+            .or_insert_with(|| EventClass::of(kind, t.name_at(row)))
+    }
 }
 
 /// Sort key of a thread id: numbers in numeric order, then the rest.
@@ -263,33 +303,38 @@ fn depths(events: &[(i64, i64, u32)]) -> Vec<u16> {
 
 impl TimelineIndex {
     pub fn new(t: &TraceTable) -> TimelineIndex {
-        let mut by_track: std::collections::HashMap<TrackKey, Vec<(i64, i64, u32)>> =
+        let mut by_track: std::collections::HashMap<TrackId, Vec<(i64, i64, u32)>> =
             std::collections::HashMap::new();
         for row in 0..t.len() {
-            if let Some((key, start, end)) = drawable(t, row) {
+            if let Some((id, start, end)) = drawable(t, row) {
                 by_track
-                    .entry(key)
+                    .entry(id)
                     .or_default()
                     .push((start, end, row as u32));
             }
         }
-        let mut keys: Vec<TrackKey> = by_track.keys().cloned().collect();
-        keys.sort_by(track_order);
+        let mut keyed: Vec<(TrackKey, Vec<(i64, i64, u32)>)> = by_track
+            .into_iter()
+            .map(|(id, events)| (id.key(t, events[0].2 as usize), events))
+            .collect();
+        keyed.sort_by(|a, b| track_order(&a.0, &b.0));
+        let mut classes = Classes {
+            t,
+            memo: std::collections::HashMap::new(),
+        };
         let mut tracks = Vec::new();
         let mut lanes = Vec::new();
-        for key in keys {
-            let mut events = by_track.remove(&key).unwrap_or_default();
-            events.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        for (key, mut events) in keyed {
+            events.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
             let depth = depths(&events);
             let levels = depth.iter().copied().max().map_or(0, |d| d + 1);
             let track = tracks.len() as u32;
-            for d in 0..levels {
-                let mine = events
-                    .iter()
-                    .zip(&depth)
-                    .filter(|(_, &x)| x == d)
-                    .map(|(e, _)| *e);
-                lanes.push(Lane::new(t, track, d, mine));
+            let mut by_depth: Vec<Vec<(i64, i64, u32)>> = vec![Vec::new(); levels as usize];
+            for (e, &d) in events.iter().zip(&depth) {
+                by_depth[d as usize].push(*e);
+            }
+            for (d, mine) in by_depth.into_iter().enumerate() {
+                lanes.push(Lane::new(&mut classes, track, d as u16, mine));
             }
             tracks.push(TrackInfo {
                 name: track_name(t, &key),
@@ -360,12 +405,7 @@ impl Buckets {
 }
 
 impl Lane {
-    fn new(
-        t: &TraceTable,
-        track: u32,
-        depth: u16,
-        events: impl Iterator<Item = (i64, i64, u32)>,
-    ) -> Lane {
+    fn new(classes: &mut Classes, track: u32, depth: u16, events: Vec<(i64, i64, u32)>) -> Lane {
         let mut lane = Lane {
             track,
             depth,
@@ -383,32 +423,43 @@ impl Lane {
             lane.start.push(s);
             lane.end.push(e);
             lane.reach.push(reach);
-            lane.class.push(EventClass::of(
-                t.kind_at(row as usize),
-                t.name_at(row as usize),
-            ));
+            lane.class.push(classes.of(row as usize));
         }
-        lane.summaries = lane.summarise();
+        lane.summaries = lane
+            .summary_widths()
+            .into_iter()
+            .map(|w| (w, std::sync::OnceLock::new()))
+            .collect();
         lane
     }
 
-    /// Summaries at bin widths 1 µs × 4^k, from about `SUMMARY_MAX_BINS` bins over the span up to
-    /// one bin for all of it.
-    fn summarise(&self) -> Vec<Summary> {
+    /// The bin widths of the summaries: 1 µs × 4^k, from about `SUMMARY_MAX_BINS` bins over the
+    /// span up to one bin for all of it; none for a lane with few events.
+    fn summary_widths(&self) -> Vec<i64> {
         if self.start.len() <= SUMMARY_MIN_EVENTS {
             return Vec::new();
         }
-        let origin = self.start[0];
-        let span = (self.reach.last().copied().unwrap_or(origin) - origin).max(1);
+        let span = (self.reach.last().copied().unwrap_or(self.start[0]) - self.start[0]).max(1);
         let mut out = Vec::new();
         let mut width: i64 = 1000;
         while width < span * 4 {
             if span / width <= SUMMARY_MAX_BINS {
-                out.push(self.summary(origin, width));
+                out.push(width);
             }
             width = width.saturating_mul(4);
         }
         out
+    }
+
+    /// The summary at the coarsest width that still fits a pixel of `px_ns` in a range of
+    /// `range_ns`, made now if no query needed it before.
+    fn summary_for(&self, px_ns: f64, range_ns: i64) -> Option<&Summary> {
+        let (width, cell) = self
+            .summaries
+            .iter()
+            .rev()
+            .find(|(w, _)| (*w as f64) <= px_ns && range_ns >= 4 * w)?;
+        Some(cell.get_or_init(|| self.summary(self.start[0], *width)))
     }
 
     fn summary(&self, origin: i64, width: i64) -> Summary {
@@ -462,16 +513,12 @@ impl Lane {
             cells: Default::default(),
         };
         let (first, last) = self.overlapping(start, end);
-        let summary = self
-            .summaries
-            .iter()
-            .rev()
-            .find(|s| (s.width as f64) <= px_ns && end - start >= 4 * s.width);
+        let summary = (last - first > DIRECT_PER_PIXEL * width as usize)
+            .then(|| self.summary_for(px_ns, end - start))
+            .flatten();
         match summary {
-            Some(s) if last - first > DIRECT_PER_PIXEL * width as usize => {
-                self.view_summary(t, s, start, end, &mut out, &mut buckets)
-            }
-            _ => {
+            Some(s) => self.view_summary(t, s, start, end, &mut out, &mut buckets),
+            None => {
                 let all = first..last;
                 self.view_events(t, all, start, end, i64::MAX, true, &mut out, &mut buckets)
             }
@@ -610,7 +657,7 @@ pub fn event_details(t: &TraceTable, rank_index: usize, row: u32) -> Option<Even
     if i >= t.len() {
         return None;
     }
-    let track = drawable(t, i).map_or(String::new(), |(key, _, _)| track_name(t, &key));
+    let track = drawable(t, i).map_or(String::new(), |(key, _, _)| track_name(t, &key.key(t, i)));
     let args = t
         .args
         .iter()

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use arrow2::array::{Array, BooleanArray, MutableArray, MutableUtf8Array, PrimitiveArray, TryPush};
 use arrow2::chunk::Chunk;
 
-use super::schema::{ColumnType, ExportColumn, ExportSchema, Source, DENSE_ARGS};
+use super::schema::{ColumnType, ExportColumn, ExportSchema, NameMap, Source, DENSE_ARGS};
 use crate::table::{ArgColumn, ArgValues, RankTrace, TraceTable};
 
 /// One value of a column before it is typed.
@@ -122,12 +122,24 @@ fn arg_cells<'a>(t: &'a TraceTable, key: &str) -> Vec<Option<Cell<'a>>> {
 }
 
 /// Every row's value of one column, untyped.
-fn cells<'a>(rank: &'a RankTrace, column: &ExportColumn) -> Vec<Option<Cell<'a>>> {
+fn cells<'a>(
+    rank: &'a RankTrace,
+    column: &ExportColumn,
+    names: Option<NameMap>,
+) -> Vec<Option<Cell<'a>>> {
     let t = &rank.table;
     let rows = 0..t.len();
     let text = |s: &'a str| (!s.is_empty()).then_some(Cell::Text(Cow::Borrowed(s)));
     match &column.source {
-        Source::Name => rows.map(|r| text(t.name_at(r))).collect(),
+        Source::Name => match names {
+            None => rows.map(|r| text(t.name_at(r))).collect(),
+            Some(NameMap(map)) => rows
+                .map(|r| {
+                    let name = map(t.kind_at(r), t.name_at(r));
+                    (!name.is_empty()).then_some(Cell::Text(Cow::Owned(name)))
+                })
+                .collect(),
+        },
         Source::Cat => rows.map(|r| t.category_at(r).and_then(text)).collect(),
         Source::Ph => rows
             .map(|r| {
@@ -192,7 +204,7 @@ pub fn rank_chunk(
     let arrays = schema
         .columns
         .iter()
-        .map(|c| to_array(cells(rank, c), c.ty))
+        .map(|c| to_array(cells(rank, c, schema.names), c.ty))
         .collect::<Result<Vec<_>, _>>()?;
     Chunk::try_new(arrays).map_err(|e| e.to_string())
 }

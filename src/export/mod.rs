@@ -39,7 +39,7 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
-pub use schema::{ColumnType, ExportColumn, ExportSchema, Source};
+pub use schema::{ColumnType, ExportColumn, ExportSchema, NameMap, Source};
 use writers::WriteFailure;
 
 use crate::table::TraceSet;

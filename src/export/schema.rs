@@ -7,7 +7,7 @@ use arrow2::array::Array;
 use arrow2::datatypes::{DataType, Field, Schema};
 
 use super::ExportError;
-use crate::table::{ArgColumn, ArgValues, TraceSet, TraceTable};
+use crate::table::{ArgColumn, ArgValues, EventKind, TraceSet, TraceTable};
 
 /// The type of an exported column (the arrow type; pandas reads them as int64, float64, bool, object).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +61,24 @@ pub struct ExportColumn {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportSchema {
     pub columns: Vec<ExportColumn>,
+    /// What the `name` column writes instead of each name (the page's redact switch), if anything.
+    pub names: Option<NameMap>,
+}
+
+/// A function that rewrites an event's name given its kind (for instance, hashing it).
+#[derive(Clone, Copy)]
+pub struct NameMap(pub fn(EventKind, &str) -> String);
+
+impl std::fmt::Debug for NameMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameMap")
+    }
+}
+
+impl PartialEq for NameMap {
+    fn eq(&self, other: &NameMap) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
 }
 
 /// The value type an args key has seen so far (over one rank's rows, then over all ranks).
@@ -253,7 +271,10 @@ impl ExportSchema {
             mixed: matches!(t, ArgType::Text { mixed: true }),
             source: Source::Arg(key),
         }));
-        ExportSchema { columns }
+        ExportSchema {
+            columns,
+            names: None,
+        }
     }
 
     /// Column names, in order.
@@ -287,7 +308,18 @@ impl ExportSchema {
                 columns.push(c.clone());
             }
         }
-        Ok(ExportSchema { columns })
+        Ok(ExportSchema {
+            columns,
+            names: self.names,
+        })
+    }
+
+    /// The schema that writes names through `map` and leaves the `args_*` columns out (args may
+    /// hold names and paths), as the page's redact switch asks.
+    pub fn redacted(mut self, map: NameMap) -> ExportSchema {
+        self.columns.retain(|c| !matches!(c.source, Source::Arg(_)));
+        self.names = Some(map);
+        self
     }
 
     /// The seed's second try: every `args_*` column as strings.

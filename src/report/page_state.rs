@@ -572,7 +572,8 @@ impl PageState {
         })]
     }
 
-    /// "Download table": the whole event table as a file in `format`, when a worker holds the trace.
+    /// "Download table": the whole event table as a file in `format`, when a worker holds the trace
+    /// (names hashed and args left out when the redact switch is on).
     pub fn export_table(&self, format: crate::export::ExportFormat) -> Vec<Effect> {
         if !self.worker_answers() {
             return Vec::new();
@@ -580,6 +581,7 @@ impl PageState {
         vec![Effect::Post(ToWorker::ExportTable {
             format,
             columns: Vec::new(),
+            redact: self.redact,
         })]
     }
 

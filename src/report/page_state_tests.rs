@@ -297,22 +297,28 @@ fn download_table_asks_the_worker_holding_the_trace_for_every_column() {
     assert!(PageState::default()
         .export_table(ExportFormat::Csv)
         .is_empty());
-    let s = loaded_state("a.json");
+    let mut s = loaded_state("a.json");
     for format in ExportFormat::ALL {
         let e = s.export_table(format);
         assert!(
-            matches!(&e[..], [Effect::Post(ToWorker::ExportTable { format: f, columns })] if *f == format && columns.is_empty()),
+            matches!(&e[..], [Effect::Post(ToWorker::ExportTable { format: f, columns, redact: false })] if *f == format && columns.is_empty()),
             "{e:?}"
         );
     }
+    s.set_redact(true);
+    assert!(matches!(
+        &s.export_table(ExportFormat::Csv)[..],
+        [Effect::Post(ToWorker::ExportTable { redact: true, .. })]
+    ));
     let text = serde_json::to_string(&ToWorker::ExportTable {
         format: ExportFormat::Arrow,
         columns: Vec::new(),
+        redact: false,
     })
     .unwrap();
     assert_eq!(
         text,
-        r#"{"type":"ExportTable","format":"arrow","columns":[]}"#
+        r#"{"type":"ExportTable","format":"arrow","columns":[],"redact":false}"#
     );
 }
 

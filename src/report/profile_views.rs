@@ -8,10 +8,13 @@
 //! |---|---|---|
 //! | overview | `step-total-us`; `step-part-us` | `data-step` (a number or `average`); and `data-category` |
 //! | | `tensor-core-pct`, `kernel-time-us` | `data-rank` |
-//! | operators | `op-calls`, `op-host-total-us`, `op-host-self-us`, `op-device-total-us`, `op-device-self-us` | `data-name`, `data-shapes` (by shape) |
+//! | operators | `op-calls`, `op-host-total-us`, `op-host-self-us`, `op-device-total-us`, `op-device-self-us`; `op-kernel-us` (a device operation an operator launched, in its opened details) | `data-name`, `data-shapes` (by shape); and `data-kernel` |
 //! | kernels | `kernel-calls`, `kernel-total-us`, `kernel-mean-us`, `kernel-min-us`, `kernel-max-us`, `kernel-blocks-per-sm`, `kernel-occupancy-pct` | `data-name` |
-//! | memory | `memory-peak-bytes`, `memory-peak-reserved-bytes`, `memory-curve-peak-bytes` (the chart's mark); `memory-live-bytes` | `data-device`; and `data-row` |
+//! | memory | `memory-peak-bytes`, `memory-peak-reserved-bytes`, `memory-curve-peak-bytes` (the chart's mark); `memory-live-bytes`; `memory-hover-bytes` (allocated under the pointer, with `data-ts-us`) | `data-device`; and `data-row` |
 //! | modules | `module-calls`, `module-host-us`, `module-device-us` | `data-path` |
+//!
+//! The overview also shows the diagnosis (`report::overview_verdict`): `overview-bottleneck`,
+//! `overview-busy-pct`, `overview-idle-pct` and `overview-idle-us` (`data-cause`).
 
 use serde::{Deserialize, Serialize};
 
@@ -131,7 +134,25 @@ pub enum ViewPart {
     Part(Part),
     Steps(StepBars),
     Line(LineChart),
+    /// Operators that open to their call stack and kernels.
+    Ops(Vec<OpDetail>),
 }
+
+/// An operator group that opens: the call stack of its longest call and the device operations
+/// it launched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpDetail {
+    pub name: String,
+    pub shapes: Option<String>,
+    /// Its device total time (the line's figure is the table's).
+    pub device_total_us: f64,
+    pub call_stack: Vec<String>,
+    /// (device operation, its total time: `op-kernel-us`).
+    pub kernels: Vec<(String, Figure)>,
+}
+
+/// Operators that open below the table (the first ones in the table's order).
+pub const OP_DETAILS: usize = 20;
 
 /// One view of one rank.
 #[derive(Clone, Debug, PartialEq)]
@@ -332,6 +353,38 @@ fn operators_table(o: &OperatorsResult) -> Table {
     )
 }
 
+fn op_details(o: &OperatorsResult) -> Vec<OpDetail> {
+    o.rows
+        .iter()
+        .take(OP_DETAILS)
+        .map(|r| {
+            let mut ctx = vec![("name", r.name.clone())];
+            if let Some(s) = &r.input_shapes {
+                ctx.push(("shapes", s.clone()));
+            }
+            let kernels = r
+                .kernels
+                .iter()
+                .map(|k| {
+                    let mut c = ctx.clone();
+                    c.push(("kernel", k.name.clone()));
+                    (
+                        k.name.clone(),
+                        figure("op-kernel-us", k.total_us, Unit::Micros, c),
+                    )
+                })
+                .collect();
+            OpDetail {
+                name: r.name.clone(),
+                shapes: r.input_shapes.clone(),
+                device_total_us: r.device_total_us,
+                call_stack: r.call_stack.clone(),
+                kernels,
+            }
+        })
+        .collect()
+}
+
 /// The operators view: `by_shape` picks the grouping.
 pub fn operators_view(v: &RankViews, by_shape: bool) -> View {
     let o = if by_shape {
@@ -348,6 +401,7 @@ pub fn operators_view(v: &RankViews, by_shape: bool) -> View {
             Unit::Micros.show(o.device_time_outside_ops_us)
         ))));
         parts.push(ViewPart::Part(Part::Table(operators_table(o))));
+        parts.push(ViewPart::Ops(op_details(o)));
     }
     View {
         id: ViewId::Operators,
@@ -641,6 +695,10 @@ impl View {
                         })
                         .collect(),
                     ViewPart::Line(c) => c.peak.iter().map(|p| &p.1).collect(),
+                    ViewPart::Ops(ops) => ops
+                        .iter()
+                        .flat_map(|o| o.kernels.iter().map(|k| &k.1))
+                        .collect(),
                 }
             })
             .collect()

@@ -60,12 +60,20 @@ pub fn event_name_kind(kind: EventKind) -> Option<NameKind> {
     }
 }
 
+/// An event's name hashed by its kind (kept when the kind's names say nothing about the program).
+pub fn redact_kind_name(kind: EventKind, name: &str) -> String {
+    match event_name_kind(kind) {
+        Some(k) => redact_name(k, name),
+        None => name.to_string(),
+    }
+}
+
 /// An event's name as shown with names hashed (`kind` as [`EventKind::as_str`] writes it; an
 /// unknown kind is hashed as an op).
 pub fn redact_event_name(kind: &str, name: &str) -> String {
-    match EventKind::parse(kind).map_or(Some(NameKind::Op), event_name_kind) {
-        Some(k) => redact_name(k, name),
-        None => name.to_string(),
+    match EventKind::parse(kind) {
+        Some(k) => redact_kind_name(k, name),
+        None => redact_name(NameKind::Op, name),
     }
 }
 
@@ -173,6 +181,12 @@ pub fn redact_views(mut v: RankViews) -> RankViews {
         .chain(v.operators_by_shape.rows.iter_mut())
     {
         row.name = redact_name(NameKind::Op, &row.name);
+        for frame in &mut row.call_stack {
+            *frame = redact_name(NameKind::Op, frame);
+        }
+        for k in &mut row.kernels {
+            k.name = redact_name(NameKind::Kernel, &k.name);
+        }
     }
     for row in &mut v.kernels.rows {
         row.name = redact_name(NameKind::Kernel, &row.name);

@@ -359,6 +359,16 @@ impl TraceTable {
         dict_strings(&self.category)
     }
 
+    /// The row's process id as its index in the table's distinct pids (one number per pid).
+    pub fn pid_id(&self, row: usize) -> u32 {
+        self.pid.keys().value(row)
+    }
+
+    /// The row's thread id as its index in the table's distinct tids.
+    pub fn tid_id(&self, row: usize) -> u32 {
+        self.tid.keys().value(row)
+    }
+
     pub fn pid_at(&self, row: usize) -> &str {
         dict_strings(&self.pid).value(self.pid.keys().value(row) as usize)
     }

@@ -10,10 +10,10 @@ use crate::analysis::views::RankViews;
 use crate::report::format;
 use crate::report::overview_verdict::{OverviewVerdict, WindowSegment};
 use crate::report::page_state::{needs_file_text, PageState};
-use crate::report::timeline_view::idle_colour;
 use crate::report::profile_views::{
-    category_class, filtered_view, LineChart, StepBars, View, ViewId, ViewPart,
+    category_class, filtered_view, LineChart, OpDetail, StepBars, View, ViewId, ViewPart,
 };
+use crate::report::timeline_view::idle_colour;
 
 /// The panel: the operators' grouping, a name filter, then the view (of the picked tab) of the
 /// rank picked.
@@ -151,8 +151,64 @@ fn ViewBody(model: View) -> impl IntoView {
             ViewPart::Part(p) => view! { <PartView part=p/> }.into_any(),
             ViewPart::Steps(b) => view! { <StepBarsChart bars=b/> }.into_any(),
             ViewPart::Line(c) => view! { <MemoryChart chart=c/> }.into_any(),
+            ViewPart::Ops(ops) => view! { <OperatorDetails ops/> }.into_any(),
         })
         .collect_view()
+}
+
+/// The first operators, each opening to the call stack of its longest call and its kernels.
+#[component]
+fn OperatorDetails(ops: Vec<OpDetail>) -> impl IntoView {
+    let items = ops
+        .into_iter()
+        .map(|op| {
+            let title = match &op.shapes {
+                Some(s) if !s.is_empty() => format!("{} {s}", op.name),
+                _ => op.name.clone(),
+            };
+            let stack = if op.call_stack.is_empty() {
+                view! { <p class="muted">"Called at the top of its thread (no frame above it)."</p> }.into_any()
+            } else {
+                let frames = op
+                    .call_stack
+                    .iter()
+                    .map(|f| view! { <li><code>{f.clone()}</code></li> })
+                    .collect_view();
+                view! { <ol class="call-stack">{frames}<li><strong><code>{op.name.clone()}</code></strong></li></ol> }.into_any()
+            };
+            let kernels = if op.kernels.is_empty() {
+                view! { <p class="muted">"It launched no kernel, copy or set itself."</p> }.into_any()
+            } else {
+                let rows = op
+                    .kernels
+                    .into_iter()
+                    .map(|(name, f)| {
+                        let attrs = context_attributes(&f);
+                        view! {
+                            <tr><td class="name" title=name.clone()>{name.clone()}</td>
+                                <td class="num" data-metric=f.metric data-value=f.data_value() {..attrs}>{f.shown()}</td></tr>
+                        }
+                    })
+                    .collect_view();
+                view! { <table><thead><tr><th>"Launched"</th><th class="num">"Time"</th></tr></thead><tbody>{rows}</tbody></table> }.into_any()
+            };
+            view! {
+                <details class="op-detail" data-name=op.name.clone()>
+                    <summary><code>{title}</code>" · device "{format::micros(op.device_total_us)}</summary>
+                    <div class="op-detail-body">
+                        <div><h4>"Call stack (its longest call)"</h4>{stack}</div>
+                        <div><h4>"Kernels it launched"</h4>{kernels}</div>
+                    </div>
+                </details>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="op-details" data-section="op-details">
+            <h3>"Open an operator"</h3>
+            {items}
+        </div>
+    }
 }
 
 /// Horizontal stacked bars on one scale; each segment shows its exact value on hover.

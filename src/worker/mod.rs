@@ -172,7 +172,11 @@ fn on_message(event: MessageEvent) {
                 export_csv(set, &query)
             },
         }),
-        ToWorker::ExportTable { format, columns } => export_table(format, &columns),
+        ToWorker::ExportTable {
+            format,
+            columns,
+            redact,
+        } => export_table(format, &columns, redact),
         ToWorker::Compare { baseline_files } => compare_runs(&baseline_files),
         ToWorker::Timeline {
             rank_index,
@@ -213,13 +217,22 @@ fn on_message(event: MessageEvent) {
 
 /// The kept set's event table as a file (Parquet, Arrow IPC or CSV), posted with its bytes transferred.
 #[cfg(target_arch = "wasm32")]
-fn export_table(format: crate::export::ExportFormat, columns: &[String]) {
+fn export_table(format: crate::export::ExportFormat, columns: &[String], redact: bool) {
     use crate::export::{export_bytes, export_schema, file_name};
     let made = LOADED.with(|l| match l.borrow().as_ref() {
         None => Err("no trace is loaded in the worker; load the files again".to_string()),
         Some(set) => {
             let chosen = (!columns.is_empty()).then_some(columns);
             export_schema(set, chosen)
+                .map(|schema| {
+                    if redact {
+                        schema.redacted(crate::export::NameMap(
+                            crate::report::redact::redact_kind_name,
+                        ))
+                    } else {
+                        schema
+                    }
+                })
                 .and_then(|schema| export_bytes(set, &schema, format))
                 .map(|(bytes, _)| (bytes, file_name(set, format)))
                 .map_err(|e| format!("could not export the table: {e}"))

@@ -45,6 +45,9 @@ pub enum ToWorker {
         format: ExportFormat,
         #[serde(default)]
         columns: Vec<String>,
+        /// Names hashed and args left out, as the page shows them (the redact switch).
+        #[serde(default)]
+        redact: bool,
     },
     /// Compare the kept set's files named in `baseline_files` (one run) with its other files.
     Compare { baseline_files: Vec<String> },

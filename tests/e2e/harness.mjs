@@ -126,6 +126,7 @@ export function screenshotPath(name) {
  *  bar and waits for its panel. Every panel stays in the page; only the picked one is visible. */
 export async function openTab(page, name) {
   await page.click(`#tab-${name}`);
-  await page.waitForSelector(`#panel-${name}:not([hidden])`, { state: 'attached' });
+  // The view tabs (overview, operators, ...) share one panel, labelled by the tab shown.
+  await page.waitForSelector(`[role="tabpanel"][aria-labelledby="tab-${name}"]:not([hidden])`, { state: 'attached' });
   await page.waitForSelector(`#tab-${name}[aria-selected="true"]`);
 }

@@ -2,7 +2,7 @@
 // (`ops`, `kernels`, `memory`, `steps --json`), with a screenshot of each view.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage, cliJson, near, screenshotPath, trace } from './harness.mjs';
+import { startServer, launchBrowser, openPage, openTab, cliJson, near, screenshotPath, trace } from './harness.mjs';
 
 let server;
 let browser;
@@ -18,8 +18,9 @@ after(async () => {
 const NAME = 'hta__df_index_resolver.json.gz';
 
 async function openView(page, id) {
-  await page.click(`#view-${id}`);
+  await openTab(page, id);
   await page.waitForSelector(`#views[data-view="${id}"][data-state="ready"]`, { timeout: 120_000 });
+  assert.match(new URL(page.url()).hash, new RegExp(`tab=${id}`), 'the view is in the URL hash');
 }
 
 const value = async (loc) => Number(await loc.first().getAttribute('data-value'));
@@ -27,7 +28,7 @@ const value = async (loc) => Number(await loc.first().getAttribute('data-value')
 test('overview, operators, kernels, memory and modules equal the CLI twins', async () => {
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', trace(NAME));
-  await page.waitForSelector('#views[data-state="ready"]', { timeout: 180_000 });
+  await page.waitForSelector('#views[data-state="ready"]', { timeout: 180_000, state: 'attached' });
 
   const steps = cliJson(['steps', '--json', trace(NAME)])[0].result;
   await openView(page, 'overview');
@@ -37,12 +38,30 @@ test('overview, operators, kernels, memory and modules equal the CLI twins', asy
   const kernelPart = first.parts.find((p) => p[0] === 'kernel')[1];
   near(await value(page.locator(`#views [data-metric="step-part-us"][data-step="${first.step}"][data-category="kernel"]`)),
     kernelPart, 'first step kernel time');
+  // The diagnosis in the overview: its bottleneck is the report's, and the window bar's idle
+  // causes are the report's idle attribution.
+  const report = cliJson(['report', '--json', trace(NAME)]);
+  const bottleneck = await page.locator('#views [data-metric="overview-bottleneck"]').getAttribute('data-value');
+  assert.ok(bottleneck && bottleneck.length > 0, 'a bottleneck is named');
+  for (const share of report.idle_attribution) {
+    near(await value(page.locator(`#views [data-metric="overview-idle-us"][data-cause="${share.cause}"]`)),
+      share.time_us, `idle ${share.cause}`);
+  }
   await page.locator('#views').screenshot({ path: screenshotPath('view-overview') });
 
   const ops = cliJson(['ops', '--json', trace(NAME)])[0].result.rows;
   await openView(page, 'operators');
   const opRow = page.locator(`#views [data-metric="op-device-total-us"][data-name="${ops[0].name}"]`);
   near(await value(opRow), ops[0].device_total_us, `${ops[0].name} device total`);
+  // An operator that launched kernels opens to its call stack and those kernels (the CLI's figures).
+  const op = ops.slice(0, 20).find((o) => o.kernels.length > 0 && o.call_stack.length > 0);
+  assert.ok(op, 'one of the first operators launched kernels under a call stack');
+  const opened = page.locator(`#views details.op-detail[data-name="${op.name}"]`).first();
+  await opened.locator('summary').click();
+  for (const k of op.kernels) {
+    near(await value(opened.locator(`[data-metric="op-kernel-us"][data-kernel="${k.name}"]`)), k.total_us, `${op.name} launched ${k.name}`);
+  }
+  assert.equal(await opened.locator('.call-stack li').count(), op.call_stack.length + 1, 'the call stack and the operator');
   await page.locator('#views').screenshot({ path: screenshotPath('view-operators') });
   await page.check('#ops-by-shape');
   const byShape = cliJson(['ops', '--by-shape', '--json', trace(NAME)])[0].result.rows;
@@ -72,12 +91,37 @@ test('overview, operators, kernels, memory and modules equal the CLI twins', asy
     near(await value(page.locator(`#views circle[data-metric="memory-curve-peak-bytes"][data-device="${d.device}"]`)),
       d.peak_allocated_bytes, `${d.device} chart peak`);
   }
+  // The pointer over the chart's right edge reads the last allocated value.
+  const svg = page.locator('#views .chart svg').first();
+  const box = await svg.boundingBox();
+  await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
+  const hover = page.locator('#views [data-metric="memory-hover-bytes"]');
+  await hover.waitFor();
+  const d0 = memory.devices[0];
+  const last = d0.curve[d0.curve.length - 1].allocated_bytes;
+  const read = await value(hover);
+  assert.ok(d0.curve.some((p) => p.allocated_bytes === read), `the hover reads a point of the curve (${read})`);
+  assert.ok(Math.abs(read - last) <= Math.max(...d0.curve.map((p) => p.allocated_bytes)), 'a value of the chart');
   await page.locator('#views').screenshot({ path: screenshotPath('view-memory') });
 
   await openView(page, 'modules');
   const said = await page.locator('#views').innerText();
   assert.match(said, /with_stack=True/, 'a trace without module frames says how to record them');
   await page.locator('#views').screenshot({ path: screenshotPath('view-modules') });
+
+  // Redact: the views hash the operators' and kernels' names as the report does.
+  await page.check('#redact-names');
+  await openView(page, 'kernels');
+  const hashedNames = await page.locator('#views [data-metric="kernel-total-us"]').evaluateAll((els) => els.map((e) => e.dataset.name));
+  assert.ok(hashedNames.length > 0 && hashedNames.every((n) => /^kernel_[0-9a-f]{6}$/.test(n)), `hashed: ${hashedNames.slice(0, 3)}`);
+  assert.ok(!(await page.locator('#views').innerText()).includes(kernels.rows[0].name), 'no kernel name is shown');
+  await page.uncheck('#redact-names');
+
+  // A link to a view opens it.
+  await page.goto(`${server.url}#tab=memory`);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector('#views[data-view="memory"][data-state="ready"]', { timeout: 180_000 });
+  assert.equal(await page.locator('#tab-memory').getAttribute('aria-selected'), 'true');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -28,7 +28,26 @@ pub struct OperatorRow {
     pub device_self_us: f64,
     /// Device operations launched directly by these operators.
     pub device_ops: u64,
+    /// The frames above the group's longest call (Python functions, annotations, operators),
+    /// outermost first; at most [`STACK_FRAMES`] (the innermost ones).
+    pub call_stack: Vec<String>,
+    /// The device operations these operators launched directly, by name, most time first; at
+    /// most [`OP_KERNELS`].
+    pub kernels: Vec<OpKernel>,
 }
+
+/// Device operations of one name launched by an operator group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpKernel {
+    pub name: String,
+    pub calls: u64,
+    pub total_us: f64,
+}
+
+/// Frames kept of an operator's call stack.
+pub const STACK_FRAMES: usize = 12;
+/// Device operations listed per operator group.
+pub const OP_KERNELS: usize = 5;
 
 /// The operators of one rank, by device total time then host total time (descending).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -95,24 +114,40 @@ pub fn operators(t: &TraceTable, by_shape: bool) -> OperatorsResult {
 pub fn operators_in(t: &TraceTable, h: &HostOps, by_shape: bool) -> OperatorsResult {
     let (s, device, outside) = sums(t, h);
     let dims = by_shape.then(|| t.arg("Input Dims")).flatten();
-    let mut groups: HashMap<(u32, Option<String>), OperatorRow> = HashMap::new();
+    let mut index: HashMap<(u32, Option<String>), usize> = HashMap::new();
+    let mut rows: Vec<OperatorRow> = Vec::new();
+    // Per row, its group; per group, its longest call.
+    let mut group_of = vec![NONE; t.len()];
+    let mut longest: Vec<(i64, usize)> = Vec::new();
     for r in (0..t.len()).filter(|&r| h.op_of[r] == r as u32) {
         let shapes = dims.and_then(|c| c.find(r).and_then(|i| c.text_at(i)).map(str::to_string));
-        let g = groups
+        let g = *index
             .entry((t.name_id(r), shapes.clone()))
-            .or_insert_with(|| OperatorRow {
-                name: t.name_at(r).to_string(),
-                input_shapes: shapes.or_else(|| by_shape.then(String::new)),
-                ..OperatorRow::default()
+            .or_insert_with(|| {
+                rows.push(OperatorRow {
+                    name: t.name_at(r).to_string(),
+                    input_shapes: shapes.or_else(|| by_shape.then(String::new)),
+                    ..OperatorRow::default()
+                });
+                longest.push((i64::MIN, r));
+                rows.len() - 1
             });
-        g.calls += 1;
-        g.host_total_us += us(h.dur(r));
-        g.host_self_us += us(s.host_self[r]);
-        g.device_total_us += us(s.device_total[r]);
-        g.device_self_us += us(s.device_self[r]);
-        g.device_ops += s.device_ops[r];
+        group_of[r] = g as u32;
+        if h.dur(r) > longest[g].0 {
+            longest[g] = (h.dur(r), r);
+        }
+        let row = &mut rows[g];
+        row.calls += 1;
+        row.host_total_us += us(h.dur(r));
+        row.host_self_us += us(s.host_self[r]);
+        row.device_total_us += us(s.device_total[r]);
+        row.device_self_us += us(s.device_self[r]);
+        row.device_ops += s.device_ops[r];
     }
-    let mut rows: Vec<OperatorRow> = groups.into_values().collect();
+    for (row, &(_, r)) in rows.iter_mut().zip(&longest) {
+        row.call_stack = call_stack(t, h, r);
+    }
+    add_kernels(t, h, &group_of, &mut rows);
     rows.sort_by(|a, b| {
         b.device_total_us
             .total_cmp(&a.device_total_us)
@@ -131,5 +166,51 @@ pub fn operators_in(t: &TraceTable, h: &HostOps, by_shape: bool) -> OperatorsRes
         device_time_us: us(device),
         device_time_outside_ops_us: us(outside),
         note,
+    }
+}
+
+/// The names of the frames above row `r`, outermost first, the innermost [`STACK_FRAMES`].
+fn call_stack(t: &TraceTable, h: &HostOps, r: usize) -> Vec<String> {
+    let mut frames = Vec::new();
+    let mut x = h.parent[r];
+    while x != NONE && frames.len() < STACK_FRAMES {
+        frames.push(t.name_at(x as usize).to_string());
+        x = h.parent[x as usize];
+    }
+    frames.reverse();
+    frames
+}
+
+/// Each group's device operations by name (those its calls launched directly).
+fn add_kernels(t: &TraceTable, h: &HostOps, group_of: &[u32], rows: &mut [OperatorRow]) {
+    let mut by_name: HashMap<(usize, u32), (u64, i64)> = HashMap::new();
+    for d in (0..t.len()).filter(|&d| h.frame.member[d] && t.kind_at(d).is_gpu_activity()) {
+        let Some(g) = h
+            .op_of_device(d)
+            .map(|o| group_of[o])
+            .filter(|&g| g != NONE)
+        else {
+            continue;
+        };
+        let g = g as usize;
+        let e = by_name.entry((g, t.name_id(d))).or_default();
+        e.0 += 1;
+        e.1 += h.dur(d);
+    }
+    let mut per_group: Vec<Vec<(u32, u64, i64)>> = vec![Vec::new(); rows.len()];
+    for ((g, name), (calls, ns)) in by_name {
+        per_group[g].push((name, calls, ns));
+    }
+    for (row, mut kernels) in rows.iter_mut().zip(per_group) {
+        kernels.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        row.kernels = kernels
+            .into_iter()
+            .take(OP_KERNELS)
+            .map(|(name, calls, ns)| OpKernel {
+                name: t.name_dictionary().value(name as usize).to_string(),
+                calls,
+                total_us: us(ns),
+            })
+            .collect();
     }
 }
