@@ -132,7 +132,10 @@ mod tests {
         assert_eq!(widths, [60.0, 30.0, 10.0]);
         let starts: Vec<f64> = v.segments.iter().map(|s| s.start_pct).collect();
         assert_eq!(starts, [0.0, 60.0, 90.0]);
-        assert_eq!(v.segments[1].pct.context, [("cause", "data_loading".into())]);
+        assert_eq!(
+            v.segments[1].pct.context,
+            [("cause", "data_loading".into())]
+        );
         assert_eq!(v.segments[1].time.as_ref().unwrap().value, 300.0);
         assert!(OverviewVerdict::hover_text(&v.segments[1]).contains("30.0"));
     }

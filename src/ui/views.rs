@@ -10,10 +10,10 @@ use crate::analysis::views::RankViews;
 use crate::report::format;
 use crate::report::overview_verdict::{OverviewVerdict, WindowSegment};
 use crate::report::page_state::{needs_file_text, PageState};
-use crate::report::timeline_view::idle_colour;
 use crate::report::profile_views::{
     category_class, filtered_view, LineChart, StepBars, View, ViewId, ViewPart,
 };
+use crate::report::timeline_view::idle_colour;
 
 /// The panel: the operators' grouping, a name filter, then the view (of the picked tab) of the
 /// rank picked.
