@@ -453,12 +453,13 @@ fn merge(args: &Args) -> Result<String, i32> {
     }
     let mut parts = Vec::with_capacity(files.len());
     for file in files {
-        let text = std::fs::read_to_string(file).map_err(|e| {
+        let bytes = std::fs::read(file).map_err(|e| {
             fail(MergeError::Unreadable {
                 file: file.clone(),
                 reason: e.to_string(),
             })
         })?;
+        let text = String::from_utf8_lossy(&bytes);
         parts.push(parse_part(file, &text).map_err(fail)?);
     }
     let merged = merge(parts).map_err(fail)?;

@@ -150,6 +150,11 @@ pub fn parse_part(file: &str, text: &str) -> Result<MergePart, MergeError> {
         file: file.to_string(),
         reason,
     };
+    if text.starts_with('\u{1f}') {
+        return Err(not(
+            "not JSON but gzip (a trace? merge takes `analyze --json` outputs)".into(),
+        ));
+    }
     let doc: Value = serde_json::from_str(text).map_err(|e| not(format!("not JSON ({e})")))?;
     let Some(obj) = doc.as_object() else {
         return Err(not("not a JSON object".into()));
