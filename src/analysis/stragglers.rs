@@ -359,15 +359,15 @@ fn hta_stragglers(inputs: &[StragglerInputs]) -> Stragglers {
     res
 }
 
-/// HTA-compat inputs of one rank: the span and the steps of its rows in analysed steps, and its
-/// `ncclKernel*` kernels of steps > 0 per (stream, name, step), by row.
-fn hta_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
+/// HTA-compat: the first start, the last end and the analysed steps of a rank's CPU-side rows (no
+/// stream, or a negative one), each in the step its start falls in.
+fn hta_cpu_span(
+    prep: &RankPrep,
+    finder: &StepFinder,
+) -> (i64, i64, std::collections::BTreeSet<i64>) {
     let t = prep.table;
-    let finder = StepFinder::new(&prep.steps);
-    let kept = |it: i64| prep.kept_steps.binary_search(&it).is_ok();
     let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
     let mut iters: std::collections::BTreeSet<i64> = Default::default();
-    // CPU-side rows (no stream, or a negative one) by their start.
     for row in 0..t.len() {
         if t.args_stream_at(row).is_some_and(|s| s >= 0)
             || t.dur_at(row).is_none()
@@ -382,12 +382,23 @@ fn hta_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
         if ts < prep.window.0 || ts >= prep.window.1 {
             continue;
         }
+        let kept = |it: i64| prep.kept_steps.binary_search(&it).is_ok();
         if let Some(it) = finder.at(ts).filter(|&it| kept(it)) {
             t_min = t_min.min(ts);
             t_max = t_max.max(end);
             iters.insert(it);
         }
     }
+    (t_min, t_max, iters)
+}
+
+/// HTA-compat inputs of one rank: the span and the steps of its rows in analysed steps, and its
+/// `ncclKernel*` kernels of steps > 0 per (stream, name, step), by row.
+fn hta_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
+    let t = prep.table;
+    let finder = StepFinder::new(&prep.steps);
+    let kept = |it: i64| prep.kept_steps.binary_search(&it).is_ok();
+    let (mut t_min, mut t_max, mut iters) = hta_cpu_span(prep, &finder);
     type Cands = BTreeMap<(i64, i64, u32), Vec<((i64, usize), i64, i64)>>;
     let mut cands: Cands = BTreeMap::new();
     // Device rows on streams > 0 by the start of their launch.
