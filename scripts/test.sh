@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the tools, then runs every test: native `cargo test` (core, incl. the shared traces), the export
-# read back by pyarrow/pandas/DuckDB/polars (tests/python/check_export.py),
+# read back by pyarrow/pandas/DuckDB/polars (tests/python/check_export.py), the many-ranks recipes
+# (tests/python/check_recipes.py),
 # `trunk build --release` into dist/, and the end-to-end tests in headless Chromium (node --test tests/e2e/).
 # Exits non-zero on the first failure. Screenshots go to test-output/.
 set -euo pipefail
@@ -34,6 +35,11 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
 "$VENV/bin/python" tests/python/check_export.py "$PROFILE_MODEL_CLI" "$PROFILE_MODEL_TRACES"
+
+# The many-ranks recipes (docs/recipes/: DuckDB SQL and Dask over per-rank Parquet exports) and
+# `profile-model merge`, against `analyze --json` on the folder, over a generated 16-rank set (~20 s).
+step "many-ranks recipes: DuckDB, Dask and merge vs the CLI (tests/python/check_recipes.py)"
+"$VENV/bin/python" tests/python/check_recipes.py "$PROFILE_MODEL_CLI" "$PROFILE_MODEL_TRACES"
 
 if [ "$E2E" = 1 ]; then
 step "trunk build --release -> dist/"

@@ -1,4 +1,4 @@
-//! The native command line: `summary`, `analyze`, `report`, `events`, `diff` and `export` over the same core as the page.
+//! The native command line: `summary`, `analyze`, `report`, `events`, `diff`, `merge` and `export` over the same core as the page.
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +47,11 @@ usage:
                                                                      changed (per step, or per ms of GPU
                                                                      window); TABLE: waterfall, categories,
                                                                      kernels, ops, ranks, findings
+  profile-model merge [--json] OUT.json...                          the cross-rank results (stragglers, the
+                                                                     per-rank tables) of per-rank
+                                                                     `analyze --json` outputs: the reduce step
+                                                                     when each rank is analysed on its own
+                                                                     (exit 2 when they do not fit together)
   profile-model export [--format F] [--columns A,B,C] PATH -o OUT   the event table as a file, in the seed's
                                                                      DataFrame schema (name, cat, ph, ts, dur,
                                                                      pid, tid, id, [rank,] args_<key>...)
@@ -253,6 +258,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     if command == Some("diff") {
         return diff(&args);
     }
+    if command == Some("merge") {
+        return merge(&args);
+    }
     let path = match args.positional.get(1) {
         Some(p) if args.positional.len() == 2 => PathBuf::from(p),
         _ => {
@@ -428,6 +436,40 @@ fn export(args: &Args, path: &Path) -> Result<String, i32> {
     } else {
         Ok(line)
     }
+}
+
+/// `merge`: the cross-rank results of per-rank `analyze --json` outputs (exit 2 when they cannot be
+/// merged: not an analyze output, a rank twice, mixed modes).
+fn merge(args: &Args) -> Result<String, i32> {
+    use crate::analysis::merge::{merge, parse_part, MergeError};
+    let files = &args.positional[1..];
+    let fail = |e: MergeError| {
+        eprintln!("profile-model: merge: {e}");
+        2
+    };
+    if files.is_empty() {
+        eprintln!("profile-model: merge needs one or more analyze --json outputs\n\n{USAGE}");
+        return Err(2);
+    }
+    let mut parts = Vec::with_capacity(files.len());
+    for file in files {
+        let bytes = std::fs::read(file).map_err(|e| {
+            fail(MergeError::Unreadable {
+                file: file.clone(),
+                reason: e.to_string(),
+            })
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        parts.push(parse_part(file, &text).map_err(fail)?);
+    }
+    let merged = merge(parts).map_err(fail)?;
+    Ok(if args.json {
+        // Through `Value`, whose map sorts the keys, as `analyze --json`.
+        let doc = serde_json::to_value(&merged).unwrap_or(serde_json::Value::Null);
+        serde_json::to_string_pretty(&doc).expect("json") + "\n"
+    } else {
+        crate::report::text::render_merged(&merged)
+    })
 }
 
 fn analyze(set: &TraceSet, args: &Args) -> String {

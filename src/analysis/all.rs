@@ -14,7 +14,7 @@ use super::overlap::{overlap_prepared, CommCompOverlap};
 use super::queue::{queue_prepared, StreamQueue};
 use super::sequences::{frequent_kernel_sequences_in, SequenceOptions, SequencesResult};
 use super::steps::{steps_prepared, RankSteps};
-use super::stragglers::{stragglers_prepared, Stragglers};
+use super::stragglers::{straggler_inputs, stragglers_from_inputs, StragglerInputs, Stragglers};
 use super::temporal::{temporal_prepared, TemporalBreakdown};
 use crate::table::TraceSet;
 
@@ -50,6 +50,10 @@ pub struct AllAnalyses {
     pub comm_comp_overlap: Vec<CommCompOverlap>,
     /// Stragglers across ranks (with a note when there is one rank only).
     pub stragglers: Stragglers,
+    /// What each rank contributes to `stragglers` (the input of the reduce `profile-model merge` runs
+    /// over per-rank outputs; see `analysis::merge`).
+    #[serde(default)]
+    pub straggler_inputs: Vec<StragglerInputs>,
     /// Launch call time, kernel time, launch delay per rank.
     pub kernel_launch_stats: Vec<LaunchStats>,
     /// Queue length per rank and stream, with time blocked on a full queue.
@@ -149,7 +153,12 @@ pub fn analyze_timed(
     let comm_comp_overlap = laps.time("comm_comp_overlap", || {
         preps.iter().map(|(r, p)| overlap_prepared(*r, p)).collect()
     });
-    let stragglers = laps.time("stragglers", || stragglers_prepared(&preps, opts));
+    let (straggler_inputs, stragglers) = laps.time("stragglers", || {
+        let inputs: Vec<StragglerInputs> =
+            preps.iter().map(|(r, p)| straggler_inputs(*r, p)).collect();
+        let s = stragglers_from_inputs(&inputs, opts.mode);
+        (inputs, s)
+    });
     let kernel_launch_stats = laps.time("kernel_launch_stats", || {
         preps.iter().map(|(r, p)| launch_prepared(*r, p)).collect()
     });
@@ -199,6 +208,7 @@ pub fn analyze_timed(
         idle_time_breakdown,
         comm_comp_overlap,
         stragglers,
+        straggler_inputs,
         kernel_launch_stats,
         queue_length,
         memory_bandwidth,

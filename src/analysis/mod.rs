@@ -11,6 +11,7 @@ pub mod idle;
 pub mod kernels;
 pub mod launch;
 pub mod memcpy;
+pub mod merge;
 pub mod names;
 pub mod options;
 pub mod overlap;

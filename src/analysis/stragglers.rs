@@ -31,83 +31,109 @@ pub struct RankFlags {
     pub flagged_steps: u64,
 }
 
+/// What one rank contributes to the straggler analysis: enough to work it out across ranks without
+/// the traces. `analyze` computes it per rank and reduces the ranks with [`stragglers_from_inputs`];
+/// `profile-model merge` runs the same reduce over per-rank `analyze --json` outputs, which carry it
+/// (`straggler_inputs`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StragglerInputs {
+    pub rank: i64,
+    /// Exact mode: the summed length (ns) and the number of the rank's analysed steps.
+    pub step_ns: i64,
+    pub steps: u64,
+    /// HTA-compat: first start and last end (ns) of the rank's rows in analysed steps, and those steps.
+    pub t_min: Option<i64>,
+    pub t_max: Option<i64>,
+    pub iters: Vec<i64>,
+    /// The collectives of the rank, per stream, name and step.
+    pub collectives: Vec<CollectiveKernels>,
+}
+
+/// The kernels of one collective (stream, name) in one step of one rank that can be "the last one"
+/// once the length threshold (1% of the mean step, known only across ranks) is set.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CollectiveKernels {
+    pub stream: i64,
+    pub name: String,
+    pub step: i64,
+    /// Exact mode: the step's length (ns) on this rank; 0 in HTA-compat mode.
+    pub step_ns: i64,
+    /// `(start, dur)` in ns (exact: start from the step's start; HTA-compat: absolute), the one that
+    /// counts first (latest), each longer than every one before it: the kernel that counts is the
+    /// first at least as long as the threshold.
+    pub kernels: Vec<(i64, i64)>,
+}
+
+/// Candidates `(priority, start, dur)` → the list [`CollectiveKernels::kernels`] keeps: by priority,
+/// highest first, only those longer than every higher-priority one.
+fn frontier(mut c: Vec<((i64, usize), i64, i64)>) -> Vec<(i64, i64)> {
+    c.sort_by(|a, b| b.0.cmp(&a.0));
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for (_, start, dur) in c {
+        if out.last().is_none_or(|l| dur > l.1) {
+            out.push((start, dur));
+        }
+    }
+    out
+}
+
+/// The kernel that counts: the first of the list at least `min_dur` long.
+fn counted(k: &CollectiveKernels, min_dur: f64) -> Option<(i64, i64)> {
+    k.kernels
+        .iter()
+        .copied()
+        .find(|&(_, d)| (d as f64) >= min_dur)
+}
+
+/// Straggler analysis over prepared ranks: each rank's [`StragglerInputs`], reduced.
 pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) -> Stragglers {
-    let compat = opts.mode == Mode::HtaCompat;
+    let inputs: Vec<StragglerInputs> = preps.iter().map(|(r, p)| straggler_inputs(*r, p)).collect();
+    stragglers_from_inputs(&inputs, opts.mode)
+}
+
+/// One rank's [`StragglerInputs`], in its prep's mode.
+pub fn straggler_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
+    if prep.mode == Mode::HtaCompat {
+        hta_inputs(rank, prep)
+    } else {
+        exact_inputs(rank, prep)
+    }
+}
+
+/// The reduce: stragglers across ranks from each rank's inputs (one entry per rank, in rank order).
+pub fn stragglers_from_inputs(inputs: &[StragglerInputs], mode: Mode) -> Stragglers {
     let mut res = Stragglers::default();
-    if preps.len() < 2 {
+    if inputs.len() < 2 {
         res.notes
             .push("needs two or more ranks: load one trace file per rank".into());
         return res;
     }
-    if compat {
-        return hta_stragglers(preps);
+    if mode == Mode::HtaCompat {
+        return hta_stragglers(inputs);
     }
-    if !compat {
-        res.notes.push("every communication kernel counts (ncclKernel_*, ncclDevKernel_*, RCCL, HCCL) and steps from the first; HTA 0.5.0 only counts ncclKernel* and skips iteration 0".into());
-    }
-    // Per rank: steps (number -> (start, end)), comm kernel occurrences.
-    // key (stream, name) -> step -> rank -> (start_norm, dur_norm)
-    type Obs = BTreeMap<(i64, String), BTreeMap<i64, BTreeMap<i64, (f64, f64)>>>;
-    let mut obs: Obs = BTreeMap::new();
-    let mut iter_total = 0f64;
-    let mut iter_n = 0usize;
-    for (_, prep) in preps {
-        for s in &prep.steps {
-            if prep.kept_steps.binary_search(&s.step).is_ok() && s.end > s.ts {
-                iter_total += (s.end - s.ts) as f64;
-                iter_n += 1;
-            }
-        }
-    }
+    res.notes.push("every communication kernel counts (ncclKernel_*, ncclDevKernel_*, RCCL, HCCL) and steps from the first; HTA 0.5.0 only counts ncclKernel* and skips iteration 0".into());
+    let iter_total: i64 = inputs.iter().map(|i| i.step_ns).sum();
+    let iter_n: u64 = inputs.iter().map(|i| i.steps).sum();
     if iter_n == 0 {
         res.notes
             .push("no ProfilerStep annotations: steps are needed to compare ranks".into());
         return res;
     }
-    let mean_iter = iter_total / iter_n as f64;
-    for (rank, prep) in preps {
-        let t = prep.table;
-        let mut last: BTreeMap<(i64, i64, u32), (i64, i64)> = BTreeMap::new();
-        for d in &prep.dev {
-            let name = t.name_of_id(d.name);
-            let is_comm = if compat {
-                name.starts_with("ncclKernel") && d.stream > 0
-            } else {
-                d.ktype == KernelType::Communication
-            };
-            if !is_comm || ((d.end - d.ts) as f64) < 0.01 * mean_iter {
-                continue;
-            }
-            let Some(launch_ts) = d.launch.and_then(|r| prep.span(r as usize)).map(|s| s.0) else {
+    let min_dur = 0.01 * (iter_total as f64 / iter_n as f64);
+    // (stream, name) -> step -> rank -> (start_norm, dur_norm)
+    type Obs = BTreeMap<(i64, String), BTreeMap<i64, BTreeMap<i64, (f64, f64)>>>;
+    let mut obs: Obs = BTreeMap::new();
+    for input in inputs {
+        for k in &input.collectives {
+            let Some((start, dur)) = counted(k, min_dur) else {
                 continue;
             };
-            let Some(step) = prep
-                .steps
-                .iter()
-                .find(|s| launch_ts >= s.ts && launch_ts < s.end)
-            else {
-                continue;
-            };
-            if prep.kept_steps.binary_search(&step.step).is_err() || (compat && step.step <= 0) {
-                continue;
-            }
-            let e = last
-                .entry((d.stream, step.step, d.name))
-                .or_insert((d.ts, d.end));
-            if d.ts >= e.0 {
-                *e = (d.ts, d.end);
-            }
-        }
-        for ((stream, step, name), (ts, end)) in last {
-            let Some(s) = prep.steps.iter().find(|s| s.step == step) else {
-                continue;
-            };
-            let len = (s.end - s.ts).max(1) as f64;
-            obs.entry((stream, t.name_of_id(name).to_string()))
+            let len = k.step_ns.max(1) as f64;
+            obs.entry((k.stream, k.name.clone()))
                 .or_default()
-                .entry(step)
+                .entry(k.step)
                 .or_default()
-                .insert(*rank, ((ts - s.ts) as f64 / len, (end - ts) as f64 / len));
+                .insert(input.rank, (start as f64 / len, dur as f64 / len));
         }
     }
     let Some(key) = most_variable(&obs) else {
@@ -117,19 +143,32 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
         );
         return res;
     };
-    let mut flags: BTreeMap<i64, u64> = preps.iter().map(|(r, _)| (*r, 0)).collect();
+    let flags: BTreeMap<i64, u64> = inputs.iter().map(|i| (i.rank, 0)).collect();
+    flag_late_ranks(&mut res, flags, &obs[&key]);
+    res.stream = Some(key.0);
+    res.kernel = Some(key.1);
+    res
+}
+
+/// Exact mode's flags: per step, the ranks among the last [`NUM_CANDIDATES`] to start the
+/// collective and later than the median rank.
+fn flag_late_ranks(
+    res: &mut Stragglers,
+    mut flags: BTreeMap<i64, u64>,
+    steps: &BTreeMap<i64, BTreeMap<i64, (f64, f64)>>,
+) {
     let mut tied_steps = 0;
-    for (step, ranks) in &obs[&key] {
+    for (step, ranks) in steps {
         let mut starts: Vec<f64> = ranks.values().map(|v| v.0).collect();
         starts.sort_by(|a, b| b.total_cmp(a));
         let k = NUM_CANDIDATES.min(starts.len());
         if k == 0 {
             continue;
         }
+        res.steps_used.push(*step);
         // Every rank starts the collective at the same point of its step: nobody arrives last.
         if starts[0] - starts[starts.len() - 1] <= 1e-9 {
             tied_steps += 1;
-            res.steps_used.push(*step);
             continue;
         }
         let kth = starts[k - 1];
@@ -141,7 +180,6 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
                 *flags.entry(*r).or_default() += 1;
             }
         }
-        res.steps_used.push(*step);
     }
     let fl = most_flagged_first(flags);
     res.ranks = fl
@@ -157,9 +195,62 @@ pub fn stragglers_prepared(preps: &[(i64, RankPrep)], opts: &AnalysisOptions) ->
         ));
     }
     res.flags = fl;
-    res.stream = Some(key.0);
-    res.kernel = Some(key.1);
-    res
+}
+
+/// Exact mode's inputs of one rank: its analysed steps, and per (stream, name, step) its
+/// communication kernels by start (ties: the later row), launched in that step.
+fn exact_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
+    let mut out = StragglerInputs {
+        rank,
+        ..Default::default()
+    };
+    for s in &prep.steps {
+        if prep.kept_steps.binary_search(&s.step).is_ok() && s.end > s.ts {
+            out.step_ns += s.end - s.ts;
+            out.steps += 1;
+        }
+    }
+    type Cands = BTreeMap<(i64, i64, u32), Vec<((i64, usize), i64, i64)>>;
+    let mut cands: Cands = BTreeMap::new();
+    for (i, d) in prep.dev.iter().enumerate() {
+        if d.ktype != KernelType::Communication {
+            continue;
+        }
+        let Some(launch_ts) = d.launch.and_then(|r| prep.span(r as usize)).map(|s| s.0) else {
+            continue;
+        };
+        let Some(step) = prep
+            .steps
+            .iter()
+            .find(|s| launch_ts >= s.ts && launch_ts < s.end)
+        else {
+            continue;
+        };
+        if prep.kept_steps.binary_search(&step.step).is_err() {
+            continue;
+        }
+        cands
+            .entry((d.stream, step.step, d.name))
+            .or_default()
+            .push(((d.ts, i), d.ts, d.end - d.ts));
+    }
+    for ((stream, step, name), list) in cands {
+        let Some(s) = prep.steps.iter().find(|s| s.step == step) else {
+            continue;
+        };
+        let kernels = frontier(list)
+            .into_iter()
+            .map(|(ts, dur)| (ts - s.ts, dur))
+            .collect();
+        out.collectives.push(CollectiveKernels {
+            stream,
+            name: prep.table.name_of_id(name).to_string(),
+            step,
+            step_ns: s.end - s.ts,
+            kernels,
+        });
+    }
+    out
 }
 
 /// The step a start time falls in as HTA's `add_iteration` finds it: among the `ProfilerStep#N`
@@ -207,60 +298,19 @@ impl<'s> StepFinder<'s> {
 /// ranks starting it at or after the k-th latest start are flagged, and the k ranks flagged most
 /// often (ties: lower rank first) are the stragglers. Start times are compared across ranks as they
 /// are, so a rank whose clock runs ahead looks late.
-fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
+fn hta_stragglers(inputs: &[StragglerInputs]) -> Stragglers {
     let mut res = Stragglers::default();
-    let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
-    let mut iters: BTreeMap<i64, ()> = BTreeMap::new();
-    // ncclKernel* rows of steps > 0: (rank, stream, step, name, row, ts, dur).
-    type Cand = (i64, i64, i64, String, u32, i64, i64);
-    let mut cands: Vec<Cand> = Vec::new();
-    for (rank, prep) in preps {
-        let t = prep.table;
-        let finder = StepFinder::new(&prep.steps);
-        let kept = |it: i64| prep.kept_steps.binary_search(&it).is_ok();
-        // CPU-side rows (no stream, or a negative one) by their start.
-        for row in 0..t.len() {
-            if t.args_stream_at(row).is_some_and(|s| s >= 0)
-                || t.dur_at(row).is_none()
-                || t.category_id_at(row).is_none()
-                || t.kind_at(row) == EventKind::Trace
-            {
-                continue;
-            }
-            let Some((ts, end)) = prep.span(row) else {
-                continue;
-            };
-            if ts < prep.window.0 || ts >= prep.window.1 {
-                continue;
-            }
-            if let Some(it) = finder.at(ts).filter(|&it| kept(it)) {
-                t_min = t_min.min(ts);
-                t_max = t_max.max(end);
-                iters.insert(it, ());
-            }
-        }
-        // Device rows on streams > 0 by the start of their launch.
-        for d in prep.dev.iter().filter(|d| d.stream > 0) {
-            // HTA's partner index 0 reads as "no partner".
-            let Some(l) = d.launch.filter(|&l| l > 0) else {
-                continue;
-            };
-            let Some(it) = prep
-                .span(l as usize)
-                .and_then(|(lts, _)| finder.at(lts))
-                .filter(|&it| kept(it))
-            else {
-                continue;
-            };
-            t_min = t_min.min(d.ts);
-            t_max = t_max.max(d.end);
-            iters.insert(it, ());
-            if it > 0 && t.name_of_id(d.name).starts_with("ncclKernel") {
-                let name = t.name_of_id(d.name).to_string();
-                cands.push((*rank, d.stream, it, name, d.row, d.ts, d.end - d.ts));
-            }
-        }
-    }
+    let t_min = inputs.iter().filter_map(|i| i.t_min).min();
+    let t_max = inputs.iter().filter_map(|i| i.t_max).max();
+    let iters: std::collections::BTreeSet<i64> = inputs
+        .iter()
+        .flat_map(|i| i.iters.iter().copied())
+        .collect();
+    let (Some(t_min), Some(t_max)) = (t_min, t_max) else {
+        res.notes
+            .push("HTA-compat: no ProfilerStep with events to compare ranks".into());
+        return res;
+    };
     if iters.is_empty() || t_max <= t_min {
         res.notes
             .push("HTA-compat: no ProfilerStep with events to compare ranks".into());
@@ -268,29 +318,20 @@ fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
     }
     let mean_iter = (t_max - t_min) as f64 / iters.len() as f64;
     let min_dur = 0.01 * mean_iter;
-    // The last long enough kernel (file order) per rank, stream, step and name.
-    type Key = (i64, i64, i64, String);
-    let mut last: BTreeMap<Key, (u32, i64, i64)> = BTreeMap::new();
-    for (rank, stream, it, name, row, ts, dur) in cands {
-        if (dur as f64) < min_dur {
-            continue;
-        }
-        let e = last
-            .entry((rank, stream, it, name))
-            .or_insert((row, ts, dur));
-        if row >= e.0 {
-            *e = (row, ts, dur);
-        }
-    }
     // (stream, name) -> step -> rank -> (start - t_min, normalised duration)
     type ByStep = BTreeMap<i64, BTreeMap<i64, (i64, f64)>>;
     let mut obs: BTreeMap<(i64, String), ByStep> = BTreeMap::new();
-    for ((rank, stream, it, name), (_, ts, dur)) in last {
-        obs.entry((stream, name))
-            .or_default()
-            .entry(it)
-            .or_default()
-            .insert(rank, (ts - t_min, dur as f64 / mean_iter));
+    for input in inputs {
+        for k in &input.collectives {
+            let Some((ts, dur)) = counted(k, min_dur) else {
+                continue;
+            };
+            obs.entry((k.stream, k.name.clone()))
+                .or_default()
+                .entry(k.step)
+                .or_default()
+                .insert(input.rank, (ts - t_min, dur as f64 / mean_iter));
+        }
     }
     let Some(key) = most_variable(&obs) else {
         res.notes.push(
@@ -316,6 +357,89 @@ fn hta_stragglers(preps: &[(i64, RankPrep)]) -> Stragglers {
     res.stream = Some(key.0);
     res.kernel = Some(key.1);
     res
+}
+
+/// HTA-compat: the first start, the last end and the analysed steps of a rank's CPU-side rows (no
+/// stream, or a negative one), each in the step its start falls in.
+fn hta_cpu_span(
+    prep: &RankPrep,
+    finder: &StepFinder,
+) -> (i64, i64, std::collections::BTreeSet<i64>) {
+    let t = prep.table;
+    let (mut t_min, mut t_max) = (i64::MAX, i64::MIN);
+    let mut iters: std::collections::BTreeSet<i64> = Default::default();
+    for row in 0..t.len() {
+        if t.args_stream_at(row).is_some_and(|s| s >= 0)
+            || t.dur_at(row).is_none()
+            || t.category_id_at(row).is_none()
+            || t.kind_at(row) == EventKind::Trace
+        {
+            continue;
+        }
+        let Some((ts, end)) = prep.span(row) else {
+            continue;
+        };
+        if ts < prep.window.0 || ts >= prep.window.1 {
+            continue;
+        }
+        let kept = |it: i64| prep.kept_steps.binary_search(&it).is_ok();
+        if let Some(it) = finder.at(ts).filter(|&it| kept(it)) {
+            t_min = t_min.min(ts);
+            t_max = t_max.max(end);
+            iters.insert(it);
+        }
+    }
+    (t_min, t_max, iters)
+}
+
+/// HTA-compat inputs of one rank: the span and the steps of its rows in analysed steps, and its
+/// `ncclKernel*` kernels of steps > 0 per (stream, name, step), by row.
+fn hta_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
+    let t = prep.table;
+    let finder = StepFinder::new(&prep.steps);
+    let kept = |it: i64| prep.kept_steps.binary_search(&it).is_ok();
+    let (mut t_min, mut t_max, mut iters) = hta_cpu_span(prep, &finder);
+    type Cands = BTreeMap<(i64, i64, u32), Vec<((i64, usize), i64, i64)>>;
+    let mut cands: Cands = BTreeMap::new();
+    // Device rows on streams > 0 by the start of their launch.
+    for (i, d) in prep.dev.iter().enumerate().filter(|(_, d)| d.stream > 0) {
+        // HTA's partner index 0 reads as "no partner".
+        let Some(l) = d.launch.filter(|&l| l > 0) else {
+            continue;
+        };
+        let Some(it) = prep
+            .span(l as usize)
+            .and_then(|(lts, _)| finder.at(lts))
+            .filter(|&it| kept(it))
+        else {
+            continue;
+        };
+        t_min = t_min.min(d.ts);
+        t_max = t_max.max(d.end);
+        iters.insert(it);
+        if it > 0 && t.name_of_id(d.name).starts_with("ncclKernel") {
+            let c = cands.entry((d.stream, it, d.name)).or_default();
+            c.push(((i64::from(d.row), i), d.ts, d.end - d.ts));
+        }
+    }
+    let collectives = cands
+        .into_iter()
+        .map(|((stream, step, name), list)| CollectiveKernels {
+            stream,
+            name: t.name_of_id(name).to_string(),
+            step,
+            step_ns: 0,
+            kernels: frontier(list),
+        })
+        .collect();
+    StragglerInputs {
+        rank,
+        t_min: (t_min != i64::MAX).then_some(t_min),
+        t_max: (t_max != i64::MIN).then_some(t_max),
+        iters: iters.into_iter().collect(),
+        collectives,
+        ..Default::default()
+    }
 }
 
 pub fn potential_stragglers(set: &TraceSet, opts: &AnalysisOptions) -> Stragglers {

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::idle::IdleCategory;
+use crate::analysis::merge::MergedAnalyses;
 
 /// The timing table of [`analyze_timed`]: one line per analysis and the total, ms.
 pub fn render_timings(timings: &[AnalysisTiming]) -> String {
@@ -228,6 +229,58 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
         for n in &a.notes {
             let _ = writeln!(s, "  - {n}");
         }
+    }
+    s
+}
+
+/// The cross-rank results of `profile-model merge`: one line per rank, then the stragglers.
+pub fn render_merged(m: &MergedAnalyses) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Merged {} analyze outputs ({} mode), ranks {:?}",
+        m.sources.len(),
+        m.mode.as_str(),
+        m.ranks
+    );
+    let _ = writeln!(
+        s,
+        "\n  {:>5} {:>14} {:>8} {:>8} {:>12} {:>16}",
+        "rank", "window (us)", "idle %", "comp %", "non-comp %", "kernel sum (us)"
+    );
+    for t in &m.temporal_breakdown {
+        let kernel_sum: f64 = m
+            .kernel_breakdown_ranks
+            .iter()
+            .filter(|k| k.rank == t.rank)
+            .flat_map(|k| k.kernels.iter().map(|k| k.sum_us))
+            .sum();
+        let _ = writeln!(
+            s,
+            "  {:>5} {:>14} {:>8.2} {:>8.2} {:>12.2} {:>16}",
+            t.rank,
+            f(t.window_us),
+            t.idle_pct,
+            t.compute_pct,
+            t.non_compute_pct,
+            f(kernel_sum)
+        );
+    }
+    let st = &m.stragglers;
+    let _ = writeln!(s, "\nStragglers");
+    if st.ranks.is_empty() {
+        let _ = writeln!(s, "  none found");
+    } else {
+        let _ = writeln!(
+            s,
+            "  ranks {:?} (collective {} on stream {})",
+            st.ranks,
+            st.kernel.as_deref().unwrap_or("?"),
+            st.stream.unwrap_or(-1)
+        );
+    }
+    for n in &st.notes {
+        let _ = writeln!(s, "  note: {n}");
     }
     s
 }
