@@ -161,7 +161,7 @@ struct Summary {
 }
 
 /// The events of one track at one nesting depth: they never overlap.
-struct Lane {
+pub(super) struct Lane {
     track: u32,
     depth: u16,
     rows: Vec<u32>,
@@ -360,7 +360,7 @@ impl Buckets {
 }
 
 impl Lane {
-    fn new(
+    pub(super) fn new(
         t: &TraceTable,
         track: u32,
         depth: u16,
@@ -449,7 +449,14 @@ impl Lane {
         (first, last.max(first))
     }
 
-    fn view(&self, t: &TraceTable, start: i64, end: i64, width: u32, px_ns: f64) -> LaneView {
+    pub(super) fn view(
+        &self,
+        t: &TraceTable,
+        start: i64,
+        end: i64,
+        width: u32,
+        px_ns: f64,
+    ) -> LaneView {
         let mut out = LaneView {
             track: self.track,
             depth: self.depth,
