@@ -16,6 +16,7 @@ pub mod names;
 pub mod options;
 pub mod overlap;
 pub mod queue;
+pub mod rank_lanes;
 pub mod sequences;
 pub mod step_filter;
 pub mod steps;

@@ -162,7 +162,7 @@ struct Summary {
 }
 
 /// The events of one track at one nesting depth: they never overlap.
-struct Lane {
+pub(super) struct Lane {
     track: u32,
     depth: u16,
     rows: Vec<u32>,
@@ -238,12 +238,20 @@ fn drawable(t: &TraceTable, row: usize) -> Option<(TrackId, i64, i64)> {
 }
 
 /// The colour class of each row, worked out once per (kind, name).
-struct Classes<'a> {
+pub(super) struct Classes<'a> {
     t: &'a TraceTable,
     memo: std::collections::HashMap<(EventKind, u32), EventClass>,
 }
 
-impl Classes<'_> {
+impl<'a> Classes<'a> {
+    /// No colour worked out yet.
+    pub(super) fn new(t: &'a TraceTable) -> Classes<'a> {
+        Classes {
+            t,
+            memo: std::collections::HashMap::new(),
+        }
+    }
+
     fn of(&mut self, row: usize) -> EventClass {
         let kind = self.t.kind_at(row);
         let t = self.t;
@@ -318,10 +326,7 @@ impl TimelineIndex {
             .map(|(id, events)| (id.key(t, events[0].2 as usize), events))
             .collect();
         keyed.sort_by(|a, b| track_order(&a.0, &b.0));
-        let mut classes = Classes {
-            t,
-            memo: std::collections::HashMap::new(),
-        };
+        let mut classes = Classes::new(t);
         let mut tracks = Vec::new();
         let mut lanes = Vec::new();
         for (key, mut events) in keyed {
@@ -405,7 +410,12 @@ impl Buckets {
 }
 
 impl Lane {
-    fn new(classes: &mut Classes, track: u32, depth: u16, events: Vec<(i64, i64, u32)>) -> Lane {
+    pub(super) fn new(
+        classes: &mut Classes,
+        track: u32,
+        depth: u16,
+        events: Vec<(i64, i64, u32)>,
+    ) -> Lane {
         let mut lane = Lane {
             track,
             depth,
@@ -500,7 +510,14 @@ impl Lane {
         (first, last.max(first))
     }
 
-    fn view(&self, t: &TraceTable, start: i64, end: i64, width: u32, px_ns: f64) -> LaneView {
+    pub(super) fn view(
+        &self,
+        t: &TraceTable,
+        start: i64,
+        end: i64,
+        width: u32,
+        px_ns: f64,
+    ) -> LaneView {
         let mut out = LaneView {
             track: self.track,
             depth: self.depth,

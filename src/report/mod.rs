@@ -30,6 +30,7 @@ pub mod report_view;
 pub mod rules;
 pub mod tabs;
 pub mod text;
+pub mod timeline_select;
 pub mod timeline_view;
 pub mod views_text;
 pub mod wording;

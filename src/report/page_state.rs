@@ -154,6 +154,8 @@ pub struct PageState {
     pub comparing: bool,
     /// The timeline's last answer (about the picked rank, from the worker holding the trace).
     pub timeline: Option<TimelineAnswer>,
+    /// The timeline's last rank-lanes answer (every rank's GPU busy per pixel).
+    pub rank_lanes: Option<crate::analysis::rank_lanes::RankLanesView>,
     /// The event shown in the timeline's details panel.
     pub event_details: Option<EventDetails>,
     /// Where the timeline was last asked to zoom to (a finding's evidence).
@@ -181,6 +183,7 @@ impl Default for PageState {
             comparing: false,
             views_asked: false,
             timeline: None,
+            rank_lanes: None,
             event_details: None,
             timeline_focus: None,
             tab: Tab::Report,
@@ -538,6 +541,7 @@ impl PageState {
         self.events = Events::None;
         self.timeline_focus = None;
         self.timeline = None;
+        self.rank_lanes = None;
         self.event_details = None;
         self.views_asked = false;
     }

@@ -476,6 +476,46 @@ fn the_timeline_asks_only_a_worker_holding_the_trace_and_forgets_another_traces_
 }
 
 #[test]
+fn rank_lanes_are_asked_of_a_worker_holding_the_trace_and_a_clicked_row_picks_its_rank() {
+    use crate::analysis::rank_lanes::{RankLane, RankLanesView};
+    let request = TimelineRequest {
+        start_ns: 0,
+        end_ns: 1000,
+        width_px: 100,
+    };
+    assert!(PageState::default().ask_rank_lanes(request).is_empty());
+    let mut s = loaded_state("a.json");
+    assert!(has(&s.ask_rank_lanes(request), |e| matches!(
+        e,
+        Effect::Post(ToWorker::RankLanes { .. })
+    )));
+    let lane = |rank_index| RankLane {
+        rank_index,
+        rank: rank_index as i64 * 10,
+        ..Default::default()
+    };
+    s.rank_lanes_answer(RankLanesView {
+        lanes: vec![lane(0), lane(1)],
+        ..Default::default()
+    });
+    s.timeline_answer(timeline_answer(0));
+    // A row not in the answer picks nothing; rank 1's row picks rank 1.
+    s.pick_rank_lane(5);
+    assert_eq!(s.rank_index, 0);
+    s.pick_rank_lane(1);
+    assert_eq!(s.rank_index, 1);
+    assert!(
+        s.timeline.is_none(),
+        "the other rank's timeline is asked again"
+    );
+    // A new load forgets them.
+    s.start_load(Some("b.json:10:0".into()));
+    assert!(s.rank_lanes.is_none());
+    s.rank_lanes_answer(RankLanesView::default());
+    assert!(s.rank_lanes.is_none(), "no worker answers while loading");
+}
+
+#[test]
 fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     let link = FindingLink {
         id: "sync".into(),

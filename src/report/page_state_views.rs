@@ -3,6 +3,7 @@
 //! of a worker that holds the trace, kept only when about the rank picked now.
 
 use super::{Effect, PageState};
+use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::report::timeline_view::TimelineAnswer;
@@ -25,6 +26,33 @@ impl PageState {
     pub fn timeline_answer(&mut self, answer: TimelineAnswer) {
         if self.worker_answers() && answer.rank_index == self.rank_index {
             self.timeline = Some(answer);
+        }
+    }
+
+    /// The timeline's rank lanes ask for every rank's GPU busy in a range. Refused (nothing posted)
+    /// when no worker holds the trace.
+    pub fn ask_rank_lanes(&mut self, request: TimelineRequest) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::RankLanes { request })]
+    }
+
+    /// The worker's rank lanes, kept when a worker holds the trace.
+    pub fn rank_lanes_answer(&mut self, view: RankLanesView) {
+        if self.worker_answers() {
+            self.rank_lanes = Some(view);
+        }
+    }
+
+    /// A rank's row of the rank lanes was clicked: that rank is picked.
+    pub fn pick_rank_lane(&mut self, rank_index: usize) {
+        let known = self
+            .rank_lanes
+            .as_ref()
+            .is_some_and(|v| v.lanes.iter().any(|l| l.rank_index == rank_index));
+        if known {
+            self.pick_rank(rank_index);
         }
     }
 

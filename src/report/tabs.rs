@@ -121,6 +121,14 @@ pub fn with_part(hash: &str, new_part: &str) -> String {
     format!("#{}", out.join("&"))
 }
 
+/// `hash` without its `key=` part (the others kept, in order); the result starts with `#`.
+pub fn without_part(hash: &str, key: &str) -> String {
+    let kept: Vec<&str> = parts(hash)
+        .filter(|p| p.split('=').next() != Some(key))
+        .collect();
+    format!("#{}", kept.join("&"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +195,8 @@ mod tests {
         assert_eq!(with_part("", "tab=report"), "#tab=report");
         assert_eq!(part("#a=1&tab=x", "tab"), Some("x"));
         assert_eq!(part("#tabs=1", "tab"), None);
+        assert_eq!(without_part("#a=1&sel=2-3&b=4", "sel"), "#a=1&b=4");
+        assert_eq!(without_part("#sel=2-3", "sel"), "#");
+        assert_eq!(without_part("#a=1", "sel"), "#a=1");
     }
 }

@@ -17,6 +17,7 @@ mod shell;
 mod status;
 mod summary;
 mod timeline;
+mod timeline_ranks;
 mod view;
 mod views;
 
@@ -390,6 +391,7 @@ fn on_current_message(state: AppState, msg: FromWorker) {
         FromWorker::Error { message } => state.page.update(|p| p.request_failed(message)),
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
+        FromWorker::RankLanes(view) => state.page.update(|p| p.rank_lanes_answer(*view)),
         FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
         FromWorker::Views { views } => apply(state, |p| {
             p.views(views);

@@ -7,9 +7,14 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::CanvasRenderingContext2d;
 
+use super::timeline_ranks::{
+    draw_ranks, draw_selection, ranks_height, RankMetrics, SelectionReadout,
+};
 use super::AppState;
 use crate::analysis::critical_path::BoundBy;
+use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::timeline::{EventClass, EventDetails, Relation, TimelineRequest};
+use crate::report::timeline_select::{rank_row_at, Selection};
 use crate::report::timeline_view::{
     duration_label, event_at, hash_of, idle_causes, idle_colour, layout, parse_hash, row_at, ticks,
     wheel_factor, LaneRow, TimelineAnswer, Viewport, AXIS_PX, GUTTER_PX, IDLE_ROW, LANE_PX,
@@ -31,19 +36,26 @@ fn colour(class: EventClass) -> &'static str {
     }
 }
 
+/// A request of the timeline to the worker: one rank's lanes, or every rank's GPU busy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Ask {
+    Lanes(TimelineRequest),
+    Ranks(TimelineRequest),
+}
+
 /// Requests to the worker, one at a time: a change while one is out waits, and only the latest
 /// waiting one is sent when the answer comes.
 #[derive(Clone, Copy, Default)]
 struct Requests {
     out_since_ms: Option<f64>,
-    waiting: Option<TimelineRequest>,
+    waiting: Option<Ask>,
 }
 
 fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-fn ask(state: AppState, requests: RwSignal<Requests>, request: TimelineRequest) {
+fn ask(state: AppState, requests: RwSignal<Requests>, request: Ask) {
     let out = requests.with_untracked(|r| r.out_since_ms);
     // An answer that never came (another rank picked meanwhile) does not block for more than 2 s.
     if out.is_some_and(|t| now_ms() - t < 2000.0) {
@@ -54,7 +66,29 @@ fn ask(state: AppState, requests: RwSignal<Requests>, request: TimelineRequest) 
         r.out_since_ms = Some(now_ms());
         r.waiting = None;
     });
-    super::apply(state, |p| p.ask_timeline(request));
+    match request {
+        Ask::Lanes(r) => super::apply(state, |p| p.ask_timeline(r)),
+        Ask::Ranks(r) => super::apply(state, |p| p.ask_rank_lanes(r)),
+    }
+}
+
+/// The answer's (start, end, width), to tell whether a range was asked already.
+fn answered(start_ns: i64, end_ns: i64, width_px: u32) -> (i64, i64, u32) {
+    (start_ns, end_ns, width_px)
+}
+
+/// Whether a pointer press starts a selection: with shift, or on the time axis.
+fn selects(ev: &web_sys::MouseEvent) -> bool {
+    ev.shift_key() || (ev.offset_y() as f64) < AXIS_PX
+}
+
+/// The URL hash with `f` applied, written in place (no history entry).
+fn rewrite_hash(f: impl FnOnce(&str) -> String) {
+    if let Ok(history) = window().history() {
+        let current = window().location().hash().unwrap_or_default();
+        let _ =
+            history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&f(&current)));
+    }
 }
 
 fn request_of(vp: &Viewport, width: f64) -> TimelineRequest {
@@ -93,6 +127,13 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let details = state.select(crate::report::page_state::PageState::event_details_shown);
     let focus = state.select(|p| p.timeline_focus);
     let show_path = RwSignal::new(false);
+    let rank_mode = RwSignal::new(false);
+    let rank_view = state.select(|p| p.rank_lanes.clone());
+    let rank_count = state.select(|p| p.shown().map_or(0, |s| s.loaded.ranks.len()));
+    let hash_now = window().location().hash().unwrap_or_default();
+    let selection = RwSignal::new(Selection::from_hash(&hash_now));
+    // The x (px in the lanes) where a selection drag started.
+    let selecting = StoredValue::new(None::<f64>);
     // The critical path of the picked rank, as the (exact-mode) analysis found it.
     let path = Memo::new(move |_| {
         let rank = answer.with(|a| a.as_ref().map(|a| a.rank));
@@ -149,6 +190,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             .filter(|(r, _)| *r == index)
             .map(|(_, v)| v);
         viewport.set(from_hash);
+        rank_mode.set(false);
         requests.set(Requests::default());
         let request = from_hash.map_or(
             TimelineRequest {
@@ -158,7 +200,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             },
             |v| request_of(&v, 1200.0),
         );
-        ask(state, requests, request);
+        ask(state, requests, Ask::Lanes(request));
     });
     // An answer: the first one sets the range (around a finding's evidence, if one was asked
     // for on this rank); a waiting request goes out.
@@ -178,6 +220,22 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             ask(state, requests, next);
         }
     });
+    // A rank-lanes answer: the first sets the range when none is shown yet; a waiting request goes out.
+    Effect::new(move |_| {
+        let Some(v) = rank_view.get() else { return };
+        requests.update_untracked(|r| r.out_since_ms = None);
+        if viewport.get_untracked().is_none() {
+            viewport.set(Some(Viewport::new(v.start_ns, v.end_ns)));
+        }
+        if let Some(next) = requests.with_untracked(|r| r.waiting) {
+            ask(state, requests, next);
+        }
+    });
+    // The selection lives in the URL hash as its own part.
+    Effect::new(move |_| {
+        let s = selection.get();
+        rewrite_hash(|h| Selection::in_hash(s, h));
+    });
     // A finding's evidence was located on the rank shown: zoom there.
     Effect::new(move |_| {
         let Some(f) = focus.get() else { return };
@@ -192,24 +250,31 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     });
     // The range changed: ask for it, and keep it in the URL.
     Effect::new(move |_| {
-        let Some(vp) = viewport.get() else { return };
-        let Some(canvas) = canvas_ref.get() else {
+        let ranks = rank_mode.get();
+        let (Some(vp), Some(canvas)) = (viewport.get(), canvas_ref.get()) else {
             return;
         };
-        let current = answer.with_untracked(|a| {
-            a.as_ref()
-                .map(|a| (a.view.start_ns, a.view.end_ns, a.view.width_px))
-        });
         let request = request_of(&vp, lanes_width(&canvas));
-        if current != Some((request.start_ns, request.end_ns, request.width_px)) {
-            ask(state, requests, request);
+        let wanted = Some(answered(request.start_ns, request.end_ns, request.width_px));
+        if ranks {
+            let current = rank_view.with_untracked(|v| {
+                v.as_ref()
+                    .map(|v| answered(v.start_ns, v.end_ns, v.width_px))
+            });
+            if current != wanted {
+                ask(state, requests, Ask::Ranks(request));
+            }
+        } else {
+            let current = answer.with_untracked(|a| {
+                a.as_ref()
+                    .map(|a| answered(a.view.start_ns, a.view.end_ns, a.view.width_px))
+            });
+            if current != wanted {
+                ask(state, requests, Ask::Lanes(request));
+            }
         }
-        if let Ok(history) = window().history() {
-            let current = window().location().hash().unwrap_or_default();
-            let hash =
-                crate::report::tabs::with_part(&current, &hash_of(rank_index.get_untracked(), &vp));
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&hash));
-        }
+        let part = hash_of(rank_index.get_untracked(), &vp);
+        rewrite_hash(|h| crate::report::tabs::with_part(h, &part));
     });
     // Draw whenever the range, the answer or the layout changes.
     Effect::new(move |_| {
@@ -218,20 +283,37 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         let Some(canvas) = canvas_ref.get() else {
             return;
         };
+        let sel = selection.get();
+        if rank_mode.get() {
+            rank_view.with(|v| {
+                if let (Some(v), Some(vp)) = (v, vp) {
+                    draw_ranks(&canvas, v, &vp, sel);
+                }
+            });
+            return;
+        }
         answer.with(|a| {
             if let (Some(a), Some(vp)) = (a, vp) {
                 let extra = Overlays {
                     analysed: analysed.get(),
                     path: show_path.get().then(|| path.get()),
                     selected: details.with(|d| d.as_ref().map(|d| d.row)),
+                    selection: sel,
                 };
                 draw(&canvas, a, &vp, &collapsed, &extra);
             }
         });
     });
 
+    let span_now = move || {
+        if rank_mode.get_untracked() {
+            rank_view.with_untracked(|v| v.as_ref().map(|v| v.span_ns))
+        } else {
+            answer.with_untracked(|a| a.as_ref().map(|a| a.span_ns))
+        }
+    };
     let set_view = move |v: Viewport| {
-        let span = answer.with_untracked(|a| a.as_ref().map(|a| a.span_ns));
+        let span = span_now();
         viewport.set(Some(span.map_or(v, |s| v.within(s))));
     };
     let on_wheel = move |ev: web_sys::WheelEvent| {
@@ -254,15 +336,25 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         }
     };
     let on_down = move |ev: web_sys::MouseEvent| {
-        if let Some(vp) = viewport.get_untracked() {
-            drag.set_value(Some((ev.offset_x() as f64, vp, false)));
+        let x = ev.offset_x() as f64;
+        if selects(&ev) && x >= GUTTER_PX {
+            selecting.set_value(Some(x - GUTTER_PX));
+        } else if let Some(vp) = viewport.get_untracked() {
+            drag.set_value(Some((x, vp, false)));
         }
     };
     let on_move = move |ev: web_sys::MouseEvent| {
-        let Some((x0, vp0, _)) = drag.get_value() else {
+        let Some(canvas) = canvas_ref.get_untracked() else {
             return;
         };
-        let Some(canvas) = canvas_ref.get_untracked() else {
+        if let (Some(x0), Some(vp)) = (selecting.get_value(), viewport.get_untracked()) {
+            let x1 = ev.offset_x() as f64 - GUTTER_PX;
+            if (x1 - x0).abs() >= 3.0 {
+                selection.set(Selection::dragged(&vp, x0, x1, lanes_width(&canvas)));
+            }
+            return;
+        }
+        let Some((x0, vp0, _)) = drag.get_value() else {
             return;
         };
         let dx = ev.offset_x() as f64 - x0;
@@ -272,8 +364,18 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         }
     };
     let on_up = move |ev: web_sys::MouseEvent| {
+        if selecting.get_value().is_some() {
+            selecting.set_value(None);
+            return;
+        }
         let dragged = drag.get_value().is_some_and(|d| d.2);
         drag.set_value(None);
+        if rank_mode.get_untracked() {
+            if !dragged {
+                click_rank(state, &ev, rank_view, rank_mode, viewport);
+            }
+            return;
+        }
         if !dragged {
             click(
                 state,
@@ -289,6 +391,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let on_key = move |ev: web_sys::KeyboardEvent| {
         let key = ev.key();
         if key == "Escape" {
+            selection.set(None);
             state.page.update(|p| p.clear_event_details());
             return;
         }
@@ -298,8 +401,8 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         }
     };
     let reset = move |_| {
-        if let Some(a) = answer.get_untracked() {
-            set_view(Viewport::new(a.span_ns.0, a.span_ns.1));
+        if let Some(span) = span_now() {
+            set_view(Viewport::new(span.0, span.1));
         }
     };
 
@@ -321,12 +424,16 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             .get()
             .map_or("Asking the worker for the timeline…".to_string(), |v| {
                 format!(
-                    "{} shown · wheel zooms, drag pans, W/A/S/D, click an event",
+                    "{} shown · wheel zooms, drag pans, shift-drag selects, W/A/S/D, click an event",
                     duration_label(v.len())
                 )
             })
     };
     let height = move || {
+        if rank_mode.get() {
+            let n = rank_view.with(|v| v.as_ref().map_or(0, |v| v.lanes.len()));
+            return format!("height: {}px", ranks_height(n));
+        }
         answer.with(|a| {
             let rows = a
                 .as_ref()
@@ -343,6 +450,13 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
                         on:change=move |ev| show_path.set(event_target_checked(&ev))/>
                     " Critical path"
                 </label>
+                <Show when=move || { rank_count.get() > 1 }>
+                    <label class="check" title="One row per rank: how busy its GPU is across the range shown (each rank on its own clock); click a row to open that rank">
+                        <input id="timeline-rank-lanes" type="checkbox" prop:checked=move || rank_mode.get()
+                            on:change=move |ev| rank_mode.set(event_target_checked(&ev))/>
+                        " Rank lanes"
+                    </label>
+                </Show>
                 <button class="link" on:click=reset>"Whole trace"</button>
                 <button id="timeline-perfetto" class="link" title="This rank's trace as JSON for ui.perfetto.dev, with the GPU's idle causes and the critical path added as tracks"
                     on:click=move |_| super::apply(state, |p| p.ask_perfetto())>"Download for Perfetto"</button>
@@ -351,8 +465,11 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             <canvas id="timeline" node_ref=canvas_ref tabindex="0" style=height
                 data-visible-start-us=attr(|v| v.start_ns) data-visible-end-us=attr(|v| v.end_ns)
                 data-rank=rank data-drawn-items=drawn
+                data-mode=move || if rank_mode.get() { "ranks" } else { "lanes" }
                 on:wheel=on_wheel on:mousedown=on_down on:mousemove=on_move on:mouseup=on_up
                 on:mouseleave=move |_| drag.set_value(None) on:keydown=on_key></canvas>
+            <SelectionReadout selection/>
+            <RankMetrics view=rank_view shown=Signal::derive(move || rank_mode.get())/>
             <IdleLegend answer/>
             {move || details.get().map(|d| {
                 let origin_ns = answer.with_untracked(|a| a.as_ref().map_or(0, |a| a.span_ns.0));
@@ -420,6 +537,26 @@ fn click(
     }
 }
 
+/// A click on a rank's row (rank lanes): that rank is picked, on the same range, and the mode ends.
+fn click_rank(
+    state: AppState,
+    ev: &web_sys::MouseEvent,
+    rank_view: Memo<Option<RankLanesView>>,
+    rank_mode: RwSignal<bool>,
+    viewport: RwSignal<Option<Viewport>>,
+) {
+    let y = ev.offset_y() as f64 - AXIS_PX;
+    let Some(index) = rank_view.with_untracked(|v| v.as_ref().and_then(|v| rank_row_at(v, y)))
+    else {
+        return;
+    };
+    if let Some(vp) = viewport.get_untracked() {
+        rewrite_hash(|h| crate::report::tabs::with_part(h, &hash_of(index, &vp)));
+    }
+    rank_mode.set(false);
+    state.page.update(|p| p.pick_rank_lane(index));
+}
+
 /// The details panel of the selected event, with its launch or its kernels.
 #[component]
 fn Details(
@@ -481,7 +618,7 @@ fn Details(
     }
 }
 
-fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+pub(super) fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
     canvas.get_context("2d").ok()??.dyn_into().ok()
 }
 
@@ -518,6 +655,7 @@ fn draw(
     if let Some(window) = extra.analysed {
         draw_window(&cx, vp, window, w, css_h);
     }
+    draw_selection(&cx, extra.selection, vp, w, css_h);
 }
 
 /// A track's name in the gutter, and a line above its first row.
@@ -539,6 +677,8 @@ struct Overlays {
     path: Option<Vec<(i64, i64, BoundBy)>>,
     /// The row of the event in the details panel.
     selected: Option<u32>,
+    /// The selected time range.
+    selection: Option<Selection>,
 }
 
 /// Colour of what bounds a critical-path segment.
@@ -631,7 +771,7 @@ fn draw_window(cx: &CanvasRenderingContext2d, vp: &Viewport, window: (i64, i64),
     }
 }
 
-fn draw_axis(cx: &CanvasRenderingContext2d, vp: &Viewport, w: f64, h: f64, origin: f64) {
+pub(super) fn draw_axis(cx: &CanvasRenderingContext2d, vp: &Viewport, w: f64, h: f64, origin: f64) {
     cx.set_font("11px system-ui, sans-serif");
     cx.set_fill_style_str("#888");
     cx.set_stroke_style_str("rgba(128,128,128,0.25)");

@@ -12,7 +12,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{File, FileReaderSync, MessageEvent, Worker, WorkerOptions};
 
 use super::protocol::{FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, ToWorker};
-use super::{post, ANALYSES, LOADED, TIMELINES};
+use super::{post, ANALYSES, BUSY, LOADED, TIMELINES};
 use crate::analysis::summary::summarize;
 use crate::table::{TraceLoader, TraceSet, TraceTable};
 use crate::trace::{LoadError, LoadErrorKind};
@@ -102,6 +102,7 @@ pub fn load(files: Vec<File>) {
     LOADED.with(|l| *l.borrow_mut() = None);
     ANALYSES.with(|a| *a.borrow_mut() = [None, None]);
     TIMELINES.with(|t| t.borrow_mut().clear());
+    BUSY.with(|b| b.borrow_mut().clear());
     JOB.with(|j| *j.borrow_mut() = None);
     if files.is_empty() {
         post(&FromWorker::NothingLoaded);

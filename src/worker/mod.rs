@@ -45,6 +45,8 @@ thread_local! {
     static ANALYSES: RefCell<[Option<(AllAnalyses, Vec<AnalysisTiming>)>; 2]> = const { RefCell::new([None, None]) };
     /// The timeline index of each rank, built when the timeline first asks for it.
     static TIMELINES: RefCell<Vec<Option<RankTimeline>>> = const { RefCell::new(Vec::new()) };
+    /// Every rank's GPU busy index (the timeline's rank lanes), built when first asked for.
+    static BUSY: RefCell<Vec<crate::analysis::rank_lanes::BusyIndex>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Milliseconds from the worker's high-resolution clock.
@@ -182,6 +184,7 @@ fn on_message(event: MessageEvent) {
             rank_index,
             request,
         } => with_set(|set| timeline(set, rank_index, &request)),
+        ToWorker::RankLanes { request } => with_set(|set| rank_lanes(set, &request)),
         ToWorker::Locate { query } => {
             with_set(|set| match crate::analysis::timeline::locate(set, &query) {
                 Some((rank_index, row, start_ns, dur_ns)) => {
@@ -292,6 +295,20 @@ fn perfetto(set: &TraceSet, rank_index: usize) -> FromWorker {
         mime: "application/json".into(),
         text: crate::report::perfetto::perfetto_json(&rank.table, &idle, &path),
     }
+}
+
+/// Every rank's GPU busy per pixel of a range (the indexes are built on first use, then kept).
+#[cfg(target_arch = "wasm32")]
+fn rank_lanes(set: &TraceSet, request: &TimelineRequest) -> FromWorker {
+    use crate::analysis::rank_lanes::BusyIndex;
+    BUSY.with(|b| {
+        let mut kept = b.borrow_mut();
+        if kept.len() != set.ranks.len() {
+            *kept = set.ranks.iter().map(|r| BusyIndex::new(&r.table)).collect();
+        }
+        let view = crate::analysis::rank_lanes::rank_lanes(set, &kept, request);
+        FromWorker::RankLanes(Box::new(view))
+    })
 }
 
 /// A rank's timeline index and its GPU idle pieces with their causes.

@@ -57,6 +57,9 @@ pub enum ToWorker {
         rank_index: usize,
         request: TimelineRequest,
     },
+    /// Every rank's GPU busy per pixel of a range at a width (the timeline's rank lanes; an empty
+    /// range: all ranks' GPU work).
+    RankLanes { request: TimelineRequest },
     /// Where a finding's evidence is: the longest event its query matches (the timeline zooms there).
     Locate { query: EventQuery },
     /// Rank `rank_index`'s trace as Chrome-trace JSON for Perfetto, with the GPU's idle causes and
@@ -248,6 +251,8 @@ pub enum FromWorker {
     },
     /// What the timeline shows.
     Timeline(Box<TimelineAnswer>),
+    /// Every rank's GPU busy per pixel (the timeline's rank lanes).
+    RankLanes(Box<crate::analysis::rank_lanes::RankLanesView>),
     /// One event's details.
     EventDetails(Box<EventDetails>),
     /// The event a [`ToWorker::Locate`] found.

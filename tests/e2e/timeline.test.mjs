@@ -197,3 +197,84 @@ test('a finding\'s "Show on timeline" zooms to its evidence and shows it', async
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+test('rank lanes: one row per rank with its GPU busy share; a clicked row picks that rank', async () => {
+  const files = ['hta__sampled_rank-0.json.gz', 'hta__sampled_rank-1.json.gz'];
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', files.map(trace));
+  await page.waitForSelector('#verdict', { timeout: 120_000 });
+  await openTab(page, 'timeline');
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const canvas = page.locator('#timeline');
+  assert.equal(await canvas.getAttribute('data-rank'), '0');
+  await page.click('#timeline-rank-lanes');
+  await page.waitForSelector('#timeline[data-mode="ranks"]', { timeout: 10_000 });
+  await page.waitForSelector('[data-metric="rank-lane-busy-pct"][data-rank="1"]', { state: 'attached', timeout: 60_000 });
+  const busy = await page.locator('[data-metric="rank-lane-busy-pct"]').evaluateAll(
+    (els) => els.map((e) => [e.dataset.rank, Number(e.dataset.value)]));
+  assert.deepEqual(busy.map((b) => b[0]), ['0', '1'], 'one row per rank');
+  for (const [rank, pct] of busy) {
+    assert.ok(pct > 0 && pct <= 100, `rank ${rank}: busy ${pct}%`);
+  }
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  assert.ok(Math.abs(box.height - (22 + 2 * 24)) <= 4, `two rank rows under the axis: ${box.height} px`);
+  await page.screenshot({ path: screenshotPath('timeline-rank-lanes'), fullPage: false });
+  // Rank 1's row: that rank is picked and the lanes come back.
+  await canvas.click({ position: { x: 170 + 60, y: 22 + 24 + 12 } });
+  await page.waitForSelector('#timeline[data-mode="lanes"][data-rank="1"]', { timeout: 60_000 });
+  await page.waitForSelector(DRAWN, { timeout: 60_000 });
+  const hash = await page.evaluate(() => window.location.hash);
+  assert.match(hash, /(^#|&)timeline=1:/, hash);
+  assert.equal(await page.locator('[data-metric="rank-lane-busy-pct"]').count(), 0, 'the mode is left');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('shift-drag selects a range: its duration is shown and kept in the URL, a reload restores it, Escape clears it', async () => {
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector('#verdict', { timeout: 120_000 });
+  await openTab(page, 'timeline');
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  const canvas = page.locator('#timeline');
+  await canvas.scrollIntoViewIfNeeded();
+  const box = await canvas.boundingBox();
+  const shown = await range(page);
+  const y = box.y + 22 + 8;
+  await page.keyboard.down('Shift');
+  await page.mouse.move(box.x + 170 + 100, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 170 + 400, y, { steps: 6 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  const readout = page.locator('[data-metric="selection-dur-us"]');
+  await readout.waitFor({ timeout: 10_000 });
+  const dur = Number(await readout.getAttribute('data-value'));
+  const expected = 300 / (box.width - 170) * (shown.end - shown.start);
+  assert.ok(dur > 0, `selection ${dur} µs`);
+  assert.ok(Math.abs(dur - expected) <= 0.02 * expected, `selection ${dur} µs, dragged about ${expected} µs`);
+  const after = await range(page);
+  assert.deepEqual(after, shown, 'a selection does not pan');
+  const hash = await page.evaluate(() => window.location.hash);
+  assert.match(hash, /(^#|&)sel=-?\d+-\d+(&|$)/, hash);
+  await page.screenshot({ path: screenshotPath('timeline-selection'), fullPage: false });
+
+  // A copied link restores the selection.
+  const { page: again, errors: errors2 } = await openPage(browser.context, `${server.url}${hash}`);
+  await again.setInputFiles('#file-input', trace(NAME));
+  await again.waitForSelector(DRAWN, { timeout: 120_000 });
+  const restored = again.locator('[data-metric="selection-dur-us"]');
+  await restored.waitFor({ timeout: 10_000 });
+  near(Number(await restored.getAttribute('data-value')), dur, 'the restored selection');
+  // Escape clears it, in the page and in the URL.
+  await again.locator('#timeline').focus();
+  await again.keyboard.press('Escape');
+  await again.waitForSelector('[data-metric="selection-dur-us"]', { state: 'detached', timeout: 5000 });
+  const cleared = await again.evaluate(() => window.location.hash);
+  assert.doesNotMatch(cleared, /sel=/, cleared);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(errors2, []);
+  await page.close();
+  await again.close();
+});
