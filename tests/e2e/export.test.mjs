@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startServer, launchBrowser, openPage, cliSummary, trace, ROOT } from './harness.mjs';
+import { startServer, launchBrowser, openPage, openTab, cliSummary, trace, ROOT } from './harness.mjs';
 
 let server;
 let browser;
@@ -61,7 +61,8 @@ test('download table: Parquet, Arrow IPC and CSV of every event, equal to the CL
   const cli = cliSummary(file);
   const { page, errors } = await openPage(browser.context, server.url);
   await page.setInputFiles('#file-input', file);
-  await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000 });
+  await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000, state: 'attached' });
+  await openTab(page, 'explore');
   await page.waitForSelector('#explore-status[data-metric="explore-matched"]', { timeout: 60_000 });
   for (const [format, ending] of [['parquet', '.parquet'], ['arrow', '.arrow'], ['csv', '.csv']]) {
     await page.selectOption('#table-format', format);
@@ -85,6 +86,19 @@ test('download table: Parquet, Arrow IPC and CSV of every event, equal to the CL
     }
     assert.ok(bytes.equals(cliExport(file, format)), `${format}: the page's file is the CLI's, byte for byte`);
   }
+  // Redact: the names are hashed and the args left out, as the explorer shows them.
+  await page.check('#redact-names');
+  await page.selectOption('#table-format', 'csv');
+  const [redacted] = await Promise.all([
+    page.waitForEvent('download', { timeout: 60_000 }),
+    page.click('#download-table'),
+  ]);
+  const text = fs.readFileSync(await redacted.path()).toString('utf8');
+  assert.match(text, /^name,cat,ph,ts,dur,pid,tid,id\n/, 'no args_* column');
+  assert.equal(csvRecords(text), cli.events + 1, 'every event is still there');
+  assert.match(text, /\nkernel_[0-9a-f]{6},kernel,/, 'kernel names hashed');
+  assert.ok(!text.includes('ncclKernel'), 'no kernel name is left');
+  await page.uncheck('#redact-names');
   assert.deepEqual(errors, []);
   await page.close();
 });
