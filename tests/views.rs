@@ -65,16 +65,21 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()) + 0.01
 }
 
-/// Device self/total per operator name by brute force: the runtime call with the kernel's
-/// correlation, then every cpu_op on its thread whose span holds it.
-fn device_time_by_op(s: &[Span]) -> (HashMap<String, f64>, HashMap<String, f64>) {
-    let runtime: HashMap<i64, &Span> = s
+/// The runtime call of each correlation id and the CPU operators, for the brute-force joins below.
+fn launches_and_ops(s: &[Span]) -> (HashMap<i64, &Span>, Vec<&Span>) {
+    let runtime = s
         .iter()
         .filter(|x| x.cat.ends_with("_runtime") || x.cat == "cuda_driver")
         .filter_map(|x| x.corr.map(|c| (c, x)))
         .rev()
         .collect();
-    let ops: Vec<&Span> = s.iter().filter(|x| x.cat == "cpu_op").collect();
+    (runtime, s.iter().filter(|x| x.cat == "cpu_op").collect())
+}
+
+/// Device self/total per operator name by brute force: the runtime call with the kernel's
+/// correlation, then every cpu_op on its thread whose span holds it.
+fn device_time_by_op(s: &[Span]) -> (HashMap<String, f64>, HashMap<String, f64>) {
+    let (runtime, ops) = launches_and_ops(s);
     let (mut own, mut total) = (HashMap::new(), HashMap::new());
     for k in s
         .iter()
@@ -171,13 +176,7 @@ fn operators_device_and_host_time_match_a_brute_force_join() {
 /// Per operator name, the device operations (by name) its innermost calls launched, by brute force:
 /// the runtime call with the kernel's correlation, then the innermost cpu_op on its thread around it.
 fn kernels_by_op(s: &[Span]) -> HashMap<(String, String), f64> {
-    let runtime: HashMap<i64, &Span> = s
-        .iter()
-        .filter(|x| x.cat.ends_with("_runtime") || x.cat == "cuda_driver")
-        .filter_map(|x| x.corr.map(|c| (c, x)))
-        .rev()
-        .collect();
-    let ops: Vec<&Span> = s.iter().filter(|x| x.cat == "cpu_op").collect();
+    let (runtime, ops) = launches_and_ops(s);
     let mut out = HashMap::new();
     for k in s
         .iter()
