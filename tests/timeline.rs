@@ -163,6 +163,69 @@ fn tracks_are_streams_then_threads_with_their_nesting_depth() {
 }
 
 #[test]
+fn events_too_narrow_for_a_label_come_without_their_name() {
+    use profile_model::analysis::timeline::LABEL_MIN_PX;
+    let mut b = TraceBuilder::new();
+    b.cpu_op("outer", 0.0, 100.0);
+    b.kernel("k1", 7, 15.0, 3.0, 30.0, 5.0);
+    let t = b.table("t.json");
+    let index = TimelineIndex::new(&t);
+    // 100 µs over 100 px: outer is 100 px wide, k1 5 px.
+    let request = TimelineRequest {
+        start_ns: 0,
+        end_ns: 100_000,
+        width_px: 100,
+    };
+    let view = index.view(&t, &request);
+    let drawn: Vec<_> = view.lanes.iter().flat_map(|l| &l.events).collect();
+    let px = |e: &&profile_model::analysis::timeline::DrawnEvent| {
+        (e.end_ns - e.start_ns) as f64 / 1000.0
+    };
+    let outer = drawn
+        .iter()
+        .find(|e| t.name_at(e.row as usize) == "outer")
+        .unwrap();
+    let k1 = drawn
+        .iter()
+        .find(|e| t.name_at(e.row as usize) == "k1")
+        .unwrap();
+    assert!(px(outer) >= LABEL_MIN_PX && px(k1) < LABEL_MIN_PX);
+    assert_eq!(outer.name, "outer");
+    assert_eq!(k1.name, "", "a 5 px event is drawn without its name");
+}
+
+#[test]
+fn a_parent_written_after_its_children_still_nests_above_them() {
+    let mut b = TraceBuilder::new();
+    // Written in the order the ops end (as a tracer that logs on exit does): children first.
+    b.cpu_op("child_b", 50.0, 30.0);
+    b.cpu_op("child_a", 0.0, 40.0);
+    b.cpu_op("grandchild", 10.0, 5.0);
+    b.cpu_op("parent", 0.0, 100.0);
+    let t = b.table("t.json");
+    let index = TimelineIndex::new(&t);
+    assert_eq!(index.tracks[0].depth, 3, "{:?}", index.tracks[0]);
+    let view = index.view(
+        &t,
+        &TimelineRequest {
+            start_ns: 0,
+            end_ns: 100_000,
+            width_px: 1000,
+        },
+    );
+    let depth_of = |name: &str| {
+        view.lanes
+            .iter()
+            .find(|l| l.events.iter().any(|e| t.name_at(e.row as usize) == name))
+            .map(|l| l.depth)
+    };
+    assert_eq!(depth_of("parent"), Some(0));
+    assert_eq!(depth_of("child_a"), Some(1));
+    assert_eq!(depth_of("child_b"), Some(1));
+    assert_eq!(depth_of("grandchild"), Some(2));
+}
+
+#[test]
 fn a_kernel_shows_its_launch_and_a_launch_its_kernel() {
     use profile_model::analysis::timeline::{event_details, Relation};
     let mut b = TraceBuilder::new();

@@ -19,6 +19,9 @@ use crate::table::{EventKind, TraceTable};
 const SUMMARY_MIN_EVENTS: usize = 4096;
 /// The finest summary has about this many bins over the lane's span at most.
 const SUMMARY_MAX_BINS: i64 = 1 << 16;
+/// An event drawn at least this many pixels wide comes with its name (the page labels events over
+/// 40 px; the margin keeps labels while a zoom waits for the next answer).
+pub const LABEL_MIN_PX: f64 = 16.0;
 /// A query reads events one by one when at most this many per pixel of width overlap its range.
 const DIRECT_PER_PIXEL: usize = 4;
 
@@ -88,7 +91,8 @@ pub struct TimelineRequest {
     pub width_px: u32,
 }
 
-/// An event drawn on its own (at least a pixel wide).
+/// An event drawn on its own (at least a pixel wide); its name only when wide enough for a label
+/// ([`LABEL_MIN_PX`]), else empty (the details panel asks for everything about an event).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DrawnEvent {
     /// Its row in the rank's table (for the details panel).
@@ -237,10 +241,12 @@ fn drawable(t: &TraceTable, row: usize) -> Option<(TrackId, i64, i64)> {
     Some((id, start, end))
 }
 
-/// The colour class of each row, worked out once per (kind, name).
+/// The colour class of each row, worked out once per (kind, name): a slot per interned name
+/// (for the kind first seen with it), a map for the rare name seen with a second kind.
 pub(super) struct Classes<'a> {
     t: &'a TraceTable,
-    memo: std::collections::HashMap<(EventKind, u32), EventClass>,
+    by_name: Vec<Option<(EventKind, EventClass)>>,
+    other_kinds: std::collections::HashMap<(EventKind, u32), EventClass>,
 }
 
 impl<'a> Classes<'a> {
@@ -248,17 +254,21 @@ impl<'a> Classes<'a> {
     pub(super) fn new(t: &'a TraceTable) -> Classes<'a> {
         Classes {
             t,
-            memo: std::collections::HashMap::new(),
+            by_name: vec![None; t.name_dictionary().len()],
+            other_kinds: std::collections::HashMap::new(),
         }
     }
 
     fn of(&mut self, row: usize) -> EventClass {
-        let kind = self.t.kind_at(row);
         let t = self.t;
-        *self
-            .memo
-            .entry((kind, t.name_id(row)))
-            .or_insert_with(|| EventClass::of(kind, t.name_at(row)))
+        let kind = t.kind_at(row);
+        let id = t.name_id(row);
+        let class_of = || EventClass::of(kind, t.name_at(row));
+        match self.by_name.get_mut(id as usize) {
+            Some(Some((k, class))) if *k == kind => *class,
+            Some(slot @ None) => slot.insert((kind, class_of())).1,
+            _ => *self.other_kinds.entry((kind, id)).or_insert_with(class_of),
+        }
     }
 }
 
@@ -292,36 +302,63 @@ fn track_name(t: &TraceTable, key: &TrackKey) -> String {
     }
 }
 
-/// Nesting depth of each event of one track, given in (start asc, end desc) order: the number of
-/// events still open when it starts. Events of one depth never overlap.
-fn depths(events: &[(i64, i64, u32)]) -> Vec<u16> {
+/// Sorts a track's events by start, longer first at equal starts (a parent before its children),
+/// then by row; the usual trace is already in that order, which is checked first.
+fn sort_by_start(events: &mut [(i64, i64, u32)]) {
+    let order = |a: &(i64, i64, u32), b: &(i64, i64, u32)| {
+        a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2))
+    };
+    if !events.is_sorted_by(|a, b| order(a, b).is_le()) {
+        // Stable merge sort: it finds the sorted runs a trace written in batches has.
+        events.sort_by(order);
+    }
+}
+
+/// Splits a track's events (sorted by [`sort_by_start`]) into lanes by nesting depth: the number
+/// of events still open when one starts. Events of one depth never overlap.
+fn split_by_depth(events: &[(i64, i64, u32)]) -> Vec<Vec<(i64, i64, u32)>> {
     let mut open: Vec<i64> = Vec::new();
-    events
-        .iter()
-        .map(|&(start, end, _)| {
-            while open.last().is_some_and(|&e| e <= start) {
-                open.pop();
-            }
-            let depth = open.len().min(u16::MAX as usize) as u16;
-            open.push(end);
-            depth
-        })
-        .collect()
+    let mut lanes: Vec<Vec<(i64, i64, u32)>> = Vec::new();
+    for &(start, end, row) in events {
+        while open.last().is_some_and(|&e| e <= start) {
+            open.pop();
+        }
+        let depth = open.len().min(u16::MAX as usize);
+        if depth == lanes.len() {
+            lanes.push(Vec::new());
+        }
+        lanes[depth].push((start, end, row));
+        open.push(end);
+    }
+    lanes
+}
+
+/// Every drawable event's (start, end, row), by track; rows of one track usually come in runs,
+/// so the track of the previous row is tried first.
+fn events_by_track(t: &TraceTable) -> Vec<(TrackId, Vec<(i64, i64, u32)>)> {
+    let mut tracks: Vec<(TrackId, Vec<(i64, i64, u32)>)> = Vec::new();
+    let mut slot_of: std::collections::HashMap<TrackId, usize> = std::collections::HashMap::new();
+    let mut last: Option<usize> = None;
+    for row in 0..t.len() {
+        let Some((id, start, end)) = drawable(t, row) else {
+            continue;
+        };
+        let slot = match last {
+            Some(i) if tracks[i].0 == id => i,
+            _ => *slot_of.entry(id).or_insert_with(|| {
+                tracks.push((id, Vec::new()));
+                tracks.len() - 1
+            }),
+        };
+        tracks[slot].1.push((start, end, row as u32));
+        last = Some(slot);
+    }
+    tracks
 }
 
 impl TimelineIndex {
     pub fn new(t: &TraceTable) -> TimelineIndex {
-        let mut by_track: std::collections::HashMap<TrackId, Vec<(i64, i64, u32)>> =
-            std::collections::HashMap::new();
-        for row in 0..t.len() {
-            if let Some((id, start, end)) = drawable(t, row) {
-                by_track
-                    .entry(id)
-                    .or_default()
-                    .push((start, end, row as u32));
-            }
-        }
-        let mut keyed: Vec<(TrackKey, Vec<(i64, i64, u32)>)> = by_track
+        let mut keyed: Vec<(TrackKey, Vec<(i64, i64, u32)>)> = events_by_track(t)
             .into_iter()
             .map(|(id, events)| (id.key(t, events[0].2 as usize), events))
             .collect();
@@ -330,23 +367,19 @@ impl TimelineIndex {
         let mut tracks = Vec::new();
         let mut lanes = Vec::new();
         for (key, mut events) in keyed {
-            events.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-            let depth = depths(&events);
-            let levels = depth.iter().copied().max().map_or(0, |d| d + 1);
+            sort_by_start(&mut events);
+            let by_depth = split_by_depth(&events);
             let track = tracks.len() as u32;
-            let mut by_depth: Vec<Vec<(i64, i64, u32)>> = vec![Vec::new(); levels as usize];
-            for (e, &d) in events.iter().zip(&depth) {
-                by_depth[d as usize].push(*e);
-            }
-            for (d, mine) in by_depth.into_iter().enumerate() {
-                lanes.push(Lane::new(&mut classes, track, d as u16, mine));
-            }
             tracks.push(TrackInfo {
                 name: track_name(t, &key),
                 key,
-                depth: levels,
+                depth: by_depth.len() as u16,
                 events: events.len() as u64,
             });
+            drop(events);
+            for (d, mine) in by_depth.into_iter().enumerate() {
+                lanes.push(Lane::new(&mut classes, track, d as u16, mine));
+            }
         }
         let span_ns = lanes
             .iter()
@@ -416,14 +449,15 @@ impl Lane {
         depth: u16,
         events: Vec<(i64, i64, u32)>,
     ) -> Lane {
+        let n = events.len();
         let mut lane = Lane {
             track,
             depth,
-            rows: Vec::new(),
-            start: Vec::new(),
-            end: Vec::new(),
-            reach: Vec::new(),
-            class: Vec::new(),
+            rows: Vec::with_capacity(n),
+            start: Vec::with_capacity(n),
+            end: Vec::with_capacity(n),
+            reach: Vec::with_capacity(n),
+            class: Vec::with_capacity(n),
             summaries: Vec::new(),
         };
         let mut reach = i64::MIN;
@@ -571,20 +605,26 @@ impl Lane {
             }
             let count = u32::from(count_entering || s >= start);
             if (ce - cs) as f64 >= buckets.px_ns {
-                out.events.push(self.drawn(t, i));
+                out.events
+                    .push(self.drawn(t, i, (ce - cs) as f64 / buckets.px_ns));
             } else {
                 buckets.add(cs, ce - cs, count, self.class[i]);
             }
         }
     }
 
-    fn drawn(&self, t: &TraceTable, i: usize) -> DrawnEvent {
+    /// Lane position `i` drawn `width_px` wide: named when wide enough for a label.
+    fn drawn(&self, t: &TraceTable, i: usize, width_px: f64) -> DrawnEvent {
         let row = self.rows[i];
         DrawnEvent {
             row,
             start_ns: self.start[i],
             end_ns: self.end[i],
-            name: t.name_at(row as usize).to_string(),
+            name: if width_px >= LABEL_MIN_PX {
+                t.name_at(row as usize).to_string()
+            } else {
+                String::new()
+            },
             class: self.class[i],
         }
     }
@@ -608,7 +648,8 @@ impl Lane {
             let i = i as usize;
             let (cs, ce) = (self.start[i].max(start), self.end[i].min(end));
             if (ce - cs) as f64 >= buckets.px_ns {
-                out.events.push(self.drawn(t, i));
+                out.events
+                    .push(self.drawn(t, i, (ce - cs) as f64 / buckets.px_ns));
             } else {
                 buckets.add(cs, ce - cs, 1, self.class[i]);
             }

@@ -501,6 +501,9 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
             rank_summary(r.rank, r.rank_source, &r.table, load_ms)
         })
         .collect();
+    // The first rank's timeline index is the load's last step, so that the timeline draws as soon
+    // as the summary shows.
+    super::keep_timeline(&set, 0);
     let loaded = LoadedSet {
         ranks,
         notes: set.notes.clone(),

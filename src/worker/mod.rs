@@ -315,9 +315,59 @@ fn rank_lanes(set: &TraceSet, request: &TimelineRequest) -> FromWorker {
 #[cfg(target_arch = "wasm32")]
 pub(crate) struct RankTimeline {
     index: TimelineIndex,
-    /// Computed on the second request, so that the first frame waits only for the index.
+    /// Worked out once the worker has answered what was asked with the first frame (the report,
+    /// the analyses), then sent with the last range asked for.
     idle: Option<Vec<(i64, i64, IdleCause)>>,
     steps: Vec<(i64, i64, i64)>,
+    /// The last range asked for (answered again when the idle causes are ready).
+    last_request: Option<TimelineRequest>,
+    /// The idle causes are due after the requests queued now.
+    idle_due: bool,
+}
+
+/// Builds and keeps a rank's timeline index unless it is kept already.
+#[cfg(target_arch = "wasm32")]
+pub(crate) fn keep_timeline(set: &TraceSet, rank_index: usize) {
+    let Some(rank) = set.ranks.get(rank_index) else {
+        return;
+    };
+    TIMELINES.with(|t| {
+        let mut kept = t.borrow_mut();
+        if kept.len() < set.ranks.len() {
+            kept.resize_with(set.ranks.len(), || None);
+        }
+        if kept[rank_index].is_none() {
+            kept[rank_index] = Some(RankTimeline {
+                index: TimelineIndex::new(&rank.table),
+                idle: None,
+                steps: crate::report::timeline_view::step_spans(&rank.table),
+                last_request: None,
+                idle_due: false,
+            });
+        }
+    });
+}
+
+/// Runs `f` once the messages already queued are handled (a zero-delay timer).
+#[cfg(target_arch = "wasm32")]
+fn after_queued(f: impl FnOnce() + 'static) {
+    let task = Closure::once_into_js(f);
+    let _ = scope().set_timeout_with_callback(task.unchecked_ref());
+}
+
+/// Works out a rank's idle causes and answers its last range again, now shaded.
+#[cfg(target_arch = "wasm32")]
+fn timeline_idle(set: &TraceSet, rank_index: usize) -> Option<FromWorker> {
+    let rank = set.ranks.get(rank_index)?;
+    let request = TIMELINES.with(|t| {
+        let mut kept = t.borrow_mut();
+        let kept = kept.get_mut(rank_index)?.as_mut()?;
+        if kept.idle.is_none() {
+            kept.idle = Some(crate::report::gather::idle_pieces(&rank.table));
+        }
+        kept.last_request
+    })?;
+    Some(timeline(set, rank_index, &request))
 }
 
 /// The timeline of one rank in a range (its index is built on first use, then kept).
@@ -328,19 +378,19 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
             message: format!("no rank {rank_index} in the loaded set"),
         };
     };
+    keep_timeline(set, rank_index);
     TIMELINES.with(|t| {
         let mut kept = t.borrow_mut();
-        if kept.len() < set.ranks.len() {
-            kept.resize_with(set.ranks.len(), || None);
-        }
-        let first = kept[rank_index].is_none();
-        let kept = kept[rank_index].get_or_insert_with(|| RankTimeline {
-            index: TimelineIndex::new(&rank.table),
-            idle: None,
-            steps: crate::report::timeline_view::step_spans(&rank.table),
-        });
-        if !first && kept.idle.is_none() {
-            kept.idle = Some(crate::report::gather::idle_pieces(&rank.table));
+        let Some(kept) = kept.get_mut(rank_index).and_then(Option::as_mut) else {
+            return FromWorker::Error {
+                message: format!("no timeline for rank {rank_index}"),
+            };
+        };
+        kept.last_request = Some(*request);
+        if kept.idle.is_none() && !kept.idle_due {
+            // Answered after this first frame and the requests queued with it (the report).
+            kept.idle_due = true;
+            after_queued(move || with_set(|set| timeline_idle(set, rank_index)));
         }
         let index = &kept.index;
         // An empty range asks for the whole trace.
@@ -386,12 +436,14 @@ fn compare_runs(baseline_files: &[String]) {
 }
 
 #[cfg(target_arch = "wasm32")]
-fn with_set(f: impl FnOnce(&TraceSet) -> FromWorker) {
+fn with_set<M: Into<Option<FromWorker>>>(f: impl FnOnce(&TraceSet) -> M) {
     let msg = LOADED.with(|l| match l.borrow().as_ref() {
-        Some(set) => f(set),
-        None => FromWorker::Error {
+        Some(set) => f(set).into(),
+        None => Some(FromWorker::Error {
             message: "no trace is loaded in the worker; load the files again".into(),
-        },
+        }),
     });
-    post(&msg);
+    if let Some(msg) = msg {
+        post(&msg);
+    }
 }
