@@ -75,7 +75,10 @@ fn hits(stderr: &str) -> usize {
 fn cached_tables_give_the_same_summary_and_analysis_on_every_shared_trace() {
     let dir = common::traces_dir();
     if !dir.is_dir() {
-        eprintln!("skipped: no traces at {} (set PROFILE_MODEL_TRACES)", dir.display());
+        eprintln!(
+            "skipped: no traces at {} (set PROFILE_MODEL_TRACES)",
+            dir.display()
+        );
         return;
     }
     let mut checked = 0;
@@ -91,17 +94,29 @@ fn cached_tables_give_the_same_summary_and_analysis_on_every_shared_trace() {
             assert_eq!(first.stdout, plain.stdout, "{what}: first run with --cache");
             assert_eq!(second.stdout, plain.stdout, "{what}: run from the cache");
             if !plain.ok {
-                assert!(cache_files(&cache).is_empty(), "{what}: a failed load is not cached");
+                assert!(
+                    cache_files(&cache).is_empty(),
+                    "{what}: a failed load is not cached"
+                );
                 continue;
             }
             // The first command of this file misses; every later run hits.
-            assert_eq!(hits(&first.stderr), usize::from(i > 0), "{what}: {}", first.stderr);
+            assert_eq!(
+                hits(&first.stderr),
+                usize::from(i > 0),
+                "{what}: {}",
+                first.stderr
+            );
             assert_eq!(hits(&second.stderr), 1, "{what}: {}", second.stderr);
             assert!(second.stderr.contains(&format!(
                 "cache: read {} from ",
                 path.file_name().unwrap().to_string_lossy()
             )));
-            assert_eq!(cache_files(&cache), vec![expected_entry(&cache, &path)], "{what}");
+            assert_eq!(
+                cache_files(&cache),
+                vec![expected_entry(&cache, &path)],
+                "{what}"
+            );
             checked += 1;
         }
         let _ = std::fs::remove_dir_all(&cache);
@@ -142,8 +157,8 @@ fn cache_miss_after_the_file_changes_and_a_damaged_entry_is_replaced() {
 
     // A new mtime is a new key: a miss, then a hit on the new entry.
     let f = std::fs::File::options().write(true).open(&trace).unwrap();
-    let later = std::fs::metadata(&trace).unwrap().modified().unwrap()
-        + std::time::Duration::from_secs(5);
+    let later =
+        std::fs::metadata(&trace).unwrap().modified().unwrap() + std::time::Duration::from_secs(5);
     f.set_modified(later).unwrap();
     drop(f);
     let touched = run(&["summary", "--json"], &trace, Some(&cache));
@@ -151,7 +166,10 @@ fn cache_miss_after_the_file_changes_and_a_damaged_entry_is_replaced() {
     assert_eq!(touched.stdout, plain.stdout);
     let entry = expected_entry(&cache, &trace);
     assert!(entry.exists());
-    assert_eq!(hits(&run(&["summary", "--json"], &trace, Some(&cache)).stderr), 1);
+    assert_eq!(
+        hits(&run(&["summary", "--json"], &trace, Some(&cache)).stderr),
+        1
+    );
 
     // A damaged entry: one line, the right output, and the entry is rewritten.
     let mut bytes = std::fs::read(&entry).unwrap();

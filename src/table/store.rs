@@ -190,7 +190,10 @@ fn split(t: &TraceTable, encoding: PartEncoding) -> Result<(Header, Vec<Part>), 
             mixed_types: c.mixed_types,
             len: c.rows.len() as u64,
         });
-        parts.push(part(&["rows", "values"], vec![c.rows.clone().boxed(), values])?);
+        parts.push(part(
+            &["rows", "values"],
+            vec![c.rows.clone().boxed(), values],
+        )?);
     }
     let header = Header {
         format: STORE_FORMAT,
@@ -282,9 +285,7 @@ fn int_col(a: &dyn Array, what: &str, len: usize) -> Result<IntColumn, StoreErro
 fn ascending(rows: &[u32], below: u64, what: &str) -> Result<(), StoreError> {
     let sorted = rows.windows(2).all(|w| w[0] < w[1]);
     if !sorted || rows.last().is_some_and(|&r| r as u64 >= below) {
-        return Err(corrupt(format!(
-            "{what}: rows not ascending below {below}"
-        )));
+        return Err(corrupt(format!("{what}: rows not ascending below {below}")));
     }
     Ok(())
 }
@@ -522,7 +523,9 @@ fn decode(bytes: &[u8], expected: PartEncoding) -> Result<TraceTable, StoreError
             #[cfg(not(target_arch = "wasm32"))]
             PartEncoding::Parquet => parquet::read(body, &what)?,
             #[cfg(target_arch = "wasm32")]
-            PartEncoding::Parquet => return Err(corrupt("Parquet parts are not built into the page")),
+            PartEncoding::Parquet => {
+                return Err(corrupt("Parquet parts are not built into the page"))
+            }
         };
         chunks.push(chunk);
     }
@@ -565,7 +568,10 @@ mod ipc {
     use arrow2::io::ipc::read::{read_file_metadata, FileReader};
     use arrow2::io::ipc::write::{FileWriter, WriteOptions};
 
-    pub(super) fn write(schema: Schema, chunk: Chunk<Box<dyn Array>>) -> Result<Vec<u8>, StoreError> {
+    pub(super) fn write(
+        schema: Schema,
+        chunk: Chunk<Box<dyn Array>>,
+    ) -> Result<Vec<u8>, StoreError> {
         let enc = |e: arrow2::error::Error| StoreError::Encode(e.to_string());
         let mut out = Vec::new();
         let mut w = FileWriter::try_new(&mut out, schema, None, WriteOptions { compression: None })
@@ -603,7 +609,10 @@ mod parquet {
         WriteOptions,
     };
 
-    pub(super) fn write(schema: Schema, chunk: Chunk<Box<dyn Array>>) -> Result<Vec<u8>, StoreError> {
+    pub(super) fn write(
+        schema: Schema,
+        chunk: Chunk<Box<dyn Array>>,
+    ) -> Result<Vec<u8>, StoreError> {
         let enc = |e: arrow2::error::Error| StoreError::Encode(e.to_string());
         let options = WriteOptions {
             write_statistics: false,
@@ -702,10 +711,20 @@ mod tests {
 
     fn same_dict(a: &DictionaryArray<u32>, b: &DictionaryArray<u32>, what: &str) {
         assert_eq!(a.keys(), b.keys(), "{what}: keys");
-        assert_eq!(a.values().as_ref(), b.values().as_ref(), "{what}: dictionary");
+        assert_eq!(
+            a.values().as_ref(),
+            b.values().as_ref(),
+            "{what}: dictionary"
+        );
         let (va, vb) = (
-            a.values().as_any().downcast_ref::<Utf8Array<i32>>().unwrap(),
-            b.values().as_any().downcast_ref::<Utf8Array<i32>>().unwrap(),
+            a.values()
+                .as_any()
+                .downcast_ref::<Utf8Array<i32>>()
+                .unwrap(),
+            b.values()
+                .as_any()
+                .downcast_ref::<Utf8Array<i32>>()
+                .unwrap(),
         );
         let (sa, sb): (Vec<_>, Vec<_>) = (va.iter().collect(), vb.iter().collect());
         assert_eq!(sa, sb, "{what}: dictionary strings in order");
@@ -713,7 +732,11 @@ mod tests {
         for r in 0..a.len() {
             assert_eq!(a.is_valid(r), b.is_valid(r), "{what}: validity of row {r}");
             if a.is_valid(r) {
-                assert_eq!(a.keys().value(r), b.keys().value(r), "{what}: key of row {r}");
+                assert_eq!(
+                    a.keys().value(r),
+                    b.keys().value(r),
+                    "{what}: key of row {r}"
+                );
             }
         }
     }
@@ -745,7 +768,10 @@ mod tests {
         assert_eq!(a.stream_from_tid, b.stream_from_tid);
         assert_eq!(a.sub_ns.len(), b.sub_ns.len());
         for (x, y) in a.sub_ns.iter().zip(&b.sub_ns) {
-            assert_eq!((x.0, x.1.to_bits(), x.2.to_bits()), (y.0, y.1.to_bits(), y.2.to_bits()));
+            assert_eq!(
+                (x.0, x.1.to_bits(), x.2.to_bits()),
+                (y.0, y.1.to_bits(), y.2.to_bits())
+            );
         }
         assert_eq!(a.ts_float, b.ts_float);
         assert_eq!(a.args.len(), b.args.len());
@@ -781,13 +807,21 @@ mod tests {
         assert!(!t.sub_ns.is_empty());
         assert!(!t.diagnostics.is_empty());
         assert_eq!(t.metadata.rank, Some(2));
-        assert_eq!(t.metadata.process_names.get("7").map(String::as_str), Some("python"));
+        assert_eq!(
+            t.metadata.process_names.get("7").map(String::as_str),
+            Some("python")
+        );
         let types: Vec<&str> = t.args.iter().map(|c| c.type_name()).collect();
         for ty in ["Int64", "Float64", "Boolean", "Utf8"] {
             assert!(types.contains(&ty), "{ty} in {types:?}");
         }
         assert!(t.args.iter().any(|c| c.mixed_types));
-        assert_eq!(t.arg("flag").and_then(|c| c.find(3)).map(|i| t.arg("flag").unwrap().json_at(i)), Some(serde_json::Value::Null));
+        assert_eq!(
+            t.arg("flag")
+                .and_then(|c| c.find(3))
+                .map(|i| t.arg("flag").unwrap().json_at(i)),
+            Some(serde_json::Value::Null)
+        );
     }
 
     #[test]
@@ -804,7 +838,10 @@ mod tests {
         assert_eq!(back.correlation_at(2), Some(99));
         assert_eq!(back.flow_id_at(6), Some(3));
         assert_eq!(back.arg("ratio").unwrap().f64_at(0), Some(0.25));
-        assert_eq!(back.arg("Input Dims").unwrap().text_at(0), Some("[[2,3],[3,4]]"));
+        assert_eq!(
+            back.arg("Input Dims").unwrap().text_at(0),
+            Some("[[2,3],[3,4]]")
+        );
         assert_eq!(back.metadata.world_size, Some(4));
         assert_eq!(back.metadata.base_time_ns, Some(1_700_000_000_000_000_000));
     }
@@ -821,7 +858,10 @@ mod tests {
         let t = load_bytes("e.json", br#"{"traceEvents": []}"#).unwrap();
         assert_eq!(t.len(), 0);
         assert_same(&t, &table_from_ipc(&table_to_ipc(&t).unwrap()).unwrap());
-        assert_same(&t, &table_from_parquet(&table_to_parquet(&t).unwrap()).unwrap());
+        assert_same(
+            &t,
+            &table_from_parquet(&table_to_parquet(&t).unwrap()).unwrap(),
+        );
     }
 
     #[test]
@@ -887,13 +927,19 @@ mod tests {
         // Trailing bytes.
         let mut b = bytes.clone();
         b.push(0);
-        assert!(matches!(table_from_ipc(&b), Err(StoreError::Corrupt { .. })));
+        assert!(matches!(
+            table_from_ipc(&b),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 
     #[test]
     fn a_huge_length_field_is_an_error_not_an_allocation() {
         let mut b = table_to_ipc(&table()).unwrap();
         b[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(table_from_ipc(&b), Err(StoreError::Corrupt { .. })));
+        assert!(matches!(
+            table_from_ipc(&b),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 }
