@@ -1158,3 +1158,89 @@ fn fp32_convolutions_on_an_unnamed_volta_gpu_get_fp16_advice() {
     );
     assert!(!advice.contains("allow_tf32"), "{advice}");
 }
+
+// A blocking read-back while the GPU has nothing to run ----------------------------------------------
+
+/// A server's decode step as one profile caught it: a short kernel, then the host blocks 400 ms in a
+/// `cudaMemcpy` with nothing on the GPU (what it waits for is outside the trace), then one decode's
+/// kernels (40 × 100 µs GEMMs).
+fn read_back_wait_trace() -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    b.cpu_op("aten::arange", 0.0, 20.0);
+    b.kernel(GEMM_NT, 7, 5.0, 5.0, 10.0, 10.0);
+    b.cpu_op("aten::copy_", 50.0, 400_010.0);
+    b.runtime("cudaMemcpy", 55.0, 400_000.0);
+    for k in 0..40 {
+        let t = 400_100.0 + 120.0 * k as f64;
+        b.cpu_op("aten::mm", t, 10.0);
+        b.kernel(GEMM, 7, t + 2.0, 5.0, t + 20.0, 100.0);
+    }
+    b
+}
+
+#[test]
+fn a_sync_that_blocks_with_nothing_queued_is_a_wait_outside_the_trace() {
+    let r = one(&read_back_wait_trace());
+    assert_eq!(
+        r.main_finding_id,
+        Some(FindingId::WaitOutsideTrace),
+        "{}",
+        r.to_markdown()
+    );
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.id != FindingId::Synchronization),
+        "not also a queue-draining sync:\n{}",
+        r.to_markdown()
+    );
+    let b = r.bottleneck.as_ref().expect("a bottleneck");
+    assert_eq!(b.kind, BottleneckKind::Undetermined, "{}", b.reason);
+    let f = finding(&r, FindingId::WaitOutsideTrace);
+    // The GPU ran the first kernel until 20 µs, before the copy began at 55 µs: all 400 ms of the
+    // call were idle.
+    assert!(
+        f.measured
+            .contains("400.0 ms of it with the GPU running nothing"),
+        "{}",
+        f.measured
+    );
+    assert!(r.to_markdown().contains("At stake"), "{}", r.to_markdown());
+    assert!(
+        !r.to_markdown().contains("Recoverable: ≈"),
+        "{}",
+        r.to_markdown()
+    );
+}
+
+#[test]
+fn a_sync_that_waits_for_queued_kernels_still_drains_the_queue() {
+    // The same read-back, but the 400 ms of kernels were queued before it: the copy waits for them.
+    let mut b = TraceBuilder::new();
+    for k in 0..4 {
+        b.kernel(
+            GEMM,
+            7,
+            1.0 + k as f64,
+            1.0,
+            10.0 + 100_000.0 * k as f64,
+            100_000.0,
+        );
+    }
+    b.cpu_op("aten::copy_", 50.0, 400_010.0);
+    b.runtime("cudaMemcpy", 55.0, 400_000.0);
+    for s in 0..3 {
+        let t = 400_100.0 + 2_000.0 * s as f64;
+        b.cpu_op("aten::copy_", t, 1_010.0);
+        b.runtime("cudaMemcpy", t + 5.0, 1_000.0);
+        b.kernel(GEMM, 7, t + 1_020.0, 5.0, t + 1_040.0, 100.0);
+    }
+    let r = one(&b);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.id != FindingId::WaitOutsideTrace),
+        "{}",
+        r.to_markdown()
+    );
+}

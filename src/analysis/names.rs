@@ -102,6 +102,11 @@ pub fn is_sync_call(name: &str) -> bool {
     )
 }
 
+/// Synchronising calls that are copies (`cudaMemcpy`, `hipMemcpyWithStream`): a result read back.
+pub fn is_blocking_copy_call(name: &str) -> bool {
+    is_sync_call(name) && name.contains("Memcpy")
+}
+
 /// Runtime calls that set the device up or manage its memory: a burst of them is warm-up
 /// (context creation, the caching allocator growing, module loading). Device-property queries are
 /// not: ROCm makes one per launch.

@@ -8,6 +8,10 @@
 //! 3. `data_loading`: a DataLoader op runs on the host;
 //! 4. `synchronization`: a synchronising call blocks the host, and after it until the GPU has work
 //!    again (the queue it drained is refilled only then); a sync while the GPU stays busy costs nothing;
+//! 5. `blocked_wait`: a call that waits for the device (synchronize, blocking copy) blocks the host
+//!    while the GPU runs nothing for at least half of it: nothing was queued to drain, so the host
+//!    waits for work this trace does not hold (launched before the profiler started, another
+//!    process or device);
 //! 5. `communication_wait`: a CPU-side communication call (c10d, barrier, gloo) runs;
 //! 6. `between_steps`: the host is outside every `ProfilerStep` (only when the trace has steps);
 //! 7. `dispatch_overhead`: the work that ends the gap was launched after the gap began: the host was
@@ -23,7 +27,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::intervals::{intersect, length, normalise, subtract, Intervals};
+use super::intervals::{covered, intersect, length, normalise, subtract, Intervals};
 use crate::analysis::gpu::RankPrep;
 use crate::table::{EventKind, TraceTable};
 
@@ -36,6 +40,7 @@ crate::stable_enum! {
         Warmup,
         DataLoading,
         Synchronization,
+        BlockedWait,
         CommunicationWait,
         BetweenSteps,
         DispatchOverhead,
@@ -53,6 +58,9 @@ impl IdleCause {
             IdleCause::DataLoading => "waiting for the DataLoader",
             IdleCause::Synchronization => {
                 "synchronisation (host waits for the GPU, then refills it)"
+            }
+            IdleCause::BlockedWait => {
+                "host blocked in a wait with nothing queued (work outside the trace)"
             }
             IdleCause::CommunicationWait => "waiting in CPU-side communication calls",
             IdleCause::BetweenSteps => "host work between steps",
@@ -96,6 +104,8 @@ pub struct CauseIntervals {
     pub data_loader: Intervals,
     /// Where synchronising calls block the host.
     pub syncs: Intervals,
+    /// Where calls that wait for the device (the syncs but device frees) block the host.
+    pub waits: Intervals,
     pub comm_ops: Intervals,
     /// Host `ProfilerStep` spans; empty when the trace has none.
     pub steps: Intervals,
@@ -110,7 +120,7 @@ pub struct RankAttribution {
     /// GPU window: first start to last end of the selected device rows.
     pub window_ns: i64,
     pub idle_ns: i64,
-    pub by_cause_ns: [i64; 9],
+    pub by_cause_ns: [i64; 10],
     /// Gaps ended by work launched after the gap began (the host was late).
     pub dispatch_gaps: u64,
     /// (cause, op name) → host time during that cause's pieces.
@@ -140,17 +150,19 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     let gaps = subtract(&[(lo, hi)], &busy);
     out.window_ns = hi - lo;
     out.idle_ns = length(&gaps);
-    let sync_idle = sync_caused(&busy, &causes.syncs);
+    let blocked = blocked_waits(&busy, &causes.waits);
+    let sync_idle = sync_caused(&busy, &subtract(&causes.syncs, &blocked));
     let outside_steps = if causes.steps.is_empty() {
         Vec::new()
     } else {
         subtract(&[(lo, hi)], &causes.steps)
     };
-    let ordered: [(IdleCause, &Intervals); 6] = [
+    let ordered: [(IdleCause, &Intervals); 7] = [
         (IdleCause::GraphCapture, &causes.captures),
         (IdleCause::Warmup, &causes.warmup),
         (IdleCause::DataLoading, &causes.data_loader),
         (IdleCause::Synchronization, &sync_idle),
+        (IdleCause::BlockedWait, &blocked),
         (IdleCause::CommunicationWait, &causes.comm_ops),
         (IdleCause::BetweenSteps, &outside_steps),
     ];
@@ -177,6 +189,16 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     }
     out.op_ns = host_ops_during(prep.table, &out.pieces);
     out
+}
+
+/// The waits during which the GPU ran nothing for at least half of the time: nothing queued was
+/// drained, the host waited for work outside the trace.
+fn blocked_waits(busy: &[(i64, i64)], waits: &[(i64, i64)]) -> Intervals {
+    waits
+        .iter()
+        .filter(|&&(s, e)| e > s && 2 * covered(busy, s, e) <= e - s)
+        .copied()
+        .collect()
 }
 
 /// The GPU idle a sync can cause: while it blocks, and after it until the next device work starts

@@ -53,6 +53,25 @@ impl BottleneckKind {
     }
 }
 
+/// When the host waits for work outside the trace, what the rest of the window shows: compute-bound
+/// when the GPU is busy for most of the time apart from the wait (the wait itself says nothing
+/// about the job's own work).
+fn busy_apart_from_the_wait(i: &DiagnosisInputs, b: &Bottleneck) -> Option<Bottleneck> {
+    let t = &i.time;
+    let wait = t.idle(crate::report::attribution::IdleCause::BlockedWait);
+    let rest = t.window_ns - wait;
+    let busy = pct(t.busy_ns, rest);
+    (rest > 0 && busy >= COMPUTE_BOUND_BUSY_PCT).then(|| Bottleneck {
+        kind: BottleneckKind::Compute,
+        reason: format!(
+            "apart from the {} the host waits for work outside the trace, the GPU is busy {busy:.1}% of the rest of the window, {:.1}% in compute kernels",
+            super::wording::dur(wait),
+            pct(t.compute_ns, rest)
+        ),
+        ..b.clone()
+    })
+}
+
 /// The classification and its one-line reason.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bottleneck {
@@ -96,6 +115,12 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         b.reason = format!("{}; see the main finding", blocking_words(h));
         return b;
     }
+    if let Some(b) = main
+        .filter(|f| f.id == FindingId::WaitOutsideTrace)
+        .and_then(|_| busy_apart_from_the_wait(i, &b))
+    {
+        return b;
+    }
     let busy = t.pct(t.busy_ns);
     let bandwidth = main.is_some_and(|f| memory_bound_kernels(i, f));
     b.kind = match main.and_then(|f| BottleneckKind::of_finding(f.id)) {
@@ -133,6 +158,10 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         BottleneckKind::Compute => format!(
             "GPU busy {busy:.1}% of the window, {:.1}% in compute kernels; idle {:.1}%",
             b.compute_pct, b.idle_pct
+        ),
+        BottleneckKind::Undetermined if main.is_some_and(|f| f.id == FindingId::WaitOutsideTrace) => format!(
+            "GPU idle {:.1}% of the window while the host waits for work this trace does not show; the trace cannot tell what bounds the job",
+            b.idle_pct
         ),
         BottleneckKind::Undetermined => format!(
             "GPU busy {busy:.1}% of the window and idle {:.1}%, but no single cause explains the idle time (see where it goes)",

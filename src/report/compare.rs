@@ -360,6 +360,7 @@ fn idle_part_name(cause: IdleCause) -> &'static str {
         IdleCause::Warmup => "idle in warm-up",
         IdleCause::DataLoading => "DataLoader wait",
         IdleCause::Synchronization => "synchronisation",
+        IdleCause::BlockedWait => "blocked wait (work outside the trace)",
         IdleCause::CommunicationWait => "CPU-side communication wait",
         IdleCause::BetweenSteps => "host work between steps",
         IdleCause::DispatchOverhead => "CPU dispatch and launch",

@@ -258,7 +258,7 @@ fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
     let imp = if imp.is_empty() {
         String::new()
     } else {
-        format!(" Recoverable: {}.", imp.join(", "))
+        format!(" {}: {}.", f.id.impact_word(), imp.join(", "))
     };
     if f.id.is_about_the_trace() || f.impact.time_ns == 0 && f.id == FindingId::Warmup {
         let _ = writeln!(out, "{n}. **{}** ({}).", f.explanation, f.measured);

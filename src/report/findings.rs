@@ -47,12 +47,24 @@ crate::stable_enum! {
         HostBound,
         /// Synchronising calls drain the GPU's queue.
         Synchronization,
+        /// The host blocks in synchronising calls while the traced GPU has nothing to run: it
+        /// waits for work this trace does not hold.
+        WaitOutsideTrace,
         /// One rank is slower than the others.
         Straggler,
     }
 }
 
 impl FindingId {
+    /// How its impact is named: time removing the cause would give back, or (for a wait on work
+    /// the trace does not show) only the time at stake.
+    pub fn impact_word(self) -> &'static str {
+        match self {
+            FindingId::WaitOutsideTrace => "At stake",
+            _ => "Recoverable",
+        }
+    }
+
     /// Whether the finding is about the trace itself (it leaves nothing, or little, to diagnose).
     pub fn is_about_the_trace(self) -> bool {
         matches!(

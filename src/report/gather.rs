@@ -12,11 +12,12 @@ use super::host::HostTimeline;
 use super::inputs::{
     CopyFigure, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure, TimeFigures,
 };
-use super::intervals::{intersect, length, normalise, subtract};
+use super::intervals::{covered, intersect, length, normalise, subtract};
 use super::patterns;
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
 use crate::analysis::all::AnalysisOptions;
 use crate::analysis::gpu::{KernelType, RankPrep};
+use crate::analysis::names::is_device_free_call;
 use crate::analysis::names::{is_data_loader_op, NameClass, NameClasses};
 use crate::table::{EventKind, TraceSet, TraceTable};
 
@@ -125,6 +126,7 @@ fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
         warmup: host.warmup_marks.clone(),
         data_loader: host.data_loader.clone(),
         syncs: host.syncs.clone(),
+        waits: host.waits.clone(),
         comm_ops: host.comm_ops.clone(),
         steps: host.step_intervals(),
     }
@@ -208,7 +210,8 @@ fn rank_figures(
         .cloned()
         .collect();
     if !sync_rows.is_empty() {
-        collect_syncs(t, rank, sync_rows, &mut acc.syncs);
+        let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+        collect_syncs(t, rank, sync_rows, &busy, &mut acc.syncs);
     }
     let dl = intersect(&host.data_loader, &[host_window]);
     inputs.data_loader_ns += length(&dl);
@@ -410,11 +413,13 @@ impl ThreadOps {
     }
 }
 
-/// Synchronising calls of one rank and the ops they come from, merged into `syncs` by call name.
+/// Synchronising calls of one rank and the ops they come from, merged into `syncs` by call name;
+/// `busy` is the rank's GPU busy union (to tell the GPU idle inside each call).
 fn collect_syncs(
     t: &TraceTable,
     r: i64,
     sync_rows: Vec<(usize, String)>,
+    busy: &[(i64, i64)],
     syncs: &mut BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
 ) {
     let mut threads: BTreeMap<(u32, u32), ThreadOps> = BTreeMap::new();
@@ -448,6 +453,9 @@ fn collect_syncs(
         f.name = name.clone();
         f.count += 1;
         f.total_ns += dur;
+        if let Some(ts) = t.ts_at(row).filter(|_| !is_device_free_call(&name)) {
+            f.gpu_idle_ns += dur - covered(busy, ts, ts + dur);
+        }
         *callers.entry(caller).or_insert(0) += 1;
         match f.evidence.iter_mut().find(|e| e.rank == Some(r)) {
             Some(e) => {

@@ -46,6 +46,8 @@ pub struct HostTimeline {
     pub data_loader: Intervals,
     /// Where synchronising calls block the host (device-to-host copies included).
     pub syncs: Intervals,
+    /// Where calls that wait for the device block the host: the syncs but device frees.
+    pub waits: Intervals,
     /// The synchronising rows and their call names (`Memcpy DtoH` for asynchronous D2H copies).
     pub sync_rows: Vec<(usize, String)>,
     /// CPU-side communication calls.
@@ -179,6 +181,7 @@ impl HostTimeline {
         let span = h.span.unwrap_or((0, 0));
         h.steps.sort_by_key(|s| (s.1, s.0));
         h.alloc_recurs = allocation_recurs(&raw.alloc, span, &h.steps);
+        h.waits = normalise(raw.syncs.clone());
         if h.alloc_recurs {
             for &(row, ts, end) in &raw.frees {
                 h.sync_rows.push((row, t.name_at(row).to_string()));

@@ -40,7 +40,7 @@ pub struct TimeFigures {
     /// `window - busy`.
     pub idle_ns: i64,
     /// The idle time by cause ([`IdleCause`] order); sums to `idle_ns`.
-    pub idle_by_cause_ns: [i64; 9],
+    pub idle_by_cause_ns: [i64; 10],
 }
 
 impl TimeFigures {
@@ -102,6 +102,10 @@ pub struct SyncFigure {
     pub count: u64,
     /// Σ dur of the calls (host time blocked), ns.
     pub total_ns: i64,
+    /// Σ over the calls of the time inside them when the rank's GPU ran nothing, ns: a call that
+    /// blocks with nothing queued waits for work this trace does not hold.
+    #[serde(default)]
+    pub gpu_idle_ns: i64,
     /// The CPU operators the calls happen inside (innermost first, `a > b` for nesting), with counts,
     /// most frequent first.
     pub callers: Vec<(String, u64)>,

@@ -22,6 +22,17 @@ pub fn length(a: &[(i64, i64)]) -> i64 {
     a.iter().map(|(s, e)| e - s).sum()
 }
 
+/// Time of `[start, end)` covered by the sorted, disjoint intervals `union` (a binary search, then
+/// only the intervals that reach into it).
+pub fn covered(union: &[(i64, i64)], start: i64, end: i64) -> i64 {
+    let first = union.partition_point(|&(_, e)| e <= start);
+    union[first..]
+        .iter()
+        .take_while(|&&(s, _)| s < end)
+        .map(|&(s, e)| e.min(end) - s.max(start))
+        .sum()
+}
+
 /// `a ∩ b`.
 pub fn intersect(a: &[(i64, i64)], b: &[(i64, i64)]) -> Intervals {
     let (mut i, mut j) = (0, 0);

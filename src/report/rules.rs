@@ -52,9 +52,10 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 12] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 13] = [
         data_loading,
         synchronization,
+        wait_outside_trace,
         between_steps,
         dispatch,
         residual_warmup,
@@ -488,6 +489,75 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
             dur(ns)
         ),
         actions,
+        evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// Calls that wait for the device block the host while the traced GPU runs nothing: removing them
+/// would not give the time back, since the host waits for work this trace does not hold.
+pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::BlockedWait);
+    let p = i.time.pct(ns);
+    if p < SYNC_PCT {
+        return None;
+    }
+    let blocked_idle: i64 = i.syncs.iter().map(|s| s.gpu_idle_ns).sum();
+    let mut syncs: Vec<_> = i.syncs.iter().filter(|s| s.gpu_idle_ns > 0).collect();
+    syncs.sort_by(|a, b| b.gpu_idle_ns.cmp(&a.gpu_idle_ns).then(a.name.cmp(&b.name)));
+    let top = syncs.first()?;
+    let from = top
+        .callers
+        .first()
+        .map(|(c, _)| format!(" from `{c}`"))
+        .unwrap_or_default();
+    let calls = syncs
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!(
+                "{} × `{}` blocked {}, {} of it with the GPU running nothing",
+                s.count,
+                s.name,
+                dur(s.total_ns),
+                dur(s.gpu_idle_ns)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let copy = crate::analysis::names::is_blocking_copy_call(&top.name);
+    Some(Draft {
+        id: FindingId::WaitOutsideTrace,
+        headline: idle_headline(
+            i,
+            ns,
+            &format!(
+                "while the host blocks in `{}`{from} with nothing queued on the GPU: it waits for work this trace does not show",
+                top.name
+            ),
+        ),
+        title: "The host waits for work outside the trace".into(),
+        threshold: format!("GPU idle while the host blocks in a wait with nothing queued ≥ {SYNC_PCT:.0}% of the window"),
+        measured: format!("{calls}; GPU idle {} because of them ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "A synchronising call normally waits for the GPU to finish what was queued. Here the GPU of this trace ran nothing for {} of the {} the calls blocked, so the host was waiting for something the profiler did not record: work launched before it started, another process or device (a tensor-parallel peer, a separate scheduler), or device activity it did not trace. Removing the call would not give this time back; the trace cannot say what the job waits for.",
+            dur(blocked_idle),
+            dur(syncs.iter().map(|s| s.total_ns).sum()),
+        ),
+        actions: vec![
+            format!(
+                "Find what `{}`{from} waits for: profile every process and device of the job at once (all ranks, and the scheduler or server process), with `ProfilerActivity.CUDA` on.",
+                top.name
+            ),
+            "Profile several iterations after a warm-up with `torch.profiler.schedule(wait=1, warmup=1, active=3)`, so the trace holds whole iterations and the work the host waits for, not one call in the middle of a wait.".into(),
+            if copy {
+                format!("If `{}` reads a result back (`.tolist()`, `.item()`, `.cpu()`), check which stream and which launch produce it: on a server, overlap the next batch's scheduling with this read (an overlap scheduler, `non_blocking=True` into pinned memory).", top.name)
+            } else {
+                "Check for waits on events recorded by other streams or processes (`stream.wait_event`, inter-process events, NCCL barriers).".into()
+            },
+        ],
         evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
     }
     .finish(i))

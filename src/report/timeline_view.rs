@@ -240,6 +240,7 @@ pub fn idle_colour(cause: IdleCause) -> &'static str {
         IdleCause::Warmup => "#b3b3b3",
         IdleCause::DataLoading => "#f28e2b",
         IdleCause::Synchronization => "#e15759",
+        IdleCause::BlockedWait => "#b07aa1",
         IdleCause::CommunicationWait => "#ff9da7",
         IdleCause::BetweenSteps => "#9c755f",
         IdleCause::DispatchOverhead => "#edc948",

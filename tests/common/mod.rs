@@ -382,6 +382,16 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
                 BottleneckKind::Undetermined,
                 "{what}: {id} leaves nothing to diagnose"
             );
+        } else if id == FindingId::WaitOutsideTrace {
+            // The wait says nothing of the job's own work: the rest of the window decides.
+            assert!(
+                matches!(
+                    b.kind,
+                    BottleneckKind::Undetermined | BottleneckKind::Compute
+                ),
+                "{what}: {id} but bottleneck {:?}",
+                b.kind
+            );
         } else if let Some(k) = BottleneckKind::of_finding(id) {
             // One dominant memory-bound kernel (an element-wise micro-benchmark) is memory-bound.
             let memory_kernel = id == FindingId::DominantKernel && b.kind == BottleneckKind::Memory;
