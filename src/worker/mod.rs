@@ -204,6 +204,12 @@ fn on_message(event: MessageEvent) {
         ToWorker::Views => with_set(|set| FromWorker::Views {
             views: crate::analysis::views::all_views(set),
         }),
+        ToWorker::StoreTables => post(&FromWorker::TablesFailed {
+            message: "this version cannot store tables".into(),
+        }),
+        ToWorker::Restore { .. } => post(&FromWorker::RestoreFailed {
+            message: "this version cannot read stored tables".into(),
+        }),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)
