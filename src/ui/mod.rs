@@ -399,11 +399,10 @@ fn on_loader_message(state: AppState, msg: FromWorker) {
         }
         FromWorker::RestoreFailed { message } => {
             web_sys::console::warn_1(&format!("saved trace unreadable: {message}").into());
-            end_progress(state);
+            state.progress.set(None);
             if let Some(key) = state.page.with_untracked(|p| p.opening_saved.clone()) {
                 apply(state, |p| p.saved_broken(&key, CacheProblem::Corrupt));
             }
-            hide_progress_if_shown(state);
         }
         FromWorker::Loaded(set) => {
             state.progress.update(|p| {
