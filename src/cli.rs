@@ -61,6 +61,10 @@ usage:
       is written as strings.
   profile-model help                                                 this text
 
+--cache DIR (any command that reads traces): keep each trace file's table in DIR
+(<hash of path, size, mtime>.pmcache.parquet) and read it instead of the JSON while the file is
+unchanged; a hit or an unreadable entry is said on stderr. Without --cache nothing is written.
+
 PATH is a trace file, or a folder with one trace file per rank (rank from distributedInfo.rank,
 else the file name: rank-3, rank3, rank_3, worker3). A file of a folder that cannot be loaded is
 skipped and named in the output (skipped_files in --json). Exit status: 0 ok, 1 bad input, 2 bad
@@ -90,6 +94,8 @@ struct Args {
     format: Option<ExportFormat>,
     columns: Option<Vec<String>>,
     output: Option<String>,
+    /// `--cache DIR`: where trace files' tables are kept (none: nothing is written).
+    cache: Option<PathBuf>,
     positional: Vec<String>,
 }
 
@@ -171,6 +177,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                 );
             }
             "-o" | "--output" => out.output = Some(text(a.as_str(), it.next())?),
+            "--cache" => out.cache = Some(PathBuf::from(text("--cache", it.next())?)),
             "--timings" => out.timings = true,
             "--path-rows" => out.path_rows = Some(number("--path-rows", it.next())?),
             "--compat" => match it.next().as_deref() {
@@ -281,7 +288,7 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
         );
         return Err(2);
     }
-    let set = load_set(&path)?;
+    let set = load_set(&path, args.cache.as_deref())?;
     Ok(match command {
         Some("summary") => summary(&set, args.json, path.is_dir()),
         Some("analyze") => analyze(&set, &args),
@@ -352,8 +359,8 @@ fn diff(args: &Args) -> Result<String, i32> {
         eprintln!("profile-model: diff takes two paths: BASELINE CANDIDATE\n\n{USAGE}");
         return Err(2);
     };
-    let b = load_set(Path::new(baseline))?;
-    let c = load_set(Path::new(candidate))?;
+    let b = load_set(Path::new(baseline), args.cache.as_deref())?;
+    let c = load_set(Path::new(candidate), args.cache.as_deref())?;
     let comparison = crate::report::compare::compare(&b, &c);
     Ok(if let Some(table) = args.diff_csv {
         crate::report::compare_text::to_csv(&comparison, table)
@@ -399,7 +406,7 @@ fn export(args: &Args, path: &Path) -> Result<String, i32> {
         }
         code
     };
-    let set = load_set(path).map_err(failed)?;
+    let set = load_set(path, args.cache.as_deref()).map_err(failed)?;
     let schema = export_schema(&set, args.columns.as_deref()).map_err(|e| {
         eprintln!("profile-model: {e}");
         failed(2)
@@ -544,10 +551,23 @@ fn trace_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Loads a file, or every trace file of a folder (in parallel, one thread per core).
-fn load_set(path: &Path) -> Result<TraceSet, i32> {
+/// Loads one trace file, through the cache in `cache` when given (its notes go to stderr).
+fn load_file(path: &Path, cache: Option<&Path>) -> Result<TraceTable, LoadError> {
+    let Some(dir) = cache else {
+        return load_path(path);
+    };
+    let (table, notes) = crate::table::cache::load_path_cached(path, dir);
+    for note in notes {
+        eprintln!("{note}");
+    }
+    table
+}
+
+/// Loads a file, or every trace file of a folder (in parallel, one thread per core), through the
+/// cache in `cache` when given.
+fn load_set(path: &Path, cache: Option<&Path>) -> Result<TraceSet, i32> {
     if !path.is_dir() {
-        return match load_path(path) {
+        return match load_file(path, cache) {
             Ok(t) => Ok(TraceSet::single(t)),
             Err(e) => {
                 eprintln!("profile-model: {e}");
@@ -569,7 +589,7 @@ fn load_set(path: &Path) -> Result<TraceSet, i32> {
             return Err(1);
         }
     };
-    let set = TraceSet::from_loads(load_parallel(&files));
+    let set = TraceSet::from_loads(load_parallel(&files, cache));
     if set.is_empty() {
         for f in &set.skipped {
             eprintln!("profile-model: {}", f.reason);
@@ -586,7 +606,7 @@ fn load_set(path: &Path) -> Result<TraceSet, i32> {
     Ok(set)
 }
 
-fn load_parallel(files: &[PathBuf]) -> Vec<Result<TraceTable, LoadError>> {
+fn load_parallel(files: &[PathBuf], cache: Option<&Path>) -> Vec<Result<TraceTable, LoadError>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len())
@@ -602,7 +622,7 @@ fn load_parallel(files: &[PathBuf]) -> Vec<Result<TraceTable, LoadError>> {
                 if i >= files.len() {
                     break;
                 }
-                let r = load_path(&files[i]);
+                let r = load_file(&files[i], cache);
                 results.lock().expect("no poisoned lock")[i] = Some(r);
             });
         }

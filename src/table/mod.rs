@@ -21,10 +21,13 @@
 //! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |
 
 mod builder;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cache;
 pub mod intern;
 mod loader;
 pub mod query;
 pub mod set;
+pub mod store;
 
 use arrow2::array::{Array, BooleanArray, DictionaryArray, PrimitiveArray, Utf8Array};
 use serde::{Deserialize, Serialize};
