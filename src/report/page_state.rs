@@ -780,7 +780,9 @@ impl PageState {
 
     /// The saved trace of this key, when its tables are stored (it can be opened without the file).
     pub fn saved_tables(&self, key: &str) -> Option<&SavedEntry> {
-        self.saved.get(key).filter(|e| e.rank_count() > 0)
+        self.saved
+            .get(key)
+            .filter(|e| e.rank_count() > 0 && e.format == crate::table::store::STORE_FORMAT)
     }
 
     /// "Open" (or "Show the saved results" for dropped files of this key): the saved tables were
@@ -788,8 +790,8 @@ impl PageState {
     /// What was shown stays until it succeeds. The page posts the tables to the load's worker.
     pub fn open_saved(&mut self, key: &str) -> Vec<Effect> {
         if self.saved_tables(key).is_none() {
-            self.notice = Some(CacheProblem::Missing.message().into());
-            return vec![Effect::ForgetEntry(key.to_string())];
+            // Saved in another storage format, or without its tables.
+            return self.saved_broken(key, CacheProblem::Corrupt);
         }
         let effects = self.start_load(Some(key.to_string()));
         self.opening_saved = Some(key.to_string());

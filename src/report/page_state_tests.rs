@@ -935,3 +935,19 @@ fn forget_clears_the_list_and_says_what_it_freed() {
     s.forgotten(false);
     assert_eq!(s.saved.len(), 1, "a refused clear keeps the list");
 }
+
+#[test]
+fn an_entry_of_another_storage_format_is_removed_not_opened() {
+    let mut s = PageState::default();
+    let mut e = entry("k", 1);
+    e.format = crate::table::store::STORE_FORMAT + 1;
+    s.saved_listed(vec![e]);
+    let effects = s.open_saved("k");
+    assert!(!s.is_loading());
+    assert!(has(
+        &effects,
+        |e| matches!(e, Effect::ForgetEntry(k) if k == "k")
+    ));
+    assert!(s.saved.is_empty());
+    assert_eq!(s.notice.as_deref(), Some(CacheProblem::Corrupt.message()));
+}

@@ -112,7 +112,7 @@ pub fn load(files: Vec<File>) {
 }
 
 /// Drops the loaded set, what was computed from it and any load in progress.
-fn forget_set() {
+pub(super) fn forget_set() {
     LOADED.with(|l| *l.borrow_mut() = None);
     ANALYSES.with(|a| *a.borrow_mut() = [None, None]);
     TIMELINES.with(|t| t.borrow_mut().clear());
@@ -502,7 +502,12 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
 
 /// Keeps `set` as the loaded set; returns its summaries for the page (`times`: each file's load
 /// time, ms).
-fn keep_set(set: TraceSet, times: &[(String, f64)], started_ms: f64, read_mode: &str) -> LoadedSet {
+pub(super) fn keep_set(
+    set: TraceSet,
+    times: &[(String, f64)],
+    started_ms: f64,
+    read_mode: &str,
+) -> LoadedSet {
     let ranks = set
         .ranks
         .iter()
