@@ -9,67 +9,55 @@ use leptos::prelude::*;
 use super::AppState;
 use crate::report::format;
 use crate::report::page_state::Page;
-use crate::report::saved::{SavedEntry, SavedList};
+use crate::report::saved::SavedEntry;
 
-/// The list, while nothing is loaded or shown.
+/// The list, while nothing is loaded or shown: one line per saved trace, with "Open".
 #[component]
 pub fn SavedTraces(state: AppState) -> impl IntoView {
     let list = state.select(|p| p.saved.clone());
     let idle = state.select(|p| matches!(p.page, Page::Empty | Page::Failed | Page::Cancelled));
-    let on_open = Callback::new(move |key: String| super::open_saved(state, key));
     move || {
-        (idle.get() && !list.with(SavedList::is_empty))
-            .then(|| view! { <SavedListView list=list.get() on_open/> })
+        let list = list.get();
+        (idle.get() && !list.is_empty()).then(|| {
+            let count = list.len();
+            let total = format::bytes(list.total_bytes());
+            let rows = list
+                .entries
+                .into_iter()
+                .map(|e| saved_row(state, e))
+                .collect_view();
+            view! {
+                <section id="saved-traces" class="panel">
+                    <h2>"Saved in this browser"</h2>
+                    <p class="muted">
+                        <span data-metric="saved-count" data-value=count.to_string()>{count}</span>
+                        {format!(" saved, {} stored; open one to explore it without its file.", total)}
+                    </p>
+                    <ul class="saved-list">{rows}</ul>
+                </section>
+            }
+        })
     }
 }
 
-#[component]
-fn SavedListView(list: SavedList, on_open: Callback<String>) -> impl IntoView {
-    let count = list.len();
-    let total = list.total_bytes();
+/// "names — 1.2 MB file, saved 2026-12-05 21:40 UTC, 3.4 MB stored, 2 ranks  [Open]".
+fn saved_row(state: AppState, e: SavedEntry) -> impl IntoView {
+    let key = e.key.clone();
+    let figure = |metric: &'static str, value: u64, text: String| {
+        view! { <span data-metric=metric data-value=value.to_string()>{text}</span> }
+    };
     view! {
-        <section id="saved-traces" class="panel">
-            <h2>"Saved in this browser"</h2>
-            <p class="muted">
-                <span data-metric="saved-count" data-value=count.to_string()>{count}</span>
-                {if count == 1 { " trace, " } else { " traces, " }}
-                <span>{format::bytes(total)}</span>
-                " stored. Open one to explore it without its file."
-            </p>
-            <table class="saved-list">
-                <thead>
-                    <tr>
-                        <th scope="col">"Files"</th>
-                        <th scope="col">"Size"</th>
-                        <th scope="col">"Saved"</th>
-                        <th scope="col">"Stored"</th>
-                        <th scope="col">"Ranks"</th>
-                        <th scope="col"></th>
-                    </tr>
-                </thead>
-                <tbody>
-                    {list.entries.into_iter().map(|e| view! { <SavedRow entry=e on_open/> }).collect_view()}
-                </tbody>
-            </table>
-        </section>
-    }
-}
-
-#[component]
-fn SavedRow(entry: SavedEntry, on_open: Callback<String>) -> impl IntoView {
-    let key = entry.key.clone();
-    let label = format!("Open {}", entry.names());
-    view! {
-        <tr class="saved-entry" data-key=entry.key.clone()>
-            <td>{entry.names()}</td>
-            <td data-metric="saved-file-bytes" data-value=entry.file_bytes().to_string()>{format::bytes(entry.file_bytes())}</td>
-            <td>{entry.saved_text()}</td>
-            <td data-metric="saved-entry-bytes" data-value=entry.bytes().to_string()>{format::bytes(entry.bytes())}</td>
-            <td data-metric="saved-ranks" data-value=entry.rank_count().to_string()>{entry.rank_count()}</td>
-            <td>
-                <button class="open-saved small" aria-label=label on:click=move |_| on_open.run(key.clone())>"Open"</button>
-            </td>
-        </tr>
+        <li class="saved-entry" data-key=e.key.clone()>
+            <strong>{e.names()}</strong>
+            " — "
+            {figure("saved-file-bytes", e.file_bytes(), format::bytes(e.file_bytes()))}
+            {format!(" file, saved {}, ", e.saved_text())}
+            {figure("saved-entry-bytes", e.bytes(), format::bytes(e.bytes()))}
+            " stored, "
+            {figure("saved-ranks", e.rank_count() as u64, e.rank_count().to_string())}
+            " rank(s) "
+            <button class="open-saved small" on:click=move |_| super::open_saved(state, key.clone())>"Open"</button>
+        </li>
     }
 }
 

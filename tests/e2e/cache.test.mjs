@@ -86,6 +86,15 @@ test('no write before Keep; Keep, reload, the list shows the trace and Open expl
   assert.equal(counts['saved-results'], 1);
   assert.ok(counts['saved-tables'] >= 1, 'one table entry per rank');
   const stored = await savedBytes(page);
+  const index = await page.evaluate(async () => {
+    const req = (r) => new Promise((res, rej) => { r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+    const db = await req(indexedDB.open('profile-model'));
+    const all = await req(db.transaction('saved-index').objectStore('saved-index').getAll());
+    db.close();
+    return JSON.parse(all[0]);
+  });
+  assert.equal(index.table_bytes.length, counts['saved-tables'], 'the index counts the tables stored');
+  assert.equal(index.table_bytes.reduce((a, b) => a + b, 0) + index.results_bytes, stored);
 
   await page.reload();
   await page.waitForSelector('#saved-traces .saved-entry', { timeout: 30_000 });
@@ -114,7 +123,8 @@ test('no write before Keep; Keep, reload, the list shows the trace and Open expl
   await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   console.log(`[cache] ${NAME}: file ${fs.statSync(trace(NAME)).size} B gzip, stored ${stored} B `
-    + `(tables + results); load ${loadMs} ms, open saved ${openMs} ms`);
+    + `(tables ${index.table_bytes.join('+')} B, results ${index.results_bytes} B); load ${loadMs} ms, `
+    + `open saved ${openMs} ms`);
   await page.screenshot({ path: screenshotPath('cache-opened'), fullPage: true });
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
