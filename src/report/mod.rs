@@ -28,6 +28,7 @@ pub mod profile_views;
 pub mod redact;
 pub mod report_view;
 pub mod rules;
+pub mod saved;
 pub mod tabs;
 pub mod text;
 pub mod timeline_select;

@@ -14,6 +14,7 @@ use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
+use crate::report::saved::{CacheProblem, SavedEntry, SavedList};
 use crate::report::tabs::Tab;
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery, SortBy};
@@ -112,6 +113,8 @@ pub enum Effect {
     Post(ToWorker),
     /// Store the results shown now in this browser (the user said Keep).
     Save,
+    /// Remove everything saved under this key (results, tables, index entry).
+    ForgetEntry(String),
 }
 
 /// The exploration view's first query: every event, longest first.
@@ -162,6 +165,10 @@ pub struct PageState {
     pub timeline_focus: Option<Located>,
     /// The view shown (its tab), kept in the URL hash by the page.
     pub tab: Tab,
+    /// The traces saved in this browser (their index entries), listed on the empty page.
+    pub saved: SavedList,
+    /// The load running rebuilds the saved trace of this key (no file is read).
+    pub opening_saved: Option<String>,
 }
 
 impl Default for PageState {
@@ -187,6 +194,8 @@ impl Default for PageState {
             event_details: None,
             timeline_focus: None,
             tab: Tab::Report,
+            saved: SavedList::default(),
+            opening_saved: None,
         }
     }
 }
@@ -304,6 +313,7 @@ impl PageState {
         self.query = first_query();
         self.pending_compare = None;
         self.comparing = false;
+        self.opening_saved = None;
         effects.push(Effect::StartLoadWorker);
         effects
     }
@@ -371,7 +381,12 @@ impl PageState {
         }));
         self.rank_index = 0;
         self.revision += 1;
-        if !self.saved_available {
+        if self.opening_saved.take().is_some() {
+            // Opened from this browser's cache: kept already (the results are saved again as
+            // they come, the tables are not).
+            self.keep_offer = KeepOffer::Kept;
+            self.saved_available = false;
+        } else if !self.saved_available {
             self.keep_offer = KeepOffer::Asking;
         }
         self.query = first_query();
@@ -415,6 +430,7 @@ impl PageState {
         self.rank_index = 0;
         self.revision += 1;
         self.pending_compare = None;
+        self.opening_saved = None;
         match previous.map(|b| *b) {
             Some((shown, None)) => {
                 self.page = Page::Loaded(Box::new(shown));
@@ -707,6 +723,113 @@ impl PageState {
     /// The user said Keep (or No).
     pub fn set_keep(&mut self, offer: KeepOffer) {
         self.keep_offer = offer;
+    }
+
+    /// The key of the files being loaded or shown.
+    pub fn current_key(&self) -> Option<&str> {
+        match &self.page {
+            Page::Loading { cache_key, .. } => cache_key.as_deref(),
+            _ => self.shown().and_then(|s| s.cache_key.as_deref()),
+        }
+    }
+
+    /// The user said Keep: the results are stored, and (when a worker holds the trace) its tables
+    /// are asked for, to be stored too. Nothing is stored before this.
+    pub fn keep(&mut self) -> Vec<Effect> {
+        if self.shown().and_then(|s| s.cache_key.as_ref()).is_none() {
+            return Vec::new();
+        }
+        self.keep_offer = KeepOffer::Kept;
+        let mut effects = vec![Effect::Save];
+        if self.worker_answers() {
+            effects.push(Effect::Post(ToWorker::StoreTables));
+        }
+        effects
+    }
+
+    /// The worker's tables arrived: whether to store them under this key (only while the trace
+    /// shown is the one kept).
+    pub fn tables_wanted(&self) -> Option<String> {
+        if self.keep_offer != KeepOffer::Kept || !self.worker_answers() {
+            return None;
+        }
+        self.shown()?.cache_key.clone()
+    }
+
+    /// The traces saved in this browser, as the index lists them.
+    pub fn saved_listed(&mut self, entries: Vec<SavedEntry>) {
+        self.saved = SavedList::of(entries);
+    }
+
+    /// A trace was stored (its tables, results and index entry).
+    pub fn stored(&mut self, entry: SavedEntry) {
+        self.saved.upsert(entry);
+    }
+
+    /// Storing the trace of `key` failed: the user is told, what was stored of it goes, and what is
+    /// on screen stays.
+    pub fn store_failed(&mut self, key: &str, problem: CacheProblem) -> Vec<Effect> {
+        self.notice = Some(problem.message().into());
+        if self.keep_offer == KeepOffer::Kept {
+            self.keep_offer = KeepOffer::Hidden;
+        }
+        self.saved_available = false;
+        self.saved.remove(key);
+        vec![Effect::ForgetEntry(key.to_string())]
+    }
+
+    /// The saved trace of this key, when its tables are stored (it can be opened without the file).
+    pub fn saved_tables(&self, key: &str) -> Option<&SavedEntry> {
+        self.saved
+            .get(key)
+            .filter(|e| e.rank_count() > 0 && e.format == crate::table::store::STORE_FORMAT)
+    }
+
+    /// "Open" (or "Show the saved results" for dropped files of this key): the saved tables were
+    /// read; a fresh worker rebuilds the set from them, and then the page goes on as after a load.
+    /// What was shown stays until it succeeds. The page posts the tables to the load's worker.
+    pub fn open_saved(&mut self, key: &str) -> Vec<Effect> {
+        if self.saved_tables(key).is_none() {
+            // Saved in another storage format, or without its tables.
+            return self.saved_broken(key, CacheProblem::Corrupt);
+        }
+        let effects = self.start_load(Some(key.to_string()));
+        self.opening_saved = Some(key.to_string());
+        effects
+    }
+
+    /// The saved trace of `key` could not be opened (a table missing, or unreadable): the user is
+    /// told, the entry goes, and what was shown before stays.
+    pub fn saved_broken(&mut self, key: &str, problem: CacheProblem) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        if self.opening_saved.as_deref() == Some(key) && self.end_load(Page::Empty) {
+            effects = self.after_end();
+        }
+        self.notice = Some(problem.message().into());
+        self.saved.remove(key);
+        if self.current_key() == Some(key) {
+            self.saved_available = false;
+        }
+        effects.push(Effect::ForgetEntry(key.to_string()));
+        effects
+    }
+
+    /// "Forget saved traces" cleared the cache.
+    pub fn forgotten(&mut self, ok: bool) {
+        if !ok {
+            self.notice = Some("This browser did not let the page clear its saved traces.".into());
+            return;
+        }
+        let freed = self.saved.total_bytes();
+        self.saved = SavedList::default();
+        self.saved_available = false;
+        if self.keep_offer == KeepOffer::Kept {
+            self.keep_offer = KeepOffer::Hidden;
+        }
+        self.notice = Some(format!(
+            "Saved traces forgotten ({} freed): nothing is kept in this browser.",
+            crate::report::format::bytes(freed)
+        ));
     }
 
     /// What to store when the user keeps the results shown.

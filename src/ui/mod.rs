@@ -13,6 +13,7 @@ mod health;
 mod loader;
 mod report_panel;
 mod report_view;
+mod saved;
 mod shell;
 mod status;
 mod summary;
@@ -29,6 +30,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
 use crate::report::page_state::{decode_saved, Effect, PageState};
+use crate::report::saved::{CacheProblem, SavedEntry, SavedFile};
 use crate::table::query::EventQuery;
 use crate::worker::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 
@@ -107,7 +109,10 @@ fn run_effect(state: AppState, effect: Effect) {
             ensure_spare(state);
         }
         Effect::Post(request) => post_to(&WORKER, state, &request, &[]),
-        Effect::Save => keep(state),
+        Effect::Save => save_results(state),
+        Effect::ForgetEntry(key) => leptos::task::spawn_local(async move {
+            let _ = cache::forget(&key).await;
+        }),
     }
 }
 
@@ -126,7 +131,8 @@ struct WorkerHandle {
     /// The worker said `Ready` (its wasm is running and listens); before that, messages wait in
     /// `pending`, since a message that arrives before the worker's handler is installed is lost.
     ready: bool,
-    pending: Vec<js_sys::Array>,
+    /// Messages waiting for `Ready`, with what they transfer.
+    pending: Vec<(js_sys::Array, Option<js_sys::Array>)>,
 }
 
 type Slot = std::thread::LocalKey<RefCell<Option<WorkerHandle>>>;
@@ -142,6 +148,8 @@ thread_local! {
     static NEXT_WORKER_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
     /// The files of the last load started (a later comparison reads them again as its baseline).
     static LAST_FILES: RefCell<Vec<File>> = const { RefCell::new(Vec::new()) };
+    /// The files behind each cache key met in this page (the index entry names them).
+    static KEYED_FILES: RefCell<Vec<(String, Vec<SavedFile>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Which of the page's workers has this id.
@@ -183,12 +191,15 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
     });
     let worker = Worker::new("./worker_loader.js").map_err(|e| format!("{e:?}"))?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        // A string, or `[json, ArrayBuffer]` for a binary download.
+        // A string, or `[json, ArrayBuffer, ...]` for a binary download or the tables.
         let data = event.data();
-        let (text, buffer) = match data.as_string() {
-            Some(text) => (text, None),
+        let (text, buffers) = match data.as_string() {
+            Some(text) => (text, Vec::new()),
             None => match data.dyn_into::<js_sys::Array>() {
-                Ok(a) => (a.get(0).as_string().unwrap_or_default(), Some(a.get(1))),
+                Ok(a) => (
+                    a.get(0).as_string().unwrap_or_default(),
+                    a.iter().skip(1).collect::<Vec<_>>(),
+                ),
                 Err(_) => return,
             },
         };
@@ -196,8 +207,13 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
             Ok(FromWorker::DownloadBytes {
                 file_name, mime, ..
             }) => {
-                if let Some(buffer) = buffer {
-                    view::download_buffer(&buffer, &mime, &file_name);
+                if let Some(buffer) = buffers.first() {
+                    view::download_buffer(buffer, &mime, &file_name);
+                }
+            }
+            Ok(FromWorker::Tables { format, bytes }) => {
+                if role_of(id) == Role::Current {
+                    store_tables(state, format, bytes, buffers);
                 }
             }
             Ok(msg) => on_worker_message(state, role_of(id), msg),
@@ -289,17 +305,30 @@ fn ensure_spare(state: AppState) {
 }
 
 fn post_to(slot: &'static Slot, state: AppState, request: &ToWorker, files: &[File]) {
+    let parts: Vec<JsValue> = files.iter().map(JsValue::from).collect();
+    post_parts(slot, state, request, &parts, false);
+}
+
+/// Posts `[json(request), parts...]`; `transfer`: the parts (`ArrayBuffer`s) are moved, not copied.
+fn post_parts(
+    slot: &'static Slot,
+    state: AppState,
+    request: &ToWorker,
+    parts: &[JsValue],
+    transfer: bool,
+) {
     let message = js_sys::Array::new();
     message.push(&JsValue::from_str(
         &serde_json::to_string(request).unwrap_or_default(),
     ));
-    for f in files {
-        message.push(f);
+    for p in parts {
+        message.push(p);
     }
+    let moved = transfer.then(|| parts.iter().collect::<js_sys::Array>());
     let sent = slot.with(|w| match w.borrow_mut().as_mut() {
-        Some(h) if h.ready => h.worker.post_message(&message).is_ok(),
+        Some(h) if h.ready => send(&h.worker, &message, moved.as_ref()),
         Some(h) => {
-            h.pending.push(message);
+            h.pending.push((message, moved));
             true
         }
         None => false,
@@ -311,13 +340,22 @@ fn post_to(slot: &'static Slot, state: AppState, request: &ToWorker, files: &[Fi
     }
 }
 
+fn send(worker: &Worker, message: &js_sys::Array, transfer: Option<&js_sys::Array>) -> bool {
+    match transfer {
+        Some(t) => worker.post_message_with_transfer(message, t).is_ok(),
+        None => worker.post_message(message).is_ok(),
+    }
+}
+
 /// The worker in `slot` listens: send what waited for it.
 fn on_ready(slot: &'static Slot) -> bool {
     slot.with(|w| match w.borrow_mut().as_mut() {
         Some(h) => {
             h.ready = true;
             let pending = std::mem::take(&mut h.pending);
-            pending.iter().all(|m| h.worker.post_message(m).is_ok())
+            pending
+                .iter()
+                .all(|(m, moved)| send(&h.worker, m, moved.as_ref()))
         }
         None => true,
     })
@@ -359,6 +397,13 @@ fn on_loader_message(state: AppState, msg: FromWorker) {
             apply(state, PageState::nothing_loaded);
             hide_progress_if_shown(state);
         }
+        FromWorker::RestoreFailed { message } => {
+            web_sys::console::warn_1(&format!("saved trace unreadable: {message}").into());
+            state.progress.set(None);
+            if let Some(key) = state.page.with_untracked(|p| p.opening_saved.clone()) {
+                apply(state, |p| p.saved_broken(&key, CacheProblem::Corrupt));
+            }
+        }
         FromWorker::Loaded(set) => {
             state.progress.update(|p| {
                 if let Some(p) = p {
@@ -389,6 +434,12 @@ fn on_current_message(state: AppState, msg: FromWorker) {
             view::download(&csv, "text/csv", "profile-model-events.csv")
         }
         FromWorker::Error { message } => state.page.update(|p| p.request_failed(message)),
+        FromWorker::TablesFailed { message } => {
+            web_sys::console::warn_1(&format!("tables not stored: {message}").into());
+            if let Some(key) = state.page.with_untracked(PageState::tables_wanted) {
+                apply(state, |p| p.store_failed(&key, CacheProblem::NotPrepared));
+            }
+        }
         FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
         FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
         FromWorker::RankLanes(view) => state.page.update(|p| p.rank_lanes_answer(*view)),
@@ -435,7 +486,7 @@ pub fn start_compare(state: AppState, baseline: Vec<File>, candidate: Vec<File>)
     }
     let names: Vec<String> = b.iter().map(File::name).collect();
     let files: Vec<File> = b.into_iter().chain(c).collect();
-    let key = cache::key_of(&files);
+    let key = remember_files(&files);
     show_load_progress(state, &files);
     apply(state, |p| p.start_compare_load(Some(key), names));
     post_to(&LOADER, state, &ToWorker::Load, &files);
@@ -526,7 +577,7 @@ pub fn start_load(state: AppState, files: Vec<File>) {
         });
         return;
     }
-    let key = cache::key_of(&files);
+    let key = remember_files(&files);
     show_load_progress(state, &files);
     LAST_FILES.with(|l| *l.borrow_mut() = files.clone());
     apply(state, |p| p.start_load(Some(key.clone())));
@@ -544,47 +595,140 @@ pub fn cancel(state: AppState) {
     hide_progress_if_shown(state);
 }
 
-/// Stores the results shown now (only after the user said Keep).
+/// The cache key of these files; the files are remembered under it (the index entry names them).
+fn remember_files(files: &[File]) -> String {
+    let described = cache::files_of(files);
+    let key = crate::report::saved::key_of(&described);
+    KEYED_FILES.with(|k| {
+        let mut k = k.borrow_mut();
+        k.retain(|(old, _)| *old != key);
+        k.push((key.clone(), described));
+    });
+    key
+}
+
+/// The user said Keep: the results are stored, and the worker is asked for the tables.
 pub fn keep(state: AppState) {
+    apply(state, PageState::keep);
+}
+
+/// Tells the page that storing `key` failed (`e`: the browser's error).
+fn store_failed(state: AppState, key: &str, e: &JsValue) {
+    let problem = if cache::is_quota_error(e) {
+        CacheProblem::Quota
+    } else {
+        CacheProblem::Denied
+    };
+    apply(state, |p| p.store_failed(key, problem));
+}
+
+/// Stores the results shown now (only after the user said Keep).
+fn save_results(state: AppState) {
     let Some((key, saved)) = state.page.with_untracked(PageState::to_saved) else {
         return;
     };
     let Ok(json) = serde_json::to_string(&saved) else {
         return;
     };
-    state
-        .page
-        .update(|p| p.set_keep(crate::report::page_state::KeepOffer::Kept));
     leptos::task::spawn_local(async move {
         if let Err(e) = cache::put(&key, &json).await {
-            let text = if cache::is_quota_error(&e) {
-                "This browser's storage for this page is full, so the results were not saved; they stay \
-                 on screen. \"Forget saved traces\" below makes room."
-            } else {
-                "This browser did not let the page save the results; they stay on screen."
-            };
-            state.page.update(|p| {
-                p.notice = Some(text.into());
-                p.set_keep(crate::report::page_state::KeepOffer::Hidden);
-            });
+            store_failed(state, &key, &e);
         }
     });
 }
 
-/// The files being loaded or shown: their cache key.
-fn current_key(p: &PageState) -> Option<String> {
-    use crate::report::page_state::Page;
-    match &p.page {
-        Page::Loading { cache_key, .. } => cache_key.clone(),
-        _ => p.shown().and_then(|s| s.cache_key.clone()),
-    }
-}
-
-/// Shows the saved results of the files being loaded (and stops their load).
-pub fn show_saved(state: AppState) {
-    let Some(key) = state.page.with_untracked(current_key) else {
+/// The worker's tables (one `ArrayBuffer` per rank) arrived: stored with the index entry, when
+/// the trace shown is still the one kept.
+fn store_tables(state: AppState, format: u32, bytes: Vec<u64>, buffers: Vec<JsValue>) {
+    let Some(key) = state.page.with_untracked(PageState::tables_wanted) else {
         return;
     };
+    let files = KEYED_FILES
+        .with(|k| {
+            k.borrow()
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, f)| f.clone())
+        })
+        .unwrap_or_default();
+    let results_bytes = state
+        .page
+        .with_untracked(PageState::to_saved)
+        .and_then(|(_, saved)| serde_json::to_string(&saved).ok())
+        .map_or(0, |j| j.len() as u64);
+    let entry = SavedEntry {
+        key: key.clone(),
+        files,
+        saved_ms: js_sys::Date::now(),
+        table_bytes: bytes,
+        results_bytes,
+        format,
+    };
+    leptos::task::spawn_local(async move {
+        match cache::put_tables(&entry, &buffers).await {
+            Ok(()) => state.page.update(|p| p.stored(entry)),
+            Err(e) => store_failed(state, &key, &e),
+        }
+    });
+}
+
+/// Opens the saved trace of `key` without its file: its tables are read from this browser and a
+/// fresh worker rebuilds the set from them (the page then goes on as after a load).
+pub fn open_saved(state: AppState, key: String) {
+    let Some(entry) = state.page.with_untracked(|p| p.saved_tables(&key).cloned()) else {
+        apply(state, |p| p.open_saved(&key));
+        return;
+    };
+    leptos::task::spawn_local(async move {
+        let tables = cache::get_tables(&key, entry.rank_count()).await;
+        let buffers: Option<Vec<JsValue>> = tables.ok().and_then(|t| t.into_iter().collect());
+        let Some(buffers) = buffers else {
+            apply(state, |p| p.saved_broken(&key, CacheProblem::Missing));
+            return;
+        };
+        KEYED_FILES.with(|k| {
+            let mut k = k.borrow_mut();
+            k.retain(|(old, _)| *old != key);
+            k.push((key.clone(), entry.files.clone()));
+        });
+        state.progress.set(Some(Progress {
+            phase: Phase::Parsing,
+            bytes_done: 0,
+            bytes_total: entry.table_bytes.iter().sum(),
+            file_index: 0,
+            file_count: entry.files.len().max(1),
+            file: entry.names(),
+            mb_per_s: 0.0,
+        }));
+        apply(state, |p| p.open_saved(&key));
+        post_parts(
+            &LOADER,
+            state,
+            &ToWorker::Restore {
+                ranks: buffers.len(),
+            },
+            &buffers,
+            true,
+        );
+    });
+}
+
+/// Shows what is saved for the files being loaded (and stops their load): their tables when they
+/// were stored (the trace can then be explored), else the results.
+pub fn show_saved(state: AppState) {
+    let Some(key) = state
+        .page
+        .with_untracked(|p| p.current_key().map(String::from))
+    else {
+        return;
+    };
+    if state
+        .page
+        .with_untracked(|p| p.saved_tables(&key).is_some())
+    {
+        open_saved(state, key);
+        return;
+    }
     leptos::task::spawn_local(async move {
         let notice = match cache::get(&key).await {
             Ok(Some(json)) => match decode_saved(&json) {
@@ -601,21 +745,20 @@ pub fn show_saved(state: AppState) {
     });
 }
 
-/// Clears the cache.
+/// Reads the list of saved traces (the index only).
+fn list_saved(state: AppState) {
+    leptos::task::spawn_local(async move {
+        if let Ok(entries) = cache::list().await {
+            state.page.update(|p| p.saved_listed(entries));
+        }
+    });
+}
+
+/// Clears the cache: results, tables and index.
 pub fn forget_saved(state: AppState) {
     leptos::task::spawn_local(async move {
-        let text = match cache::clear().await {
-            Ok(()) => "Saved traces forgotten: nothing is kept in this browser.",
-            Err(_) => "This browser did not let the page clear its saved results.",
-        };
-        state.page.update(|p| {
-            use crate::report::page_state::KeepOffer;
-            p.saved_available = false;
-            if p.keep_offer == KeepOffer::Kept {
-                p.set_keep(KeepOffer::Hidden);
-            }
-            p.notice = Some(text.into());
-        });
+        let ok = cache::clear().await.is_ok();
+        state.page.update(|p| p.forgotten(ok));
     });
 }
 
@@ -629,6 +772,7 @@ pub fn mount() {
     leptos::mount::mount_to_body(|| {
         let state = AppState::new();
         ensure_spare(state);
+        list_saved(state);
         view::app(state)
     });
 }

@@ -218,7 +218,7 @@ fn KeepOfferView(
         }
         .into_any()),
         KeepOffer::Kept => Some(view! {
-            <span class="kept" id="kept">"Kept in this browser (results only, not the trace)."</span>
+            <span class="kept" id="kept">"Kept in this browser: the results and the tables, to open again without the file."</span>
         }
         .into_any()),
         KeepOffer::Hidden | KeepOffer::Declined => None,

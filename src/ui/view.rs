@@ -49,6 +49,7 @@ pub fn app(state: AppState) -> impl IntoView {
             <LoadProgress state/>
             <Errors state/>
             <Offers state/>
+            <super::saved::SavedTraces state/>
             <super::compare::RunsOffer state=state/>
             {move || (started.get() && !has_results.get()).then(|| view! { <SummaryPanel state/> })}
             {move || has_results.get().then(|| results(state))}
@@ -59,6 +60,7 @@ pub fn app(state: AppState) -> impl IntoView {
                 <button id="forget-saved" class="link" on:click=move |_| super::forget_saved(state)>
                     "Forget saved traces"
                 </button>
+                <super::saved::SavedBytes state/>
             </p>
         </footer>
     }

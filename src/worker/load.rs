@@ -99,11 +99,7 @@ impl Loaded {
 
 /// Starts loading `files` (replacing any load in progress or loaded set).
 pub fn load(files: Vec<File>) {
-    LOADED.with(|l| *l.borrow_mut() = None);
-    ANALYSES.with(|a| *a.borrow_mut() = [None, None]);
-    TIMELINES.with(|t| t.borrow_mut().clear());
-    BUSY.with(|b| b.borrow_mut().clear());
-    JOB.with(|j| *j.borrow_mut() = None);
+    forget_set();
     if files.is_empty() {
         post(&FromWorker::NothingLoaded);
         return;
@@ -113,6 +109,15 @@ pub fn load(files: Vec<File>) {
     } else {
         load_in_worker(files);
     }
+}
+
+/// Drops the loaded set, what was computed from it and any load in progress.
+pub(super) fn forget_set() {
+    LOADED.with(|l| *l.borrow_mut() = None);
+    ANALYSES.with(|a| *a.borrow_mut() = [None, None]);
+    TIMELINES.with(|t| t.borrow_mut().clear());
+    BUSY.with(|b| b.borrow_mut().clear());
+    JOB.with(|j| *j.borrow_mut() = None);
 }
 
 // ---- the split load: a reader worker reads and inflates, this worker parses ----
@@ -490,6 +495,19 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
             .chain(skipped.into_iter().map(Err))
             .collect(),
     );
+    let loaded = keep_set(set, &times, meter.started_ms, read_mode);
+    meter.post(Phase::Done, last, "", 0);
+    post(&FromWorker::Loaded(loaded));
+}
+
+/// Keeps `set` as the loaded set; returns its summaries for the page (`times`: each file's load
+/// time, ms).
+pub(super) fn keep_set(
+    set: TraceSet,
+    times: &[(String, f64)],
+    started_ms: f64,
+    read_mode: &str,
+) -> LoadedSet {
     let ranks = set
         .ranks
         .iter()
@@ -507,14 +525,13 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
     let loaded = LoadedSet {
         ranks,
         notes: set.notes.clone(),
-        load_ms: js_sys::Date::now() - meter.started_ms,
+        load_ms: js_sys::Date::now() - started_ms,
         read_mode: read_mode.to_string(),
         worker_memory_bytes: wasm_memory_bytes(),
         runs: set.runs_split(),
     };
     LOADED.with(|l| *l.borrow_mut() = Some(set));
-    meter.post(Phase::Done, last, "", 0);
-    post(&FromWorker::Loaded(loaded));
+    loaded
 }
 
 /// Size of this worker's WebAssembly memory, bytes.

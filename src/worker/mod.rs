@@ -9,6 +9,8 @@ mod load;
 pub mod protocol;
 #[cfg(target_arch = "wasm32")]
 mod reader;
+#[cfg(target_arch = "wasm32")]
+mod saved;
 
 #[cfg(target_arch = "wasm32")]
 use std::cell::RefCell;
@@ -204,6 +206,8 @@ fn on_message(event: MessageEvent) {
         ToWorker::Views => with_set(|set| FromWorker::Views {
             views: crate::analysis::views::all_views(set),
         }),
+        ToWorker::StoreTables => saved::store_tables(),
+        ToWorker::Restore { .. } => saved::restore(array.iter().skip(1).collect()),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)

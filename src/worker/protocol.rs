@@ -69,6 +69,13 @@ pub enum ToWorker {
     EventDetails { rank_index: usize, row: u32 },
     /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank.
     Views,
+    /// Each rank's table as bytes for this browser's cache (the user said Keep): answered by
+    /// [`FromWorker::Tables`], one `ArrayBuffer` per rank transferred.
+    StoreTables,
+    /// Rebuild the set from saved tables: the message is `[json, ArrayBuffer, ...]`, one buffer per
+    /// rank (transferred). Answered as a load is ([`FromWorker::Loaded`]), or by
+    /// [`FromWorker::RestoreFailed`].
+    Restore { ranks: usize },
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
     /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
     Read { job: u32 },
@@ -273,6 +280,20 @@ pub enum FromWorker {
         file_name: String,
         mime: String,
         bytes: u64,
+    },
+    /// Each rank's table for the cache: the message is `[json, ArrayBuffer, ...]`, one buffer (of
+    /// `bytes[i]` bytes) per rank, transferred; `format` is the tables' storage format.
+    Tables {
+        format: u32,
+        bytes: Vec<u64>,
+    },
+    /// The tables could not be prepared for the cache.
+    TablesFailed {
+        message: String,
+    },
+    /// Saved tables could not be read back ([`ToWorker::Restore`]).
+    RestoreFailed {
+        message: String,
     },
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
