@@ -120,7 +120,7 @@ pub struct RankAttribution {
     /// GPU window: first start to last end of the selected device rows.
     pub window_ns: i64,
     pub idle_ns: i64,
-    pub by_cause_ns: [i64; 10],
+    pub by_cause_ns: [i64; IdleCause::ALL.len()],
     /// Gaps ended by work launched after the gap began (the host was late).
     pub dispatch_gaps: u64,
     /// (cause, op name) → host time during that cause's pieces.

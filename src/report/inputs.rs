@@ -40,7 +40,7 @@ pub struct TimeFigures {
     /// `window - busy`.
     pub idle_ns: i64,
     /// The idle time by cause ([`IdleCause`] order); sums to `idle_ns`.
-    pub idle_by_cause_ns: [i64; 10],
+    pub idle_by_cause_ns: [i64; IdleCause::ALL.len()],
 }
 
 impl TimeFigures {

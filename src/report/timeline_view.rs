@@ -51,10 +51,13 @@ pub fn visible_idle(pieces: &[(i64, i64, IdleCause)], req: &TimelineRequest) -> 
     let px_ns = (end - start) as f64 / req.width_px.max(1) as f64;
     let first = pieces.partition_point(|p| p.1 <= start);
     let mut out: Vec<IdleSpan> = Vec::new();
-    let mut pixel: Option<(i64, [i64; 9])> = None;
-    let flush = |pixel: &mut Option<(i64, [i64; 9])>, out: &mut Vec<IdleSpan>| {
+    let mut pixel: Option<(i64, [i64; IdleCause::ALL.len()])> = None;
+    let flush = |pixel: &mut Option<(i64, [i64; IdleCause::ALL.len()])>,
+                 out: &mut Vec<IdleSpan>| {
         if let Some((px, by)) = pixel.take() {
-            let best = (0..9).max_by_key(|&i| by[i]).unwrap_or(0);
+            let best = (0..IdleCause::ALL.len())
+                .max_by_key(|&i| by[i])
+                .unwrap_or(0);
             let s = start + (px as f64 * px_ns) as i64;
             out.push(IdleSpan {
                 start_ns: s,
@@ -78,7 +81,7 @@ pub fn visible_idle(pieces: &[(i64, i64, IdleCause)], req: &TimelineRequest) -> 
         if pixel.is_some_and(|(p, _)| p != px) {
             flush(&mut pixel, &mut out);
         }
-        let (_, by) = pixel.get_or_insert((px, [0; 9]));
+        let (_, by) = pixel.get_or_insert((px, [0; IdleCause::ALL.len()]));
         by[cause.index()] += ce - cs;
     }
     flush(&mut pixel, &mut out);
@@ -380,6 +383,23 @@ pub fn parse_hash(hash: &str) -> Option<(usize, Viewport)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_idle_cause_can_win_a_pixel() {
+        // Per cause: a 10 ns piece of it (wins) beside a 2 ns piece of another, in one 100 ns pixel.
+        for (i, &cause) in IdleCause::ALL.iter().enumerate() {
+            let other = IdleCause::ALL[(i + 1) % IdleCause::ALL.len()];
+            let pieces = [(1000, 1002, other), (1010, 1020, cause)];
+            let req = TimelineRequest {
+                start_ns: 1000,
+                end_ns: 2000,
+                width_px: 10,
+            };
+            let spans = visible_idle(&pieces, &req);
+            assert_eq!(spans.len(), 1, "{cause}: {spans:?}");
+            assert_eq!(spans[0].cause, cause);
+        }
+    }
 
     #[test]
     fn idle_pieces_are_clipped_and_narrow_ones_merged_per_pixel() {
