@@ -27,7 +27,7 @@ pub struct KernelRow {
 }
 
 /// The quick summary shown first. Figure names match the page's `data-metric` attributes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Entries of `traceEvents` (every phase, metadata included).
     pub events: u64,

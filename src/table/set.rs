@@ -55,6 +55,34 @@ pub struct TraceSet {
     pub skipped: Vec<SkippedFile>,
 }
 
+/// What the ranks of a set (rank, file; in load order) call for: each file of a rank seen before,
+/// then the ranks missing between the lowest and the highest (when fewer than 64).
+pub fn rank_notes(ranks: &[(i64, String)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut used = std::collections::BTreeSet::new();
+    for (rank, file) in ranks {
+        if !used.insert(*rank) {
+            notes.push(format!(
+                "rank {rank} appears in more than one file ({file} is one); both are kept"
+            ));
+        }
+    }
+    if ranks.len() > 1 {
+        let lo = used.first().copied().unwrap_or(0);
+        let hi = used.last().copied().unwrap_or(0);
+        let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
+        if !missing.is_empty() && missing.len() < 64 {
+            notes.push(format!("ranks missing between {lo} and {hi}: {missing:?}"));
+        }
+    }
+    notes
+}
+
+/// The note for a file that could not be loaded.
+pub fn skipped_note(file: &str, reason: &str) -> String {
+    format!("{file} was not loaded, so its rank is missing from every figure: {reason}")
+}
+
 /// The rank a file name names: `rank-3`, `rank3`, `rank_3`, `worker3` (case-insensitive).
 pub fn rank_from_file_name(name: &str) -> Option<i64> {
     let lower = name.to_ascii_lowercase();
@@ -78,10 +106,18 @@ impl TraceSet {
     /// Builds the set from tables in load order: rank from `distributedInfo.rank`, else the file name,
     /// else the load order. Duplicate ranks are kept (both), counted and reported.
     pub fn from_tables(tables: Vec<TraceTable>) -> TraceSet {
+        let several = tables.len() > 1;
+        TraceSet::from_tables_at(tables.into_iter().enumerate().collect(), several)
+    }
+
+    /// [`TraceSet::from_tables`] for tables given with their place in a larger load (a shard of a
+    /// split set): a rank with no number takes that place; `several`: the whole load has more than
+    /// one file. Duplicates are found among these tables only.
+    pub fn from_tables_at(tables: Vec<(usize, TraceTable)>, several: bool) -> TraceSet {
         let mut set = TraceSet::default();
         let mut used = std::collections::BTreeSet::new();
-        let several = tables.len() > 1;
-        for (i, mut table) in tables.into_iter().enumerate() {
+        let mut ids = Vec::with_capacity(tables.len());
+        for (i, mut table) in tables {
             let (rank, source) = match table.metadata.rank {
                 Some(r) => (r, "distributedInfo"),
                 None => match rank_from_file_name(&table.file) {
@@ -101,10 +137,8 @@ impl TraceSet {
                 table.diagnostics.add(DiagnosticKind::DuplicateRank, || {
                     format!("rank {rank} in {file}")
                 });
-                set.notes.push(format!(
-                    "rank {rank} appears in more than one file ({file} is one); both are kept"
-                ));
             }
+            ids.push((rank, table.file.clone()));
             set.ranks.push(RankTrace {
                 rank,
                 rank_source: source,
@@ -113,15 +147,7 @@ impl TraceSet {
         }
         // Stable: files of the same rank stay in load order.
         set.ranks.sort_by_key(|r| r.rank);
-        if set.ranks.len() > 1 {
-            let lo = set.ranks.first().map_or(0, |r| r.rank);
-            let hi = set.ranks.last().map_or(0, |r| r.rank);
-            let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
-            if !missing.is_empty() && missing.len() < 64 {
-                set.notes
-                    .push(format!("ranks missing between {lo} and {hi}: {missing:?}"));
-            }
-        }
+        set.notes = rank_notes(&ids);
         set
     }
 
@@ -136,12 +162,20 @@ impl TraceSet {
                 Err(e) => failed.push(SkippedFile::of(&e)),
             }
         }
-        let mut set = TraceSet::from_tables(tables);
+        let several = tables.len() > 1;
+        TraceSet::from_loads_at(tables.into_iter().enumerate().collect(), failed, several)
+    }
+
+    /// [`TraceSet::from_loads`] for tables given with their place in a larger load (see
+    /// [`TraceSet::from_tables_at`]).
+    pub fn from_loads_at(
+        tables: Vec<(usize, TraceTable)>,
+        failed: Vec<SkippedFile>,
+        several: bool,
+    ) -> TraceSet {
+        let mut set = TraceSet::from_tables_at(tables, several);
         for f in &failed {
-            set.notes.push(format!(
-                "{} was not loaded, so its rank is missing from every figure: {}",
-                f.file, f.reason
-            ));
+            set.notes.push(skipped_note(&f.file, &f.reason));
         }
         set.skipped = failed;
         set

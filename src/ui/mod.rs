@@ -489,7 +489,7 @@ pub fn start_compare(state: AppState, baseline: Vec<File>, candidate: Vec<File>)
     let key = remember_files(&files);
     show_load_progress(state, &files);
     apply(state, |p| p.start_compare_load(Some(key), names));
-    post_to(&LOADER, state, &ToWorker::Load, &files);
+    post_to(&LOADER, state, &load_request(), &files);
 }
 
 /// Compares the trace loaded last (the baseline, read again) with `candidate`.
@@ -520,6 +520,7 @@ fn show_load_progress(state: AppState, files: &[File]) {
         file_count: files.len(),
         file: files[0].name(),
         mb_per_s: 0.0,
+        files: Vec::new(),
     }));
 }
 
@@ -581,12 +582,30 @@ pub fn start_load(state: AppState, files: Vec<File>) {
     show_load_progress(state, &files);
     LAST_FILES.with(|l| *l.borrow_mut() = files.clone());
     apply(state, |p| p.start_load(Some(key.clone())));
-    post_to(&LOADER, state, &ToWorker::Load, &files);
+    post_to(&LOADER, state, &load_request(), &files);
     leptos::task::spawn_local(async move {
         if let Ok(Some(_)) = cache::get(&key).await {
             state.page.update(|p| p.saved_found(&key));
         }
     });
+}
+
+/// A load, split over at most `?ranks-per-worker=N` ranks per worker when the page's address
+/// says so (otherwise the worker splits by size alone).
+fn load_request() -> ToWorker {
+    let ranks_per_worker = web_sys::window()
+        .and_then(|w| w.location().search().ok())
+        .and_then(|q| {
+            q.trim_start_matches('?')
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("ranks-per-worker=")?.parse().ok())
+        });
+    ToWorker::Load {
+        plan: crate::worker::shard_plan::LoadPlan {
+            ranks_per_worker,
+            shard_of: None,
+        },
+    }
 }
 
 /// Stops the load at once: its worker is terminated; the one before stays.
@@ -699,6 +718,7 @@ pub fn open_saved(state: AppState, key: String) {
             file_count: entry.files.len().max(1),
             file: entry.names(),
             mb_per_s: 0.0,
+            files: Vec::new(),
         }));
         apply(state, |p| p.open_saved(&key));
         post_parts(

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use super::AppState;
 use crate::report::format;
 use crate::report::page_state::{needs_file_text, Detached, KeepOffer, Page, PageState};
-use crate::worker::protocol::{Phase, Progress};
+use crate::worker::protocol::{FileProgress, Phase, Progress};
 
 /// The progress of the load, shown from when a load starts.
 #[component]
@@ -116,7 +116,61 @@ fn ProgressBlock(
                 </button>
             </div>
             <div class="bar"><div class="fill" style=width></div></div>
+            <FilesProgress progress=progress/>
         </div>
+    }
+}
+
+/// "8 ranks over 4 workers", when a split load reads its files in several workers.
+fn workers_text(files: &[FileProgress]) -> String {
+    let workers = files.iter().map(|f| f.worker).max().map_or(1, |w| w + 1);
+    if workers > 1 {
+        format!("{} files over {workers} workers", files.len())
+    } else {
+        String::new()
+    }
+}
+
+/// One small bar per file (per rank) while several load.
+#[component]
+fn FilesProgress(#[prop(into)] progress: Signal<Option<Progress>>) -> impl IntoView {
+    let files = move || progress.with(|p| p.as_ref().map(|p| p.files.clone()).unwrap_or_default());
+    move || {
+        let files = files();
+        (files.len() > 1).then(|| {
+            let workers = workers_text(&files);
+            let bars = files
+                .into_iter()
+                .map(|f| {
+                    let pct = if f.bytes_total > 0 {
+                        (f.bytes_done as f64 / f.bytes_total as f64 * 100.0).min(100.0)
+                    } else {
+                        100.0
+                    };
+                    let title = format!(
+                        "{}: {} of {} (worker {})",
+                        f.file,
+                        format::bytes(f.bytes_done),
+                        format::bytes(f.bytes_total),
+                        f.worker + 1
+                    );
+                    view! {
+                        <div class="file-bar" title=title data-file=f.file.clone()
+                            data-bytes-done=f.bytes_done.to_string()
+                            data-bytes-total=f.bytes_total.to_string()
+                            data-worker=f.worker.to_string()>
+                            <div class="fill" style=format!("width: {pct:.1}%")></div>
+                        </div>
+                    }
+                })
+                .collect_view();
+            view! {
+                <div class="files-progress" data-metric="files-progress">
+                    <span class="muted workers">{workers}</span>
+                    <div class="file-bars">{bars}</div>
+                </div>
+            }
+        })
     }
 }
 

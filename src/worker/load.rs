@@ -11,10 +11,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, FileReaderSync, MessageEvent, Worker, WorkerOptions};
 
-use super::protocol::{FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, ToWorker};
+use super::protocol::{
+    FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, ShardOf, ToWorker,
+};
 use super::{post, ANALYSES, BUSY, LOADED, TIMELINES};
 use crate::analysis::summary::summarize;
-use crate::table::{TraceLoader, TraceSet, TraceTable};
+use crate::table::{SkippedFile, TraceLoader, TraceSet, TraceTable};
 use crate::trace::{LoadError, LoadErrorKind};
 
 /// Bytes read from a `File` at a time (in-worker read).
@@ -32,6 +34,8 @@ struct Meter {
     bytes_total: u64,
     bytes_before_file: u64,
     file_count: usize,
+    /// Each file's name and bytes (for the progress per file).
+    sizes: Vec<(String, u64)>,
 }
 
 impl Meter {
@@ -42,6 +46,7 @@ impl Meter {
             bytes_total: files.iter().map(|f| f.size() as u64).sum(),
             bytes_before_file: 0,
             file_count: files.len(),
+            sizes: files.iter().map(|f| (f.name(), f.size() as u64)).collect(),
         }
     }
 
@@ -50,7 +55,7 @@ impl Meter {
         self.last_post_ms = now;
         let bytes_done = self.bytes_before_file + file_done;
         let secs = ((now - self.started_ms) / 1000.0).max(1e-3);
-        post(&FromWorker::Progress(Progress {
+        let mut progress = Progress {
             phase,
             bytes_done,
             bytes_total: self.bytes_total,
@@ -58,7 +63,12 @@ impl Meter {
             file_count: self.file_count,
             file: file.to_string(),
             mb_per_s: bytes_done as f64 / 1e6 / secs,
-        }));
+            files: Vec::new(),
+        };
+        if self.sizes.len() > 1 {
+            progress.files = super::shard_plan::files_progress(&self.sizes, &progress, 0);
+        }
+        post(&FromWorker::Progress(progress));
     }
 
     fn due(&self) -> bool {
@@ -69,19 +79,20 @@ impl Meter {
 /// The tables loaded so far and how long each took.
 #[derive(Default)]
 struct Loaded {
-    tables: Vec<TraceTable>,
+    /// Each table with its file's index in the load.
+    tables: Vec<(usize, TraceTable)>,
     times: Vec<(String, f64)>,
     /// Files that could not be loaded (the others are kept).
     skipped: Vec<LoadError>,
 }
 
 impl Loaded {
-    fn add(&mut self, started_ms: f64, result: Result<TraceTable, LoadError>) {
+    fn add(&mut self, index: usize, started_ms: f64, result: Result<TraceTable, LoadError>) {
         match result {
             Ok(table) => {
                 self.times
                     .push((table.file.clone(), js_sys::Date::now() - started_ms));
-                self.tables.push(table);
+                self.tables.push((index, table));
             }
             Err(e) => self.skip(e),
         }
@@ -98,8 +109,9 @@ impl Loaded {
 }
 
 /// Starts loading `files` (replacing any load in progress or loaded set).
-pub fn load(files: Vec<File>) {
+pub fn load(files: Vec<File>, shard_of: Option<ShardOf>) {
     forget_set();
+    SHARD_OF.with(|s| *s.borrow_mut() = shard_of);
     if files.is_empty() {
         post(&FromWorker::NothingLoaded);
         return;
@@ -157,6 +169,8 @@ thread_local! {
     static READER: RefCell<Option<ReaderHandle>> = const { RefCell::new(None) };
     static JOB: RefCell<Option<SplitJob>> = const { RefCell::new(None) };
     static NEXT_JOB: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+    /// This worker loads a shard of a split set: its files' places in the whole load.
+    static SHARD_OF: RefCell<Option<ShardOf>> = const { RefCell::new(None) };
 }
 
 /// Starts the reader worker (if it is not running yet).
@@ -374,7 +388,7 @@ impl SplitJob {
                 let f = self.current.take().expect("the file just started");
                 if !f.failed {
                     let r = f.loader.finish_text(gzip, raw_bytes, gzip_end);
-                    self.loaded.add(f.started_ms, r);
+                    self.loaded.add(file_index, f.started_ms, r);
                 }
                 self.meter.bytes_before_file += self.files[file_index].size() as u64;
                 file_index + 1 >= self.files.len()
@@ -428,7 +442,7 @@ fn load_in_worker(files: Vec<File>) {
         meter.post(Phase::Reading, index, &name, 0);
         let started = js_sys::Date::now();
         let r = load_file(file, index, &mut meter);
-        loaded.add(started, r);
+        loaded.add(index, started, r);
         meter.bytes_before_file += file.size() as u64;
     }
     finish_load(meter, loaded, files.len(), "in-worker");
@@ -488,13 +502,20 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
         times,
         skipped,
     } = loaded;
-    let set = TraceSet::from_loads(
-        tables
-            .into_iter()
-            .map(Ok)
-            .chain(skipped.into_iter().map(Err))
-            .collect(),
-    );
+    let skipped = skipped.iter().map(SkippedFile::of).collect();
+    let set = match SHARD_OF.with(|s| s.borrow().clone()) {
+        Some(shard) => {
+            let at = |i: usize| shard.load_indexes.get(i).copied().unwrap_or(i);
+            let tables = tables.into_iter().map(|(i, t)| (at(i), t)).collect();
+            TraceSet::from_loads_at(tables, skipped, shard.file_count > 1)
+        }
+        None => {
+            let several = tables.len() > 1;
+            // Load order among the files that loaded, as `TraceSet::from_loads` numbers them.
+            let tables = tables.into_iter().map(|(_, t)| t).enumerate().collect();
+            TraceSet::from_loads_at(tables, skipped, several)
+        }
+    };
     let loaded = keep_set(set, &times, meter.started_ms, read_mode);
     meter.post(Phase::Done, last, "", 0);
     post(&FromWorker::Loaded(loaded));
@@ -529,6 +550,8 @@ pub(super) fn keep_set(
         read_mode: read_mode.to_string(),
         worker_memory_bytes: wasm_memory_bytes(),
         runs: set.runs_split(),
+        worker_memory: Vec::new(),
+        skipped: set.skipped.clone(),
     };
     LOADED.with(|l| *l.borrow_mut() = Some(set));
     loaded

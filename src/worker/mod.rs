@@ -11,6 +11,11 @@ pub mod protocol;
 mod reader;
 #[cfg(target_arch = "wasm32")]
 mod saved;
+pub mod shard_plan;
+#[cfg(target_arch = "wasm32")]
+mod shard_answers;
+#[cfg(target_arch = "wasm32")]
+mod shards;
 
 #[cfg(target_arch = "wasm32")]
 use std::cell::RefCell;
@@ -49,6 +54,8 @@ thread_local! {
     static TIMELINES: RefCell<Vec<Option<RankTimeline>>> = const { RefCell::new(Vec::new()) };
     /// Every rank's GPU busy index (the timeline's rank lanes), built when first asked for.
     static BUSY: RefCell<Vec<crate::analysis::rank_lanes::BusyIndex>> = const { RefCell::new(Vec::new()) };
+    /// While a shard answers its coordinator's [`ToWorker::Part`]: its id (what is posted is wrapped).
+    static ANSWERING_PART: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
 /// Milliseconds from the worker's high-resolution clock.
@@ -97,10 +104,40 @@ fn scope() -> DedicatedWorkerGlobalScope {
 
 #[cfg(target_arch = "wasm32")]
 fn post(msg: &FromWorker) {
-    let text = serde_json::to_string(msg).unwrap_or_else(|e| {
+    let _ = scope().post_message(&JsValue::from_str(&encode(msg)));
+}
+
+/// A message as JSON, wrapped in [`FromWorker::Part`] while a shard answers its coordinator.
+#[cfg(target_arch = "wasm32")]
+fn encode(msg: &FromWorker) -> String {
+    let wrapped;
+    let msg = match ANSWERING_PART.with(|a| a.get()) {
+        Some(id) => {
+            wrapped = FromWorker::Part {
+                id,
+                message: Box::new(msg.clone()),
+            };
+            &wrapped
+        }
+        None => msg,
+    };
+    serde_json::to_string(msg).unwrap_or_else(|e| {
         format!("{{\"type\":\"Error\",\"message\":\"cannot encode a message: {e}\"}}")
-    });
-    let _ = scope().post_message(&JsValue::from_str(&text));
+    })
+}
+
+/// Posts `[json(msg), buffers...]`, the buffers transferred, not copied; false when it failed.
+#[cfg(target_arch = "wasm32")]
+fn post_with_buffers(msg: &FromWorker, buffers: &[js_sys::ArrayBuffer]) -> bool {
+    let message = js_sys::Array::of1(&JsValue::from_str(&encode(msg)));
+    let transfer = js_sys::Array::new();
+    for b in buffers {
+        message.push(b);
+        transfer.push(b);
+    }
+    scope()
+        .post_message_with_transfer(&message, &transfer)
+        .is_ok()
 }
 
 /// Starts the worker: installs the message handler and says it is ready.
@@ -139,15 +176,43 @@ fn on_message(event: MessageEvent) {
             return;
         }
     };
+    handle(request, &array);
+}
+
+/// Serves one request (`array`: the message, with its files or buffers after the request). A set
+/// split over shard workers is served by them ([`shards`]).
+#[cfg(target_arch = "wasm32")]
+fn handle(request: ToWorker, array: &js_sys::Array) {
+    let request = match shards::serve(request) {
+        Some(r) => r,
+        None => return,
+    };
     match request {
-        ToWorker::Load => {
+        ToWorker::Load { plan } => {
             let files: Vec<File> = array
                 .iter()
                 .skip(1)
                 .filter_map(|v| v.dyn_into::<File>().ok())
                 .collect();
-            load::load(files);
+            if !shards::start(&files, &plan) {
+                load::load(files, plan.shard_of);
+            }
         }
+        ToWorker::Part { id, request } => {
+            ANSWERING_PART.with(|a| a.set(Some(id)));
+            handle(*request, array);
+            ANSWERING_PART.with(|a| a.set(None));
+        }
+        ToWorker::ContextParts => with_set(|set| FromWorker::ContextParts {
+            parts: crate::report::gather_parts::context_parts(set),
+        }),
+        ToWorker::GatherParts { context } => with_set(|set| FromWorker::GatherParts {
+            parts: crate::report::gather_parts::gather_parts(
+                set,
+                &context,
+                &AnalysisOptions::default(),
+            ),
+        }),
         ToWorker::Read { job } => {
             let files: Vec<File> = array
                 .iter()
@@ -261,13 +326,8 @@ fn export_table(format: crate::export::ExportFormat, columns: &[String], redact:
 /// Posts `[json(msg), ArrayBuffer]`, the buffer transferred to the page.
 #[cfg(target_arch = "wasm32")]
 fn post_bytes(msg: &FromWorker, bytes: &[u8]) {
-    let text = serde_json::to_string(msg).unwrap_or_default();
     let buffer = js_sys::Uint8Array::from(bytes).buffer();
-    let message = js_sys::Array::of2(&JsValue::from_str(&text), &buffer);
-    if scope()
-        .post_message_with_transfer(&message, &js_sys::Array::of1(&buffer))
-        .is_err()
-    {
+    if !post_with_buffers(msg, &[buffer]) {
         post(&FromWorker::Error {
             message: "the worker could not send the file to the page".into(),
         });

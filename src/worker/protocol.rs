@@ -9,17 +9,25 @@ use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::summary::Summary;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::export::ExportFormat;
+use crate::report::context::TraceContext;
 use crate::report::diagnosis::DiagnosisReport;
+use crate::report::gather_parts::{RankContextPart, RankGatherPart};
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
+
+pub use super::shard_plan::{LoadPlan, ShardOf};
 
 /// What the page asks the worker to do.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "type")]
 pub enum ToWorker {
-    /// Load the `File`s that follow in the message (one per rank) and keep the set.
-    Load,
+    /// Load the `File`s that follow in the message (one per rank) and keep the set; a big set is
+    /// split over shard workers ([`super::shard_plan::plan`]).
+    Load {
+        #[serde(default)]
+        plan: LoadPlan,
+    },
     /// Run every analysis of the kept set (`analyze_all`), in HTA 0.5.0-compatible mode when asked.
     Analyze {
         #[serde(default)]
@@ -76,6 +84,13 @@ pub enum ToWorker {
     /// rank (transferred). Answered as a load is ([`FromWorker::Loaded`]), or by
     /// [`FromWorker::RestoreFailed`].
     Restore { ranks: usize },
+    /// (Coordinator → shard.) Run `request` and answer with [`FromWorker::Part`] tagged `id`.
+    Part { id: u64, request: Box<ToWorker> },
+    /// (Coordinator → shard.) What each rank adds to the report's context: [`FromWorker::ContextParts`].
+    ContextParts,
+    /// (Coordinator → shard.) Each rank's report figures over the window `context` chose:
+    /// [`FromWorker::GatherParts`].
+    GatherParts { context: Box<TraceContext> },
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
     /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
     Read { job: u32 },
@@ -178,6 +193,20 @@ pub struct Progress {
     pub file: String,
     /// Raw MB (10^6 bytes) per second since the load started.
     pub mb_per_s: f64,
+    /// Each file's progress, in load order (when there are several).
+    #[serde(default)]
+    pub files: Vec<FileProgress>,
+}
+
+/// How far one file (one rank) of a load has come.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileProgress {
+    pub file: String,
+    /// Raw file bytes read so far.
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+    /// The worker that reads it (0 unless the set is split over several).
+    pub worker: usize,
 }
 
 /// One loaded rank: its quick summary, trace health and where it came from.
@@ -216,6 +245,13 @@ pub struct LoadedSet {
     /// The files look like two separate runs, not ranks of one job: how to compare them.
     #[serde(default)]
     pub runs: Option<crate::table::RunsSplit>,
+    /// When the set is split over shard workers: each one's memory, bytes (their sum is
+    /// `worker_memory_bytes`).
+    #[serde(default)]
+    pub worker_memory: Vec<u64>,
+    /// Files given that could not be loaded (each also has a note).
+    #[serde(default)]
+    pub skipped: Vec<crate::table::SkippedFile>,
 }
 
 /// What the worker tells the page.
@@ -299,4 +335,10 @@ pub enum FromWorker {
     Error {
         message: String,
     },
+    /// (Shard → coordinator.) The answer to [`ToWorker::Part`] `id` (buffers, if any, follow).
+    Part { id: u64, message: Box<FromWorker> },
+    /// (Shard → coordinator.) Each rank's part of the report's context, in the shard's rank order.
+    ContextParts { parts: Vec<RankContextPart> },
+    /// (Shard → coordinator.) Each rank's report figures, in the shard's rank order.
+    GatherParts { parts: Vec<RankGatherPart> },
 }

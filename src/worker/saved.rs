@@ -5,7 +5,7 @@ use wasm_bindgen::prelude::*;
 
 use super::load::{forget_set, keep_set};
 use super::protocol::FromWorker;
-use super::{post, scope, LOADED};
+use super::{post, post_with_buffers, LOADED};
 use crate::table::store::{table_from_ipc, table_to_ipc, STORE_FORMAT};
 use crate::table::TraceSet;
 
@@ -27,19 +27,11 @@ pub fn store_tables() {
         format: STORE_FORMAT,
         bytes: tables.iter().map(|t| t.len() as u64).collect(),
     };
-    let message = js_sys::Array::of1(&JsValue::from_str(
-        &serde_json::to_string(&msg).unwrap_or_default(),
-    ));
-    let transfer = js_sys::Array::new();
-    for t in tables {
-        let buffer = js_sys::Uint8Array::from(t.as_slice()).buffer();
-        message.push(&buffer);
-        transfer.push(&buffer);
-    }
-    if scope()
-        .post_message_with_transfer(&message, &transfer)
-        .is_err()
-    {
+    let buffers: Vec<js_sys::ArrayBuffer> = tables
+        .iter()
+        .map(|t| js_sys::Uint8Array::from(t.as_slice()).buffer())
+        .collect();
+    if !post_with_buffers(&msg, &buffers) {
         post(&FromWorker::TablesFailed {
             message: "the worker could not send the tables to the page".into(),
         });
