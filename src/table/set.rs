@@ -74,6 +74,23 @@ pub fn rank_from_file_name(name: &str) -> Option<i64> {
     None
 }
 
+/// The start of [`missing_ranks_note`]'s text.
+pub const MISSING_RANKS: &str = "ranks missing between ";
+
+/// The set's note on the ranks missing between its lowest and highest (`ranks` ascending; none
+/// with fewer than two ranks, none missing, or 64 and more missing).
+pub fn missing_ranks_note(ranks: &[i64]) -> Option<String> {
+    if ranks.len() < 2 {
+        return None;
+    }
+    let lo = ranks[0];
+    let hi = ranks[ranks.len() - 1];
+    let used: std::collections::BTreeSet<i64> = ranks.iter().copied().collect();
+    let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
+    (!missing.is_empty() && missing.len() < 64)
+        .then(|| format!("{MISSING_RANKS}{lo} and {hi}: {missing:?}"))
+}
+
 impl TraceSet {
     /// Builds the set from tables in load order: rank from `distributedInfo.rank`, else the file name,
     /// else the load order. Duplicate ranks are kept (both), counted and reported.
@@ -113,15 +130,8 @@ impl TraceSet {
         }
         // Stable: files of the same rank stay in load order.
         set.ranks.sort_by_key(|r| r.rank);
-        if set.ranks.len() > 1 {
-            let lo = set.ranks.first().map_or(0, |r| r.rank);
-            let hi = set.ranks.last().map_or(0, |r| r.rank);
-            let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
-            if !missing.is_empty() && missing.len() < 64 {
-                set.notes
-                    .push(format!("ranks missing between {lo} and {hi}: {missing:?}"));
-            }
-        }
+        let ranks: Vec<i64> = set.ranks.iter().map(|r| r.rank).collect();
+        set.notes.extend(missing_ranks_note(&ranks));
         set
     }
 
