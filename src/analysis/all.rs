@@ -97,6 +97,9 @@ impl Laps<'_> {
     }
 }
 
+/// The note of an analysis in exact mode (after the rank notes, before the bounded-output notes).
+pub const EXACT_MODE_NOTE: &str = "exact mode: integer-ns timestamps, every event of the window, device events recognised by their kind; HTA 0.5.0 rounds float timestamps to whole µs, drops the last ProfilerStep and selects rows by `stream`";
+
 /// Every analysis over a set of ranks.
 pub fn analyze(set: &TraceSet, opts: &AnalysisOptions) -> AllAnalyses {
     analyze_timed(set, opts, &|| 0.0).0
@@ -128,7 +131,7 @@ pub fn analyze_timed(
         }
     }
     if opts.mode == Mode::Exact {
-        notes.push("exact mode: integer-ns timestamps, every event of the window, device events recognised by their kind; HTA 0.5.0 rounds float timestamps to whole µs, drops the last ProfilerStep and selects rows by `stream`".into());
+        notes.push(EXACT_MODE_NOTE.into());
     }
     // The sequences follow the mode like every other analysis.
     let seq_opts = SequenceOptions {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use super::gpu::{hta_merge, mean_std, sweep_masks, sweep_masks_in, us, KernelType, RankPrep};
+use super::gpu::{hta_merge, sweep_masks, sweep_masks_in, us, KernelType, RankPrep};
 use super::options::AnalysisOptions;
 use crate::table::{TraceSet, TraceTable};
 
@@ -157,6 +157,18 @@ pub struct KernelBreakdown {
 /// How many kernel names per type the top view keeps.
 pub const TOP_K: usize = 10;
 
+/// The by-type table summed over ranks (`by_type_all_ranks`) from each rank's table: the times of
+/// each combination added in whole ns. `analyze` and the merge of shards both call it.
+pub fn by_type_all_ranks(ranks: &[RankKernelBreakdown], compat: bool) -> Vec<TypeTime> {
+    let mut all = [0i64; 8];
+    for r in ranks {
+        for t in &r.by_type {
+            all[t.kernel_type.mask as usize] += ns_of(t.time_us);
+        }
+    }
+    type_table(&all, compat)
+}
+
 fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
     let total: i64 = masks.iter().sum();
     let mut out: Vec<TypeTime> = (1..8)
@@ -187,21 +199,37 @@ fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
     out
 }
 
+/// Statistics of one name's durations (µs, each a whole number of ns). The sum is taken in whole ns
+/// (exact, whatever the order), so sums, means and the order of a list are the same whether the
+/// calls are summed at once or rank by rank ([`super::kernel_merge`]).
 fn stats_of(name: String, kernel_type: KernelType, mut d: Vec<f64>) -> KernelStats {
     d.sort_unstable_by(|a, b| a.total_cmp(b));
-    let (mean, std) = mean_std(&d);
+    let sum_ns: i64 = d.iter().map(|&x| ns_of(x)).sum();
+    let n = d.len();
+    let sum_us = us(sum_ns);
+    let mean = if n > 0 { sum_us / n as f64 } else { f64::NAN };
+    let std = if n > 1 {
+        (d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
     KernelStats {
         name,
         kernel_type,
-        count: d.len() as u64,
-        sum_us: d.iter().sum(),
+        count: n as u64,
+        sum_us,
         mean_us: mean,
         min_us: d.first().copied().unwrap_or(0.0),
         max_us: d.last().copied().unwrap_or(0.0),
-        std_us: std.unwrap_or(0.0),
+        std_us: std,
         median_us: super::gpu::percentile_sorted(&d, 0.5),
         pct_of_type: 0.0,
     }
+}
+
+/// The whole ns of a time in µs made by [`us`] (exact below 2^52 ns, about 52 days).
+pub fn ns_of(t_us: f64) -> i64 {
+    (t_us * 1000.0).round() as i64
 }
 
 /// Per-kernel statistics and the top view from durations (µs) per (type, name). Both are sorted by
@@ -210,10 +238,26 @@ fn stats_of(name: String, kernel_type: KernelType, mut d: Vec<f64>) -> KernelSta
 fn stats_and_top(
     per: BTreeMap<(KernelType, String), Vec<f64>>,
 ) -> (Vec<KernelStats>, Vec<KernelStats>) {
-    let mut by_type: BTreeMap<KernelType, Vec<(KernelStats, Vec<f64>)>> = BTreeMap::new();
-    for ((t, name), v) in per {
-        let stats = stats_of(name, t, v.clone());
-        by_type.entry(t).or_default().push((stats, v));
+    let per = per
+        .into_iter()
+        .map(|((t, name), v)| ((t, name.clone()), (stats_of(name, t, v.clone()), v)))
+        .collect();
+    rank_and_cut(per, |t, rest: &[&Vec<f64>]| {
+        let calls = rest.iter().flat_map(|v| v.iter().copied()).collect();
+        stats_of("others".into(), t, calls)
+    })
+}
+
+/// The lists of [`stats_and_top`] from each name's statistics and what makes an `others` row of
+/// several names (`others(type, the names' data)`): one definition of the order, the shares and the
+/// cut, for the calls of a set and for statistics combined over shards of it.
+pub(crate) fn rank_and_cut<E>(
+    per: BTreeMap<(KernelType, String), (KernelStats, E)>,
+    others: impl Fn(KernelType, &[&E]) -> KernelStats,
+) -> (Vec<KernelStats>, Vec<KernelStats>) {
+    let mut by_type: BTreeMap<KernelType, Vec<(KernelStats, E)>> = BTreeMap::new();
+    for ((t, _), entry) in per {
+        by_type.entry(t).or_default().push(entry);
     }
     let mut kernels = Vec::new();
     let mut top = Vec::new();
@@ -227,8 +271,15 @@ fn stats_and_top(
                 .total_cmp(&a.0.sum_us)
                 .then_with(|| a.0.name.cmp(&b.0.name))
         });
-        top.extend(keep_top(&list, TOP_K, t, type_sum));
-        kernels.extend(keep_top(&list, MAX_NAMES_PER_TYPE, t, type_sum));
+        for (k, out) in [(TOP_K, &mut top), (MAX_NAMES_PER_TYPE, &mut kernels)] {
+            out.extend(list.iter().take(k).map(|(s, _)| s.clone()));
+            if list.len() > k {
+                let rest: Vec<&E> = list[k..].iter().map(|(_, e)| e).collect();
+                let mut s = others(t, &rest);
+                s.pct_of_type = share(s.sum_us, type_sum);
+                out.push(s);
+            }
+        }
     }
     (kernels, top)
 }
@@ -242,26 +293,6 @@ fn share(part: f64, whole: f64) -> f64 {
     } else {
         0.0
     }
-}
-
-/// The first `k` of a sorted list, then `others` with statistics over the calls of the rest.
-fn keep_top(
-    list: &[(KernelStats, Vec<f64>)],
-    k: usize,
-    t: KernelType,
-    type_sum: f64,
-) -> Vec<KernelStats> {
-    let mut out: Vec<KernelStats> = list.iter().take(k).map(|(s, _)| s.clone()).collect();
-    if list.len() > k {
-        let rest: Vec<f64> = list[k..]
-            .iter()
-            .flat_map(|(_, v)| v.iter().copied())
-            .collect();
-        let mut s = stats_of("others".into(), t, rest);
-        s.pct_of_type = share(s.sum_us, type_sum);
-        out.push(s);
-    }
-    out
 }
 
 /// Durations (µs) per (type, name id) of one rank.
@@ -337,16 +368,11 @@ pub(crate) fn kernel_breakdown_prepared(
     opts: &AnalysisOptions,
 ) -> KernelBreakdown {
     let compat = opts.mode == super::options::Mode::HtaCompat;
-    let mut all = [0i64; 8];
     let mut ranks = Vec::new();
     let mut notes = Vec::new();
     let mut across: BTreeMap<(KernelType, String), Vec<f64>> = BTreeMap::new();
     for (rank, prep) in preps {
-        let (b, m) = rank_breakdown(*rank, prep);
-        for i in 0..8 {
-            all[i] += m[i];
-        }
-        ranks.push(b);
+        ranks.push(rank_breakdown(*rank, prep).0);
         if preps.len() > 1 {
             for ((t, id), v) in durations_by_name(prep) {
                 across
@@ -371,8 +397,8 @@ pub(crate) fn kernel_breakdown_prepared(
         notes.push("no GPU kernels, copies or sets in the trace".into());
     }
     KernelBreakdown {
+        by_type_all_ranks: by_type_all_ranks(&ranks, compat),
         ranks,
-        by_type_all_ranks: type_table(&all, compat),
         kernels_all_ranks,
         top_all_ranks,
         notes,

@@ -5,13 +5,18 @@
 //! checks the outputs belong together (one mode, each rank once), reduces the stragglers with
 //! [`stragglers_from_inputs`] (the reduce `analyze` itself uses) and lists the per-rank tables in
 //! rank order, as `analyze` lists them for a folder.
+//!
+//! [`merge_analyses`] is the same reduce for whole [`AllAnalyses`] of shards of one set (the page's
+//! workers each analyse some of the ranks).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::all::AllAnalyses;
+use super::all::{AllAnalyses, EXACT_MODE_NOTE};
 use super::idle::StreamIdle;
+use super::kernel_merge::{combine_kernel_stats, MEDIAN_NOTE};
 use super::kernels::RankKernelBreakdown;
+use super::kernels::{by_type_all_ranks, KernelBreakdown};
 use super::launch::LaunchStats;
 use super::memcpy::MemoryOps;
 use super::options::Mode;
@@ -20,6 +25,7 @@ use super::queue::StreamQueue;
 use super::steps::RankSteps;
 use super::stragglers::{stragglers_from_inputs, StragglerInputs, Stragglers};
 use super::temporal::TemporalBreakdown;
+use crate::table::set::{missing_ranks_note, MISSING_RANKS};
 
 /// The cross-rank results of a set of ranks analysed one by one. Field names are those of
 /// [`AllAnalyses`]; `kernel_breakdown_ranks` is `kernel_breakdown.ranks`.
@@ -185,9 +191,9 @@ pub fn parse_part(file: &str, text: &str) -> Result<MergePart, MergeError> {
 
 /// Rows of every part, stably sorted by rank: the order `analyze` gives a folder (ranks ascending,
 /// each rank's rows in its own order).
-fn by_rank<T: Clone>(
-    parts: &[MergePart],
-    rows: impl Fn(&MergePart) -> &Vec<T>,
+fn by_rank<P, T: Clone>(
+    parts: &[P],
+    rows: impl Fn(&P) -> &Vec<T>,
     rank: impl Fn(&T) -> i64,
 ) -> Vec<T> {
     let mut out: Vec<T> = parts.iter().flat_map(|p| rows(p).iter().cloned()).collect();
@@ -251,4 +257,119 @@ pub fn merge(parts: Vec<MergePart>) -> Result<MergedAnalyses, MergeError> {
             })
             .collect(),
     })
+}
+
+/// The [`AllAnalyses`] of a set from those of shards of it (disjoint sets of its ranks, one mode,
+/// in any order): what [`analyze`](super::all::analyze) gives over all the ranks at once.
+///
+/// Per-rank lists are concatenated in rank order; the stragglers, the by-type table over ranks and
+/// the bounded-output notes are computed again over all ranks. Exact but for
+/// `kernel_breakdown.kernels_all_ranks` / `top_all_ranks` of several ranks: their std is pooled
+/// (equal up to rounding) and a median over several ranks is approximated (see
+/// [`combine_kernel_stats`]; [`MEDIAN_NOTE`] is then added to `kernel_breakdown.notes`). Set notes
+/// are those of the shards, once each, with the missing-ranks note made again for all the ranks.
+pub fn merge_analyses(parts: Vec<AllAnalyses>) -> AllAnalyses {
+    let mode = parts.first().map(|p| p.mode).unwrap_or_default();
+    let mut ranks: Vec<i64> = parts.iter().flat_map(|p| p.ranks.iter().copied()).collect();
+    ranks.sort_unstable();
+    let straggler_inputs = by_rank(&parts, |p| &p.straggler_inputs, |r| r.rank);
+    let kernel_breakdown = merge_kernel_breakdowns(&parts, mode == Mode::HtaCompat);
+    let idle_time_breakdown = by_rank(&parts, |p| &p.idle_time_breakdown, |r| r.rank);
+    let queue_length = by_rank(&parts, |p| &p.queue_length, |r| r.rank);
+    let mut notes = set_and_rank_notes(&parts, &ranks);
+    if mode == Mode::Exact {
+        notes.push(EXACT_MODE_NOTE.into());
+    }
+    notes.extend(super::bounded::notes(
+        &idle_time_breakdown,
+        &queue_length,
+        &kernel_breakdown,
+    ));
+    AllAnalyses {
+        mode,
+        stragglers: stragglers_from_inputs(&straggler_inputs, mode),
+        straggler_inputs,
+        kernel_breakdown,
+        temporal_breakdown: by_rank(&parts, |p| &p.temporal_breakdown, |r| r.rank),
+        idle_time_breakdown,
+        comm_comp_overlap: by_rank(&parts, |p| &p.comm_comp_overlap, |r| r.rank),
+        kernel_launch_stats: by_rank(&parts, |p| &p.kernel_launch_stats, |r| r.rank),
+        queue_length,
+        memory_bandwidth: by_rank(&parts, |p| &p.memory_bandwidth, |r| r.rank),
+        profiler_steps: by_rank(&parts, |p| &p.profiler_steps, |r| r.rank),
+        frequent_kernel_sequences: by_rank(&parts, |p| &p.frequent_kernel_sequences, |r| r.rank),
+        critical_path: by_rank(&parts, |p| &p.critical_path, |r| r.rank),
+        ranks,
+        notes,
+    }
+}
+
+/// The kernel breakdown of the shards together. Its notes are those every shard has (the mode's
+/// note, and "no GPU kernels" only when no shard has any), then [`MEDIAN_NOTE`] when it applies.
+fn merge_kernel_breakdowns(parts: &[AllAnalyses], compat: bool) -> KernelBreakdown {
+    let ranks = by_rank(parts, |p| &p.kernel_breakdown.ranks, |r| r.rank);
+    let (kernels_all_ranks, top_all_ranks, approximate) = combine_kernel_stats(&ranks);
+    let mut notes: Vec<String> = parts.first().map_or_else(Vec::new, |first| {
+        first
+            .kernel_breakdown
+            .notes
+            .iter()
+            .filter(|n| parts.iter().all(|p| p.kernel_breakdown.notes.contains(n)))
+            .cloned()
+            .collect()
+    });
+    if approximate {
+        notes.push(MEDIAN_NOTE.into());
+    }
+    KernelBreakdown {
+        by_type_all_ranks: by_type_all_ranks(&ranks, compat),
+        kernels_all_ranks,
+        top_all_ranks,
+        ranks,
+        notes,
+    }
+}
+
+/// The rank of a `rank N: ...` note (those `analyze` writes for each rank's own notes).
+fn rank_of_note(note: &str) -> Option<i64> {
+    let (head, _) = note.strip_prefix("rank ")?.split_once(": ")?;
+    head.parse().ok()
+}
+
+/// The notes `analyze` writes before the exact-mode note: the set's notes (each once, the
+/// missing-ranks note made again for `ranks`), then each rank's notes in rank order.
+fn set_and_rank_notes(parts: &[AllAnalyses], ranks: &[i64]) -> Vec<String> {
+    let mut set_notes: Vec<String> = Vec::new();
+    let mut rank_notes: Vec<(i64, String)> = Vec::new();
+    for p in parts {
+        // What `analyze` wrote after the set and rank notes: the bounded notes, the exact note.
+        let tail =
+            super::bounded::notes(&p.idle_time_breakdown, &p.queue_length, &p.kernel_breakdown);
+        let mut own = &p.notes[..];
+        if own.ends_with(&tail) {
+            own = &own[..own.len() - tail.len()];
+        }
+        if own.last().is_some_and(|n| n == EXACT_MODE_NOTE) {
+            own = &own[..own.len() - 1];
+        }
+        for n in own {
+            match rank_of_note(n) {
+                Some(r) => rank_notes.push((r, n.clone())),
+                None if n.starts_with(MISSING_RANKS) => {}
+                None if !set_notes.contains(n) => set_notes.push(n.clone()),
+                None => {}
+            }
+        }
+    }
+    // The set writes the missing-ranks note after its duplicate-rank notes.
+    if let Some(missing) = missing_ranks_note(ranks) {
+        let at = set_notes
+            .iter()
+            .rposition(|n| n.starts_with("rank "))
+            .map_or(0, |i| i + 1);
+        set_notes.insert(at, missing);
+    }
+    rank_notes.sort_by_key(|r| r.0);
+    set_notes.extend(rank_notes.into_iter().map(|r| r.1));
+    set_notes
 }

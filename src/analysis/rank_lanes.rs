@@ -166,6 +166,31 @@ pub fn rank_lanes(set: &TraceSet, indexes: &[BusyIndex], req: &TimelineRequest) 
     }
 }
 
+/// The whole set's [`rank_lanes`] from the answers of shards of it (disjoint ranks, any order), each
+/// asked the same explicit range (`end_ns > start_ns`) and width: an empty range is each shard's own
+/// span, so its answers do not fit together. Lanes are sorted by rank (stable); their `rank_index`
+/// is left as each shard wrote it (an index into that shard's ranks: the caller maps it).
+pub fn merge_rank_lanes(parts: Vec<RankLanesView>) -> RankLanesView {
+    let span_ns = parts
+        .iter()
+        .map(|p| p.span_ns)
+        .filter(|s| s.1 > s.0)
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+        .unwrap_or((0, 0));
+    let (start_ns, end_ns, width_px) = parts
+        .first()
+        .map_or((0, 0, 0), |p| (p.start_ns, p.end_ns, p.width_px));
+    let mut lanes: Vec<RankLane> = parts.into_iter().flat_map(|p| p.lanes).collect();
+    lanes.sort_by_key(|l| l.rank);
+    RankLanesView {
+        start_ns,
+        end_ns,
+        width_px,
+        span_ns,
+        lanes,
+    }
+}
+
 /// First start and last end over the ranks with GPU work; `(0, 0)` when none has any.
 fn whole_span(indexes: &[BusyIndex]) -> (i64, i64) {
     indexes

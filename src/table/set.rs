@@ -67,14 +67,9 @@ pub fn rank_notes(ranks: &[(i64, String)]) -> Vec<String> {
             ));
         }
     }
-    if ranks.len() > 1 {
-        let lo = used.first().copied().unwrap_or(0);
-        let hi = used.last().copied().unwrap_or(0);
-        let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
-        if !missing.is_empty() && missing.len() < 64 {
-            notes.push(format!("ranks missing between {lo} and {hi}: {missing:?}"));
-        }
-    }
+    let mut sorted: Vec<i64> = ranks.iter().map(|r| r.0).collect();
+    sorted.sort_unstable();
+    notes.extend(missing_ranks_note(&sorted));
     notes
 }
 
@@ -100,6 +95,23 @@ pub fn rank_from_file_name(name: &str) -> Option<i64> {
         }
     }
     None
+}
+
+/// The start of [`missing_ranks_note`]'s text.
+pub const MISSING_RANKS: &str = "ranks missing between ";
+
+/// The set's note on the ranks missing between its lowest and highest (`ranks` ascending; none
+/// with fewer than two ranks, none missing, or 64 and more missing).
+pub fn missing_ranks_note(ranks: &[i64]) -> Option<String> {
+    if ranks.len() < 2 {
+        return None;
+    }
+    let lo = ranks[0];
+    let hi = ranks[ranks.len() - 1];
+    let used: std::collections::BTreeSet<i64> = ranks.iter().copied().collect();
+    let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
+    (!missing.is_empty() && missing.len() < 64)
+        .then(|| format!("{MISSING_RANKS}{lo} and {hi}: {missing:?}"))
 }
 
 impl TraceSet {

@@ -67,6 +67,7 @@ impl Form {
             limit: previous.limit,
             offset: 0,
             category: previous.category.clone(),
+            uncapped: false,
         }
     }
 }

@@ -187,7 +187,8 @@ fn slowest_of(kept: &mut Vec<AnalysisTiming>, more: Vec<AnalysisTiming>) {
 
 /// The shards' own set notes (about their ranks alone) give way to the whole set's.
 fn set_notes_of_the_whole(set: &ShardSet, all: &mut AllAnalyses) {
-    all.notes.retain(|n| !set.shard_notes.contains(n));
+    all.notes
+        .retain(|n| !set.shard_notes.contains(n) && !set.set_notes.contains(n));
     let mut notes = set.set_notes.clone();
     notes.append(&mut all.notes);
     all.notes = notes;
