@@ -16,6 +16,7 @@ pub mod findings;
 pub mod first_screen;
 pub mod format;
 pub mod gather;
+pub mod gather_parts;
 pub mod host;
 pub mod inputs;
 pub mod intervals;
