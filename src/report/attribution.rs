@@ -114,8 +114,10 @@ pub struct CauseIntervals {
 /// Host time per (cause, op name), ns.
 pub type OpTimes = BTreeMap<(IdleCause, String), i64>;
 
-/// One rank's attribution, ns, before it is merged with the other ranks'.
-#[derive(Clone, Debug, Default)]
+/// One rank's attribution, ns, before it is merged with the other ranks'. As data (a rank's part of
+/// the report handed between workers) it leaves out the pieces, which [`merge`] does not read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RankAttribution {
     /// GPU window: first start to last end of the selected device rows.
     pub window_ns: i64,
@@ -124,9 +126,28 @@ pub struct RankAttribution {
     /// Gaps ended by work launched after the gap began (the host was late).
     pub dispatch_gaps: u64,
     /// (cause, op name) → host time during that cause's pieces.
+    #[serde(with = "op_times_as_list")]
     pub op_ns: OpTimes,
     /// The attributed pieces, by start: (start, end, cause).
+    #[serde(skip)]
     pub pieces: Vec<(i64, i64, IdleCause)>,
+}
+
+/// [`OpTimes`] as a list of `[cause, name, ns]` (JSON map keys are strings only).
+mod op_times_as_list {
+    use super::{IdleCause, OpTimes};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &OpTimes, s: S) -> Result<S::Ok, S::Error> {
+        let list: Vec<(IdleCause, &str, i64)> =
+            m.iter().map(|((c, n), t)| (*c, n.as_str(), *t)).collect();
+        list.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpTimes, D::Error> {
+        let list: Vec<(IdleCause, String, i64)> = Vec::deserialize(d)?;
+        Ok(list.into_iter().map(|(c, n, t)| ((c, n), t)).collect())
+    }
 }
 
 /// How the work that ends a gap was launched.

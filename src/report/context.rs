@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host::HostTimeline;
 use super::intervals::{intersect, length};
-use crate::table::{TraceSet, TraceTable};
+use crate::table::{separate_runs_of, RankIdentity, RankTrace, TraceSet, TraceTable};
 use crate::trace::diagnostics::DiagnosticKind;
 
 /// One thing the trace holds; several can hold at once.
@@ -157,31 +157,116 @@ pub const MIN_DEVICE_OPS: u64 = 5;
 pub const MIN_WINDOW_NS: i64 = 1_000_000;
 
 /// How one rank's window was chosen.
-#[derive(Clone, Debug, Default)]
-struct RankChoice {
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankChoice {
     /// First steady step and the last step, when the rank has steps.
-    steps: Option<(i64, i64)>,
-    warmup_steps: Vec<i64>,
-    window: (i64, i64),
-    warmup: Option<(i64, i64)>,
-    warmup_only: bool,
+    pub steps: Option<(i64, i64)>,
+    pub warmup_steps: Vec<i64>,
+    pub window: (i64, i64),
+    pub warmup: Option<(i64, i64)>,
+    pub warmup_only: bool,
 }
 
-/// The context of a set of ranks, from each rank's host timeline.
+/// The warm-up calls of one rank the report counts (set-up calls only when allocations do not recur).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WarmupCalls {
+    pub setup_calls: u64,
+    pub search_calls: u64,
+    pub compile_events: u64,
+    pub compile_ns: i64,
+}
+
+/// Everything the context stage reads of one rank ([`context_of`] reduces them): its host
+/// timeline's counts, flags and window choice, and its identity.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankContextPart {
+    pub identity: RankIdentity,
+    pub device_ops: u64,
+    pub kernels: u64,
+    pub launch_calls: u64,
+    pub graph_launches: u64,
+    pub capture_calls: u64,
+    pub host_events: u64,
+    /// torch.compile regions or compilation events.
+    pub compiled: bool,
+    /// The file was cut off mid-write.
+    pub cut: bool,
+    /// What produced the file, when it holds no PyTorch profiler event (else `None`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<TraceOrigin>,
+    pub choice: RankChoice,
+    /// First and last timestamp of any timed event.
+    pub span: Option<(i64, i64)>,
+    pub warmup: WarmupCalls,
+}
+
+/// What the context stage reads of one rank, from its host timeline.
+pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart {
+    let empty = h.host_events == 0 && h.device_ops == 0;
+    RankContextPart {
+        identity: rank.identity(),
+        device_ops: h.device_ops,
+        kernels: h.kernels,
+        launch_calls: h.launch_calls,
+        graph_launches: h.graph_launches,
+        capture_calls: h.capture_calls,
+        host_events: h.host_events,
+        compiled: h.compiled_regions > 0 || h.warmup.compile_events > 0,
+        cut: is_cut(&rank.table),
+        origin: empty.then(|| origin(&rank.table)),
+        choice: choose_window(h),
+        span: h.span,
+        warmup: WarmupCalls {
+            setup_calls: if h.alloc_recurs {
+                0
+            } else {
+                h.warmup.setup_calls
+            },
+            search_calls: h.warmup.search_calls,
+            compile_events: h.warmup.compile_events,
+            compile_ns: h.warmup.compile_ns,
+        },
+    }
+}
+
+/// The context of a set of ranks, from each rank's host timeline (`hosts` in set order).
 pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
+    let parts: Vec<RankContextPart> = set
+        .ranks
+        .iter()
+        .zip(hosts)
+        .map(|(r, h)| rank_context_part(r, h))
+        .collect();
+    context_of(&parts)
+}
+
+/// The context of a set of ranks from their parts, in any order (they are put in set order: by
+/// rank, then load order).
+pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
+    let mut parts: Vec<&RankContextPart> = parts.iter().collect();
+    parts.sort_by_key(|p| (p.identity.rank, p.identity.load_order));
     let mut c = TraceContext::default();
-    for h in hosts {
+    for h in &parts {
         c.device_ops += h.device_ops;
         c.kernels += h.kernels;
         c.launch_calls += h.launch_calls;
         c.graph_launches += h.graph_launches;
         c.capture_calls += h.capture_calls;
     }
-    let host_events: u64 = hosts.iter().map(|h| h.host_events).sum();
+    let host_events: u64 = parts.iter().map(|h| h.host_events).sum();
     let mut holds = Vec::new();
     if host_events == 0 && c.device_ops == 0 {
         holds.push(TraceHolds::NotPytorch);
-        c.origin = Some(origin(set));
+        c.origin = Some(
+            parts
+                .iter()
+                .filter_map(|p| p.origin)
+                .find(|o| *o != TraceOrigin::OtherChromeTrace)
+                .unwrap_or(TraceOrigin::OtherChromeTrace),
+        );
     } else {
         c.origin = Some(TraceOrigin::PytorchProfiler);
     }
@@ -199,27 +284,24 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
     if c.graph_launches > 0 {
         holds.push(TraceHolds::GraphReplay);
     }
-    if hosts
-        .iter()
-        .any(|h| h.compiled_regions > 0 || h.warmup.compile_events > 0)
-    {
+    if parts.iter().any(|h| h.compiled) {
         holds.push(TraceHolds::Compiled);
     }
-    if set.ranks.iter().any(|r| is_cut(&r.table)) {
+    if parts.iter().any(|p| p.cut) {
         holds.push(TraceHolds::Truncated);
     }
-    if let Some(why) = set.separate_runs() {
+    let identities: Vec<RankIdentity> = parts.iter().map(|p| p.identity.clone()).collect();
+    if let Some(why) = separate_runs_of(&identities) {
         holds.push(TraceHolds::SeparateRuns);
         c.separate_runs = Some(why);
     }
-    let choices: Vec<RankChoice> = hosts.iter().map(choose_window).collect();
+    let choices: Vec<RankChoice> = parts.iter().map(|p| p.choice.clone()).collect();
     c.steps = common_steps(&choices);
     let mut warm = WarmupSummary::default();
-    for (i, (r, h)) in set.ranks.iter().zip(hosts).enumerate() {
-        let ch = &choices[i];
+    for (ch, h) in choices.iter().zip(&parts) {
         let (lo, hi) = h.span.unwrap_or((0, 0));
         c.windows.push(RankWindow {
-            rank: r.rank,
+            rank: h.identity.rank,
             trace_start_ns: lo,
             trace_end_ns: hi,
             start_ns: ch.window.0,
@@ -227,9 +309,7 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
             warmup_ns: ch.warmup,
         });
         if ch.warmup.is_some() || ch.warmup_only {
-            if !h.alloc_recurs {
-                warm.setup_calls += h.warmup.setup_calls;
-            }
+            warm.setup_calls += h.warmup.setup_calls;
             warm.search_calls += h.warmup.search_calls;
             warm.compile_events += h.warmup.compile_events;
             warm.compile_ms += h.warmup.compile_ns as f64 / 1e6;
@@ -274,34 +354,33 @@ fn is_cut(t: &TraceTable) -> bool {
 }
 
 /// What a file without PyTorch profiler events looks like, from its categories and process names.
-fn origin(set: &TraceSet) -> TraceOrigin {
-    for r in &set.ranks {
-        let cats = r.table.category_dictionary();
-        let browser = (0..cats.len()).any(|i| {
-            let c = cats.value(i);
-            [
-                "devtools",
-                "blink",
-                "v8",
-                "toplevel",
-                "disabled-by-default",
-                "benchmark",
-                "renderer",
-            ]
-            .iter()
-            .any(|m| c.contains(m))
-        });
-        if browser {
-            return TraceOrigin::ChromeBrowser;
-        }
-        let xla = r.table.metadata.process_names.values().any(|n| {
-            n.contains("/device:") || n.contains("/host:") || n.contains("TPU") || n.contains("XLA")
-        });
-        if xla {
-            return TraceOrigin::TensorflowOrJax;
-        }
+fn origin(t: &TraceTable) -> TraceOrigin {
+    let cats = t.category_dictionary();
+    let browser = (0..cats.len()).any(|i| {
+        let c = cats.value(i);
+        [
+            "devtools",
+            "blink",
+            "v8",
+            "toplevel",
+            "disabled-by-default",
+            "benchmark",
+            "renderer",
+        ]
+        .iter()
+        .any(|m| c.contains(m))
+    });
+    if browser {
+        return TraceOrigin::ChromeBrowser;
     }
-    TraceOrigin::OtherChromeTrace
+    let xla = t.metadata.process_names.values().any(|n| {
+        n.contains("/device:") || n.contains("/host:") || n.contains("TPU") || n.contains("XLA")
+    });
+    if xla {
+        TraceOrigin::TensorflowOrJax
+    } else {
+        TraceOrigin::OtherChromeTrace
+    }
 }
 
 /// The steps every rank analyses: the latest first steady step, the earliest last step.

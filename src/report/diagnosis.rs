@@ -85,8 +85,14 @@ pub fn diagnose(set: &TraceSet) -> DiagnosisReport {
 
 /// Diagnoses a set with `opts`; files of the set that could not be loaded are named.
 fn diagnose_with_options(set: &TraceSet, opts: &AnalysisOptions) -> DiagnosisReport {
-    let mut report = diagnose_gathered(&gather_with(set, opts));
-    report.note_skipped_files(&set.skipped);
+    diagnose_reduced(&gather_with(set, opts), &set.skipped)
+}
+
+/// The report of a set's figures (from [`gather_with`], or reduced from its ranks' parts by
+/// [`super::gather_parts::gathered_of`]), naming the files of the set that could not be loaded.
+pub fn diagnose_reduced(g: &Gathered, skipped: &[SkippedFile]) -> DiagnosisReport {
+    let mut report = diagnose_gathered(g);
+    report.note_skipped_files(skipped);
     report
 }
 

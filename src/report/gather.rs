@@ -5,13 +5,17 @@
 
 use std::collections::BTreeMap;
 
-use super::attribution::{attribute_rank, merge, CauseIntervals, RankAttribution};
-use super::context::{self, TraceContext};
+use serde::{Deserialize, Serialize};
+
+use super::attribution::{attribute_rank, CauseIntervals, RankAttribution};
+use super::context::TraceContext;
 use super::findings::{EvidenceKind, EvidenceRef, MAX_EVIDENCE_ROWS};
-use super::host::HostTimeline;
-use super::inputs::{
-    CopyFigure, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure, TimeFigures,
+use super::gather_parts::{
+    context_of, gathered_of, rank_context_part, rank_gather_part, window_options, NameFigures,
+    RankContextPart, RankGatherPart, RankSums,
 };
+use super::host::HostTimeline;
+use super::inputs::{DiagnosisInputs, RankFigure, SyncFigure, TimeFigures};
 use super::intervals::{covered, intersect, length, normalise, subtract};
 use super::patterns;
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
@@ -54,6 +58,7 @@ impl Acc {
 }
 
 /// The figures and the context of a set: what [`super::diagnosis`] reads.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Gathered {
     pub inputs: DiagnosisInputs,
     pub context: TraceContext,
@@ -64,51 +69,29 @@ pub fn gather(set: &TraceSet) -> Gathered {
     gather_with(set, &AnalysisOptions::default())
 }
 
-/// The figures of a set; `opts.steps`, when set, fixes the analysed steps instead of the context stage.
+/// The figures of a set; `opts.steps`, when set, fixes the analysed steps instead of the context
+/// stage. The map-reduce of [`super::gather_parts`] over every rank, each host timeline read once.
 pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
     let hosts: Vec<HostTimeline> = set
         .ranks
         .iter()
         .map(|r| HostTimeline::of(&r.table))
         .collect();
-    let mut ctx = context::detect(set, &hosts);
-    let wopts = AnalysisOptions {
-        mode: crate::analysis::all::Mode::Exact,
-        steps: opts.steps.or(ctx.steps),
-        window_ns: opts.window_ns.or(ctx.time_window()),
-        ..opts.clone()
-    };
-    let mut inputs = DiagnosisInputs {
-        device_name: set
-            .ranks
-            .iter()
-            .find_map(|r| r.table.metadata.device_name.clone()),
-        ..Default::default()
-    };
-    let mut acc = SetAcc::default();
-    let mut attributions: Vec<RankAttribution> = Vec::new();
-    let mut device_ops_in_window = 0u64;
-    for (idx, rank) in set.ranks.iter().enumerate() {
-        let prep = RankPrep::new(&rank.table, &wopts);
-        device_ops_in_window += prep.dev.len() as u64;
-        let host = &hosts[idx];
-        let attribution = attribute_rank(&prep, &cause_intervals(host));
-        let fig = rank_figures(&prep, host, &attribution, rank.rank, &mut acc, &mut inputs);
-        inputs.time.add(&fig.time);
-        inputs.steps = inputs.steps.max(fig.steps);
-        inputs.ranks.push(fig);
-        attributions.push(attribution);
-    }
-    let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
-    context::check_sufficient(&mut ctx, device_ops_in_window, gpu_window);
-    inputs.idle = merge(&attributions);
-    inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
-    acc.finish(&mut inputs);
-    ctx.analysed = super::wording::analysed_line(&ctx, &inputs);
-    Gathered {
-        inputs,
-        context: ctx,
-    }
+    let context_parts: Vec<RankContextPart> = set
+        .ranks
+        .iter()
+        .zip(&hosts)
+        .map(|(r, h)| rank_context_part(r, h))
+        .collect();
+    let ctx = context_of(&context_parts);
+    let wopts = window_options(&ctx, opts);
+    let parts: Vec<RankGatherPart> = set
+        .ranks
+        .iter()
+        .zip(&hosts)
+        .map(|(r, h)| rank_gather_part(r, h, &wopts))
+        .collect();
+    gathered_of(ctx, parts)
 }
 
 /// Where one rank's GPU (all streams) is idle over the whole trace, and why: the attribution's
@@ -120,7 +103,7 @@ pub fn idle_pieces(t: &crate::table::TraceTable) -> Vec<(i64, i64, super::attrib
 }
 
 /// The host intervals each idle cause reads.
-fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
+pub(super) fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
     CauseIntervals {
         captures: host.captures.clone(),
         warmup: host.warmup_marks.clone(),
@@ -132,60 +115,14 @@ fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
     }
 }
 
-/// Figures kept across ranks (by name), turned into the inputs' lists at the end.
-#[derive(Default)]
-struct SetAcc {
-    kernels: BTreeMap<String, KernelFigure>,
-    copies: BTreeMap<String, CopyFigure>,
-    syncs: BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
-    loaders: Vec<EvidenceRef>,
-    durations: Vec<i64>,
-}
-
-impl SetAcc {
-    fn finish(self, inputs: &mut DiagnosisInputs) {
-        let mut kernels: Vec<KernelFigure> = self.kernels.into_values().collect();
-        kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-        inputs.kernel_count = kernels.iter().map(|k| k.calls).sum();
-        inputs.kernel_time_ns = kernels.iter().map(|k| k.total_ns).sum();
-        inputs.small_kernel_count = kernels.iter().map(|k| k.small_calls).sum();
-        inputs.kernels = kernels;
-        let mut copies: Vec<CopyFigure> = self.copies.into_values().collect();
-        copies.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-        inputs.copies = copies;
-        let mut syncs: Vec<SyncFigure> = self
-            .syncs
-            .into_values()
-            .map(|(mut f, callers)| {
-                let mut c: Vec<(String, u64)> = callers.into_iter().collect();
-                c.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                f.callers = c;
-                f
-            })
-            .collect();
-        syncs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
-        inputs.syncs = syncs;
-        let mut loaders = self.loaders;
-        loaders.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
-        inputs.data_loader_ops = loaders;
-        let mut d = self.durations;
-        inputs.median_kernel_ns = if d.is_empty() {
-            0
-        } else {
-            let mid = d.len() / 2;
-            *d.select_nth_unstable(mid).1
-        };
-    }
-}
-
 /// One rank's figures over its analysed window; names go into `acc`, set-wide sums into `inputs`.
-fn rank_figures(
+pub(super) fn rank_figures(
     prep: &RankPrep,
     host: &HostTimeline,
     attribution: &RankAttribution,
     rank: i64,
-    acc: &mut SetAcc,
-    inputs: &mut DiagnosisInputs,
+    acc: &mut NameFigures,
+    inputs: &mut RankSums,
 ) -> RankFigure {
     let t = prep.table;
     let time = time_figures(prep, attribution);
@@ -276,7 +213,7 @@ fn time_figures(prep: &RankPrep, a: &RankAttribution) -> TimeFigures {
 }
 
 /// Kernels (and accelerator ops) and copies of the window by name, with their rows as evidence.
-fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut DiagnosisInputs) {
+fn device_names(prep: &RankPrep, rank: i64, acc: &mut NameFigures, inputs: &mut RankSums) {
     let t = prep.table;
     let mut k_acc: BTreeMap<u32, (Acc, KernelType)> = BTreeMap::new();
     let mut c_acc: BTreeMap<u32, Acc> = BTreeMap::new();
@@ -300,7 +237,7 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut SetAcc, inputs: &mut Diagn
             .entry(d.name)
             .or_insert_with(|| (Acc::default(), d.ktype));
         a.add(row, dur);
-        acc.durations.push(dur);
+        *acc.durations.entry(dur).or_insert(0) += 1;
         if dur < SMALL_KERNEL_NS {
             a.small += 1;
             inputs.small_kernel_time_ns += dur;

@@ -1,8 +1,9 @@
 //! Reports: plain serde structs and their Markdown/JSON renderings, built from analysis results.
 //!
 //! The diagnosis runs in stages: [`host`] (what the host did) → [`context`] (what the trace holds, the
-//! analysed window) → [`gather`] (figures over that window) with [`attribution`] (each idle interval one
-//! cause) and [`patterns`] (kernel names) → [`rules`] (findings by recoverable time) → [`bottleneck`] →
+//! analysed window) → [`gather`] (figures over that window; both stages a map-reduce over ranks,
+//! [`gather_parts`]) with [`attribution`] (each idle interval one cause) and [`patterns`] (kernel
+//! names) → [`rules`] (findings by recoverable time) → [`bottleneck`] →
 //! [`diagnosis`] (the fixed-form report).
 
 pub mod analyses_view;
@@ -16,6 +17,7 @@ pub mod findings;
 pub mod first_screen;
 pub mod format;
 pub mod gather;
+pub mod gather_parts;
 pub mod host;
 pub mod inputs;
 pub mod intervals;

@@ -40,7 +40,9 @@ pub use builder::TableBuilder;
 #[cfg(not(target_arch = "wasm32"))]
 pub use loader::load_path;
 pub use loader::{load_bytes, TraceLoader};
-pub use set::{RankTrace, RunsSplit, SkippedFile, TraceSet};
+pub use set::{
+    runs_split_of, separate_runs_of, RankIdentity, RankTrace, RunsSplit, SkippedFile, TraceSet,
+};
 
 /// Values of one sparse args column.
 #[derive(Clone, Debug)]

@@ -42,7 +42,39 @@ pub struct RankTrace {
     pub rank: i64,
     /// Where the rank number came from: `distributedInfo`, `file name` or `load order`.
     pub rank_source: &'static str,
+    /// The file's position among all the files given (ranks of the same number keep this order).
+    pub load_order: usize,
     pub table: TraceTable,
+}
+
+/// What telling ranks from separate runs reads of one rank ([`separate_runs_of`]): small, so a part
+/// of the set held elsewhere (a worker) can hand it over.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankIdentity {
+    pub rank: i64,
+    /// [`RankTrace::rank_source`].
+    pub rank_source: String,
+    /// [`RankTrace::load_order`].
+    pub load_order: usize,
+    pub file: String,
+    /// `distributedInfo.world_size`.
+    pub world_size: Option<i64>,
+    /// `baseTimeNanoseconds`: when the recording started.
+    pub start_ns: Option<i64>,
+}
+
+impl RankTrace {
+    pub fn identity(&self) -> RankIdentity {
+        RankIdentity {
+            rank: self.rank,
+            rank_source: self.rank_source.to_string(),
+            load_order: self.load_order,
+            file: self.table.file.clone(),
+            world_size: self.table.metadata.world_size,
+            start_ns: self.table.metadata.base_time_ns,
+        }
+    }
 }
 
 /// All ranks loaded together, sorted by rank (ties in load order).
@@ -118,17 +150,19 @@ impl TraceSet {
     /// Builds the set from tables in load order: rank from `distributedInfo.rank`, else the file name,
     /// else the load order. Duplicate ranks are kept (both), counted and reported.
     pub fn from_tables(tables: Vec<TraceTable>) -> TraceSet {
-        let several = tables.len() > 1;
-        TraceSet::from_tables_at(tables.into_iter().enumerate().collect(), several)
+        let given = tables.len();
+        TraceSet::from_tables_at(tables.into_iter().enumerate().collect(), given)
     }
 
-    /// [`TraceSet::from_tables`] for tables given with their place in a larger load (a shard of a
-    /// split set): a rank with no number takes that place; `several`: the whole load has more than
-    /// one file. Duplicates are found among these tables only.
-    pub fn from_tables_at(tables: Vec<(usize, TraceTable)>, several: bool) -> TraceSet {
+    /// The set of some of the `given` files, each table with its position among them (as
+    /// [`TraceSet::from_tables`] numbers them): a part of a set held apart from the others (a shard
+    /// worker's) keeps the ranks and order the whole set gives it. Notes about duplicate or missing
+    /// ranks only see this part.
+    pub fn from_tables_at(tables: Vec<(usize, TraceTable)>, given: usize) -> TraceSet {
         let mut set = TraceSet::default();
         let mut used = std::collections::BTreeSet::new();
         let mut ids = Vec::with_capacity(tables.len());
+        let several = given > 1;
         for (i, mut table) in tables {
             let (rank, source) = match table.metadata.rank {
                 Some(r) => (r, "distributedInfo"),
@@ -154,11 +188,12 @@ impl TraceSet {
             set.ranks.push(RankTrace {
                 rank,
                 rank_source: source,
+                load_order: i,
                 table,
             });
         }
-        // Stable: files of the same rank stay in load order.
-        set.ranks.sort_by_key(|r| r.rank);
+        // Files of the same rank stay in load order.
+        set.ranks.sort_by_key(|r| (r.rank, r.load_order));
         set.notes = rank_notes(&ids);
         set
     }
@@ -174,8 +209,8 @@ impl TraceSet {
                 Err(e) => failed.push(SkippedFile::of(&e)),
             }
         }
-        let several = tables.len() > 1;
-        TraceSet::from_loads_at(tables.into_iter().enumerate().collect(), failed, several)
+        let given = tables.len();
+        TraceSet::from_loads_at(tables.into_iter().enumerate().collect(), failed, given)
     }
 
     /// [`TraceSet::from_loads`] for tables given with their place in a larger load (see
@@ -183,9 +218,9 @@ impl TraceSet {
     pub fn from_loads_at(
         tables: Vec<(usize, TraceTable)>,
         failed: Vec<SkippedFile>,
-        several: bool,
+        given: usize,
     ) -> TraceSet {
-        let mut set = TraceSet::from_tables_at(tables, several);
+        let mut set = TraceSet::from_tables_at(tables, given);
         for f in &failed {
             set.notes.push(skipped_note(&f.file, &f.reason));
         }
@@ -193,105 +228,19 @@ impl TraceSet {
         set
     }
 
-    /// Why these files look like separate runs rather than ranks of one job, if they do: two files
-    /// claim the same rank, no file names its rank, each says the job has fewer ranks than were
-    /// given, or they were recorded far apart in time. (Ranks of one job are profiled together.)
+    /// Each rank's identity, in set order.
+    pub fn identities(&self) -> Vec<RankIdentity> {
+        self.ranks.iter().map(RankTrace::identity).collect()
+    }
+
+    /// Why these files look like separate runs rather than ranks of one job ([`separate_runs_of`]).
     pub fn separate_runs(&self) -> Option<String> {
-        if self.ranks.len() < 2 {
-            return None;
-        }
-        let files = |a: &RankTrace, b: &RankTrace| format!("{} and {}", a.table.file, b.table.file);
-        for (i, a) in self.ranks.iter().enumerate() {
-            if let Some(b) = self.ranks[i + 1..].iter().find(|b| {
-                b.rank == a.rank
-                    && a.rank_source == "distributedInfo"
-                    && b.rank_source == a.rank_source
-            }) {
-                return Some(format!("{} both say they are rank {}", files(a, b), a.rank));
-            }
-        }
-        if self.ranks.iter().all(|r| r.rank_source == "load order") {
-            return Some(
-                "no file names its rank (no distributedInfo, no rank in the file name)".into(),
-            );
-        }
-        let given = self.ranks.len() as i64;
-        if let Some(w) = self
-            .ranks
-            .iter()
-            .find_map(|r| r.table.metadata.world_size.filter(|&w| w < given))
-        {
-            return Some(format!(
-                "a file says its job has {w} rank(s), but {given} files were given"
-            ));
-        }
-        self.far_apart_in_time()
+        separate_runs_of(&self.identities())
     }
 
-    /// The files as two runs to compare, when they look like separate runs: with a rank repeated,
-    /// each rank's first file is the baseline; with start times, the files before the largest gap
-    /// in start time; otherwise the first half of the files.
+    /// The files as two runs to compare, when they look like separate runs ([`runs_split_of`]).
     pub fn runs_split(&self) -> Option<RunsSplit> {
-        let why = self.separate_runs()?;
-        let file = |r: &RankTrace| r.table.file.clone();
-        let mut seen = std::collections::BTreeSet::new();
-        let first_of_rank: Vec<bool> = self.ranks.iter().map(|r| seen.insert(r.rank)).collect();
-        let in_baseline: Vec<bool> = if first_of_rank.iter().any(|f| !f) {
-            first_of_rank
-        } else if let Some(split) = self.split_at_largest_start_gap() {
-            split
-        } else {
-            let half = self.ranks.len().div_ceil(2);
-            (0..self.ranks.len()).map(|i| i < half).collect()
-        };
-        let pick = |want: bool| -> Vec<String> {
-            self.ranks
-                .iter()
-                .zip(&in_baseline)
-                .filter(|(_, b)| **b == want)
-                .map(|(r, _)| file(r))
-                .collect()
-        };
-        Some(RunsSplit {
-            why,
-            baseline: pick(true),
-            candidate: pick(false),
-        })
-    }
-
-    /// With every file's start time known: the files that started before the largest gap.
-    fn split_at_largest_start_gap(&self) -> Option<Vec<bool>> {
-        let starts: Vec<i64> = self
-            .ranks
-            .iter()
-            .map(|r| r.table.metadata.base_time_ns)
-            .collect::<Option<_>>()?;
-        let mut sorted = starts.clone();
-        sorted.sort_unstable();
-        let (cut, _) = sorted
-            .windows(2)
-            .map(|w| (w[1], w[1] - w[0]))
-            .max_by_key(|(_, gap)| *gap)?;
-        Some(starts.iter().map(|&s| s < cut).collect())
-    }
-
-    /// Files whose recordings started more than [`SAME_JOB_START_SPREAD_NS`] apart.
-    fn far_apart_in_time(&self) -> Option<String> {
-        let starts: Vec<(i64, &RankTrace)> = self
-            .ranks
-            .iter()
-            .filter_map(|r| r.table.metadata.base_time_ns.map(|t| (t, r)))
-            .collect();
-        let lo = starts.iter().min_by_key(|s| s.0)?;
-        let hi = starts.iter().max_by_key(|s| s.0)?;
-        (hi.0 - lo.0 > SAME_JOB_START_SPREAD_NS).then(|| {
-            format!(
-                "{} was recorded {:.0} minutes after {}",
-                hi.1.table.file,
-                (hi.0 - lo.0) as f64 / 60e9,
-                lo.1.table.file
-            )
-        })
+        runs_split_of(&self.identities())
     }
 
     pub fn single(table: TraceTable) -> TraceSet {
@@ -305,6 +254,99 @@ impl TraceSet {
     pub fn is_empty(&self) -> bool {
         self.ranks.is_empty()
     }
+}
+
+/// Why these files look like separate runs rather than ranks of one job, if they do: two files
+/// claim the same rank, no file names its rank, each says the job has fewer ranks than were given,
+/// or they were recorded far apart in time. (Ranks of one job are profiled together.) `ranks` in set
+/// order (by rank, then load order).
+pub fn separate_runs_of(ranks: &[RankIdentity]) -> Option<String> {
+    if ranks.len() < 2 {
+        return None;
+    }
+    let files = |a: &RankIdentity, b: &RankIdentity| format!("{} and {}", a.file, b.file);
+    for (i, a) in ranks.iter().enumerate() {
+        if let Some(b) = ranks[i + 1..].iter().find(|b| {
+            b.rank == a.rank && a.rank_source == "distributedInfo" && b.rank_source == a.rank_source
+        }) {
+            return Some(format!("{} both say they are rank {}", files(a, b), a.rank));
+        }
+    }
+    if ranks.iter().all(|r| r.rank_source == "load order") {
+        return Some(
+            "no file names its rank (no distributedInfo, no rank in the file name)".into(),
+        );
+    }
+    let given = ranks.len() as i64;
+    if let Some(w) = ranks
+        .iter()
+        .find_map(|r| r.world_size.filter(|&w| w < given))
+    {
+        return Some(format!(
+            "a file says its job has {w} rank(s), but {given} files were given"
+        ));
+    }
+    far_apart_in_time(ranks)
+}
+
+/// The files as two runs to compare, when they look like separate runs: with a rank repeated,
+/// each rank's first file is the baseline; with start times, the files before the largest gap
+/// in start time; otherwise the first half of the files. `ranks` in set order.
+pub fn runs_split_of(ranks: &[RankIdentity]) -> Option<RunsSplit> {
+    let why = separate_runs_of(ranks)?;
+    let mut seen = std::collections::BTreeSet::new();
+    let first_of_rank: Vec<bool> = ranks.iter().map(|r| seen.insert(r.rank)).collect();
+    let in_baseline: Vec<bool> = if first_of_rank.iter().any(|f| !f) {
+        first_of_rank
+    } else if let Some(split) = split_at_largest_start_gap(ranks) {
+        split
+    } else {
+        let half = ranks.len().div_ceil(2);
+        (0..ranks.len()).map(|i| i < half).collect()
+    };
+    let pick = |want: bool| -> Vec<String> {
+        ranks
+            .iter()
+            .zip(&in_baseline)
+            .filter(|(_, b)| **b == want)
+            .map(|(r, _)| r.file.clone())
+            .collect()
+    };
+    Some(RunsSplit {
+        why,
+        baseline: pick(true),
+        candidate: pick(false),
+    })
+}
+
+/// With every file's start time known: the files that started before the largest gap.
+fn split_at_largest_start_gap(ranks: &[RankIdentity]) -> Option<Vec<bool>> {
+    let starts: Vec<i64> = ranks.iter().map(|r| r.start_ns).collect::<Option<_>>()?;
+    let mut sorted = starts.clone();
+    sorted.sort_unstable();
+    let (cut, _) = sorted
+        .windows(2)
+        .map(|w| (w[1], w[1] - w[0]))
+        .max_by_key(|(_, gap)| *gap)?;
+    Some(starts.iter().map(|&s| s < cut).collect())
+}
+
+/// Files whose recordings started more than [`SAME_JOB_START_SPREAD_NS`] apart.
+fn far_apart_in_time(ranks: &[RankIdentity]) -> Option<String> {
+    let starts: Vec<(i64, &RankIdentity)> = ranks
+        .iter()
+        .filter_map(|r| r.start_ns.map(|t| (t, r)))
+        .collect();
+    let lo = starts.iter().min_by_key(|s| s.0)?;
+    let hi = starts.iter().max_by_key(|s| s.0)?;
+    (hi.0 - lo.0 > SAME_JOB_START_SPREAD_NS).then(|| {
+        format!(
+            "{} was recorded {:.0} minutes after {}",
+            hi.1.file,
+            (hi.0 - lo.0) as f64 / 60e9,
+            lo.1.file
+        )
+    })
 }
 
 #[cfg(test)]

@@ -507,13 +507,13 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
         Some(shard) => {
             let at = |i: usize| shard.load_indexes.get(i).copied().unwrap_or(i);
             let tables = tables.into_iter().map(|(i, t)| (at(i), t)).collect();
-            TraceSet::from_loads_at(tables, skipped, shard.file_count > 1)
+            TraceSet::from_loads_at(tables, skipped, shard.file_count)
         }
         None => {
-            let several = tables.len() > 1;
+            let given = tables.len();
             // Load order among the files that loaded, as `TraceSet::from_loads` numbers them.
             let tables = tables.into_iter().map(|(_, t)| t).enumerate().collect();
-            TraceSet::from_loads_at(tables, skipped, several)
+            TraceSet::from_loads_at(tables, skipped, given)
         }
     };
     let loaded = keep_set(set, &times, meter.started_ms, read_mode);

@@ -11,7 +11,7 @@ use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::merge::merge_analyses;
 use crate::analysis::rank_lanes::{merge_rank_lanes, RankLanesView};
 use crate::analysis::timeline::TimelineRequest;
-use crate::report::gather_parts::diagnose_reduced;
+use crate::report::diagnosis::diagnose_reduced;
 use crate::report::gather_parts::{context_of, gathered_of};
 use crate::table::query::{merge_csv, merge_pages};
 

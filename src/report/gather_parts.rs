@@ -1,0 +1,294 @@
+//! The diagnosis as a map-reduce over ranks, so ranks held apart (one Web Worker each, or several)
+//! give the same report as the whole set: each rank gives a [`RankContextPart`], [`context_of`]
+//! reduces them to the [`TraceContext`] (the analysed window is chosen across ranks); then each rank
+//! gives a [`RankGatherPart`] over that window, and [`gathered_of`] reduces them to the figures the
+//! rules read. Parts are plain serde data (they cross a worker boundary as JSON); the whole-set path
+//! ([`super::gather::gather_with`]) runs these same functions.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use super::context::{context_of, rank_context_part, RankContextPart};
+
+use super::attribution::{attribute_rank, merge, RankAttribution};
+use super::context::{self, TraceContext};
+use super::findings::{EvidenceRef, MAX_EVIDENCE_ROWS};
+use super::gather::{cause_intervals, rank_figures, Gathered};
+use super::host::HostTimeline;
+use super::inputs::{
+    AttentionFigures, CopyFigure, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure,
+};
+use crate::analysis::all::{AnalysisOptions, Mode};
+use crate::analysis::gpu::RankPrep;
+use crate::table::{RankTrace, TraceSet};
+
+/// Each rank's context part, in set order.
+pub fn context_parts(set: &TraceSet) -> Vec<RankContextPart> {
+    set.ranks
+        .iter()
+        .map(|r| rank_context_part(r, &HostTimeline::of(&r.table)))
+        .collect()
+}
+
+/// Each rank's figures over the analysed window `context` chose (`opts.steps`/`opts.window_ns`,
+/// when set, fix it instead), in set order.
+pub fn gather_parts(
+    set: &TraceSet,
+    context: &TraceContext,
+    opts: &AnalysisOptions,
+) -> Vec<RankGatherPart> {
+    let wopts = window_options(context, opts);
+    set.ranks
+        .iter()
+        .map(|r| rank_gather_part(r, &HostTimeline::of(&r.table), &wopts))
+        .collect()
+}
+
+/// The options the figures are computed with: exact, over `opts`' steps or window, else the
+/// context's.
+pub fn window_options(context: &TraceContext, opts: &AnalysisOptions) -> AnalysisOptions {
+    AnalysisOptions {
+        mode: Mode::Exact,
+        steps: opts.steps.or(context.steps),
+        window_ns: opts.window_ns.or(context.time_window()),
+        ..opts.clone()
+    }
+}
+
+/// One rank's figures over the window of `wopts` ([`window_options`]), from its host timeline.
+pub fn rank_gather_part(
+    rank: &RankTrace,
+    host: &HostTimeline,
+    wopts: &AnalysisOptions,
+) -> RankGatherPart {
+    let prep = RankPrep::new(&rank.table, wopts);
+    let mut attribution = attribute_rank(&prep, &cause_intervals(host));
+    attribution.pieces = Vec::new();
+    let mut names = NameFigures::default();
+    let mut sums = RankSums::default();
+    let figure = rank_figures(&prep, host, &attribution, rank.rank, &mut names, &mut sums);
+    RankGatherPart {
+        rank: rank.rank,
+        load_order: rank.load_order,
+        device_name: rank.table.metadata.device_name.clone(),
+        device_ops_in_window: prep.dev.len() as u64,
+        figure,
+        attribution,
+        sums,
+        names,
+    }
+}
+
+/// The figures of a set from its context and its ranks' parts, in any order (they are put in set
+/// order: by rank, then load order).
+pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gathered {
+    parts.sort_by_key(|p| (p.rank, p.load_order));
+    let mut ctx = context;
+    let mut inputs = DiagnosisInputs {
+        device_name: parts.iter().find_map(|p| p.device_name.clone()),
+        ..Default::default()
+    };
+    let mut names = NameFigures::default();
+    let mut attributions: Vec<RankAttribution> = Vec::new();
+    let mut device_ops_in_window = 0u64;
+    for p in parts {
+        device_ops_in_window += p.device_ops_in_window;
+        p.sums.add_to(&mut inputs);
+        names.merge(p.names);
+        inputs.time.add(&p.figure.time);
+        inputs.steps = inputs.steps.max(p.figure.steps);
+        inputs.ranks.push(p.figure);
+        attributions.push(p.attribution);
+    }
+    let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
+    context::check_sufficient(&mut ctx, device_ops_in_window, gpu_window);
+    inputs.idle = merge(&attributions);
+    inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
+    names.finish(&mut inputs);
+    ctx.analysed = super::wording::analysed_line(&ctx, &inputs);
+    Gathered {
+        inputs,
+        context: ctx,
+    }
+}
+
+/// One rank's figures over the analysed window: what [`gathered_of`] reads of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankGatherPart {
+    pub rank: i64,
+    /// [`RankTrace::load_order`]: orders the files of one rank.
+    pub load_order: usize,
+    /// `deviceProperties[0].name`, when the trace has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_name: Option<String>,
+    /// Device operations in the analysed window.
+    pub device_ops_in_window: u64,
+    pub figure: RankFigure,
+    /// The idle attribution (without its pieces).
+    pub attribution: RankAttribution,
+    pub sums: RankSums,
+    pub names: NameFigures,
+}
+
+/// One rank's share of the set-wide sums of [`DiagnosisInputs`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankSums {
+    pub small_kernel_time_ns: i64,
+    pub accelerator_ops: u64,
+    pub data_loader_ns: i64,
+    pub launch_calls: u64,
+    pub launch_call_ns: i64,
+    pub attention: AttentionFigures,
+}
+
+impl RankSums {
+    fn add_to(self, inputs: &mut DiagnosisInputs) {
+        inputs.small_kernel_time_ns += self.small_kernel_time_ns;
+        inputs.accelerator_ops += self.accelerator_ops;
+        inputs.data_loader_ns += self.data_loader_ns;
+        inputs.launch_calls += self.launch_calls;
+        inputs.launch_call_ns += self.launch_call_ns;
+        let a = &mut inputs.attention;
+        a.softmax_ops += self.attention.softmax_ops;
+        a.bmm_ops += self.attention.bmm_ops;
+        if let Some((shape, n)) = self.attention.softmax_shape {
+            if n > a.softmax_shape.as_ref().map_or(0, |s| s.1) {
+                a.softmax_shape = Some((shape, n));
+            }
+        }
+    }
+}
+
+/// Kernels, copies, synchronising calls and DataLoader ops by name (one rank's, or merged over
+/// ranks), turned into the inputs' lists at the end.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NameFigures {
+    pub kernels: BTreeMap<String, KernelFigure>,
+    pub copies: BTreeMap<String, CopyFigure>,
+    /// Each call's figure and its callers (caller → count; the figure's `callers` is filled at the end).
+    pub syncs: BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
+    pub loaders: Vec<EvidenceRef>,
+    /// Kernel durations (ns) → how many kernels took them: the median's input.
+    pub durations: BTreeMap<i64, u64>,
+}
+
+impl NameFigures {
+    /// Adds the figures of the next rank (in set order).
+    pub fn merge(&mut self, o: NameFigures) {
+        for (name, k) in o.kernels {
+            let f = self.kernels.entry(name).or_default();
+            f.name = k.name;
+            f.calls += k.calls;
+            f.total_ns += k.total_ns;
+            f.small_calls += k.small_calls;
+            f.communication = k.communication;
+            f.evidence.extend(k.evidence);
+        }
+        for (name, c) in o.copies {
+            let f = self.copies.entry(name).or_default();
+            f.name = c.name;
+            f.count += c.count;
+            f.total_ns += c.total_ns;
+            f.bytes += c.bytes;
+            f.small_count += c.small_count;
+            f.pageable = c.pageable;
+            f.host = c.host;
+            f.evidence.extend(c.evidence);
+        }
+        for (name, (s, callers)) in o.syncs {
+            let (f, all) = self.syncs.entry(name).or_default();
+            f.name = s.name;
+            f.count += s.count;
+            f.total_ns += s.total_ns;
+            f.gpu_idle_ns += s.gpu_idle_ns;
+            for (c, n) in callers {
+                *all.entry(c).or_insert(0) += n;
+            }
+            for e in s.evidence {
+                // Two files of one rank share its evidence row, as one scan over both would.
+                match f.evidence.iter_mut().find(|x| x.rank == e.rank) {
+                    Some(x) => {
+                        x.count += e.count;
+                        x.time_ns += e.time_ns;
+                        let room = MAX_EVIDENCE_ROWS.saturating_sub(x.rows.len());
+                        x.rows.extend(e.rows.into_iter().take(room));
+                    }
+                    None => f.evidence.push(e),
+                }
+            }
+        }
+        self.loaders.extend(o.loaders);
+        for (d, n) in o.durations {
+            *self.durations.entry(d).or_insert(0) += n;
+        }
+    }
+
+    /// The inputs' kernel, copy, sync and DataLoader lists (largest first) and kernel totals.
+    pub fn finish(self, inputs: &mut DiagnosisInputs) {
+        let mut kernels: Vec<KernelFigure> = self.kernels.into_values().collect();
+        kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        inputs.kernel_count = kernels.iter().map(|k| k.calls).sum();
+        inputs.kernel_time_ns = kernels.iter().map(|k| k.total_ns).sum();
+        inputs.small_kernel_count = kernels.iter().map(|k| k.small_calls).sum();
+        inputs.kernels = kernels;
+        let mut copies: Vec<CopyFigure> = self.copies.into_values().collect();
+        copies.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        inputs.copies = copies;
+        let mut syncs: Vec<SyncFigure> = self
+            .syncs
+            .into_values()
+            .map(|(mut f, callers)| {
+                let mut c: Vec<(String, u64)> = callers.into_iter().collect();
+                c.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                f.callers = c;
+                f
+            })
+            .collect();
+        syncs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        inputs.syncs = syncs;
+        let mut loaders = self.loaders;
+        loaders.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
+        inputs.data_loader_ops = loaders;
+        inputs.median_kernel_ns = median(&self.durations);
+    }
+}
+
+/// The middle value (the upper one of an even count) of durations given with their counts; 0 when none.
+fn median(durations: &BTreeMap<i64, u64>) -> i64 {
+    let total: u64 = durations.values().sum();
+    let mid = total / 2;
+    let mut seen = 0;
+    for (&d, &n) in durations {
+        seen += n;
+        if seen > mid {
+            return d;
+        }
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_median_of_counted_durations_is_the_sorted_middle() {
+        let of = |v: &[i64]| {
+            let mut m = BTreeMap::new();
+            for d in v {
+                *m.entry(*d).or_insert(0) += 1;
+            }
+            median(&m)
+        };
+        assert_eq!(of(&[]), 0);
+        assert_eq!(of(&[5]), 5);
+        assert_eq!(of(&[9, 1]), 9);
+        assert_eq!(of(&[3, 1, 2]), 2);
+        assert_eq!(of(&[4, 4, 1, 7]), 4);
+        assert_eq!(of(&[1, 1, 1, 7, 8, 9]), 7);
+    }
+}
