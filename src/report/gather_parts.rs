@@ -172,8 +172,28 @@ pub struct NameFigures {
     /// Each call's figure and its callers (caller → count; the figure's `callers` is filled at the end).
     pub syncs: BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
     pub loaders: Vec<EvidenceRef>,
-    /// Kernel durations (ns) → how many kernels took them: the median's input.
+    /// Kernel durations (ns) → how many kernels took them: the median's input. Written as a list
+    /// of `[ns, count]`: JSON map keys are strings, which a tagged protocol message cannot read back
+    /// as numbers.
+    #[serde(with = "durations_as_list")]
     pub durations: BTreeMap<i64, u64>,
+}
+
+/// [`NameFigures::durations`] as a list of `[ns, count]`.
+mod durations_as_list {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(m: &BTreeMap<i64, u64>, s: S) -> Result<S::Ok, S::Error> {
+        let list: Vec<(i64, u64)> = m.iter().map(|(k, v)| (*k, *v)).collect();
+        list.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, u64>, D::Error> {
+        let list: Vec<(i64, u64)> = Vec::deserialize(d)?;
+        Ok(list.into_iter().collect())
+    }
 }
 
 impl NameFigures {

@@ -422,3 +422,64 @@ mod tests {
         assert_eq!(map.of_shard(2), vec![1, 2, 5]);
     }
 }
+
+#[cfg(test)]
+mod protocol_tests {
+    //! The report's parts cross the worker boundary inside the tagged protocol enums.
+    use super::super::protocol::{FromWorker, ToWorker};
+    use crate::analysis::all::AnalysisOptions;
+    use crate::report::gather_parts::{context_of, context_parts, gather_parts};
+    use crate::table::{TraceLoader, TraceSet};
+
+    fn set() -> TraceSet {
+        let dir = std::env::var("PROFILE_MODEL_TRACES").unwrap_or_else(|_| "../shared/traces".into());
+        let tables = ["hta__sampled_rank-0.json.gz", "hta__sampled_rank-1.json.gz"]
+            .iter()
+            .filter_map(|f| {
+                let path = std::path::Path::new(&dir).join(f);
+                let bytes = std::fs::read(&path).ok()?;
+                let mut loader = TraceLoader::new(f, Some(bytes.len() as u64));
+                loader.feed(&bytes).ok()?;
+                loader.finish().ok()
+            })
+            .collect();
+        TraceSet::from_tables(tables)
+    }
+
+    #[test]
+    fn report_parts_survive_the_tagged_messages() {
+        let set = set();
+        if set.ranks.is_empty() {
+            eprintln!("traces missing: skipped");
+            return;
+        }
+        let parts = context_parts(&set);
+        let msg = FromWorker::Part {
+            id: 7,
+            message: Box::new(FromWorker::ContextParts {
+                parts: parts.clone(),
+            }),
+        };
+        let text = serde_json::to_string(&msg).unwrap();
+        let back: FromWorker = serde_json::from_str(&text).expect("context parts read back");
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        let context = context_of(&parts);
+        let ask = ToWorker::Part {
+            id: 8,
+            request: Box::new(ToWorker::GatherParts {
+                context: Box::new(context.clone()),
+            }),
+        };
+        let text = serde_json::to_string(&ask).unwrap();
+        let back: ToWorker = serde_json::from_str(&text).expect("gather request read back");
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        let gathered = gather_parts(&set, &context, &AnalysisOptions::default());
+        let msg = FromWorker::Part {
+            id: 8,
+            message: Box::new(FromWorker::GatherParts { parts: gathered }),
+        };
+        let text = serde_json::to_string(&msg).unwrap();
+        let back: FromWorker = serde_json::from_str(&text).expect("gather parts read back");
+        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+    }
+}

@@ -406,8 +406,13 @@ fn on_shard_message(shard: usize, event: MessageEvent) {
             Err(_) => return,
         },
     };
-    let Ok(msg) = serde_json::from_str::<FromWorker>(&text) else {
-        return;
+    let msg = match serde_json::from_str::<FromWorker>(&text) {
+        Ok(m) => m,
+        Err(e) => {
+            return post(&FromWorker::Error {
+                message: format!("the answer of worker {} could not be read: {e}", shard + 1),
+            })
+        }
     };
     match msg {
         FromWorker::Ready => {
