@@ -26,8 +26,11 @@ const site = await startServer(DIST);
 const browser = await launchBrowser();
 const { page } = await openPage(browser.context, `${site.url}${query}`);
 await page.evaluate(() => {
-  window.seen = { files: {}, maxWorker: -1 };
+  window.seen = { files: {}, maxWorker: -1, phases: [] };
+  let last = '';
   new MutationObserver(() => {
+    const ph = document.querySelector('[data-phase]')?.getAttribute('data-phase') || '';
+    if (ph !== last) { last = ph; window.seen.phases.push([ph, Date.now()]); }
     for (const b of document.querySelectorAll('.file-bar')) {
       window.seen.files[b.dataset.file] = Number(b.dataset.worker);
       window.seen.maxWorker = Math.max(window.seen.maxWorker, Number(b.dataset.worker));
@@ -38,10 +41,17 @@ let peak = 0;
 const sampler = setInterval(() => { peak = Math.max(peak, browserRss()); }, 250);
 const t0 = Date.now();
 await page.setInputFiles('#file-input', files);
-await page.waitForSelector('#summary[data-state="ready"]', { timeout: 1_800_000 });
+await page.waitForSelector('#summary[data-state="ready"], .error', { timeout: 1_800_000 });
 const summaryMs = Date.now() - t0;
-await page.waitForSelector('#report', { timeout: 1_800_000 });
+if (await page.locator('.error').count()) {
+  console.log(JSON.stringify({ files: files.length, bytes, query, failed_after_ms: summaryMs,
+    error: (await page.locator('.error').first().innerText()).slice(0, 600) }));
+  process.exit(1);
+}
+await page.waitForSelector('#verdict[data-state="ready"]', { timeout: 1_800_000 });
 const reportMs = Date.now() - t0;
+await page.click('#tab-report');
+const main = await page.locator('#report [data-section="main-finding"]').first().innerText({ timeout: 1_800_000 }).catch(() => '');
 await page.click('#tab-analyses');
 await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 1_800_000 });
 const analysesMs = Date.now() - t0;
@@ -50,7 +60,6 @@ peak = Math.max(peak, browserRss());
 const metric = (m) => page.locator(`#summary [data-metric="${m}"]`).first().getAttribute('data-value', { timeout: 1000 }).catch(() => null);
 const seen = await page.evaluate(() => window.seen);
 const ranks = await page.locator('#ranks tr[data-rank]').count();
-const main = await page.locator('#report [data-section="main-finding"]').first().innerText().catch(() => '');
 console.log(JSON.stringify({
   files: files.length,
   bytes,
@@ -64,7 +73,8 @@ console.log(JSON.stringify({
   files_in_progress: Object.keys(seen.files).length,
   worker_memory_bytes: Number(await metric('worker-memory-bytes')),
   browser_peak_rss_bytes: peak,
-  main_finding: main.slice(0, 200),
+  phases_ms: seen.phases.map(([p, t]) => `${p}@${t - t0}`).join(' '),
+  main_finding: main.slice(0, 300),
 }));
 await browser.close();
 await site.close();

@@ -239,9 +239,11 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
 }
 
 const MEMORY_HINT: &str =
-    "The usual cause is memory: one browser tab holds the tables of about 8 GB of trace \
-     JSON at most (WebAssembly's 4 GiB). Load fewer ranks at a time, or use the command line \
-     (`profile-model analyze FOLDER`), which has no such limit.";
+    "The usual cause is memory: one worker holds the tables of about 8 GB of trace JSON at \
+     most (WebAssembly's 4 GiB); a rank set over 1.5 GB of JSON is split over several workers, \
+     but one rank must fit one worker, and the tab needs the machine's memory for all of them. \
+     Load fewer ranks at a time, or use the command line (`profile-model analyze FOLDER`), which \
+     has no such limit.";
 
 /// A worker stopped with an uncaught error (a trap: most often WebAssembly's 4 GiB memory is
 /// full). Its tables are gone: say so in plain words.
