@@ -11,9 +11,9 @@ pub mod protocol;
 mod reader;
 #[cfg(target_arch = "wasm32")]
 mod saved;
-pub mod shard_plan;
 #[cfg(target_arch = "wasm32")]
 mod shard_answers;
+pub mod shard_plan;
 #[cfg(target_arch = "wasm32")]
 mod shards;
 

@@ -336,9 +336,16 @@ pub enum FromWorker {
         message: String,
     },
     /// (Shard → coordinator.) The answer to [`ToWorker::Part`] `id` (buffers, if any, follow).
-    Part { id: u64, message: Box<FromWorker> },
+    Part {
+        id: u64,
+        message: Box<FromWorker>,
+    },
     /// (Shard → coordinator.) Each rank's part of the report's context, in the shard's rank order.
-    ContextParts { parts: Vec<RankContextPart> },
+    ContextParts {
+        parts: Vec<RankContextPart>,
+    },
     /// (Shard → coordinator.) Each rank's report figures, in the shard's rank order.
-    GatherParts { parts: Vec<RankGatherPart> },
+    GatherParts {
+        parts: Vec<RankGatherPart>,
+    },
 }

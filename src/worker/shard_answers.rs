@@ -139,7 +139,10 @@ fn lanes_of(answers: Vec<(usize, FromWorker)>) -> Vec<RankLanesView> {
             .filter_map(|(s, m)| match m {
                 FromWorker::RankLanes(mut view) => {
                     for lane in &mut view.lanes {
-                        lane.rank_index = set.map.global(s, lane.rank_index).unwrap_or(lane.rank_index);
+                        lane.rank_index = set
+                            .map
+                            .global(s, lane.rank_index)
+                            .unwrap_or(lane.rank_index);
                     }
                     Some(*view)
                 }
@@ -199,8 +202,10 @@ fn forward((shard, msg, buffers): Answer) {
     if buffers.is_empty() {
         post(&msg);
     } else {
-        let buffers: Vec<js_sys::ArrayBuffer> =
-            buffers.into_iter().filter_map(|b| b.dyn_into().ok()).collect();
+        let buffers: Vec<js_sys::ArrayBuffer> = buffers
+            .into_iter()
+            .filter_map(|b| b.dyn_into().ok())
+            .collect();
         post_with_buffers(&msg, &buffers);
     }
 }

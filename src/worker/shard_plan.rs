@@ -63,7 +63,11 @@ pub fn estimated_text_bytes(name: &str, size: u64, isize: Option<u32>) -> u64 {
 /// Then there are as many workers as the cores, and more when the text needs them
 /// ([`WORKER_TEXT_BUDGET`] each), never more than the files or [`MAX_WORKERS`]; files go to the
 /// least loaded worker, largest first, so that the workers finish together.
-pub fn plan(text: &[u64], ranks_per_worker: Option<usize>, cores: usize) -> Option<Vec<Vec<usize>>> {
+pub fn plan(
+    text: &[u64],
+    ranks_per_worker: Option<usize>,
+    cores: usize,
+) -> Option<Vec<Vec<usize>>> {
     let files = text;
     if files.len() < 2 {
         return None;
@@ -114,7 +118,8 @@ pub fn files_progress(sizes: &[(String, u64)], p: &Progress, worker: usize) -> V
         .iter()
         .enumerate()
         .map(|(i, (file, bytes))| {
-            let done = if p.phase == Phase::Done || p.phase == Phase::Analysing || i < p.file_index {
+            let done = if p.phase == Phase::Done || p.phase == Phase::Analysing || i < p.file_index
+            {
                 *bytes
             } else if i == p.file_index {
                 p.bytes_done.saturating_sub(before).min(*bytes)
@@ -134,7 +139,11 @@ pub fn files_progress(sizes: &[(String, u64)], p: &Progress, worker: usize) -> V
 
 /// One progress of a split load from the last progress of each shard (`None`: none yet) and each
 /// shard's files. The phase is the least advanced one; the file named is the first one being read.
-pub fn combine_progress(shards: &[(Option<&Progress>, &[(String, u64)])], started_ms: f64, now_ms: f64) -> Progress {
+pub fn combine_progress(
+    shards: &[(Option<&Progress>, &[(String, u64)])],
+    started_ms: f64,
+    now_ms: f64,
+) -> Progress {
     let mut files: Vec<FileProgress> = Vec::new();
     let mut phase = Phase::Done;
     for (w, (p, sizes)) in shards.iter().enumerate() {
@@ -298,11 +307,19 @@ mod tests {
     #[test]
     fn gzip_files_are_planned_by_their_text() {
         // The size the gzip trailer gives, when it is larger than the file.
-        assert_eq!(estimated_text_bytes("r.json.gz", 58_000_000, Some(1_000_000_000)), 1_000_000_000);
+        assert_eq!(
+            estimated_text_bytes("r.json.gz", 58_000_000, Some(1_000_000_000)),
+            1_000_000_000
+        );
         // A size that wrapped past 4 GiB (smaller than the file): the usual ratio.
-        assert_eq!(estimated_text_bytes("r.json.gz", 500_000_000, Some(7)), 500_000_000 * GZIP_TEXT_RATIO);
+        assert_eq!(
+            estimated_text_bytes("r.json.gz", 500_000_000, Some(7)),
+            500_000_000 * GZIP_TEXT_RATIO
+        );
         assert_eq!(estimated_text_bytes("r.json", 500, Some(1 << 30)), 500);
-        let f: Vec<u64> = (0..4).map(|_| estimated_text_bytes("r.json.gz", 100_000_000, None)).collect();
+        let f: Vec<u64> = (0..4)
+            .map(|_| estimated_text_bytes("r.json.gz", 100_000_000, None))
+            .collect();
         // 4 x 1.2 GB of text: split.
         assert_eq!(plan(&f, None, 2).unwrap().len(), 2);
     }
@@ -318,8 +335,18 @@ mod tests {
 
     #[test]
     fn uneven_files_are_balanced_largest_first() {
-        let s = plan(&text(&[4_000_000_000, 1_000_000_000, 1_000_000_000, 1_000_000_000, 1_000_000_000]), None, 2)
-            .unwrap();
+        let s = plan(
+            &text(&[
+                4_000_000_000,
+                1_000_000_000,
+                1_000_000_000,
+                1_000_000_000,
+                1_000_000_000,
+            ]),
+            None,
+            2,
+        )
+        .unwrap();
         // 8 GB: 4 workers; the 4 GB file alone, the four others shared by the other three.
         assert_eq!(s.len(), 4);
         assert!(s.contains(&vec![0]));
@@ -405,7 +432,8 @@ mod tests {
         assert_eq!(
             set.notes,
             vec![
-                "rank 6 appears in more than one file (rank6.json is one); both are kept".to_string(),
+                "rank 6 appears in more than one file (rank6.json is one); both are kept"
+                    .to_string(),
                 "ranks missing between 0 and 6: [3, 4]".into(),
                 skipped_note("x.json", "not JSON"),
             ]
@@ -432,7 +460,8 @@ mod protocol_tests {
     use crate::table::{TraceLoader, TraceSet};
 
     fn set() -> TraceSet {
-        let dir = std::env::var("PROFILE_MODEL_TRACES").unwrap_or_else(|_| "../shared/traces".into());
+        let dir =
+            std::env::var("PROFILE_MODEL_TRACES").unwrap_or_else(|_| "../shared/traces".into());
         let tables = ["hta__sampled_rank-0.json.gz", "hta__sampled_rank-1.json.gz"]
             .iter()
             .filter_map(|f| {

@@ -49,21 +49,30 @@ struct Shard {
 
 /// What the coordinator waits for from the shards, and what it does with their answers.
 pub(super) enum Ask {
-    Analyze { hta_compat: bool },
+    Analyze {
+        hta_compat: bool,
+    },
     ReportContext,
-    ReportGather { context: Box<TraceContext> },
+    ReportGather {
+        context: Box<TraceContext>,
+    },
     Query(EventQuery),
     ExportCsv(EventQuery),
     Views,
     /// Round one of rank lanes asked for the whole trace: each shard's span.
-    LanesSpan { width_px: u32 },
+    LanesSpan {
+        width_px: u32,
+    },
     Lanes,
     Locate,
     StoreTables,
     /// One shard's answer, its rank index mapped to the whole set's, goes to the page.
     Forward,
     /// One shard's part of the table export: named as a part.
-    ExportPart { part: usize, parts: usize },
+    ExportPart {
+        part: usize,
+        parts: usize,
+    },
 }
 
 /// A request sent to some shards, and their answers so far.
@@ -197,9 +206,8 @@ fn start_shard(index: usize, files: Vec<(String, u64)>) -> Option<Shard> {
     let options = WorkerOptions::new();
     options.set_name(&format!("shard-{index}"));
     let worker = Worker::new_with_options("./worker_loader.js", &options).ok()?;
-    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
-        on_shard_message(index, e)
-    });
+    let on_message =
+        Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| on_shard_message(index, e));
     let on_error = Closure::<dyn FnMut(web_sys::ErrorEvent)>::new(move |e: web_sys::ErrorEvent| {
         on_shard_crash(index, &e.message())
     });
@@ -263,7 +271,9 @@ pub(super) fn ask(set: &mut ShardSet, shards: Option<Vec<usize>>, request: ToWor
     let asked: Vec<usize> = shards
         .unwrap_or_else(|| (0..set.shards.len()).collect())
         .into_iter()
-        .filter(|&s| !set.shards[s].dead && set.shards[s].loaded.as_ref().is_some_and(Option::is_some))
+        .filter(|&s| {
+            !set.shards[s].dead && set.shards[s].loaded.as_ref().is_some_and(Option::is_some)
+        })
         .collect();
     if asked.is_empty() {
         post(&FromWorker::Error {
@@ -294,7 +304,8 @@ pub(super) fn with_shards<R>(f: impl FnOnce(&mut ShardSet) -> R) -> Option<R> {
 
 /// A request of the page, served by the shards.
 fn dispatch(request: ToWorker) {
-    with_shards(|set| match request {
+    with_shards(|set| {
+        match request {
         ToWorker::Analyze { hta_compat } => match &set.analyses[hta_compat as usize] {
             Some((analysis, timings)) => post(&FromWorker::Analysis {
                 analysis: analysis.clone(),
@@ -363,6 +374,7 @@ fn dispatch(request: ToWorker) {
         _ => post(&FromWorker::Error {
             message: "the worker got a request a split set cannot serve".into(),
         }),
+    }
     });
 }
 
@@ -389,7 +401,12 @@ fn rank_lanes(set: &mut ShardSet, request: TimelineRequest) {
         }
     } else {
         let width_px = request.width_px;
-        return ask(set, None, ToWorker::RankLanes { request }, Ask::LanesSpan { width_px });
+        return ask(
+            set,
+            None,
+            ToWorker::RankLanes { request },
+            Ask::LanesSpan { width_px },
+        );
     };
     ask(set, None, ToWorker::RankLanes { request }, Ask::Lanes);
 }
@@ -503,7 +520,11 @@ fn finish_load() {
         let (loaded, map) = merge_loaded(&each, now_ms() - set.started_ms);
         set.map = map;
         set.set_notes = loaded.notes.clone();
-        set.shard_notes = each.iter().flatten().flat_map(|s| s.notes.clone()).collect();
+        set.shard_notes = each
+            .iter()
+            .flatten()
+            .flat_map(|s| s.notes.clone())
+            .collect();
         set.skipped = loaded.skipped.clone();
         loaded
     });
@@ -525,7 +546,11 @@ fn on_shard_crash(shard: usize, detail: &str) {
         s.loaded.is_none()
     });
     let files: Vec<String> = with_shards(|set| {
-        set.shards[shard].files.iter().map(|f| f.0.clone()).collect()
+        set.shards[shard]
+            .files
+            .iter()
+            .map(|f| f.0.clone())
+            .collect()
     })
     .unwrap_or_default();
     let why = format!(
