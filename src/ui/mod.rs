@@ -192,16 +192,8 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
     let worker = Worker::new("./worker_loader.js").map_err(|e| format!("{e:?}"))?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
         // A string, or `[json, ArrayBuffer, ...]` for a binary download or the tables.
-        let data = event.data();
-        let (text, buffers) = match data.as_string() {
-            Some(text) => (text, Vec::new()),
-            None => match data.dyn_into::<js_sys::Array>() {
-                Ok(a) => (
-                    a.get(0).as_string().unwrap_or_default(),
-                    a.iter().skip(1).collect::<Vec<_>>(),
-                ),
-                Err(_) => return,
-            },
+        let Some((text, buffers)) = crate::worker::message_parts(event.data()) else {
+            return;
         };
         match serde_json::from_str::<FromWorker>(&text) {
             Ok(FromWorker::DownloadBytes {

@@ -126,6 +126,22 @@ fn encode(msg: &FromWorker) -> String {
     })
 }
 
+/// A worker's message as it arrives: a JSON string, or `[json, ArrayBuffer, ...]` (a binary file,
+/// the tables); `None` for anything else.
+#[cfg(target_arch = "wasm32")]
+pub fn message_parts(data: JsValue) -> Option<(String, Vec<JsValue>)> {
+    match data.as_string() {
+        Some(text) => Some((text, Vec::new())),
+        None => {
+            let a = data.dyn_into::<js_sys::Array>().ok()?;
+            Some((
+                a.get(0).as_string().unwrap_or_default(),
+                a.iter().skip(1).collect(),
+            ))
+        }
+    }
+}
+
 /// Posts `[json(msg), buffers...]`, the buffers transferred, not copied; false when it failed.
 #[cfg(target_arch = "wasm32")]
 fn post_with_buffers(msg: &FromWorker, buffers: &[js_sys::ArrayBuffer]) -> bool {

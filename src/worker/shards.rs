@@ -412,16 +412,8 @@ fn rank_lanes(set: &mut ShardSet, request: TimelineRequest) {
 }
 
 fn on_shard_message(shard: usize, event: MessageEvent) {
-    let data = event.data();
-    let (text, buffers) = match data.as_string() {
-        Some(text) => (text, Vec::new()),
-        None => match data.dyn_into::<js_sys::Array>() {
-            Ok(a) => (
-                a.get(0).as_string().unwrap_or_default(),
-                a.iter().skip(1).collect::<Vec<_>>(),
-            ),
-            Err(_) => return,
-        },
+    let Some((text, buffers)) = super::message_parts(event.data()) else {
+        return;
     };
     let msg = match serde_json::from_str::<FromWorker>(&text) {
         Ok(m) => m,
