@@ -22,9 +22,11 @@ export PROFILE_MODEL_REF="${PROFILE_MODEL_REF:-$ROOT/../shared/ref}"
 [ -d "$PROFILE_MODEL_TRACES" ] || { echo "[test] FAILED: no traces at $PROFILE_MODEL_TRACES" >&2; exit 1; }
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 
-step "cargo build --release (CLI, used by the e2e tests as the reference)"
-cargo build --release --bins
-export PROFILE_MODEL_CLI="$TARGET/release/profile-model"
+# One native build serves every stage: the `checked` profile (Cargo.toml: optimised, overflow checks on,
+# no fat LTO), for the CLI the e2e and Python checks use as the reference and for `cargo test`.
+step "cargo build --profile checked (CLI, used by the e2e tests as the reference)"
+cargo build --profile checked --bins
+export PROFILE_MODEL_CLI="$TARGET/checked/profile-model"
 
 # The export read by the tools people use (pyarrow, pandas, DuckDB, polars), from a venv of pinned wheels
 # (tests/python/requirements.txt; ~50 s to install cold, ~15 s to check).
@@ -70,11 +72,9 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
   FUZZ_SEED=1 FUZZ_RUNS=10000 bash scripts/fuzz.sh "$FUZZ_SECONDS"
 fi
 
-# The fuzz harnesses and their regression inputs once more in a debug build, where integer overflow panics.
-step "cargo test --test fuzz_smoke (debug build: overflow checks on)"
-cargo test --test fuzz_smoke
-
 # Native tests last, so that their closing line is the last one printed (CI reads the closing lines).
-step "cargo test (native)"
-cargo test --release
+# The `checked` profile has overflow checks on, so the fuzz harnesses (tests/fuzz_smoke.rs) and their
+# regression inputs panic on an integer overflow here, as they did in the debug build this replaced.
+step "cargo test --profile checked (native)"
+cargo test --profile checked
 step "all tests passed in $(( $(date +%s) - t0 )) s"
