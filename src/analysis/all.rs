@@ -7,18 +7,19 @@ use serde_json::Value;
 use super::critical_path::{critical_path_prepared, CriticalPathResult};
 use super::gpu::RankPrep;
 use super::idle::{idle_prepared, StreamIdle};
-use super::kernels::{kernel_breakdown_prepared, KernelBreakdown};
-use super::launch::{launch_prepared, LaunchStats};
-use super::memcpy::{memory_prepared, MemoryOps};
-use super::overlap::{overlap_prepared, CommCompOverlap};
+use super::kernels::kernel_breakdown_prepared;
+use super::launch::launch_prepared;
+use super::memcpy::memory_prepared;
+use super::overlap::overlap_prepared;
 use super::queue::{queue_prepared, StreamQueue};
 use super::sequences::{frequent_kernel_sequences_in, SequenceOptions, SequencesResult};
-use super::steps::{steps_prepared, RankSteps};
-use super::stragglers::{straggler_inputs, stragglers_from_inputs, StragglerInputs, Stragglers};
-use super::temporal::{temporal_prepared, TemporalBreakdown};
+use super::steps::steps_prepared;
+use super::stragglers::{straggler_inputs, stragglers_from_inputs, StragglerInputs};
+use super::temporal::temporal_prepared;
 use crate::table::TraceSet;
 
 pub use super::options::{AnalysisOptions, Mode};
+pub use super::registry::{AllAnalyses, AnalysisId};
 
 /// Frequent kernel sequences of one rank.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -32,40 +33,6 @@ pub struct RankSequences {
 pub struct RankCriticalPath {
     pub rank: i64,
     pub result: CriticalPathResult,
-}
-
-/// Every analysis, typed. Field names are stable (the JSON of [`analyze_all`] uses them as keys).
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct AllAnalyses {
-    pub mode: Mode,
-    /// Ranks analysed, ascending.
-    pub ranks: Vec<i64>,
-    /// Time by kernel type and per-kernel statistics, per rank and summed over ranks.
-    pub kernel_breakdown: KernelBreakdown,
-    /// Idle / compute / non-compute per rank (ranks without device events are absent).
-    pub temporal_breakdown: Vec<TemporalBreakdown>,
-    /// Idle time per rank and stream: host wait / kernel wait / other.
-    pub idle_time_breakdown: Vec<StreamIdle>,
-    /// Share of communication hidden under computation, per rank.
-    pub comm_comp_overlap: Vec<CommCompOverlap>,
-    /// Stragglers across ranks (with a note when there is one rank only).
-    pub stragglers: Stragglers,
-    /// What each rank contributes to `stragglers` (the input of the reduce `profile-model merge` runs
-    /// over per-rank outputs; see `analysis::merge`).
-    #[serde(default)]
-    pub straggler_inputs: Vec<StragglerInputs>,
-    /// Launch call time, kernel time, launch delay per rank.
-    pub kernel_launch_stats: Vec<LaunchStats>,
-    /// Queue length per rank and stream, with time blocked on a full queue.
-    pub queue_length: Vec<StreamQueue>,
-    /// Memory copies and sets per rank and kind.
-    pub memory_bandwidth: Vec<MemoryOps>,
-    /// `ProfilerStep#N` times per rank.
-    pub profiler_steps: Vec<RankSteps>,
-    pub frequent_kernel_sequences: Vec<RankSequences>,
-    pub critical_path: Vec<RankCriticalPath>,
-    /// Notes on how the results were computed (differences from HTA, filters applied).
-    pub notes: Vec<String>,
 }
 
 /// Wall time of one analysis (over all ranks), for benchmarks.
@@ -84,7 +51,7 @@ struct Laps<'c> {
 }
 
 impl Laps<'_> {
-    /// Runs `f` and records its time under `name`.
+    /// Runs `f` and records its time under `name` (`prepare` or an [`AnalysisId::key`]).
     fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
         let v = f();
         let now = (self.now_ms)();
@@ -138,49 +105,50 @@ pub fn analyze_timed(
         hta_compat: opts.mode == Mode::HtaCompat,
         ..SequenceOptions::default()
     };
-    let kernel_breakdown = laps.time("kernel_breakdown", || {
+    let kernel_breakdown = laps.time(AnalysisId::KernelBreakdown.key(), || {
         kernel_breakdown_prepared(&preps, opts)
     });
-    let temporal_breakdown = laps.time("temporal_breakdown", || {
+    let temporal_breakdown = laps.time(AnalysisId::TemporalBreakdown.key(), || {
         preps
             .iter()
             .filter_map(|(r, p)| temporal_prepared(*r, p))
             .collect()
     });
-    let idle_time_breakdown: Vec<StreamIdle> = laps.time("idle_time_breakdown", || {
-        preps
-            .iter()
-            .flat_map(|(r, p)| idle_prepared(*r, p, opts))
-            .collect()
-    });
-    let comm_comp_overlap = laps.time("comm_comp_overlap", || {
+    let idle_time_breakdown: Vec<StreamIdle> =
+        laps.time(AnalysisId::IdleTimeBreakdown.key(), || {
+            preps
+                .iter()
+                .flat_map(|(r, p)| idle_prepared(*r, p, opts))
+                .collect()
+        });
+    let comm_comp_overlap = laps.time(AnalysisId::CommCompOverlap.key(), || {
         preps.iter().map(|(r, p)| overlap_prepared(*r, p)).collect()
     });
-    let (straggler_inputs, stragglers) = laps.time("stragglers", || {
+    let (straggler_inputs, stragglers) = laps.time(AnalysisId::Stragglers.key(), || {
         let inputs: Vec<StragglerInputs> =
             preps.iter().map(|(r, p)| straggler_inputs(*r, p)).collect();
         let s = stragglers_from_inputs(&inputs, opts.mode);
         (inputs, s)
     });
-    let kernel_launch_stats = laps.time("kernel_launch_stats", || {
+    let kernel_launch_stats = laps.time(AnalysisId::KernelLaunchStats.key(), || {
         preps.iter().map(|(r, p)| launch_prepared(*r, p)).collect()
     });
-    let queue_length: Vec<StreamQueue> = laps.time("queue_length", || {
+    let queue_length: Vec<StreamQueue> = laps.time(AnalysisId::QueueLength.key(), || {
         preps
             .iter()
             .flat_map(|(r, p)| queue_prepared(*r, p))
             .collect()
     });
-    let memory_bandwidth = laps.time("memory_bandwidth", || {
+    let memory_bandwidth = laps.time(AnalysisId::MemoryBandwidth.key(), || {
         preps
             .iter()
             .flat_map(|(r, p)| memory_prepared(*r, p))
             .collect()
     });
-    let profiler_steps = laps.time("profiler_steps", || {
+    let profiler_steps = laps.time(AnalysisId::ProfilerSteps.key(), || {
         preps.iter().map(|(r, p)| steps_prepared(*r, p)).collect()
     });
-    let frequent_kernel_sequences = laps.time("frequent_kernel_sequences", || {
+    let frequent_kernel_sequences = laps.time(AnalysisId::FrequentKernelSequences.key(), || {
         preps
             .iter()
             .map(|(rank, p)| RankSequences {
@@ -189,7 +157,7 @@ pub fn analyze_timed(
             })
             .collect()
     });
-    let critical_path = laps.time("critical_path", || {
+    let critical_path = laps.time(AnalysisId::CriticalPath.key(), || {
         preps
             .iter()
             .map(|(rank, p)| RankCriticalPath {

@@ -20,19 +20,6 @@ use crate::table::{SkippedFile, TraceSet};
 /// How many kernels the report's table lists.
 pub const REPORT_TOP_KERNELS: usize = 5;
 
-/// The deeper views the page and CLI offer after the report.
-pub const DEEPER_ANALYSES: [&str; 9] = [
-    "kernel breakdown by type and rank",
-    "temporal breakdown (compute / non-compute / idle)",
-    "idle time per stream (host wait, kernel wait)",
-    "communication/compute overlap",
-    "straggler ranks",
-    "kernel launch statistics and queue length",
-    "memory-copy bandwidth",
-    "frequent kernel sequences",
-    "critical path of a step",
-];
-
 /// One row of the report's top-kernels table (all ranks together).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TopKernel {
@@ -170,7 +157,10 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
         notes: notes(inputs, &g.context),
         names: mentioned_names(inputs),
         findings,
-        deeper_analyses: DEEPER_ANALYSES.iter().map(|s| s.to_string()).collect(),
+        deeper_analyses: crate::analysis::registry::offered()
+            .into_iter()
+            .map(String::from)
+            .collect(),
         ranks: inputs.ranks.iter().map(|r| r.rank).collect(),
         skipped_files: Vec::new(),
         redacted: false,

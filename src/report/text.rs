@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::analysis::all::{AllAnalyses, AnalysisTiming};
+use crate::analysis::all::{AllAnalyses, AnalysisId, AnalysisTiming};
 use crate::analysis::idle::IdleCategory;
 use crate::analysis::merge::MergedAnalyses;
 
@@ -26,10 +26,40 @@ fn f(x: f64) -> String {
     }
 }
 
-/// Plain-text tables of typed results.
+/// Plain-text tables of typed results: one section per analysis, in registry order, then the notes.
 pub fn render_analyses(a: &AllAnalyses) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "Analyses ({:?} mode), ranks {:?}", a.mode, a.ranks);
+    for id in AnalysisId::ALL {
+        section(&mut s, id, a);
+    }
+    if !a.notes.is_empty() {
+        let _ = writeln!(s, "\nNotes");
+        for n in &a.notes {
+            let _ = writeln!(s, "  - {n}");
+        }
+    }
+    s
+}
+
+/// The text section of one analysis.
+fn section(s: &mut String, id: AnalysisId, a: &AllAnalyses) {
+    match id {
+        AnalysisId::KernelBreakdown => kernel_breakdown_text(s, a),
+        AnalysisId::TemporalBreakdown => temporal_text(s, a),
+        AnalysisId::IdleTimeBreakdown => idle_text(s, a),
+        AnalysisId::CommCompOverlap => overlap_text(s, a),
+        AnalysisId::Stragglers => stragglers_text(s, a),
+        AnalysisId::KernelLaunchStats => launches_text(s, a),
+        AnalysisId::QueueLength => queue_text(s, a),
+        AnalysisId::MemoryBandwidth => memory_text(s, a),
+        AnalysisId::ProfilerSteps => steps_text(s, a),
+        AnalysisId::FrequentKernelSequences => sequences_text(s, a),
+        AnalysisId::CriticalPath => critical_path_text(s, a),
+    }
+}
+
+fn kernel_breakdown_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nGPU time by kernel type (all ranks)");
     let _ = writeln!(s, "  {:<58} {:>14} {:>7}", "type", "time (us)", "%");
     for t in &a.kernel_breakdown.by_type_all_ranks {
@@ -71,6 +101,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             );
         }
     }
+}
+
+fn temporal_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nTemporal breakdown");
     let _ = writeln!(
         s,
@@ -88,6 +121,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             t.non_compute_pct
         );
     }
+}
+
+fn idle_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nIdle time by stream");
     let _ = writeln!(
         s,
@@ -112,6 +148,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             f(c(IdleCategory::Other))
         );
     }
+}
+
+fn overlap_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nCommunication/computation overlap");
     for o in &a.comm_comp_overlap {
         let _ = writeln!(
@@ -124,6 +163,27 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
                 .map_or("no communication".into(), |p| format!("{p:.2}%"))
         );
     }
+}
+
+fn stragglers_text(s: &mut String, a: &AllAnalyses) {
+    let _ = writeln!(s, "\nStragglers");
+    if a.stragglers.ranks.is_empty() {
+        let _ = writeln!(s, "  none found");
+    } else {
+        let _ = writeln!(
+            s,
+            "  ranks {:?} (collective {} on stream {})",
+            a.stragglers.ranks,
+            a.stragglers.kernel.as_deref().unwrap_or("?"),
+            a.stragglers.stream.unwrap_or(-1)
+        );
+    }
+    for n in &a.stragglers.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+}
+
+fn launches_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nKernel launches");
     for l in &a.kernel_launch_stats {
         let _ = writeln!(
@@ -139,6 +199,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             l.delay_outliers
         );
     }
+}
+
+fn queue_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nQueue length");
     for q in &a.queue_length {
         let _ = writeln!(
@@ -151,6 +214,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             f(q.blocked_us)
         );
     }
+}
+
+fn memory_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nMemory copies and sets");
     for m in &a.memory_bandwidth {
         let _ = writeln!(
@@ -164,6 +230,9 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             m.bandwidth_gbps
         );
     }
+}
+
+fn steps_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nProfiler steps");
     for r in &a.profiler_steps {
         let list: Vec<String> = r
@@ -173,6 +242,40 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             .collect();
         let _ = writeln!(s, "  rank {:>4}: {}", r.rank, list.join(", "));
     }
+}
+
+fn sequences_text(s: &mut String, a: &AllAnalyses) {
+    let _ = writeln!(s, "\nFrequent kernel sequences");
+    for r in &a.frequent_kernel_sequences {
+        let top: Vec<String> = r
+            .result
+            .rows
+            .iter()
+            .take(3)
+            .map(|row| {
+                format!(
+                    "{}x {} us ({})",
+                    row.count,
+                    f(row.gpu_kernel_duration_us),
+                    row.pattern
+                )
+            })
+            .collect();
+        if top.is_empty() {
+            let _ = writeln!(s, "  rank {:>4}: none ({})", r.rank, r.result.note);
+        } else {
+            let _ = writeln!(
+                s,
+                "  rank {:>4}: {} patterns; top: {}",
+                r.rank,
+                r.result.patterns_total,
+                top.join("; ")
+            );
+        }
+    }
+}
+
+fn critical_path_text(s: &mut String, a: &AllAnalyses) {
     let _ = writeln!(s, "\nCritical path");
     for c in &a.critical_path {
         let p = &c.result;
@@ -209,28 +312,6 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
             );
         }
     }
-    let _ = writeln!(s, "\nStragglers");
-    if a.stragglers.ranks.is_empty() {
-        let _ = writeln!(s, "  none found");
-    } else {
-        let _ = writeln!(
-            s,
-            "  ranks {:?} (collective {} on stream {})",
-            a.stragglers.ranks,
-            a.stragglers.kernel.as_deref().unwrap_or("?"),
-            a.stragglers.stream.unwrap_or(-1)
-        );
-    }
-    for n in &a.stragglers.notes {
-        let _ = writeln!(s, "  note: {n}");
-    }
-    if !a.notes.is_empty() {
-        let _ = writeln!(s, "\nNotes");
-        for n in &a.notes {
-            let _ = writeln!(s, "  - {n}");
-        }
-    }
-    s
 }
 
 /// The cross-rank results of `profile-model merge`: one line per rank, then the stragglers.

@@ -30,75 +30,11 @@ mod redacted;
 pub mod sort;
 
 use crate::analysis::all::{AllAnalyses, Mode};
+pub use crate::analysis::registry::AnalysisId;
 use crate::report::format;
 
 /// Rows of a long table shown before "N of M rows shown".
 pub const MAX_ROWS: usize = 100;
-
-/// The analyses of the page's "Deeper analysis" panel, in the order of the product brief.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AnalysisId {
-    KernelBreakdown,
-    TemporalBreakdown,
-    IdleTimeBreakdown,
-    CommCompOverlap,
-    Stragglers,
-    KernelLaunchStats,
-    QueueLength,
-    FrequentKernelSequences,
-    CriticalPath,
-    MemoryBandwidth,
-    ProfilerSteps,
-}
-
-impl AnalysisId {
-    pub const ALL: [AnalysisId; 11] = [
-        AnalysisId::KernelBreakdown,
-        AnalysisId::TemporalBreakdown,
-        AnalysisId::IdleTimeBreakdown,
-        AnalysisId::CommCompOverlap,
-        AnalysisId::Stragglers,
-        AnalysisId::KernelLaunchStats,
-        AnalysisId::QueueLength,
-        AnalysisId::FrequentKernelSequences,
-        AnalysisId::CriticalPath,
-        AnalysisId::MemoryBandwidth,
-        AnalysisId::ProfilerSteps,
-    ];
-
-    /// The [`AllAnalyses`] field it shows (the block's `id="analysis-…"` and `data-analysis`).
-    pub fn key(self) -> &'static str {
-        match self {
-            AnalysisId::KernelBreakdown => "kernel_breakdown",
-            AnalysisId::TemporalBreakdown => "temporal_breakdown",
-            AnalysisId::IdleTimeBreakdown => "idle_time_breakdown",
-            AnalysisId::CommCompOverlap => "comm_comp_overlap",
-            AnalysisId::Stragglers => "stragglers",
-            AnalysisId::KernelLaunchStats => "kernel_launch_stats",
-            AnalysisId::QueueLength => "queue_length",
-            AnalysisId::FrequentKernelSequences => "frequent_kernel_sequences",
-            AnalysisId::CriticalPath => "critical_path",
-            AnalysisId::MemoryBandwidth => "memory_bandwidth",
-            AnalysisId::ProfilerSteps => "profiler_steps",
-        }
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            AnalysisId::KernelBreakdown => "GPU kernel breakdown",
-            AnalysisId::TemporalBreakdown => "Temporal breakdown",
-            AnalysisId::IdleTimeBreakdown => "Idle time breakdown",
-            AnalysisId::CommCompOverlap => "Communication / computation overlap",
-            AnalysisId::Stragglers => "Stragglers across ranks",
-            AnalysisId::KernelLaunchStats => "Kernel launch statistics",
-            AnalysisId::QueueLength => "Launch queue length",
-            AnalysisId::FrequentKernelSequences => "Frequent kernel sequences",
-            AnalysisId::CriticalPath => "Critical path",
-            AnalysisId::MemoryBandwidth => "Memory copies and bandwidth",
-            AnalysisId::ProfilerSteps => "Profiler steps",
-        }
-    }
-}
 
 /// How a figure is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
