@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the release CLI's diagnosis of every public trace of one split (docs/public-traces.md): for each trace
+# Writes the CLI's diagnosis of every public trace of one split (docs/public-traces.md): for each trace
 # (a file, or a folder of rank files) OUTDIR/NAME.md (`report`) and OUTDIR/NAME.json (`report --json`), and one
 # line on stdout: name, main finding id, bottleneck, holds. The traces are read from
 # $PROFILE_MODEL_PUBLIC_TRACES_ROOT/SPLIT (default /work/public-traces/SPLIT); they are never committed.
@@ -7,7 +7,7 @@
 #   scripts/public-reports.sh dev /tmp/dev-reports
 #   scripts/public-reports.sh heldout /tmp/heldout-reports   # only once the rules are frozen (issue #30)
 #
-# PROFILE_MODEL_BIN=path uses that binary instead of building target/release/profile-model.
+# PROFILE_MODEL_BIN=path uses that binary instead of building target/checked/profile-model.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -27,8 +27,8 @@ cd "$(dirname "$0")/.."
 if [ -n "${PROFILE_MODEL_BIN:-}" ]; then
     bin=$PROFILE_MODEL_BIN
 else
-    cargo build --release --bin profile-model >&2
-    bin=$PWD/target/release/profile-model
+    cargo build --profile checked --bin profile-model >&2
+    bin=$PWD/target/checked/profile-model
 fi
 mkdir -p "$out"
 

@@ -1,12 +1,13 @@
 //! Profile Model: turns a PyTorch profiler (Kineto) trace into columnar tables, analyses and a diagnosis.
 //!
 //! Layers point one way: [`trace`] (bytes → events, resumable across chunks) → [`table`] (arrow2
-//! columns, one table per rank) → [`analysis`] (pure, deterministic analyses) → [`report`] (plain serde
-//! structs and Markdown). Browser-only code (`ui`, `worker`) sits behind `cfg(target_arch = "wasm32")`;
+//! columns, one table per rank) → [`analysis`] (pure, deterministic analyses) → [`report`] (the diagnosis: plain serde
+//! structs and Markdown) → [`page`] (the page's state and view models, native). Browser-only code (`ui`, `worker`) sits behind `cfg(target_arch = "wasm32")`;
 //! the native command line lives in [`cli`].
 
 pub mod analysis;
 pub mod export;
+pub mod page;
 pub mod report;
 pub mod stable_name;
 pub mod table;

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
-use profile_model::report::analyses_view::{analyses_model, AnalysesModel, Part};
+use profile_model::page::analyses_view::{analyses_model, AnalysesModel, Part};
 use profile_model::table::{load_path, TraceSet};
 use serde_json::{json, Map, Value};
 
@@ -63,7 +63,7 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
         }
     }
     // Every figure's name is in the table of names at the top of analyses_view.
-    let documented: String = include_str!("../src/report/analyses_view/mod.rs")
+    let documented: String = include_str!("../src/page/analyses_view/mod.rs")
         .lines()
         .filter(|l| l.starts_with("//!"))
         .collect();

@@ -7,20 +7,20 @@ use std::collections::HashSet;
 
 use profile_model::analysis::views::step_time::StepCategory;
 use profile_model::analysis::views::RankViews;
-use profile_model::report::profile_views::{step_bars, view, ViewId, ViewPart};
+use profile_model::page::profile_views::{step_bars, view, ViewId, ViewPart};
 use profile_model::table::load_path;
 
 fn views(file: &str) -> RankViews {
     RankViews::of(0, &load_path(&common::traces_dir().join(file)).unwrap())
 }
 
-fn context<'a>(f: &'a profile_model::report::analyses_view::Figure, key: &str) -> Option<&'a str> {
+fn context<'a>(f: &'a profile_model::page::analyses_view::Figure, key: &str) -> Option<&'a str> {
     f.context.iter().find(|c| c.0 == key).map(|c| c.1.as_str())
 }
 
 #[test]
 fn every_figure_is_the_results_number_and_documented_once() {
-    let doc = include_str!("../src/report/profile_views.rs");
+    let doc = include_str!("../src/page/profile_views.rs");
     for file in [
         "hta__df_index_resolver.json.gz",
         "hta__critical_path_alexnet.json.gz",
@@ -137,7 +137,7 @@ fn views_without_their_data_say_how_to_record_it() {
         (ViewId::Modules, "with_stack=True"),
     ] {
         let model = view(id, &v, false);
-        let said = model.parts.iter().any(|p| matches!(p, ViewPart::Part(profile_model::report::analyses_view::Part::Muted(t)) if t.contains(words)));
+        let said = model.parts.iter().any(|p| matches!(p, ViewPart::Part(profile_model::page::analyses_view::Part::Muted(t)) if t.contains(words)));
         assert!(said, "{id}");
     }
 }

@@ -5,7 +5,7 @@
 //! from the list below, in its order: the JSON keys of `analyze --json`, the timing names, the page's
 //! blocks, the CLI's text sections and the report's offer all follow it. What the compiler then asks
 //! of a new entry: its run in `all::analyze_timed` and its merge in `merge::merge_analyses` (both
-//! build the struct whole), its block in `report::analyses_view` and its text section in
+//! build the struct whole), its block in `page::analyses_view` and its text section in
 //! `report::text` (both exhaustive matches on [`AnalysisId`]).
 
 use serde::{Deserialize, Serialize};

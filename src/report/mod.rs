@@ -6,7 +6,6 @@
 //! names) → [`rules`] (findings by recoverable time) → [`bottleneck`] →
 //! [`diagnosis`] (the fixed-form report).
 
-pub mod analyses_view;
 pub mod attribution;
 pub mod bottleneck;
 pub mod compare;
@@ -14,7 +13,6 @@ pub mod compare_text;
 pub mod context;
 pub mod diagnosis;
 pub mod findings;
-pub mod first_screen;
 pub mod format;
 pub mod gather;
 pub mod gather_parts;
@@ -22,18 +20,11 @@ pub mod host;
 pub mod inputs;
 pub mod intervals;
 pub mod markdown;
-pub mod overview_verdict;
-pub mod page_state;
 pub mod patterns;
 pub mod perfetto;
-pub mod profile_views;
 pub mod redact;
-pub mod report_view;
 pub mod rules;
-pub mod saved;
-pub mod tabs;
 pub mod text;
-pub mod timeline_select;
 pub mod timeline_view;
 pub mod views_text;
 pub mod wording;

@@ -7,8 +7,8 @@ use leptos::tachys::html::attribute::any_attribute::{AnyAttribute, IntoAnyAttrib
 use leptos::tachys::html::attribute::custom::custom_attribute;
 use wasm_bindgen::JsCast;
 
-use crate::report::analyses_view::sort::SortBy;
-use crate::report::analyses_view::{
+use crate::page::analyses_view::sort::SortBy;
+use crate::page::analyses_view::{
     AnalysesModel, AnalysisId, BarPart, Block, Cell, Fact, Figure, Inline, Part, Table,
 };
 use crate::report::format;

@@ -10,7 +10,7 @@ use web_sys::{
     File, IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode,
 };
 
-use crate::report::saved::{table_key, SavedEntry, SavedFile};
+use crate::page::saved::{table_key, SavedEntry, SavedFile};
 
 const DB_NAME: &str = "profile-model";
 /// 1: results only; 2: the tables and the index too.

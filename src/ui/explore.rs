@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::AppState;
 use crate::export::ExportFormat;
-use crate::report::page_state::{needs_file_text, Events, PageState};
+use crate::page::page_state::{needs_file_text, Events, PageState};
 use crate::table::query::{EventGroup, EventPage, EventQuery, EventRow, GroupBy, SortBy};
 use crate::table::EventKind;
 

@@ -29,8 +29,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
-use crate::report::page_state::{decode_saved, Effect, PageState};
-use crate::report::saved::{CacheProblem, SavedEntry, SavedFile};
+use crate::page::page_state::{decode_saved, Effect, PageState};
+use crate::page::saved::{CacheProblem, SavedEntry, SavedFile};
 use crate::table::query::EventQuery;
 use crate::worker::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 
@@ -415,7 +415,7 @@ fn on_loader_message(state: AppState, msg: FromWorker) {
 fn on_current_message(state: AppState, msg: FromWorker) {
     match msg {
         FromWorker::Report { report, redacted } => apply(state, |p| {
-            p.report(crate::report::page_state::Reports {
+            p.report(crate::page::page_state::Reports {
                 plain: report,
                 redacted,
             })
@@ -611,7 +611,7 @@ pub fn cancel(state: AppState) {
 /// The cache key of these files; the files are remembered under it (the index entry names them).
 fn remember_files(files: &[File]) -> String {
     let described = cache::files_of(files);
-    let key = crate::report::saved::key_of(&described);
+    let key = crate::page::saved::key_of(&described);
     KEYED_FILES.with(|k| {
         let mut k = k.borrow_mut();
         k.retain(|(old, _)| *old != key);

@@ -5,8 +5,8 @@ use leptos::prelude::*;
 
 use super::report_view::ReportView;
 use super::AppState;
-use crate::report::page_state::PageState;
-use crate::report::report_view::ReportModel;
+use crate::page::page_state::PageState;
+use crate::page::report_view::ReportModel;
 use crate::worker::protocol::FindingLink;
 
 fn download_markdown(text: &str) {

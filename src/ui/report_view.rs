@@ -2,10 +2,10 @@
 
 use leptos::prelude::*;
 
-use crate::report::format;
-use crate::report::report_view::{
+use crate::page::report_view::{
     inline_parts, FindingLine, IdleLine, KernelLine, ReportModel, NOTHING_FOUND,
 };
+use crate::report::format;
 
 /// Text with its `` `code` `` spans as `<code>`.
 #[component]

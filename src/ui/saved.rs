@@ -7,9 +7,9 @@
 use leptos::prelude::*;
 
 use super::AppState;
+use crate::page::page_state::Page;
+use crate::page::saved::SavedEntry;
 use crate::report::format;
-use crate::report::page_state::Page;
-use crate::report::saved::SavedEntry;
 
 /// The list, while nothing is loaded or shown: one line per saved trace, with "Open".
 #[component]

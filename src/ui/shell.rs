@@ -8,10 +8,10 @@ use wasm_bindgen::JsCast;
 use super::status::KeepChoice;
 use super::summary::{RankPicker, SetFacts};
 use super::AppState;
-use crate::report::first_screen::{TraceHeader, Verdict, VerdictFinding};
+use crate::page::first_screen::{TraceHeader, Verdict, VerdictFinding};
+use crate::page::page_state::PageState;
+use crate::page::tabs::Tab;
 use crate::report::format;
-use crate::report::page_state::PageState;
-use crate::report::tabs::Tab;
 use crate::worker::protocol::FindingLink;
 
 /// The URL's hash, `#…` (empty when it has none).

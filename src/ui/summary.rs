@@ -6,8 +6,8 @@ use leptos::prelude::*;
 
 use super::AppState;
 use crate::analysis::summary::{CategoryCount, KernelRow};
+use crate::page::page_state::{Page, PageState};
 use crate::report::format;
-use crate::report::page_state::{Page, PageState};
 use crate::worker::protocol::{LoadedSet, RankSummary};
 
 /// One entry of the rank picker.

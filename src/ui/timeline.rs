@@ -14,7 +14,7 @@ use super::AppState;
 use crate::analysis::critical_path::BoundBy;
 use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::timeline::{EventClass, EventDetails, Relation, TimelineRequest};
-use crate::report::timeline_select::{rank_row_at, Selection};
+use crate::page::timeline_select::{rank_row_at, Selection};
 use crate::report::timeline_view::{
     duration_label, event_at, hash_of, idle_causes, idle_colour, layout, parse_hash, row_at, ticks,
     wheel_factor, LaneRow, TimelineAnswer, Viewport, AXIS_PX, GUTTER_PX, IDLE_ROW, LANE_PX,
@@ -121,10 +121,10 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let collapsed = RwSignal::new(Vec::<u32>::new());
     let requests = RwSignal::new(Requests::default());
     let drag = StoredValue::new(None::<(f64, Viewport, bool)>);
-    let answer = state.select(crate::report::page_state::PageState::timeline_shown);
+    let answer = state.select(crate::page::page_state::PageState::timeline_shown);
     let rank_index = state.select(|p| p.rank_index);
     let answers = state.select(|p| p.worker_answers());
-    let details = state.select(crate::report::page_state::PageState::event_details_shown);
+    let details = state.select(crate::page::page_state::PageState::event_details_shown);
     let focus = state.select(|p| p.timeline_focus);
     let show_path = RwSignal::new(false);
     let rank_mode = RwSignal::new(false);
@@ -274,7 +274,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             }
         }
         let part = hash_of(rank_index.get_untracked(), &vp);
-        rewrite_hash(|h| crate::report::tabs::with_part(h, &part));
+        rewrite_hash(|h| crate::page::tabs::with_part(h, &part));
     });
     // Draw whenever the range, the answer or the layout changes.
     Effect::new(move |_| {
@@ -551,7 +551,7 @@ fn click_rank(
         return;
     };
     if let Some(vp) = viewport.get_untracked() {
-        rewrite_hash(|h| crate::report::tabs::with_part(h, &hash_of(index, &vp)));
+        rewrite_hash(|h| crate::page::tabs::with_part(h, &hash_of(index, &vp)));
     }
     rank_mode.set(false);
     state.page.update(|p| p.pick_rank_lane(index));

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use web_sys::CanvasRenderingContext2d;
 
 use crate::analysis::rank_lanes::RankLanesView;
-use crate::report::timeline_select::{busy_alpha, busy_pct, rank_label, Selection, RANK_ROW_PX};
+use crate::page::timeline_select::{busy_alpha, busy_pct, rank_label, Selection, RANK_ROW_PX};
 use crate::report::timeline_view::{duration_label, Viewport, AXIS_PX, GUTTER_PX};
 
 /// Height of the canvas showing `ranks` rank rows, CSS px.

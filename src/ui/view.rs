@@ -13,9 +13,9 @@ use super::shell::{TabBar, TabPanel, TraceHeaderBar, VerdictCard};
 use super::status::{Errors, LoadProgress, Offers};
 use super::summary::{RanksPanel, SummaryPanel};
 use super::AppState;
-use crate::report::analyses_view::{analyses_model, AnalysisId};
-use crate::report::page_state::{needs_file_text, Page, PageState};
-use crate::report::tabs::Tab;
+use crate::page::analyses_view::{analyses_model, AnalysisId};
+use crate::page::page_state::{needs_file_text, Page, PageState};
+use crate::page::tabs::Tab;
 use crate::worker::protocol::RankSummary;
 
 const TAGLINE: &str =

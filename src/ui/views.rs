@@ -7,12 +7,12 @@ use leptos::prelude::*;
 use super::analyses::{context_attributes, PartView};
 use super::AppState;
 use crate::analysis::views::RankViews;
-use crate::report::format;
-use crate::report::overview_verdict::{OverviewVerdict, WindowSegment};
-use crate::report::page_state::{needs_file_text, PageState};
-use crate::report::profile_views::{
+use crate::page::overview_verdict::{OverviewVerdict, WindowSegment};
+use crate::page::page_state::{needs_file_text, PageState};
+use crate::page::profile_views::{
     category_class, filtered_view, LineChart, OpDetail, StepBars, View, ViewId, ViewPart,
 };
+use crate::report::format;
 use crate::report::timeline_view::idle_colour;
 
 /// The panel: the operators' grouping, a name filter, then the view (of the picked tab) of the

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::profile_views::ViewId;
+use crate::page::profile_views::ViewId;
 
 crate::stable_enum! {
     /// One view of the results, reachable from the tab bar.

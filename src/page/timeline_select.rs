@@ -4,7 +4,7 @@
 //! looks.
 
 use crate::analysis::rank_lanes::{RankLane, RankLanesView};
-use crate::report::tabs;
+use crate::page::tabs;
 use crate::report::timeline_view::Viewport;
 
 /// A selected time range, ns (`start < end`).

@@ -73,7 +73,7 @@ impl PageState {
         }
         self.pick_rank(at.rank_index);
         self.timeline_focus = Some(at);
-        self.tab = crate::report::tabs::Tab::Timeline;
+        self.tab = crate::page::tabs::Tab::Timeline;
         self.ask_event_details(at.row)
     }
 

@@ -731,7 +731,7 @@ fn the_redact_switch_hashes_the_timelines_names_and_details() {
 
 // ---- the cache of tables (report/saved.rs) ----
 
-use crate::report::saved::{CacheProblem, SavedEntry, SavedFile};
+use crate::page::saved::{CacheProblem, SavedEntry, SavedFile};
 
 fn entry(key: &str, ranks: usize) -> SavedEntry {
     SavedEntry {

@@ -5,8 +5,8 @@
 //! text), `overview-busy-pct` for the rest of the window.
 
 use super::analyses_view::{Figure, Unit};
-use super::attribution::IdleCause;
-use super::diagnosis::DiagnosisReport;
+use crate::report::attribution::IdleCause;
+use crate::report::diagnosis::DiagnosisReport;
 
 /// One piece of the window bar.
 #[derive(Clone, Debug, PartialEq)]

@@ -69,7 +69,7 @@ pub struct ReportModel {
 }
 
 /// What the report says when no rule fires (one text for the page and the Markdown).
-pub use super::diagnosis::NOTHING_FOUND;
+pub use crate::report::diagnosis::NOTHING_FOUND;
 
 impl ReportModel {
     pub fn new(r: &DiagnosisReport) -> Self {
@@ -114,7 +114,7 @@ impl ReportModel {
                             format!(
                                 "`{}` ({})",
                                 short_name(&o.name),
-                                super::wording::dur((o.time_us * 1000.0) as i64)
+                                crate::report::wording::dur((o.time_us * 1000.0) as i64)
                             )
                         })
                         .collect::<Vec<_>>()
