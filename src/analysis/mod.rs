@@ -18,6 +18,7 @@ pub mod options;
 pub mod overlap;
 pub mod queue;
 pub mod rank_lanes;
+pub mod roofline;
 pub mod sequences;
 pub mod step_filter;
 pub mod steps;

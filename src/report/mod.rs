@@ -29,6 +29,8 @@ pub mod perfetto;
 pub mod profile_views;
 pub mod redact;
 pub mod report_view;
+pub mod roofline_rules;
+pub mod roofline_text;
 pub mod rules;
 pub mod saved;
 pub mod tabs;
