@@ -594,3 +594,171 @@ fn every_real_trace_gives_a_roofline_without_failing() {
         }
     }
 }
+
+// The diagnosis ------------------------------------------------------------------------------------
+
+use profile_model::report::bottleneck::BottleneckKind;
+use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
+use profile_model::report::findings::{Finding, FindingId};
+
+fn roof_finding(r: &DiagnosisReport) -> &Finding {
+    r.findings
+        .iter()
+        .find(|f| f.id == FindingId::FarUnderRoof)
+        .unwrap_or_else(|| panic!("no far_under_roof finding in\n{}", r.to_markdown()))
+}
+
+/// `n` steps of one op launching one kernel of `dur` µs, back to back (the GPU always busy).
+fn steps_of(op: &str, args: Value, kernel: &str, dur: f64, n: usize) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    b.step(0, 0.0, (n as f64 + 1.0) * dur + 100.0);
+    for i in 0..n {
+        let h = 10.0 + 5.0 * i as f64;
+        b.cpu_op_args(op, h, 4.0, args.clone());
+        b.kernel(kernel, 7, h + 1.0, 2.0, 50.0 + dur * i as f64, dur);
+    }
+    b
+}
+
+#[test]
+fn a_naive_gemm_far_under_the_roof_is_named_with_its_efficiency_and_the_library_call() {
+    // 2·1024³ FLOPs in 2 ms each: 1.07 TFLOP/s against the A100's 312 TFLOP/s bf16.
+    let b = steps_of(
+        "aten::mm",
+        json!({"Input Dims": [[1024, 1024], [1024, 1024]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}),
+        "my_naive_matmul_kernel",
+        2000.0,
+        10,
+    );
+    let r = diagnose(&set_of(&b));
+    let f = roof_finding(&r);
+    let tflops = 2.0 * 1024f64.powi(3) / 2e-3 / 1e12;
+    let pct = 100.0 * tflops / 312.0;
+    assert!(
+        f.headline.contains(&format!("{tflops:.2} TFLOP/s"))
+            && f.headline.contains("A100 SXM4 80GB's 312 TFLOP/s bf16"),
+        "{}",
+        f.headline
+    );
+    close(f.value, pct, "% of roof");
+    assert!(f.actions.join("\n").contains("library"), "{:?}", f.actions);
+    // At 60% of the roof it would take pct/60 of its time: the rest is recoverable.
+    let time = 10.0 * 2000e3;
+    let expected = (time * (1.0 - pct / 60.0)) as i64;
+    assert!(
+        (f.impact.time_ns - expected).abs() <= 10,
+        "{} vs {expected}",
+        f.impact.time_ns
+    );
+    assert_eq!(r.bottleneck.as_ref().unwrap().kind, BottleneckKind::Compute);
+}
+
+#[test]
+fn fp32_gemm_on_tensor_core_hardware_gets_tf32_or_bf16_advice() {
+    // A CUTLASS fp32 SIMT kernel the name rules do not call SIMT: only its figures show the waste.
+    let b = steps_of(
+        "aten::mm",
+        json!({"Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["float", "float"]}),
+        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<float, Simt>>>",
+        30_000.0,
+        5,
+    );
+    let r = diagnose(&set_of(&b));
+    let f = roof_finding(&r);
+    let advice = f.actions.join("\n");
+    assert!(
+        advice.contains("allow_tf32") && advice.contains("bfloat16"),
+        "{advice}"
+    );
+    // 2·4096³ / 30 ms = 4.58 TFLOP/s: 23.5% of fp32's 19.5.
+    close(
+        f.value,
+        100.0 * (2.0 * 4096f64.powi(3) / 30e-3 / 1e12) / 19.5,
+        "% of the fp32 roof",
+    );
+}
+
+#[test]
+fn memory_bound_by_intensity_not_by_name() {
+    // A kernel with a GEMM-like name doing element-wise work at 5% of the memory bandwidth: the
+    // bottleneck follows from its intensity.
+    let b = steps_of(
+        "aten::add",
+        json!({"Input Dims": [[1024, 1024], [1024, 1024], []], "Input type": ["float", "float", "Scalar"]}),
+        "gemm_like_named_kernel",
+        120.0,
+        40,
+    );
+    let r = diagnose(&set_of(&b));
+    let f = roof_finding(&r);
+    assert!(f.explanation.contains("memory-bound"), "{}", f.explanation);
+    assert_eq!(r.bottleneck.as_ref().unwrap().kind, BottleneckKind::Memory);
+}
+
+#[test]
+fn a_well_used_kernel_is_not_a_finding() {
+    // 2·4096³ bf16 FLOPs in 0.6 ms: 229 TFLOP/s, 73% of the roof.
+    let b = steps_of(
+        "aten::mm",
+        json!({"Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}),
+        "sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n",
+        600.0,
+        20,
+    );
+    let r = diagnose(&set_of(&b));
+    assert!(
+        !r.findings.iter().any(|f| f.id == FindingId::FarUnderRoof),
+        "{}",
+        r.to_markdown()
+    );
+}
+
+#[test]
+fn a_slow_host_copy_is_judged_against_the_link() {
+    let mut b = TraceBuilder::new();
+    b.step(0, 0.0, 100_000.0);
+    // 4 pinned copies of 16 MiB at 2 GB/s each (a PCIe 4.0 x16 link gives 31.5), with kernels
+    // running beside them so the copies are not "exposed".
+    for i in 0..4 {
+        let t = 100.0 + 20_000.0 * i as f64;
+        b.memcpy(
+            "Memcpy HtoD (Pinned -> Device)",
+            16 << 20,
+            8,
+            t - 50.0,
+            5.0,
+            t,
+            16.0 * 1.048576 * 1e6 / 2e3,
+        );
+        b.cpu_op_args(
+            "aten::mm",
+            t - 40.0,
+            4.0,
+            json!({"Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}),
+        );
+        // 14 GEMMs of 600 µs (229 TFLOP/s, well used) cover the 8.4 ms copy.
+        for g in 0..14 {
+            b.kernel(
+                "sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n",
+                7,
+                t - 39.0 + g as f64 * 0.1,
+                0.05,
+                t + 600.0 * g as f64,
+                600.0,
+            );
+        }
+    }
+    let r = diagnose(&set_of(&b));
+    let f = roof_finding(&r);
+    assert!(
+        f.headline.contains("host copy") && f.headline.contains("host link"),
+        "{}",
+        f.headline
+    );
+    close(
+        f.value,
+        100.0 * 2.0 / (16.0 * 128.0 / 130.0 * 16.0 / 8.0),
+        "% of the link",
+    );
+    assert!(f.actions.join("\n").contains("Overlap"), "{:?}", f.actions);
+}
