@@ -43,6 +43,12 @@ usage:
   profile-model steps [--json | --csv] PATH                         step time split into kernel, memcpy,
                                                                      memset, communication, runtime,
                                                                      DataLoader, CPU exec and other
+  profile-model roofline [--json | --csv] [--per-step] [--steps A..B] PATH
+                                                                     achieved against possible: FLOPs and
+                                                                     bytes per kernel and operator (from
+                                                                     record_shapes), TFLOP/s, GB/s, % of the
+                                                                     device's roof, compute/memory bound;
+                                                                     --per-step: model FLOPs and MFU per step
   profile-model diff [--json | --csv TABLE] BASELINE CANDIDATE        compare two runs: step time and why it
                                                                      changed (per step, or per ms of GPU
                                                                      window); TABLE: waterfall, categories,
@@ -88,6 +94,8 @@ struct Args {
     path_rows: Option<usize>,
     /// `ops`: group by name and input shapes.
     by_shape: bool,
+    /// `roofline`: the per-step table (model FLOPs, MFU).
+    per_step: bool,
     /// `diff`: one table as CSV.
     diff_csv: Option<crate::report::compare_text::CompareTable>,
     /// `export`: the format, the columns (in order) and the output file.
@@ -118,6 +126,7 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--json" => out.json = true,
             "--redact" => out.redact = true,
             "--by-shape" => out.by_shape = true,
+            "--per-step" => out.per_step = true,
             "--csv" if out.positional.first().map(String::as_str) == Some("diff") => {
                 let v = text("--csv", it.next())?;
                 out.diff_csv = Some(CompareTable::parse(&v).ok_or(format!(
@@ -278,8 +287,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     if command == Some("export") {
         return export(&args, &path);
     }
-    const COMMANDS: [&str; 9] = [
+    const COMMANDS: [&str; 10] = [
         "summary", "analyze", "report", "events", "ops", "kernels", "memory", "modules", "steps",
+        "roofline",
     ];
     if !command.is_some_and(|c| COMMANDS.contains(&c)) {
         eprintln!(
@@ -294,6 +304,7 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
         Some("analyze") => analyze(&set, &args),
         Some("report") => report(&set, &args),
         Some("events") => events(&set, &args),
+        Some("roofline") => roofline(&set, &args),
         Some(view) => profile_view(view, &set, &args),
         None => unreachable!("the command was checked above"),
     })
@@ -350,6 +361,23 @@ fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
                 grid_out(vt::steps_grid(&r))
             }
         }
+    }
+}
+
+/// `roofline`: achieved against the device's roof per kernel, operator and (`--per-step`) step.
+fn roofline(set: &TraceSet, args: &Args) -> String {
+    use crate::report::roofline_text::{roofline_csv, roofline_text};
+    let opts = AnalysisOptions {
+        steps: args.steps,
+        ..AnalysisOptions::default()
+    };
+    let r = crate::analysis::roofline::roofline(set, &opts);
+    if args.json {
+        serde_json::to_string_pretty(&r).expect("json") + "\n"
+    } else if args.csv {
+        roofline_csv(&r, args.per_step)
+    } else {
+        roofline_text(&r, args.per_step)
     }
 }
 

@@ -31,7 +31,7 @@ pub struct MemoryOps {
     pub per_op_gbps: Describe,
 }
 
-fn direction_of(name: &str) -> &str {
+pub(crate) fn direction_of(name: &str) -> &str {
     for d in [
         "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "HtoA", "AtoH", "AtoD", "DtoA", "AtoA",
     ] {

@@ -19,6 +19,7 @@ pub mod overlap;
 pub mod queue;
 pub mod rank_lanes;
 pub mod registry;
+pub mod roofline;
 pub mod sequences;
 pub mod step_filter;
 pub mod steps;

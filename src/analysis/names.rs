@@ -196,6 +196,45 @@ pub fn is_compiled_region(name: &str) -> bool {
         || name.starts_with("## Call CompiledFxGraph")
 }
 
+/// A kernel whose name says it multiplies fp32 on tensor cores (cuBLAS/CUTLASS `tf32`, ROCm `xf32`).
+pub fn is_tf32_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("tf32") || l.contains("xf32")
+}
+
+/// A kernel from a vendor or tuned library (cuBLAS/cuBLASLt, CUTLASS, cuDNN, rocBLAS/Tensile,
+/// hipBLASLt, MIOpen, CK, FlashAttention, Triton/Inductor): not a naive hand-written one.
+pub fn is_library_kernel(name: &str) -> bool {
+    const MARKS: [&str; 24] = [
+        "gemm",
+        "gemv",
+        "cublas",
+        "cutlass",
+        "xmma",
+        "nvjet",
+        "cudnn",
+        "implicit_convolve",
+        "conv2d",
+        "wgrad",
+        "dgrad",
+        "fprop",
+        "cijk_",
+        "rocblas",
+        "hipblaslt",
+        "miopen",
+        "ck::",
+        "flash",
+        "fmha",
+        "triton_",
+        "ampere_",
+        "volta_",
+        "turing_",
+        "sm90_",
+    ];
+    let l = name.to_ascii_lowercase();
+    MARKS.iter().any(|m| l.contains(m)) || l.starts_with("sm80_") || l.starts_with("sm100_")
+}
+
 /// Communication kernel of any current collective library or custom kernel: NCCL (`ncclKernel_*`,
 /// `ncclDevKernel_*`), RCCL, HCCL, oneCCL, MSCCL, NVSHMEM, DeepEP, custom and symmetric-memory
 /// all-reduce, all-to-all kernels.

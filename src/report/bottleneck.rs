@@ -45,9 +45,10 @@ impl BottleneckKind {
             | FindingId::Warmup => BottleneckKind::Cpu,
             FindingId::Communication | FindingId::Straggler => BottleneckKind::Communication,
             FindingId::MemoryTraffic | FindingId::FusionCandidates => BottleneckKind::Memory,
-            FindingId::UnfusedAttention | FindingId::Fp32Matmul | FindingId::DominantKernel => {
-                BottleneckKind::Compute
-            }
+            FindingId::UnfusedAttention
+            | FindingId::Fp32Matmul
+            | FindingId::DominantKernel
+            | FindingId::FarUnderRoof => BottleneckKind::Compute,
             _ => return None,
         })
     }
@@ -89,10 +90,17 @@ pub struct Bottleneck {
 fn memory_bound_kernels(i: &DiagnosisInputs, main: &Finding) -> bool {
     match main.id {
         FindingId::FusionCandidates => true,
-        FindingId::DominantKernel => i
-            .kernels
-            .first()
-            .is_some_and(|k| is_fusable_memory_bound(&k.name)),
+        // By arithmetic intensity where the shapes give it, else by the kernel's name.
+        FindingId::DominantKernel => i.kernels.first().is_some_and(|k| {
+            super::roofline_rules::bound_of_kernel(i, &k.name).map_or_else(
+                || is_fusable_memory_bound(&k.name),
+                |b| b != crate::analysis::roofline::Bound::Compute,
+            )
+        }),
+        FindingId::FarUnderRoof => main.evidence.first().is_some_and(|e| {
+            super::roofline_rules::bound_of_kernel(i, &e.name)
+                .is_some_and(|b| b != crate::analysis::roofline::Bound::Compute)
+        }),
         _ => false,
     }
 }

@@ -31,6 +31,8 @@ crate::stable_enum! {
         FusionCandidates,
         /// fp32 GEMMs without tensor cores.
         Fp32Matmul,
+        /// A kernel or host copy far under the hardware's roof at its arithmetic intensity.
+        FarUnderRoof,
         /// The GPU waits inside steps for the host to dispatch work (Python/ATen overhead).
         HostOverhead,
         /// Many tiny kernels: the launch cost, not the kernels, sets the pace.

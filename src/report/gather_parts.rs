@@ -77,6 +77,7 @@ pub fn rank_gather_part(
         attribution,
         sums,
         names,
+        roofline: super::roofline_rules::rank_roofline_figures(rank.rank, &prep),
     }
 }
 
@@ -96,6 +97,7 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
         device_ops_in_window += p.device_ops_in_window;
         p.sums.add_to(&mut inputs);
         names.merge(p.names);
+        inputs.roofline.merge(p.roofline);
         inputs.time.add(&p.figure.time);
         inputs.steps = inputs.steps.max(p.figure.steps);
         inputs.ranks.push(p.figure);
@@ -130,6 +132,7 @@ pub struct RankGatherPart {
     pub attribution: RankAttribution,
     pub sums: RankSums,
     pub names: NameFigures,
+    pub roofline: super::roofline_rules::RooflineFigures,
 }
 
 /// One rank's share of the set-wide sums of [`DiagnosisInputs`].

@@ -171,6 +171,9 @@ pub struct DiagnosisInputs {
     pub attention: AttentionFigures,
     /// `deviceProperties[0].name`, when the trace has it.
     pub device_name: Option<String>,
+    /// Kernels judged against the device's roof.
+    #[serde(default)]
+    pub roofline: super::roofline_rules::RooflineFigures,
 }
 
 impl DiagnosisInputs {

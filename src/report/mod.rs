@@ -23,6 +23,8 @@ pub mod markdown;
 pub mod patterns;
 pub mod perfetto;
 pub mod redact;
+pub mod roofline_rules;
+pub mod roofline_text;
 pub mod rules;
 pub mod text;
 pub mod timeline_view;

@@ -52,7 +52,7 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 13] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 14] = [
         data_loading,
         synchronization,
         wait_outside_trace,
@@ -66,6 +66,7 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         fp32_matmul,
         memory_traffic,
         dominant_kernel,
+        super::roofline_rules::far_under_roof,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
     if ctx.holds(TraceHolds::SeparateRuns) {
@@ -162,7 +163,7 @@ fn warmup_words(ctx: &TraceContext) -> String {
     }
 }
 
-fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {
+pub(super) fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {
     Impact {
         pct_of_gpu_time: (i.time.window_ns > 0).then(|| i.time.pct(time_ns)),
         ms_per_step: i.ms_per_step(time_ns),
@@ -171,7 +172,7 @@ fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {
 }
 
 /// Severity from the recoverable share of the window: ≥ 20% critical, ≥ 5% warning, else info.
-fn severity_of(pct_of_window: f64) -> Severity {
+pub(super) fn severity_of(pct_of_window: f64) -> Severity {
     if pct_of_window >= 20.0 {
         Severity::Critical
     } else if pct_of_window >= 5.0 {

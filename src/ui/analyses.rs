@@ -1,5 +1,5 @@
 //! The deeper analyses as Leptos components over the typed view model
-//! ([`AnalysesModel`], built natively in `report::analyses_view`): one `<details>` per analysis,
+//! ([`AnalysesModel`], built natively in `page::analyses_view`): one `<details>` per analysis,
 //! every figure with `data-metric`, `data-value` and its context attributes.
 
 use leptos::prelude::*;

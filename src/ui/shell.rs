@@ -1,6 +1,6 @@
 //! The page's frame after a load: the compact header (trace, device, ranks, span, rank picker,
 //! redact switch, a details line of bookkeeping), the verdict card, and the tab bar whose tab lives
-//! in the page state and in the URL hash (`report::tabs`).
+//! in the page state and in the URL hash (`page::tabs`).
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;

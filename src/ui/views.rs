@@ -1,6 +1,6 @@
 //! The TensorBoard-style views (overview, operators, kernels, memory, modules): one panel that shows
-//! the view whose tab is picked (`report::tabs`), over the worker's [`RankViews`], drawn from the
-//! typed model of `report::profile_views`.
+//! the view whose tab is picked (`page::tabs`), over the worker's [`RankViews`], drawn from the
+//! typed model of `page::profile_views`.
 
 use leptos::prelude::*;
 

@@ -1,0 +1,672 @@
+//! The device's roof: peak TFLOP/s per element type and memory bandwidth from a table of vendor
+//! datasheet figures keyed by the `deviceProperties` name, the host link host copies cross, and an
+//! estimate scaled by SM (CU) count and clock when the name is not in the table.
+//!
+//! Figures are dense (no 2:4 sparsity), at boost clock, in TFLOP/s (10^12 FLOP/s) and GB/s (10^9 B/s).
+//! fp64 is the higher of the vector and matrix (tensor core) figures: DGEMM runs on the latter. An
+//! AMD MI250/MI250X shows each of its two dies (GCDs) as one device, so their rows hold half a package.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::kinds::{Dtype, LinkKind, RoofSource};
+
+/// Peak rates of one device, TFLOP/s; `None` where the device has no such unit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peaks {
+    pub fp64: f64,
+    pub fp32: f64,
+    pub tf32: Option<f64>,
+    pub fp16: f64,
+    pub bf16: Option<f64>,
+    pub fp8: Option<f64>,
+}
+
+impl Peaks {
+    /// Peak TFLOP/s for an element type, if the device multiplies it.
+    pub fn of(&self, d: Dtype) -> Option<f64> {
+        match d {
+            Dtype::Fp64 => Some(self.fp64),
+            Dtype::Fp32 => Some(self.fp32),
+            Dtype::Tf32 => self.tf32,
+            Dtype::Fp16 => Some(self.fp16),
+            Dtype::Bf16 => self.bf16,
+            Dtype::Fp8 => self.fp8,
+            _ => None,
+        }
+        .filter(|v| *v > 0.0)
+    }
+
+    fn scaled(&self, k: f64) -> Peaks {
+        Peaks {
+            fp64: self.fp64 * k,
+            fp32: self.fp32 * k,
+            tf32: self.tf32.map(|v| v * k),
+            fp16: self.fp16 * k,
+            bf16: self.bf16.map(|v| v * k),
+            fp8: self.fp8.map(|v| v * k),
+        }
+    }
+}
+
+/// The host link of a device: what host↔device copies can reach, per direction.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostLink {
+    pub kind: LinkKind,
+    /// PCIe generation (0 for NVLink-C2C).
+    pub generation: u8,
+    /// Lanes (16 for a x16 slot).
+    pub width: u8,
+    /// GB/s per direction after encoding (PCIe 3/4/5 x16: 15.75 / 31.5 / 63).
+    pub gbps: f64,
+}
+
+impl HostLink {
+    fn pcie(generation: u8) -> HostLink {
+        // 8, 16, 32 GT/s per lane × 128b/130b encoding × 16 lanes / 8 bits.
+        let gts = 8.0 * f64::from(1u32 << (generation.saturating_sub(3)));
+        HostLink {
+            kind: LinkKind::Pcie,
+            generation,
+            width: 16,
+            gbps: gts * 128.0 / 130.0 * 16.0 / 8.0,
+        }
+    }
+
+    /// NVLink-C2C: 900 GB/s both directions (NVIDIA GH200 Grace Hopper Superchip datasheet).
+    fn c2c() -> HostLink {
+        HostLink {
+            kind: LinkKind::NvlinkC2c,
+            generation: 0,
+            width: 0,
+            gbps: 450.0,
+        }
+    }
+
+    /// `PCIe 4.0 x16 (31.5 GB/s)`, `NVLink-C2C (450 GB/s)`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            LinkKind::Pcie => format!(
+                "PCIe {}.0 x{} ({:.1} GB/s)",
+                self.generation, self.width, self.gbps
+            ),
+            LinkKind::NvlinkC2c => format!("NVLink-C2C ({:.0} GB/s)", self.gbps),
+        }
+    }
+}
+
+/// The roof a rank's kernels are judged against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceRoof {
+    /// `deviceProperties[0].name` as written (`None`: the trace has no device properties).
+    pub trace_name: Option<String>,
+    /// The table's name of the device the figures are from (`A100 SXM4 80GB`).
+    pub device: Option<String>,
+    pub source: RoofSource,
+    pub peaks: Peaks,
+    /// Memory bandwidth, GB/s (0: unknown).
+    pub memory_gbps: f64,
+    pub host_link: Option<HostLink>,
+    /// How an estimate was made, or why there is no roof.
+    pub note: String,
+}
+
+impl DeviceRoof {
+    /// No roof: nothing is judged, figures are still given.
+    pub fn unknown(trace_name: Option<String>, note: String) -> DeviceRoof {
+        DeviceRoof {
+            trace_name,
+            device: None,
+            source: RoofSource::Unknown,
+            peaks: Peaks::default(),
+            memory_gbps: 0.0,
+            host_link: None,
+            note,
+        }
+    }
+
+    /// Ridge point for an element type: the intensity (FLOP/byte) where compute and memory meet.
+    pub fn ridge(&self, d: Dtype) -> Option<f64> {
+        let peak = self.peaks.of(d)?;
+        (self.memory_gbps > 0.0).then(|| peak * 1e3 / self.memory_gbps)
+    }
+}
+
+/// One row of the datasheet table.
+struct Spec {
+    /// The table's name of the device.
+    name: &'static str,
+    /// Tokens of the lower-cased device name (split at non-alphanumerics) that must all be present.
+    tokens: &'static [&'static str],
+    /// SM (CU) count; also required to match when the trace gives one and `exact_sms` is set.
+    sms: u32,
+    exact_sms: bool,
+    /// CUDA compute capability, or the gfx major/minor ROCm reports (gfx90a: 9.0, gfx942: 9.4).
+    arch: (u8, u8),
+    amd: bool,
+    boost_mhz: f64,
+    peaks: Peaks,
+    memory_gbps: f64,
+    /// PCIe generation of the host link, 0 for NVLink-C2C.
+    pcie: u8,
+}
+
+const fn p(fp64: f64, fp32: f64, tf32: f64, fp16: f64, bf16: f64, fp8: f64) -> Peaks {
+    // 0 means the device has no such unit.
+    Peaks {
+        fp64,
+        fp32,
+        tf32: if tf32 > 0.0 { Some(tf32) } else { None },
+        fp16,
+        bf16: if bf16 > 0.0 { Some(bf16) } else { None },
+        fp8: if fp8 > 0.0 { Some(fp8) } else { None },
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+const fn spec(
+    name: &'static str,
+    tokens: &'static [&'static str],
+    sms: u32,
+    arch: (u8, u8),
+    boost_mhz: f64,
+    peaks: Peaks,
+    memory_gbps: f64,
+    pcie: u8,
+) -> Spec {
+    Spec {
+        name,
+        tokens,
+        sms,
+        exact_sms: false,
+        arch,
+        amd: false,
+        boost_mhz,
+        peaks,
+        memory_gbps,
+        pcie,
+    }
+}
+
+const fn amd(mut s: Spec, exact_sms: bool) -> Spec {
+    s.amd = true;
+    s.exact_sms = exact_sms;
+    s
+}
+
+/// The datasheet table, most specific names first (the first row whose tokens all match wins).
+const SPECS: &[Spec] = &[
+    // NVIDIA Tesla V100 datasheet (SXM2): 7.8 fp64, 15.7 fp32, 125 tensor (fp16), HBM2 900 GB/s.
+    spec(
+        "V100 SXM2",
+        &["v100", "sxm2"],
+        80,
+        (7, 0),
+        1530.0,
+        p(7.8, 15.7, 0.0, 125.0, 0.0, 0.0),
+        900.0,
+        3,
+    ),
+    // NVIDIA Tesla V100 datasheet (PCIe): 7 fp64, 14 fp32, 112 tensor, 900 GB/s.
+    spec(
+        "V100 PCIe",
+        &["v100"],
+        80,
+        (7, 0),
+        1380.0,
+        p(7.0, 14.0, 0.0, 112.0, 0.0, 0.0),
+        900.0,
+        3,
+    ),
+    // NVIDIA T4 datasheet: 8.1 fp32, 65 fp16 mixed precision, 320 GB/s; fp64 1/32 of fp32.
+    spec(
+        "T4",
+        &["t4"],
+        40,
+        (7, 5),
+        1590.0,
+        p(0.25, 8.1, 0.0, 65.0, 0.0, 0.0),
+        320.0,
+        3,
+    ),
+    // NVIDIA Turing GPU architecture whitepaper (RTX 2080 Ti FE): 13.4 fp32, 53.8 fp16 tensor with fp32
+    // accumulate, GDDR6 616 GB/s; fp64 1/32.
+    spec(
+        "RTX 2080 Ti",
+        &["2080", "ti"],
+        68,
+        (7, 5),
+        1545.0,
+        p(0.42, 13.4, 0.0, 53.8, 0.0, 0.0),
+        616.0,
+        3,
+    ),
+    // NVIDIA A100 Tensor Core GPU datasheet: 19.5 fp64 tensor, 19.5 fp32, 156 tf32, 312 bf16/fp16;
+    // 80GB PCIe: HBM2e 1,935 GB/s.
+    spec(
+        "A100 PCIe 80GB",
+        &["a100", "pcie", "80gb"],
+        108,
+        (8, 0),
+        1410.0,
+        p(19.5, 19.5, 156.0, 312.0, 312.0, 0.0),
+        1935.0,
+        4,
+    ),
+    // A100 datasheet, 40GB PCIe: HBM2 1,555 GB/s.
+    spec(
+        "A100 PCIe 40GB",
+        &["a100", "pcie"],
+        108,
+        (8, 0),
+        1410.0,
+        p(19.5, 19.5, 156.0, 312.0, 312.0, 0.0),
+        1555.0,
+        4,
+    ),
+    // A100 datasheet, 80GB SXM: HBM2e 2,039 GB/s.
+    spec(
+        "A100 SXM4 80GB",
+        &["a100", "80gb"],
+        108,
+        (8, 0),
+        1410.0,
+        p(19.5, 19.5, 156.0, 312.0, 312.0, 0.0),
+        2039.0,
+        4,
+    ),
+    // A100 datasheet, 40GB SXM: HBM2 1,555 GB/s (also internal variants such as PG509-200).
+    spec(
+        "A100 SXM4 40GB",
+        &["a100"],
+        108,
+        (8, 0),
+        1410.0,
+        p(19.5, 19.5, 156.0, 312.0, 312.0, 0.0),
+        1555.0,
+        4,
+    ),
+    // NVIDIA A10G (AWS EC2 G5; no NVIDIA datasheet): 31.2 fp32, 70 bf16/fp16 tensor dense, 35 tf32,
+    // GDDR6 600 GB/s (AWS G5 instance documentation).
+    spec(
+        "A10G",
+        &["a10g"],
+        80,
+        (8, 6),
+        1710.0,
+        p(0.49, 31.2, 35.0, 70.0, 70.0, 0.0),
+        600.0,
+        4,
+    ),
+    // NVIDIA A10 Tensor Core GPU datasheet: 31.2 fp32, 62.5 tf32, 125 bf16/fp16, 600 GB/s; fp64 1/64.
+    spec(
+        "A10",
+        &["a10"],
+        72,
+        (8, 6),
+        1695.0,
+        p(0.49, 31.2, 62.5, 125.0, 125.0, 0.0),
+        600.0,
+        4,
+    ),
+    // NVIDIA Ampere GA102 GPU architecture whitepaper (RTX 3090): 35.6 fp32, 35.6 tf32, 71 fp16/bf16
+    // tensor with fp32 accumulate, GDDR6X 936 GB/s; fp64 1/64.
+    spec(
+        "RTX 3090",
+        &["3090"],
+        82,
+        (8, 6),
+        1695.0,
+        p(0.56, 35.6, 35.6, 71.0, 71.0, 0.0),
+        936.0,
+        4,
+    ),
+    // NVIDIA L40S datasheet: 91.6 fp32, 183 tf32, 362.05 bf16/fp16, 733 fp8, GDDR6 864 GB/s; fp64 1/64.
+    spec(
+        "L40S",
+        &["l40s"],
+        142,
+        (8, 9),
+        2520.0,
+        p(1.43, 91.6, 183.0, 362.05, 362.05, 733.0),
+        864.0,
+        4,
+    ),
+    // NVIDIA L40 datasheet: 90.5 fp32, 90.5 tf32, 181.05 bf16/fp16, 362 fp8, 864 GB/s; fp64 1/64.
+    spec(
+        "L40",
+        &["l40"],
+        142,
+        (8, 9),
+        2490.0,
+        p(1.41, 90.5, 90.5, 181.05, 181.05, 362.0),
+        864.0,
+        4,
+    ),
+    // NVIDIA L4 datasheet: 30.3 fp32, 60 tf32, 121 bf16/fp16, 242.5 fp8, 300 GB/s; fp64 1/64.
+    spec(
+        "L4",
+        &["l4"],
+        58,
+        (8, 9),
+        2040.0,
+        p(0.47, 30.3, 60.0, 121.0, 121.0, 242.5),
+        300.0,
+        4,
+    ),
+    // NVIDIA Ada GPU architecture whitepaper (RTX 4090): 82.6 fp32, 82.6 tf32, 165.2 fp16/bf16 and
+    // 330.3 fp8 tensor with fp32 accumulate, GDDR6X 1,008 GB/s; fp64 1/64.
+    spec(
+        "RTX 4090",
+        &["4090"],
+        128,
+        (8, 9),
+        2520.0,
+        p(1.29, 82.6, 82.6, 165.2, 165.2, 330.3),
+        1008.0,
+        4,
+    ),
+    // NVIDIA GH200 Grace Hopper Superchip datasheet: H100 compute (67 fp64 tensor, 67 fp32, 494 tf32,
+    // 990 bf16/fp16, 1,979 fp8), HBM3 4 TB/s (96 GB; HBM3e 144 GB: 4.9 TB/s), NVLink-C2C to the CPU.
+    spec(
+        "GH200",
+        &["gh200"],
+        132,
+        (9, 0),
+        1980.0,
+        p(67.0, 67.0, 494.0, 990.0, 990.0, 1979.0),
+        4000.0,
+        0,
+    ),
+    // NVIDIA H200 Tensor Core GPU datasheet (SXM): 67 fp64 tensor, 67 fp32, 494.5 tf32, 989.5 bf16/fp16,
+    // 1,979 fp8, HBM3e 4.8 TB/s.
+    spec(
+        "H200",
+        &["h200"],
+        132,
+        (9, 0),
+        1980.0,
+        p(67.0, 67.0, 494.5, 989.5, 989.5, 1979.0),
+        4800.0,
+        5,
+    ),
+    // NVIDIA H100 Tensor Core GPU datasheet (NVL): 60 fp64 tensor, 60 fp32, 417.5 tf32, 835.5 bf16/fp16,
+    // 1,670.5 fp8 (half the sparse figures), HBM3 3.9 TB/s.
+    spec(
+        "H100 NVL",
+        &["h100", "nvl"],
+        132,
+        (9, 0),
+        1785.0,
+        p(60.0, 60.0, 417.5, 835.5, 835.5, 1670.5),
+        3900.0,
+        5,
+    ),
+    // H100 datasheet (PCIe): 51 fp64 tensor, 51 fp32, 378 tf32, 756 bf16/fp16, 1,513 fp8, HBM2e 2 TB/s.
+    spec(
+        "H100 PCIe",
+        &["h100", "pcie"],
+        114,
+        (9, 0),
+        1755.0,
+        p(51.0, 51.0, 378.0, 756.0, 756.0, 1513.0),
+        2000.0,
+        5,
+    ),
+    // H100 datasheet (SXM): 67 fp64 tensor, 67 fp32, 494.5 tf32, 989.5 bf16/fp16, 1,979 fp8, HBM3 3.35 TB/s.
+    spec(
+        "H100 SXM",
+        &["h100"],
+        132,
+        (9, 0),
+        1980.0,
+        p(67.0, 67.0, 494.5, 989.5, 989.5, 1979.0),
+        3350.0,
+        5,
+    ),
+    // NVIDIA HGX B200 datasheet, per GPU (8 GPUs): 37 fp64, 75 fp32, 1,100 tf32, 2,250 bf16/fp16,
+    // 4,500 fp8 dense, HBM3e 8 TB/s.
+    spec(
+        "B200",
+        &["b200"],
+        148,
+        (10, 0),
+        1965.0,
+        p(37.0, 75.0, 1100.0, 2250.0, 2250.0, 4500.0),
+        8000.0,
+        5,
+    ),
+    // NVIDIA RTX Blackwell GPU architecture whitepaper (RTX 5090): 104.8 fp32, 104.8 tf32, 209.5
+    // fp16/bf16 and 419 fp8 tensor with fp32 accumulate, GDDR7 1,792 GB/s; fp64 1/64.
+    spec(
+        "RTX 5090",
+        &["5090"],
+        170,
+        (12, 0),
+        2407.0,
+        p(1.64, 104.8, 104.8, 209.5, 209.5, 419.0),
+        1792.0,
+        5,
+    ),
+    // AMD Instinct MI325X datasheet: 163.4 fp64 matrix, 163.4 fp32, 653.7 tf32, 1,307.4 bf16/fp16,
+    // 2,614.9 fp8, HBM3E 6 TB/s.
+    amd(
+        spec(
+            "MI325X",
+            &["mi325x"],
+            304,
+            (9, 4),
+            2100.0,
+            p(163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9),
+            6000.0,
+            5,
+        ),
+        false,
+    ),
+    // AMD Instinct MI300X datasheet: 163.4 fp64 matrix, 163.4 fp32, 653.7 tf32, 1,307.4 bf16/fp16,
+    // 2,614.9 fp8, HBM3 5.3 TB/s.
+    amd(
+        spec(
+            "MI300X",
+            &["mi300x"],
+            304,
+            (9, 4),
+            2100.0,
+            p(163.4, 163.4, 653.7, 1307.4, 1307.4, 2614.9),
+            5300.0,
+            5,
+        ),
+        false,
+    ),
+    // AMD Instinct MI250X datasheet, one of two GCDs: 47.85 fp64 matrix, 47.85 fp32 matrix, 191.5
+    // bf16/fp16, HBM2e 1.6 TB/s (package: 95.7, 95.7, 383, 3.2 TB/s).
+    amd(
+        spec(
+            "MI250X (one GCD)",
+            &["mi250x"],
+            110,
+            (9, 0),
+            1700.0,
+            p(47.85, 47.85, 0.0, 191.5, 191.5, 0.0),
+            1600.0,
+            4,
+        ),
+        true,
+    ),
+    // AMD Instinct MI250 datasheet, one of two GCDs: 45.25 fp64 matrix, 45.25 fp32 matrix, 181
+    // bf16/fp16, HBM2e 1.6 TB/s (package: 90.5, 90.5, 362.1, 3.2 TB/s).
+    amd(
+        spec(
+            "MI250 (one GCD)",
+            &["mi250"],
+            104,
+            (9, 0),
+            1700.0,
+            p(45.25, 45.25, 0.0, 181.0, 181.0, 0.0),
+            1600.0,
+            4,
+        ),
+        false,
+    ),
+    // AMD Instinct MI210 datasheet: 45.3 fp64 matrix, 45.3 fp32 matrix, 181 bf16/fp16, HBM2e 1.6 TB/s.
+    amd(
+        spec(
+            "MI210",
+            &["mi210"],
+            104,
+            (9, 0),
+            1700.0,
+            p(45.3, 45.3, 0.0, 181.0, 181.0, 0.0),
+            1638.4,
+            4,
+        ),
+        false,
+    ),
+];
+
+/// What `deviceProperties[0]` says about the device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceProps {
+    pub name: Option<String>,
+    pub sms: Option<u32>,
+    pub arch: Option<(u8, u8)>,
+    /// `clockRate`, kHz, when given.
+    pub clock_khz: Option<f64>,
+    pub warp_size: Option<u32>,
+}
+
+impl DeviceProps {
+    /// From a trace's top-level keys.
+    pub fn of(top: &serde_json::Map<String, Value>) -> DeviceProps {
+        let first = top
+            .get("deviceProperties")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first());
+        let int = |k: &str| first.and_then(|d| d.get(k)).and_then(Value::as_u64);
+        DeviceProps {
+            name: first
+                .and_then(|d| d.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            sms: int("numSms").map(|v| v as u32),
+            arch: int("computeMajor")
+                .zip(int("computeMinor"))
+                .map(|(a, b)| (a as u8, b as u8)),
+            clock_khz: first
+                .and_then(|d| d.get("clockRate"))
+                .and_then(Value::as_f64),
+            warp_size: int("warpSize").map(|v| v as u32),
+        }
+    }
+
+    fn is_amd(&self) -> bool {
+        let n = self.name.as_deref().unwrap_or("").to_ascii_lowercase();
+        n.contains("amd")
+            || n.contains("radeon")
+            || n.contains("instinct")
+            || self.warp_size == Some(64)
+    }
+}
+
+fn tokens(name: &str) -> Vec<String> {
+    name.to_ascii_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn roof_of(
+    s: &Spec,
+    trace_name: Option<String>,
+    source: RoofSource,
+    peaks: Peaks,
+    note: String,
+) -> DeviceRoof {
+    DeviceRoof {
+        trace_name,
+        device: Some(s.name.to_string()),
+        source,
+        peaks,
+        memory_gbps: s.memory_gbps,
+        host_link: Some(if s.pcie == 0 {
+            HostLink::c2c()
+        } else {
+            HostLink::pcie(s.pcie)
+        }),
+        note,
+    }
+}
+
+/// The roof of a device: its datasheet row by name, else an estimate from the nearest row of the same
+/// architecture scaled by SM count (and clock when `clockRate` is given), else none.
+pub fn device_roof(props: &DeviceProps) -> DeviceRoof {
+    if let Some(name) = &props.name {
+        let have = tokens(name);
+        let by_name = SPECS.iter().find(|s| {
+            s.tokens.iter().all(|t| have.iter().any(|h| h == t))
+                && !(s.exact_sms && props.sms.is_some_and(|n| n != s.sms))
+        });
+        if let Some(s) = by_name {
+            return roof_of(
+                s,
+                props.name.clone(),
+                RoofSource::Datasheet,
+                s.peaks,
+                String::new(),
+            );
+        }
+    }
+    estimate(props).unwrap_or_else(|| {
+        DeviceRoof::unknown(
+            props.name.clone(),
+            match &props.name {
+                Some(n) => format!(
+                    "device {n:?} is not in the datasheet table and its architecture ({}) matches no row: no roof",
+                    props.arch.map_or("not given".to_string(), |(a, b)| format!("{a}.{b}"))
+                ),
+                None => "the trace has no deviceProperties: no roof".to_string(),
+            },
+        )
+    })
+}
+
+/// The estimate from SM count and clock: the row of the same vendor and architecture with the
+/// nearest SM count, scaled.
+fn estimate(props: &DeviceProps) -> Option<DeviceRoof> {
+    let arch = props.arch?;
+    let sms = props.sms.filter(|n| *n > 0)?;
+    let amd = props.is_amd();
+    let s = SPECS
+        .iter()
+        .filter(|s| s.arch == arch && s.amd == amd)
+        .min_by_key(|s| s.sms.abs_diff(sms))?;
+    let clock = props
+        .clock_khz
+        .filter(|k| *k > 0.0)
+        .map(|k| k / 1e3 / s.boost_mhz)
+        .unwrap_or(1.0);
+    let k = f64::from(sms) / f64::from(s.sms) * clock;
+    let note = format!(
+        "estimate: {:?} is not in the datasheet table; figures of the {} (same architecture {}.{}) scaled by SM count {} / {}{}; memory bandwidth as the {}",
+        props.name.as_deref().unwrap_or("the device"),
+        s.name,
+        arch.0,
+        arch.1,
+        sms,
+        s.sms,
+        if props.clock_khz.is_some() {
+            format!(" and clock {:.0} / {:.0} MHz", props.clock_khz.unwrap_or(0.0) / 1e3, s.boost_mhz)
+        } else {
+            String::new()
+        },
+        s.name
+    );
+    Some(roof_of(
+        s,
+        props.name.clone(),
+        RoofSource::SmCountEstimate,
+        s.peaks.scaled(k),
+        note,
+    ))
+}
