@@ -9,6 +9,7 @@
 pub mod analyses_view;
 pub mod attribution;
 pub mod bottleneck;
+pub mod cold;
 pub mod compare;
 pub mod compare_text;
 pub mod context;
@@ -16,6 +17,7 @@ pub mod diagnosis;
 pub mod findings;
 pub mod first_screen;
 pub mod format;
+pub mod gate;
 pub mod gather;
 pub mod gather_parts;
 pub mod host;
