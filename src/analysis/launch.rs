@@ -1,5 +1,7 @@
 //! Kernel launch statistics: CPU time of each launch call, GPU time of the work, launch delay;
-//! short kernels, runtime and delay outliers.
+//! short kernels, runtime and delay outliers. Means are HTA's; a few one-off launches (a module
+//! loaded on first use) pull them far above the typical launch, so the medians and 90th percentiles
+//! come beside them and the slowest launches are named.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,10 +42,37 @@ pub struct LaunchStats {
     pub delay_outliers: u64,
     pub runtime_cutoff_us: f64,
     pub launch_delay_cutoff_us: f64,
+    /// 90th percentiles of the CPU time, GPU time and delay, µs.
+    #[serde(default)]
+    pub cpu_p90_us: f64,
+    #[serde(default)]
+    pub gpu_p90_us: f64,
+    #[serde(default)]
+    pub delay_p90_us: f64,
+    /// The slowest launch calls over `runtime_cutoff_us`, slowest first (at most [`NAMED_OUTLIERS`]),
+    /// with the kernel each launched.
+    #[serde(default)]
+    pub outliers: Vec<LaunchOutlier>,
     /// Every launch, by correlation (not serialised: can be large).
     #[serde(skip)]
     pub rows: Vec<Launch>,
 }
+
+/// One slow launch call, named.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LaunchOutlier {
+    pub correlation: i64,
+    /// The launch call (`cudaLaunchKernel`, ...).
+    pub call: String,
+    /// The kernel (or copy) it launched.
+    pub kernel: String,
+    pub cpu_us: f64,
+    /// Whether it is the first launch of its kernel ([`super::one_off`]: a one-off, not overhead).
+    pub first_of_kernel: bool,
+}
+
+/// Slow launches named per rank.
+pub const NAMED_OUTLIERS: usize = 5;
 
 pub const RUNTIME_CUTOFF_US: f64 = 50.0;
 pub const LAUNCH_DELAY_CUTOFF_US: f64 = 100.0;
@@ -51,7 +80,11 @@ pub const LAUNCH_DELAY_CUTOFF_US: f64 = 100.0;
 pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
     let t = prep.table;
     let mut rows = Vec::new();
-    for d in &prep.dev {
+    let mut named: Vec<(LaunchOutlier, i64)> = Vec::new();
+    let mut seen_kernels = std::collections::BTreeSet::new();
+    let mut devs: Vec<&super::gpu::DevRow> = prep.dev.iter().collect();
+    devs.sort_by_key(|d| (d.ts, d.row));
+    for d in devs {
         let Some(l) = d.launch else { continue };
         let l = l as usize;
         let class = prep.names.of_row(t, l);
@@ -66,6 +99,19 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
         let Some((cts, cend)) = prep.span(l) else {
             continue;
         };
+        let first_of_kernel = seen_kernels.insert(d.name);
+        if us(cend - cts) > RUNTIME_CUTOFF_US {
+            named.push((
+                LaunchOutlier {
+                    correlation: t.correlation_at(l).unwrap_or(-1),
+                    call: t.name_at(l).to_string(),
+                    kernel: t.name_of_id(d.name).to_string(),
+                    cpu_us: us(cend - cts),
+                    first_of_kernel,
+                },
+                cend - cts,
+            ));
+        }
         rows.push(Launch {
             correlation: t.correlation_at(l).unwrap_or(-1),
             stream: d.stream,
@@ -75,7 +121,17 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
         });
     }
     rows.sort_by_key(|r| (r.correlation, r.stream));
+    named.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.correlation.cmp(&b.0.correlation)));
     let col = |f: fn(&Launch) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
+    let p90 = |f: fn(&Launch) -> f64| {
+        let mut v = col(f);
+        v.sort_unstable_by(|a, b| a.total_cmp(b));
+        if v.is_empty() {
+            0.0
+        } else {
+            super::gpu::percentile_sorted(&v, 0.9)
+        }
+    };
     LaunchStats {
         rank,
         launches: rows.len() as u64,
@@ -96,6 +152,14 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
             .count() as u64,
         runtime_cutoff_us: RUNTIME_CUTOFF_US,
         launch_delay_cutoff_us: LAUNCH_DELAY_CUTOFF_US,
+        cpu_p90_us: p90(|r| r.cpu_us),
+        gpu_p90_us: p90(|r| r.gpu_us),
+        delay_p90_us: p90(|r| r.delay_us),
+        outliers: named
+            .into_iter()
+            .take(NAMED_OUTLIERS)
+            .map(|(o, _)| o)
+            .collect(),
         rows,
     }
 }

@@ -14,6 +14,7 @@ pub mod launch;
 pub mod memcpy;
 pub mod merge;
 pub mod names;
+pub mod one_off;
 pub mod options;
 pub mod overlap;
 pub mod queue;

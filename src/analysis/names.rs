@@ -351,6 +351,150 @@ pub fn waits_for_device(name: &str) -> bool {
     )
 }
 
+/// Calls that load or look up device code, or create a library's handle: paid once per function,
+/// module or process (lazy module loading, cuBLAS/cuDNN handle creation), never steady-state work.
+pub fn is_one_off_call(name: &str) -> bool {
+    const PREFIXES: [&str; 14] = [
+        "cuModuleLoad",
+        "cuModuleGetFunction",
+        "cuLibraryLoad",
+        "cuLibraryGetKernel",
+        "cuLibraryGetModule",
+        "cudaGetFuncBySymbol",
+        "cudaGetDriverEntryPoint",
+        "cuGetProcAddress",
+        "hipModuleLoad",
+        "hipModuleGetFunction",
+        "cublasCreate",
+        "cublasLtCreate",
+        "cudnnCreate",
+        "miopenCreate",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || matches!(
+            name,
+            "cuInit" | "cuDevicePrimaryCtxRetain" | "cuCtxCreate_v2"
+        )
+}
+
+/// A Python frame or call that only waits (a selector, a pipe or socket read, a lock, a condition, a
+/// queue, a sleep): a thread inside it does no work, so it is never the host work that kept the
+/// device idle. Kineto writes Python frames as `file.py(line): function` and C functions as
+/// `<built-in method NAME of ...>` / `<method 'NAME' of 'TYPE' objects>`.
+pub fn is_waiting_frame(name: &str) -> bool {
+    let function = python_function_name(name);
+    let file = name.split('(').next().unwrap_or("");
+    let in_file = |f: &str| file.ends_with(f);
+    match function {
+        "select" | "poll" | "epoll" | "kqueue" | "_poll" => {
+            in_file("selectors.py") || in_file("connection.py") || name.starts_with('<')
+        }
+        "recv" | "_recv" | "_recv_bytes" | "recv_bytes" | "recv_into" | "recvfrom" => true,
+        "wait" | "_wait" | "wait_for" => {
+            in_file("threading.py")
+                || in_file("connection.py")
+                || in_file("popen_fork.py")
+                || in_file("synchronize.py")
+                || in_file("_base.py")
+                || name.contains("Condition.wait")
+                || name.contains("Event.wait")
+                || name.starts_with('<')
+        }
+        "acquire" | "_acquire_restore" => true,
+        "sleep" => true,
+        "get" => in_file("queue.py") || in_file("queues.py"),
+        "join" => in_file("threading.py") || in_file("process.py"),
+        _ => name.contains("Condition.wait") || name == "time.sleep",
+    }
+}
+
+/// The function a Python frame name names: `threading.py(320): wait` → `wait`,
+/// `<built-in method acquire of _thread.lock object at 0x7f>` → `acquire`,
+/// `<method 'acquire' of '_thread.lock' objects>` → `acquire`, `<built-in function sleep>` → `sleep`.
+fn python_function_name(name: &str) -> &str {
+    if let Some(rest) = name.strip_prefix('<') {
+        let rest = rest
+            .strip_prefix("built-in method ")
+            .or_else(|| rest.strip_prefix("built-in function "))
+            .or_else(|| rest.strip_prefix("method "))
+            .unwrap_or(rest);
+        let word = rest
+            .split([' ', '>'])
+            .next()
+            .unwrap_or("")
+            .trim_matches('\'')
+            .rsplit('.')
+            .next()
+            .unwrap_or("");
+        return word;
+    }
+    match name.rsplit_once("): ") {
+        Some((_, f)) => f.trim(),
+        None => name.rsplit('.').next().unwrap_or(name),
+    }
+}
+
+/// Which way a device copy moves data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CopyDirection {
+    HostToDevice,
+    DeviceToHost,
+    DeviceToDevice,
+    PeerToPeer,
+}
+
+/// What host memory a copy to or from the host uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HostMemory {
+    Pageable,
+    Pinned,
+}
+
+/// Direction and host memory of a device copy, from its name (`Memcpy HtoD (Pageable -> Device)`,
+/// `Memcpy DtoH (Device -> Pinned)`, `Memcpy DtoD (Device -> Device)`, `Memcpy PtoP`, ROCm's
+/// `CopyHostToDevice`); `None` for anything else.
+pub fn copy_kind(name: &str) -> Option<(CopyDirection, Option<HostMemory>)> {
+    let direction = if name.contains("HtoD") || name.contains("HostToDevice") {
+        CopyDirection::HostToDevice
+    } else if name.contains("DtoH") || name.contains("DeviceToHost") {
+        CopyDirection::DeviceToHost
+    } else if name.contains("DtoD") || name.contains("DeviceToDevice") {
+        CopyDirection::DeviceToDevice
+    } else if name.contains("PtoP") || name.contains("Peer") {
+        CopyDirection::PeerToPeer
+    } else {
+        return None;
+    };
+    let memory = if name.contains("Pageable") {
+        Some(HostMemory::Pageable)
+    } else if name.contains("Pinned") {
+        Some(HostMemory::Pinned)
+    } else {
+        None
+    };
+    Some((direction, memory))
+}
+
+/// A copy in words: "host-to-device copy from pageable memory", "device-to-host copy into pinned
+/// memory", "device-to-device copy"; `None` when the name says no direction.
+pub fn copy_words(name: &str) -> Option<String> {
+    let (dir, mem) = copy_kind(name)?;
+    let what = match dir {
+        CopyDirection::HostToDevice => "host-to-device copy",
+        CopyDirection::DeviceToHost => "device-to-host copy",
+        CopyDirection::DeviceToDevice => "device-to-device copy",
+        CopyDirection::PeerToPeer => "peer-to-peer copy",
+    };
+    let mem = match (dir, mem) {
+        (CopyDirection::HostToDevice, Some(HostMemory::Pageable)) => " from pageable host memory",
+        (CopyDirection::HostToDevice, Some(HostMemory::Pinned)) => " from pinned host memory",
+        (CopyDirection::DeviceToHost, Some(HostMemory::Pageable)) => " into pageable host memory",
+        (CopyDirection::DeviceToHost, Some(HostMemory::Pinned)) => " into pinned host memory",
+        _ => "",
+    };
+    Some(format!("{what}{mem}"))
+}
+
 #[cfg(test)]
 mod tests {
 
@@ -457,6 +601,54 @@ mod tests {
     }
 
     #[test]
+    fn waiting_frames_only_wait() {
+        for n in [
+            "selectors.py(415): select",
+            "multiprocessing/connection.py(379): _recv",
+            "multiprocessing/connection.py(216): recv_bytes",
+            "threading.py(320): wait",
+            "threading.py(1116): join",
+            "<built-in method acquire of _thread.lock object at 0x7f3c>",
+            "<method 'acquire' of '_thread.lock' objects>",
+            "<built-in function sleep>",
+            "time.sleep",
+            "queue.py(171): get",
+            "<built-in method poll of select.epoll object at 0x1>",
+        ] {
+            assert!(is_waiting_frame(n), "{n}");
+        }
+        for n in [
+            "aten::mm",
+            "train.py(42): train_step",
+            "torch/nn/modules/module.py(1501): _call_impl",
+            "dict.get",
+            "models/net.py(10): get",
+            "<built-in method matmul of type object at 0x1>",
+        ] {
+            assert!(!is_waiting_frame(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn copies_by_direction_and_memory() {
+        assert_eq!(
+            copy_words("Memcpy HtoD (Pageable -> Device)").as_deref(),
+            Some("host-to-device copy from pageable host memory")
+        );
+        assert_eq!(
+            copy_words("Memcpy DtoH (Device -> Pinned)").as_deref(),
+            Some("device-to-host copy into pinned host memory")
+        );
+        assert_eq!(
+            copy_words("Memcpy DtoD (Device -> Device)").as_deref(),
+            Some("device-to-device copy")
+        );
+        assert_eq!(copy_words("Memset (Device)"), None);
+        assert!(is_one_off_call("cuModuleLoadData") && is_one_off_call("cudaGetFuncBySymbol"));
+        assert!(!is_one_off_call("cudaLaunchKernel"));
+    }
+
+    #[test]
     fn compile_and_setup() {
         assert!(is_compile_event("_compile.compile_inner (dynamo_timed)"));
         assert!(is_compile_event("compile_fx.<locals>.fw_compiler_base"));
@@ -530,10 +722,14 @@ impl NameClass {
     pub const PROFILER_STEP_NAME: NameClass = NameClass(1 << 23);
     /// A `ProfilerStep#N` annotation ([`profiler_step_number`]).
     pub const PROFILER_STEP: NameClass = NameClass(1 << 24);
+    /// [`is_waiting_frame`].
+    pub const WAITING: NameClass = NameClass(1 << 25);
+    /// [`is_one_off_call`].
+    pub const ONE_OFF_CALL: NameClass = NameClass(1 << 26);
 
     /// Every class of `name`.
     pub fn of(name: &str) -> NameClass {
-        let tests: [(NameClass, bool); 25] = [
+        let tests: [(NameClass, bool); 27] = [
             (Self::LAUNCH, is_launch_call(name)),
             (Self::HTA_LAUNCH, is_hta_launch_call(name)),
             (Self::HTA_QUEUE_LAUNCH, is_hta_queue_launch_call(name)),
@@ -559,6 +755,8 @@ impl NameClass {
             (Self::DATA_LOADER, is_data_loader_name(name)),
             (Self::PROFILER_STEP_NAME, is_profiler_step_name(name)),
             (Self::PROFILER_STEP, profiler_step_number(name).is_some()),
+            (Self::WAITING, is_waiting_frame(name)),
+            (Self::ONE_OFF_CALL, is_one_off_call(name)),
         ];
         tests
             .iter()

@@ -72,7 +72,7 @@ pub struct VerdictFinding {
     /// The finding's id (`data-finding`), which its evidence links share.
     pub id: String,
     pub title: String,
-    /// "≈12.3% of GPU time · 4.10 ms/step", or empty when the finding has no measured impact.
+    /// "≈12.3% of the GPU window · 4.10 ms/step", or empty when the finding has no measured impact.
     pub impact: String,
     /// Share of the GPU time it could recover, percent (the bar's width), 0 without one.
     pub impact_pct: f64,
@@ -100,7 +100,7 @@ fn impact(f: &Finding) -> (String, f64) {
         .filter(|p| p.is_finite() && *p > 0.0);
     let mut parts = Vec::new();
     if let Some(p) = pct {
-        parts.push(format!("≈{p:.1}% of GPU time"));
+        parts.push(format!("≈{p:.1}% of the GPU window"));
     }
     if let Some(m) = f.impact.ms_per_step.filter(|m| m.is_finite() && *m > 0.0) {
         parts.push(format!("{m:.2} ms/step"));
@@ -188,7 +188,10 @@ mod tests {
         assert_eq!(v.bottleneck, "Undetermined");
         assert_eq!(v.findings.len(), VERDICT_FINDINGS);
         assert_eq!(v.more, 1);
-        assert_eq!(v.findings[0].impact, "≈40.0% of GPU time · 2.50 ms/step");
+        assert_eq!(
+            v.findings[0].impact,
+            "≈40.0% of the GPU window · 2.50 ms/step"
+        );
         assert_eq!(v.findings[0].impact_pct, 40.0);
         assert_eq!(
             (v.findings[1].impact.as_str(), v.findings[1].impact_pct),

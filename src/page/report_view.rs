@@ -134,7 +134,7 @@ impl ReportModel {
 fn impact_text(f: &Finding) -> String {
     let mut imp = Vec::new();
     if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
-        imp.push(format!("≈{p:.1}% of GPU time"));
+        imp.push(format!("≈{p:.1}% of the GPU window"));
     }
     if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
         imp.push(format!("{m:.2} ms/step"));

@@ -5,6 +5,9 @@
 //! cause, in this order of precedence, whose host intervals cover it:
 //! 1. `graph_capture`: a stream capture is open (its launches are recorded, not run);
 //! 2. `warmup`: set-up calls, cuDNN/MIOpen algorithm search or torch.compile compilation run;
+//! 3. `startup`: one-off work runs on the host ([`crate::analysis::one_off`]): a first call many
+//!    times slower than its later ones, the first launch of a kernel function that loads its module,
+//!    code loading and library handle creation; paid once, never dispatch or launch overhead;
 //! 3. `data_loading`: a DataLoader op runs on the host;
 //! 4. `synchronization`: a synchronising call blocks the host, and after it until the GPU has work
 //!    again (the queue it drained is refilled only then); a sync while the GPU stays busy costs nothing;
@@ -20,8 +23,11 @@
 //!    dependencies, launch latency, gaps inside a graph replay), not host wait;
 //! 9. `other`: the launch of the work that ends the gap is not in the trace.
 //!
-//! Each cause also names the CPU ops that occupied the host during its pieces: for every thread, the
-//! innermost op (or Python function, runtime call, annotation) at each instant, summed by name.
+//! Each cause also names the CPU ops that occupied the host during its pieces: for every thread that
+//! issues or feeds the device's work (it makes runtime calls or runs DataLoader ops), the innermost op
+//! (or Python function, runtime call) at each instant, summed by name. A frame that only waits
+//! (`select`, a pipe's `recv`, a lock's `acquire`, a condition's `wait`, `sleep`, a queue's `get`:
+//! [`crate::analysis::names::is_waiting_frame`]) is never named: that thread did no work then.
 
 use std::collections::BTreeMap;
 
@@ -29,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::intervals::{covered, intersect, length, normalise, subtract, Intervals};
 use crate::analysis::gpu::RankPrep;
+use crate::analysis::names::{is_data_loader_op, NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
 
 crate::stable_enum! {
@@ -38,6 +45,7 @@ crate::stable_enum! {
     pub enum IdleCause {
         GraphCapture,
         Warmup,
+        Startup,
         DataLoading,
         Synchronization,
         BlockedWait,
@@ -55,6 +63,7 @@ impl IdleCause {
         match self {
             IdleCause::GraphCapture => "graph capture (launches recorded, not run)",
             IdleCause::Warmup => "warm-up (set-up, algorithm search, compilation)",
+            IdleCause::Startup => "one-off start-up (first calls, module loading, library set-up)",
             IdleCause::DataLoading => "waiting for the DataLoader",
             IdleCause::Synchronization => {
                 "synchronisation (host waits for the GPU, then refills it)"
@@ -101,6 +110,8 @@ pub const TOP_OPS: usize = 5;
 pub struct CauseIntervals {
     pub captures: Intervals,
     pub warmup: Intervals,
+    /// Where the host runs one-off work ([`super::host::HostTimeline::startup`]).
+    pub startup: Intervals,
     pub data_loader: Intervals,
     /// Where synchronising calls block the host.
     pub syncs: Intervals,
@@ -178,9 +189,10 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     } else {
         subtract(&[(lo, hi)], &causes.steps)
     };
-    let ordered: [(IdleCause, &Intervals); 7] = [
+    let ordered: [(IdleCause, &Intervals); 8] = [
         (IdleCause::GraphCapture, &causes.captures),
         (IdleCause::Warmup, &causes.warmup),
+        (IdleCause::Startup, &causes.startup),
         (IdleCause::DataLoading, &causes.data_loader),
         (IdleCause::Synchronization, &sync_idle),
         (IdleCause::BlockedWait, &blocked),
@@ -208,7 +220,7 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     for &(s, e, c) in &out.pieces {
         out.by_cause_ns[c.index()] += e - s;
     }
-    out.op_ns = host_ops_during(prep.table, &out.pieces);
+    out.op_ns = host_ops_during(prep.table, &prep.names, &out.pieces);
     out
 }
 
@@ -274,11 +286,16 @@ fn is_host_op(kind: EventKind) -> bool {
 }
 
 /// Per (cause, name): how long the innermost host op of each thread overlapped the cause's pieces.
-fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> OpTimes {
+fn host_ops_during(
+    t: &TraceTable,
+    classes: &NameClasses,
+    pieces: &[(i64, i64, IdleCause)],
+) -> OpTimes {
     let mut by_id: BTreeMap<(IdleCause, u32), i64> = BTreeMap::new();
     if pieces.is_empty() {
         return BTreeMap::new();
     }
+    let workers = working_threads(t, classes);
     let (lo, hi) = (pieces[0].0, pieces.iter().map(|p| p.1).max().unwrap_or(0));
     let mut threads: BTreeMap<(u32, u32), Vec<(i64, i64, u32)>> = BTreeMap::new();
     for row in 0..t.len() {
@@ -295,14 +312,21 @@ fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> OpTimes 
         if end <= lo || ts >= hi || k >= pieces.len() || pieces[k].0 >= end.max(ts + 1) {
             continue;
         }
+        let thread = (t.pid.keys().value(row), t.tid.keys().value(row));
+        if workers.as_ref().is_some_and(|w| !w.contains(&thread)) {
+            continue;
+        }
         threads
-            .entry((t.pid.keys().value(row), t.tid.keys().value(row)))
+            .entry(thread)
             .or_default()
             .push((ts, end, t.name_id(row)));
     }
     for ops in threads.values_mut() {
         ops.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         for_each_innermost(ops, |s, e, name| {
+            if classes.of_name(name).has(NameClass::WAITING) {
+                return;
+            }
             let first = pieces.partition_point(|p| p.1 <= s);
             for p in pieces[first..].iter().take_while(|p| p.0 < e) {
                 let overlap = e.min(p.1) - s.max(p.0);
@@ -319,6 +343,25 @@ fn host_ops_during(t: &TraceTable, pieces: &[(i64, i64, IdleCause)]) -> OpTimes 
                 .or_insert(0) += ns;
             acc
         })
+}
+
+/// The threads (pid, tid keys) that issue or feed the device's work: they make runtime or driver
+/// calls, or run DataLoader ops. `None` when no thread does (a trace without runtime events): then
+/// every thread counts.
+fn working_threads(
+    t: &TraceTable,
+    classes: &NameClasses,
+) -> Option<std::collections::BTreeSet<(u32, u32)>> {
+    let mut out = std::collections::BTreeSet::new();
+    for row in 0..t.len() {
+        let kind = t.kind_at(row);
+        let feeds = matches!(kind, EventKind::Runtime | EventKind::Driver)
+            || is_data_loader_op(kind, classes.of_row(t, row));
+        if feeds {
+            out.insert((t.pid.keys().value(row), t.tid.keys().value(row)));
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// Calls `f(start, end, name)` for each stretch of time where `name` is the innermost op of `ops`

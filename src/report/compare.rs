@@ -358,6 +358,7 @@ fn idle_part_name(cause: IdleCause) -> &'static str {
     match cause {
         IdleCause::GraphCapture => "idle in graph capture",
         IdleCause::Warmup => "idle in warm-up",
+        IdleCause::Startup => "idle in one-off start-up",
         IdleCause::DataLoading => "DataLoader wait",
         IdleCause::Synchronization => "synchronisation",
         IdleCause::BlockedWait => "blocked wait (work outside the trace)",

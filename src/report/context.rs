@@ -38,6 +38,9 @@ pub enum TraceHolds {
     /// The files look like separate runs, not ranks of one job ([`TraceSet::separate_runs`]): they
     /// are diagnosed together, but not compared as ranks (no straggler).
     SeparateRuns,
+    /// The analysed window is one cold pass: one-off costs (first calls, module loading, library
+    /// set-up) dominate it ([`super::cold`]); the report says to record after warm-up.
+    ColdStart,
 }
 
 impl TraceHolds {
@@ -109,6 +112,9 @@ pub struct TraceContext {
     pub capture_calls: u64,
     /// Device operations inside the analysed window (all ranks).
     pub device_ops_in_window: u64,
+    /// A warm-up cut not made because it would remove most of the kernel time (the first rank's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_refused: Option<super::gate::CutRefused>,
     /// Why the files look like separate runs ([`TraceHolds::SeparateRuns`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub separate_runs: Option<String>,
@@ -151,10 +157,7 @@ const WARMUP_STEP_SLOWER: f64 = 2.5;
 const WARMUP_PREFIX_DENSITY: f64 = 0.3;
 /// ... and it is at least this share of the trace.
 const WARMUP_PREFIX_MIN_SHARE: f64 = 0.1;
-/// Fewer device operations than this is too little to diagnose.
-pub const MIN_DEVICE_OPS: u64 = 5;
-/// A device window shorter than this (ns) is too short to diagnose.
-pub const MIN_WINDOW_NS: i64 = 1_000_000;
+pub use super::gate::{MIN_DEVICE_OPS, MIN_WINDOW_NS};
 
 /// How one rank's window was chosen.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -166,6 +169,9 @@ pub struct RankChoice {
     pub window: (i64, i64),
     pub warmup: Option<(i64, i64)>,
     pub warmup_only: bool,
+    /// A warm-up cut not made because it would remove most of the kernel time ([`super::gate`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_refused: Option<super::gate::CutRefused>,
 }
 
 /// The warm-up calls of one rank the report counts (set-up calls only when allocations do not recur).
@@ -217,7 +223,7 @@ pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart 
         compiled: h.compiled_regions > 0 || h.warmup.compile_events > 0,
         cut: is_cut(&rank.table),
         origin: empty.then(|| origin(&rank.table)),
-        choice: choose_window(h),
+        choice: super::gate::guard(choose_window(h), h),
         span: h.span,
         warmup: WarmupCalls {
             setup_calls: if h.alloc_recurs {
@@ -308,6 +314,9 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
             end_ns: ch.window.1,
             warmup_ns: ch.warmup,
         });
+        if c.cut_refused.is_none() {
+            c.cut_refused = ch.cut_refused.clone();
+        }
         if ch.warmup.is_some() || ch.warmup_only {
             warm.setup_calls += h.warmup.setup_calls;
             warm.search_calls += h.warmup.search_calls;
@@ -334,13 +343,19 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
     c
 }
 
-/// After the analysed window is known: too little device work in it makes the trace insufficient.
-pub fn check_sufficient(c: &mut TraceContext, device_ops_in_window: u64, gpu_window_ns: i64) {
+/// After the analysed window is known: too little device work in it ([`super::gate::too_little`])
+/// makes the trace insufficient.
+pub fn check_sufficient(
+    c: &mut TraceContext,
+    device_ops_in_window: u64,
+    gpu_window_ns: i64,
+    gpu_busy_ns: i64,
+) {
     c.device_ops_in_window = device_ops_in_window;
     if c.blocking().is_some() {
         return;
     }
-    if device_ops_in_window < MIN_DEVICE_OPS || gpu_window_ns < MIN_WINDOW_NS {
+    if super::gate::too_little(device_ops_in_window, gpu_window_ns, gpu_busy_ns) {
         c.holds.push(TraceHolds::Insufficient);
     } else {
         c.holds.insert(0, TraceHolds::SteadyState);
@@ -436,6 +451,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
             window: (lo, hi),
             warmup: Some((lo, hi)),
             warmup_only: true,
+            cut_refused: None,
         };
     }
     let first = &h.steps[warm];
@@ -447,6 +463,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
         window: (first.1, end),
         warmup,
         warmup_only: false,
+        cut_refused: None,
     }
 }
 

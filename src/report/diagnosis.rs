@@ -177,7 +177,7 @@ fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> String {
             _ => "no single cause explains it",
         };
         return format!(
-            "GPU is idle {:.1}% of the time, and the trace cannot say why: {why}.",
+            "GPU is idle {:.1}% of the GPU window, and the trace cannot say why: {why}.",
             b.idle_pct
         );
     }
@@ -246,7 +246,7 @@ fn mentioned_names(inputs: &DiagnosisInputs) -> Vec<(EvidenceKind, String)> {
 fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
     let mut imp = Vec::new();
     if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
-        imp.push(format!("≈{p:.1}% of GPU time"));
+        imp.push(format!("≈{p:.1}% of the GPU window"));
     }
     if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
         imp.push(format!("{m:.2} ms/step"));

@@ -107,6 +107,7 @@ pub(super) fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
     CauseIntervals {
         captures: host.captures.clone(),
         warmup: host.warmup_marks.clone(),
+        startup: host.startup.clone(),
         data_loader: host.data_loader.clone(),
         syncs: host.syncs.clone(),
         waits: host.waits.clone(),
@@ -148,6 +149,15 @@ pub(super) fn rank_figures(
         .collect();
     if !sync_rows.is_empty() {
         let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+        let copies: BTreeMap<usize, &str> = host
+            .sync_copies
+            .iter()
+            .map(|(row, copy)| (*row, copy.as_str()))
+            .collect();
+        let sync_rows = sync_rows
+            .into_iter()
+            .map(|(row, name)| (row, name, copies.get(&row).map(|c| c.to_string())))
+            .collect();
         collect_syncs(t, rank, sync_rows, &busy, &mut acc.syncs);
     }
     let dl = intersect(&host.data_loader, &[host_window]);
@@ -155,9 +165,10 @@ pub(super) fn rank_figures(
     if !dl.is_empty() {
         data_loader_evidence(t, &prep.names, rank, &inside, &mut acc.loaders);
     }
-    let (launches, launch_ns) = launch_calls(t, &prep.names, &inside);
+    let (launches, launch_ns) = launch_calls(t, &prep.names, &inside, &mut acc.launch_durations);
     inputs.launch_calls += launches;
     inputs.launch_call_ns += launch_ns;
+    super::cold::one_off_figures(host, rank, host_window, inputs);
     patterns::attention_ops(t, &inside, &mut inputs.attention);
     let steps: Vec<&(i64, i64, i64)> = host
         .steps
@@ -275,6 +286,7 @@ fn launch_calls(
     t: &TraceTable,
     classes: &NameClasses,
     inside: &dyn Fn(usize) -> bool,
+    durations: &mut BTreeMap<i64, u64>,
 ) -> (u64, i64) {
     let (mut n, mut ns) = (0, 0);
     for row in 0..t.len() {
@@ -282,8 +294,10 @@ fn launch_calls(
             && matches!(t.kind_at(row), EventKind::Runtime | EventKind::Driver)
             && inside(row)
         {
+            let d = t.dur_at(row).unwrap_or(0).max(0);
             n += 1;
-            ns += t.dur_at(row).unwrap_or(0).max(0);
+            ns += d;
+            *durations.entry(d).or_insert(0) += 1;
         }
     }
     (n, ns)
@@ -355,7 +369,7 @@ impl ThreadOps {
 fn collect_syncs(
     t: &TraceTable,
     r: i64,
-    sync_rows: Vec<(usize, String)>,
+    sync_rows: Vec<(usize, String, Option<String>)>,
     busy: &[(i64, i64)],
     syncs: &mut BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
 ) {
@@ -376,7 +390,7 @@ fn collect_syncs(
     for th in threads.values_mut() {
         th.ops.sort_unstable();
     }
-    for (row, name) in sync_rows {
+    for (row, name, copy) in sync_rows {
         let dur = t.dur_at(row).unwrap_or(0).max(0);
         let caller = t
             .ts_at(row)
@@ -386,8 +400,14 @@ fn collect_syncs(
                     .map(|th| th.caller(t, ts))
             })
             .unwrap_or_else(|| "(no enclosing op)".to_string());
-        let (f, callers) = syncs.entry(name.clone()).or_default();
+        // A copy call in each direction is its own figure: their causes and fixes differ.
+        let key = match &copy {
+            Some(c) => format!("{name} | {c}"),
+            None => name.clone(),
+        };
+        let (f, callers) = syncs.entry(key).or_default();
         f.name = name.clone();
+        f.copy = copy;
         f.count += 1;
         f.total_ns += dur;
         if let Some(ts) = t.ts_at(row).filter(|_| !is_device_free_call(&name)) {

@@ -104,10 +104,16 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
         attributions.push(p.attribution);
     }
     let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
-    context::check_sufficient(&mut ctx, device_ops_in_window, gpu_window);
+    context::check_sufficient(
+        &mut ctx,
+        device_ops_in_window,
+        gpu_window,
+        inputs.time.busy_ns,
+    );
     inputs.idle = merge(&attributions);
     inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
     names.finish(&mut inputs);
+    super::cold::check_cold_start(&mut ctx, &inputs);
     ctx.analysed = super::wording::analysed_line(&ctx, &inputs);
     Gathered {
         inputs,
@@ -145,6 +151,8 @@ pub struct RankSums {
     pub launch_calls: u64,
     pub launch_call_ns: i64,
     pub attention: AttentionFigures,
+    pub one_offs: Vec<super::inputs::OneOffFigure>,
+    pub one_off_kernel_ns: i64,
 }
 
 impl RankSums {
@@ -154,6 +162,8 @@ impl RankSums {
         inputs.data_loader_ns += self.data_loader_ns;
         inputs.launch_calls += self.launch_calls;
         inputs.launch_call_ns += self.launch_call_ns;
+        inputs.one_offs.extend(self.one_offs);
+        inputs.one_off_kernel_ns += self.one_off_kernel_ns;
         let a = &mut inputs.attention;
         a.softmax_ops += self.attention.softmax_ops;
         a.bmm_ops += self.attention.bmm_ops;
@@ -180,6 +190,9 @@ pub struct NameFigures {
     /// as numbers.
     #[serde(with = "durations_as_list")]
     pub durations: BTreeMap<i64, u64>,
+    /// Launch call durations (ns) → how many calls took them.
+    #[serde(with = "durations_as_list")]
+    pub launch_durations: BTreeMap<i64, u64>,
 }
 
 /// [`NameFigures::durations`] as a list of `[ns, count]`.
@@ -228,6 +241,7 @@ impl NameFigures {
             f.count += s.count;
             f.total_ns += s.total_ns;
             f.gpu_idle_ns += s.gpu_idle_ns;
+            f.copy = s.copy;
             for (c, n) in callers {
                 *all.entry(c).or_insert(0) += n;
             }
@@ -247,6 +261,9 @@ impl NameFigures {
         self.loaders.extend(o.loaders);
         for (d, n) in o.durations {
             *self.durations.entry(d).or_insert(0) += n;
+        }
+        for (d, n) in o.launch_durations {
+            *self.launch_durations.entry(d).or_insert(0) += n;
         }
     }
 
@@ -277,7 +294,30 @@ impl NameFigures {
         loaders.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
         inputs.data_loader_ops = loaders;
         inputs.median_kernel_ns = median(&self.durations);
+        inputs.launch_call_median_ns = median(&self.launch_durations);
+        inputs.launch_call_p90_ns = quantile(&self.launch_durations, 0.9);
+        inputs.one_offs.sort_by(|a, b| {
+            b.dur_ns
+                .cmp(&a.dur_ns)
+                .then(a.rank.cmp(&b.rank))
+                .then(a.row.cmp(&b.row))
+        });
+        inputs.one_offs.truncate(super::inputs::MAX_ONE_OFFS);
     }
+}
+
+/// The value at rank ⌊q·n⌋ of durations given with their counts (sorted); 0 when none.
+fn quantile(durations: &BTreeMap<i64, u64>, q: f64) -> i64 {
+    let total: u64 = durations.values().sum();
+    let at = ((total as f64 * q) as u64).min(total.saturating_sub(1));
+    let mut seen = 0;
+    for (&d, &n) in durations {
+        seen += n;
+        if seen > at {
+            return d;
+        }
+    }
+    0
 }
 
 /// The middle value (the upper one of an even count) of durations given with their counts; 0 when none.

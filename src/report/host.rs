@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use super::intervals::{normalise, Intervals};
 use crate::analysis::names::{is_data_loader_op, profiler_step_number, NameClass, NameClasses};
+use crate::analysis::one_off::{one_offs, OneOffs};
 use crate::table::{EventKind, TraceTable};
 
 /// Allocation calls recur (allocator churn, not warm-up) when they fill at least this share of the
@@ -27,6 +28,7 @@ pub struct WarmupWork {
     pub search_ns: i64,
     /// torch.compile compilation events.
     pub compile_events: u64,
+    /// Host time inside compilation events: their union, as they nest.
     pub compile_ns: i64,
 }
 
@@ -52,9 +54,19 @@ pub struct HostTimeline {
     pub sync_rows: Vec<(usize, String)>,
     /// CPU-side communication calls.
     pub comm_ops: Intervals,
+    /// One-off costs of the trace ([`crate::analysis::one_off`]), by start.
+    pub one_offs: OneOffs,
+    /// Where the host runs one-off work and does not wait for the device: the union of the host
+    /// one-offs minus the waits.
+    pub startup: Intervals,
+    /// Synchronising copy calls (`cudaMemcpy`) and the device copy each made
+    /// (`Memcpy HtoD (Pageable -> Device)`), by the call's row.
+    pub sync_copies: Vec<(usize, String)>,
     /// Host `ProfilerStep#N` spans: (step, start, end), by start.
     pub steps: Vec<(i64, i64, i64)>,
     pub kernels: u64,
+    /// (start, end) of every kernel and accelerator op, in table order.
+    pub kernel_spans: Vec<(i64, i64)>,
     /// Device operations of any kind (kernels, copies, sets, accelerator ops).
     pub device_ops: u64,
     pub launch_calls: u64,
@@ -73,7 +85,9 @@ impl HostTimeline {
         let mut h = HostTimeline::default();
         let mut raw = RawIntervals::default();
         let mut dtoh_correlations = BTreeSet::new();
+        let mut copy_of_correlation = std::collections::BTreeMap::new();
         let mut memcpy_calls: Vec<usize> = Vec::new();
+        let mut memcpy_syncs: Vec<usize> = Vec::new();
         let mut open_captures: Vec<((&str, &str), i64)> = Vec::new();
         for row in 0..t.len() {
             let kind = t.kind_at(row);
@@ -86,9 +100,15 @@ impl HostTimeline {
             if kind.is_gpu_activity() {
                 h.device_ops += 1;
                 h.kernels += u64::from(kind == EventKind::Kernel);
-                if kind == EventKind::Memcpy && class.has(NameClass::DTOH) {
+                if matches!(kind, EventKind::Kernel | EventKind::AcceleratorOp) {
+                    h.kernel_spans.push((ts, end));
+                }
+                if kind == EventKind::Memcpy {
                     if let Some(c) = t.correlation_at(row) {
-                        dtoh_correlations.insert(c);
+                        if class.has(NameClass::DTOH) {
+                            dtoh_correlations.insert(c);
+                        }
+                        copy_of_correlation.entry(c).or_insert(row);
                     }
                 }
                 continue;
@@ -120,6 +140,9 @@ impl HostTimeline {
                 if class.has(NameClass::SYNC) {
                     h.sync_rows.push((row, t.name_at(row).to_string()));
                     raw.syncs.push((ts, end));
+                    if class.has(NameClass::MEMCPY_CALL) {
+                        memcpy_syncs.push(row);
+                    }
                 } else if class.has(NameClass::MEMCPY_CALL) {
                     memcpy_calls.push(row);
                 }
@@ -149,7 +172,7 @@ impl HostTimeline {
             }
             if class.has(NameClass::COMPILE) && !runtime {
                 h.warmup.compile_events += 1;
-                h.warmup.compile_ns += end - ts;
+                raw.compile.push((ts, end));
                 raw.warmup.push((ts, end));
             }
             if class.has(NameClass::WARMUP_LABEL) && kind == EventKind::UserAnnotation {
@@ -178,6 +201,14 @@ impl HostTimeline {
                 }
             }
         }
+        h.sync_copies = memcpy_syncs
+            .into_iter()
+            .filter_map(|row| {
+                let copy = copy_of_correlation.get(&t.correlation_at(row)?)?;
+                Some((row, t.name_at(*copy).to_string()))
+            })
+            .collect();
+        h.warmup.compile_ns = super::intervals::length(&normalise(raw.compile.clone()));
         let span = h.span.unwrap_or((0, 0));
         h.steps.sort_by_key(|s| (s.1, s.0));
         h.alloc_recurs = allocation_recurs(&raw.alloc, span, &h.steps);
@@ -198,6 +229,8 @@ impl HostTimeline {
         h.data_loader = normalise(raw.data_loader);
         h.syncs = normalise(raw.syncs);
         h.comm_ops = normalise(raw.comm);
+        h.one_offs = one_offs(t, &classes);
+        h.startup = super::intervals::subtract(&h.one_offs.host_intervals(), &h.waits);
         h
     }
 
@@ -247,4 +280,5 @@ struct RawIntervals {
     data_loader: Vec<(i64, i64)>,
     syncs: Vec<(i64, i64)>,
     comm: Vec<(i64, i64)>,
+    compile: Vec<(i64, i64)>,
 }

@@ -110,6 +110,28 @@ pub struct SyncFigure {
     /// most frequent first.
     pub callers: Vec<(String, u64)>,
     pub evidence: Vec<EvidenceRef>,
+    /// For a synchronising copy call: the device copy it made (`Memcpy HtoD (Pageable -> Device)`),
+    /// which says its direction and host memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<String>,
+}
+
+/// One one-off cost inside the analysed window ([`crate::analysis::one_off`]): an innermost host
+/// event, so it says what the cost is.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OneOffFigure {
+    pub rank: i64,
+    pub kind: Option<crate::analysis::one_off::OneOffKind>,
+    /// The call, op or Python function.
+    pub name: String,
+    /// For a first launch: the kernel it launched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launched: Option<String>,
+    pub dur_ns: i64,
+    /// Median of the later occurrences (of the launch call, for a launch), ns.
+    pub later_median_ns: i64,
+    pub row: u32,
 }
 
 /// One rank's figures.
@@ -174,7 +196,21 @@ pub struct DiagnosisInputs {
     /// Kernels judged against the device's roof.
     #[serde(default)]
     pub roofline: super::roofline_rules::RooflineFigures,
+    /// One-off costs inside the analysed window, longest first (at most [`MAX_ONE_OFFS`]).
+    #[serde(default)]
+    pub one_offs: Vec<OneOffFigure>,
+    /// GPU time first runs of kernels in the window take beyond their later median, ns.
+    #[serde(default)]
+    pub one_off_kernel_ns: i64,
+    /// Median and 90th percentile of the launch calls' CPU time in the window, ns.
+    #[serde(default)]
+    pub launch_call_median_ns: i64,
+    #[serde(default)]
+    pub launch_call_p90_ns: i64,
 }
+
+/// One-off costs the inputs keep.
+pub const MAX_ONE_OFFS: usize = 8;
 
 impl DiagnosisInputs {
     /// Time per profiler step, ms, for a time summed over ranks (None without steps).

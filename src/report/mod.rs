@@ -8,12 +8,14 @@
 
 pub mod attribution;
 pub mod bottleneck;
+pub mod cold;
 pub mod compare;
 pub mod compare_text;
 pub mod context;
 pub mod diagnosis;
 pub mod findings;
 pub mod format;
+pub mod gate;
 pub mod gather;
 pub mod gather_parts;
 pub mod host;

@@ -69,6 +69,10 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         super::roofline_rules::far_under_roof,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
+    if ctx.holds(TraceHolds::ColdStart) {
+        // A cold pass's idle is start-up, not a steady state's dispatch: no CUDA graphs for it.
+        out.retain(|f| !matches!(f.id, FindingId::LaunchOverhead | FindingId::HostOverhead));
+    }
     if ctx.holds(TraceHolds::SeparateRuns) {
         // Separate runs are not ranks of one job: one being slower is not a straggler.
         out.retain(|f| f.id != FindingId::Straggler);
@@ -98,6 +102,15 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
                 warmup_words(ctx)
             ));
         }
+    }
+    if let Some(c) = &ctx.cut_refused {
+        out.push(super::gate::note(c));
+    }
+    if ctx.holds(TraceHolds::ColdStart) {
+        out.push(format!(
+            "This trace is one cold pass (one-off start-up costs dominate its GPU window): its launch, dispatch and idle figures describe start-up, not a steady state. {}",
+            super::cold::RECORD_AFTER_WARMUP
+        ));
     }
     if ctx.holds(TraceHolds::Truncated) {
         out.push("The file was cut off mid-write (see trace health): the figures cover the events read before the cut.".into());
@@ -223,7 +236,7 @@ fn top_evidence(refs: impl Iterator<Item = EvidenceRef>, n: usize) -> Vec<Eviden
     v
 }
 
-/// "GPU is idle 50.0% of the time, mostly waiting for the DataLoader (313 ms of 1.29 s)."
+/// "GPU is idle 50.0% of the GPU window, mostly waiting for the DataLoader (313 ms of 1.29 s)."
 fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
     let t = &i.time;
     let idle_pct = t.pct(t.idle_ns);
@@ -233,7 +246,7 @@ fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
         "partly"
     };
     format!(
-        "GPU is idle {idle_pct:.1}% of the time, {mostly} {what} ({} of {}).",
+        "GPU is idle {idle_pct:.1}% of the GPU window, {mostly} {what} ({} of {}).",
         dur(cause_ns),
         dur(t.window_ns)
     )
@@ -414,9 +427,34 @@ fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
     out
 }
 
-/// What a synchronising call's calling op means, in the user's code.
-fn sync_cause_words(call: &str, caller: &str) -> &'static str {
+/// What a synchronising call's calling op means, in the user's code; `copy` is the device copy a
+/// copy call made (its direction and host memory).
+fn sync_cause_words(call: &str, caller: &str, copy: Option<&str>) -> String {
+    use crate::analysis::names::{copy_kind, copy_words, CopyDirection};
     let has = |m: &str| caller.contains(m);
+    let direction = copy_kind(copy.unwrap_or(call)).map(|k| k.0);
+    match (direction, copy.and_then(copy_words)) {
+        (Some(CopyDirection::HostToDevice), Some(words)) => {
+            return format!("a blocking {words}: the host waits until it is done (`.to(device)`/`.cuda()` of a CPU tensor that is not pinned): pin the source (`tensor.pin_memory()`, `DataLoader(pin_memory=True)`) and copy with `.to(device, non_blocking=True)`, or create the tensor on the device");
+        }
+        (Some(CopyDirection::DeviceToDevice | CopyDirection::PeerToPeer), Some(words)) => {
+            return format!("a blocking {words}: copy on a stream with `non_blocking=True` (`copy_`), or avoid the copy (views, in-place ops)");
+        }
+        _ => {}
+    }
+    let d2h = direction == Some(CopyDirection::DeviceToHost);
+    sync_cause_words_of_caller(call, caller, d2h, has).to_string()
+}
+
+/// The words for a synchronising call from the op it is called in; `d2h` when it is known to be a
+/// device-to-host copy.
+fn sync_cause_words_of_caller(
+    call: &str,
+    caller: &str,
+    d2h: bool,
+    has: impl Fn(&str) -> bool,
+) -> &'static str {
+    let _ = caller;
     if crate::analysis::names::is_device_free_call(call) {
         "the caching allocator returns memory to the device every step, and each free synchronises the device: find what empties the cache (`torch.cuda.empty_cache()` in the loop, memory pressure near the limit, `PYTORCH_NO_CUDA_MEMORY_CACHING`), keep shapes static, and check `torch.cuda.memory_stats()` (`num_alloc_retries`) — a smaller batch or `expandable_segments:True` in `PYTORCH_CUDA_ALLOC_CONF` stops the churn"
     } else if has("_local_scalar_dense") || has("aten::item") {
@@ -427,8 +465,10 @@ fn sync_cause_words(call: &str, caller: &str) -> &'static str {
         || has("index_put") && has("bool")
     {
         "an op whose output size depends on the data (`nonzero`, boolean-mask indexing, `unique`) must wait for the GPU: use fixed-size forms (`torch.where(mask, x, 0)`) or move it out of the step"
-    } else if has("aten::to") || has("aten::copy_") || has("aten::_to_copy") || has("cpu") {
+    } else if d2h || has("cpu") || has("numpy") || has("tolist") {
         "a device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`, `.to(\"cpu\")`) waits for the GPU: keep the tensor on the GPU, or copy with `non_blocking=True` into pinned memory and read it later"
+    } else if has("aten::to") || has("aten::copy_") || has("aten::_to_copy") {
+        "a copy between host and device (`.to()`, `copy_`) that blocks the host: for a host-to-device copy pin the source and use `non_blocking=True`; for a device-to-host read keep the value on the GPU or read it later"
     } else if has("synchronize") {
         "an explicit `torch.cuda.synchronize()`: remove it from the step (time with CUDA events instead)"
     } else {
@@ -463,12 +503,18 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
                 .collect::<Vec<_>>()
                 .join(", ");
             let first = s.callers.first().map_or("", |(c, _)| c.as_str());
+            let what = s
+                .copy
+                .as_deref()
+                .and_then(crate::analysis::names::copy_words)
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
             format!(
-                "{} × `{}` ({} blocked), from {from}: {}.",
+                "{} × `{}`{what} ({} blocked), from {from}: {}.",
                 s.count,
                 s.name,
                 dur(s.total_ns),
-                sync_cause_words(&s.name, first)
+                sync_cause_words(&s.name, first, s.copy.as_deref())
             )
         })
         .collect();
@@ -527,6 +573,12 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
         .collect::<Vec<_>>()
         .join("; ");
     let copy = crate::analysis::names::is_blocking_copy_call(&top.name);
+    let to_device = top
+        .copy
+        .as_deref()
+        .and_then(crate::analysis::names::copy_kind)
+        .map(|k| k.0)
+        == Some(crate::analysis::names::CopyDirection::HostToDevice);
     Some(Draft {
         id: FindingId::WaitOutsideTrace,
         headline: idle_headline(
@@ -553,7 +605,9 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
                 top.name
             ),
             "Profile several iterations after a warm-up with `torch.profiler.schedule(wait=1, warmup=1, active=3)`, so the trace holds whole iterations and the work the host waits for, not one call in the middle of a wait.".into(),
-            if copy {
+            if copy && to_device {
+                format!("`{}` is a blocking {}: the host cannot queue more work until it is done; pin the source and copy with `non_blocking=True` so it overlaps.", top.name, top.copy.as_deref().and_then(crate::analysis::names::copy_words).unwrap_or_else(|| "host-to-device copy".into()))
+            } else if copy {
                 format!("If `{}` reads a result back (`.tolist()`, `.item()`, `.cpu()`), check which stream and which launch produce it: on a server, overlap the next batch's scheduling with this read (an overlap scheduler, `non_blocking=True` into pinned memory).", top.name)
             } else {
                 "Check for waits on events recorded by other streams or processes (`stream.wait_event`, inter-process events, NCCL barriers).".into()
@@ -649,9 +703,10 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
             value: small_share(i),
             time_ns: ns,
             explanation: format!(
-                "The kernels finish faster than the host can launch the next one ({} launch calls average {} on the CPU), so the GPU waits {p:.1}% of the window.",
+                "The kernels finish faster than the host can launch the next one ({} launch calls, median {} and 90th percentile {} on the CPU), so the GPU waits {p:.1}% of the GPU window.",
                 i.launch_calls,
-                us(i.launch_call_ns as f64 / i.launch_calls.max(1) as f64)
+                us(i.launch_call_median_ns as f64),
+                us(i.launch_call_p90_ns as f64)
             ),
             actions: vec![
                 "Capture the steady-state step in a CUDA graph: `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.graphs.make_graphed_callables`, so one launch replays every kernel.".into(),
@@ -689,15 +744,27 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
 
 /// Warm-up work (set-up calls, algorithm search, compilation) still inside the analysed window.
 pub fn residual_warmup(i: &DiagnosisInputs) -> Option<Finding> {
-    let ns = i.time.idle(IdleCause::Warmup) + i.time.idle(IdleCause::GraphCapture);
+    if let Some(cold) = super::cold::cold_pass(i) {
+        return Some(cold);
+    }
+    let ns = i.time.idle(IdleCause::Warmup)
+        + i.time.idle(IdleCause::GraphCapture)
+        + i.time.idle(IdleCause::Startup);
     let p = i.time.pct(ns);
     if p < IDLE_CAUSE_PCT {
         return None;
     }
-    let ops = ops_words(i.idle_share(IdleCause::Warmup), 3);
+    let ops = [
+        ops_words(i.idle_share(IdleCause::Warmup), 3),
+        super::cold::startup_words(i).unwrap_or_default(),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join("; ");
     Some(Draft {
         id: FindingId::Warmup,
-        headline: idle_headline(i, ns, "during warm-up work (allocation, algorithm search, compilation, graph capture)"),
+        headline: idle_headline(i, ns, "during warm-up and one-off start-up work (allocation, algorithm search, compilation, graph capture, first calls)"),
         title: "Warm-up inside the analysed window".into(),
         threshold: format!("GPU idle during warm-up calls ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
         measured: format!("{} of GPU idle during warm-up calls ({p:.1}%)", dur(ns)),
@@ -738,7 +805,7 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::Communication,
         headline: format!(
-            "Communication not overlapped with compute takes {p:.1}% of GPU time ({} of {}).",
+            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}).",
             dur(ns),
             dur(t.window_ns)
         ),
@@ -1053,7 +1120,7 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     }
     let mut actions = Vec::new();
     if pageable_n > 0 && pageable_pct >= PAGEABLE_PCT {
-        actions.push(format!("{pageable_n} host copies use pageable memory ({}): use pinned memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`.", dur(pageable_ns)));
+        actions.push(format!("{pageable_n} copies use pageable host memory ({}: {}): use pinned memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`; a pageable copy is staged through a driver buffer and blocks the host.", dur(pageable_ns), pageable_kinds(&pageable)));
     }
     if many_small {
         actions.push(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device (`torch.zeros(..., device=\"cuda\")`), avoid per-element `.item()`/`.cpu()`."));
@@ -1067,7 +1134,7 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::MemoryTraffic,
         headline: format!(
-            "Memory copies and sets with no kernel running take {exposed_pct:.1}% of GPU time ({} of {}).",
+            "Memory copies and sets with no kernel running take {exposed_pct:.1}% of the GPU window ({} of {}).",
             dur(t.memory_exposed_ns),
             dur(t.window_ns)
         ),
@@ -1089,6 +1156,31 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
         evidence: top_evidence(i.copies.iter().flat_map(|c| c.evidence.iter().cloned()), 5),
     }
     .finish(i))
+}
+
+/// The pageable copies by direction: "12 host-to-device, 3 device-to-host".
+fn pageable_kinds(pageable: &[&super::inputs::CopyFigure]) -> String {
+    use crate::analysis::names::{copy_kind, CopyDirection};
+    let count = |d: CopyDirection| -> u64 {
+        pageable
+            .iter()
+            .filter(|c| copy_kind(&c.name).map(|k| k.0) == Some(d))
+            .map(|c| c.count)
+            .sum()
+    };
+    let parts: Vec<String> = [
+        (CopyDirection::HostToDevice, "host-to-device"),
+        (CopyDirection::DeviceToHost, "device-to-host"),
+    ]
+    .iter()
+    .filter(|(d, _)| count(*d) > 0)
+    .map(|(d, w)| format!("{} {w}", count(*d)))
+    .collect();
+    if parts.is_empty() {
+        "direction not named".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// One kernel takes most of the kernel time: normal for compute-bound work; a pointer, not a cost.

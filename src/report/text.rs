@@ -188,16 +188,34 @@ fn launches_text(s: &mut String, a: &AllAnalyses) {
     for l in &a.kernel_launch_stats {
         let _ = writeln!(
             s,
-            "  rank {:>4}: {} launches, cpu mean {} us, gpu mean {} us, delay mean {} us; short kernels {}, runtime outliers {}, delay outliers {}",
+            "  rank {:>4}: {} launches, cpu median {} us (p90 {}, mean {}), gpu median {} us (p90 {}), delay median {} us (p90 {}); short kernels {}, runtime outliers {}, delay outliers {}",
             l.rank,
             l.launches,
+            f(l.cpu_us.p50),
+            f(l.cpu_p90_us),
             f(l.cpu_us.mean),
-            f(l.gpu_us.mean),
-            f(l.delay_us.mean),
+            f(l.gpu_us.p50),
+            f(l.gpu_p90_us),
+            f(l.delay_us.p50),
+            f(l.delay_p90_us),
             l.short_kernels,
             l.runtime_outliers,
             l.delay_outliers
         );
+        for o in &l.outliers {
+            let _ = writeln!(
+                s,
+                "      slow launch: {} of {} took {} us{}",
+                o.call,
+                o.kernel,
+                f(o.cpu_us),
+                if o.first_of_kernel {
+                    " (its first launch: a one-off, e.g. module loading)"
+                } else {
+                    ""
+                }
+            );
+        }
     }
 }
 

@@ -241,6 +241,7 @@ pub fn idle_colour(cause: IdleCause) -> &'static str {
     match cause {
         IdleCause::GraphCapture => "#8e6bb8",
         IdleCause::Warmup => "#b3b3b3",
+        IdleCause::Startup => "#8f8f8f",
         IdleCause::DataLoading => "#f28e2b",
         IdleCause::Synchronization => "#e15759",
         IdleCause::BlockedWait => "#b07aa1",

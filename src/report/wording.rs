@@ -101,75 +101,188 @@ mod tests {
         assert_eq!(dur(3_210_000_000), "3.21 s");
     }
 }
-/// A short display form of a kernel or op name: no `void `, no template arguments or parameters.
-pub fn short_name(name: &str) -> String {
-    let s = name.strip_prefix("void ").unwrap_or(name);
-    if !(s.contains("::") || s.contains('<') || name.starts_with("void ")) {
-        return s.chars().take(80).collect();
+/// Longest display form before a name is cut.
+const SHORT_MAX: usize = 80;
+
+/// Namespace parts a compiler writes for unnamed namespaces: left out of display forms.
+const UNNAMED_NAMESPACES: [&str; 4] = [
+    "(anonymous namespace)::",
+    "`anonymous namespace'::",
+    "<unnamed>::",
+    "{anonymous}::",
+];
+
+/// A kernel name without `void `, unnamed namespaces, and its parameter list.
+fn signature_of(name: &str) -> String {
+    let mut s = name.strip_prefix("void ").unwrap_or(name).to_string();
+    for u in UNNAMED_NAMESPACES {
+        s = s.replace(u, "");
     }
+    // Cut at the parameter list: the first `(` outside template arguments and braces.
+    let mut depth = 0i32;
+    let end = s
+        .char_indices()
+        .find(|&(_, c)| {
+            match c {
+                '<' | '{' => depth += 1,
+                '>' | '}' => depth -= 1,
+                _ => {}
+            }
+            c == '(' && depth == 0
+        })
+        .map_or(s.len(), |(i, _)| i);
+    s[..end].trim().to_string()
+}
+
+/// `text` with everything inside `<...>` and `{...}` left out.
+fn outside_brackets(text: &str) -> String {
     let mut out = String::new();
     let mut depth = 0i32;
-    for c in s.chars() {
+    for c in text.chars() {
         match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
+            '<' | '{' | '(' => depth += 1,
+            '>' | '}' | ')' => depth = (depth - 1).max(0),
             _ if depth == 0 => out.push(c),
             _ => {}
         }
-        if depth < 0 {
-            break;
-        }
     }
-    let out = out.trim();
-    let out = if out.is_empty() { s.trim() } else { out };
-    if out.chars().count() > 80 {
-        let cut: String = out.chars().take(77).collect();
-        format!("{cut}...")
+    out
+}
+
+/// Tidies `::` runs: no `::::`, no leading or trailing `::`.
+fn tidy_scopes(text: &str) -> String {
+    let mut s = text.trim().to_string();
+    while s.contains("::::") {
+        s = s.replace("::::", "::");
+    }
+    s.trim_matches(':').trim().to_string()
+}
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let c: String = text.chars().take(max - 3).collect();
+        format!("{c}...")
     } else {
-        out.to_string()
+        text.to_string()
     }
 }
 
-/// Display forms of several names at once: [`short_name`] where that is unique among them; names
-/// whose short forms collide keep their template arguments (cut at 80 characters), then a `#N`.
-pub fn short_names(names: &[&str]) -> Vec<String> {
-    let short: Vec<String> = names.iter().map(|n| short_name(n)).collect();
-    let collides =
-        |i: usize, forms: &[String]| forms.iter().filter(|f| **f == forms[i]).count() > 1;
-    let mut out: Vec<String> = (0..names.len())
-        .map(|i| {
-            if !collides(i, &short) {
-                return short[i].clone();
-            }
-            let s = names[i].strip_prefix("void ").unwrap_or(names[i]);
-            // The kernel and its template arguments, without its parameter list.
-            let mut depth = 0i32;
-            let end = s
-                .char_indices()
-                .find(|&(_, c)| {
-                    match c {
-                        '<' => depth += 1,
-                        '>' => depth -= 1,
-                        _ => {}
-                    }
-                    c == '(' && depth == 0
-                })
-                .map_or(s.len(), |(i, _)| i);
-            let long = s[..end].trim();
-            if long.chars().count() > 80 {
-                format!("{}...", long.chars().take(77).collect::<String>())
-            } else {
-                long.to_string()
-            }
-        })
-        .collect();
-    for i in 0..out.len() {
-        if collides(i, &out) {
-            let n = out[..i].iter().filter(|f| **f == out[i]).count();
-            if n > 0 {
-                out[i] = format!("{} #{}", out[i], n + 1);
-            }
+/// A short display form of a kernel or op name: no `void `, no template arguments or parameters,
+/// no unnamed namespaces; never a bare namespace (`at::native::`) or an empty `::::` scope.
+pub fn short_name(name: &str) -> String {
+    let s = name.strip_prefix("void ").unwrap_or(name);
+    if !(s.contains("::") || s.contains('<') || name.starts_with("void ")) {
+        return s.chars().take(SHORT_MAX).collect();
+    }
+    let sig = signature_of(name);
+    let plain = tidy_scopes(&outside_brackets(&sig));
+    // A bare namespace or nothing: the kernel is in the template arguments (`at::native::<lambda>`).
+    let meaningful = !plain.is_empty() && !plain.ends_with("::") && {
+        let last = plain.rsplit("::").next().unwrap_or("");
+        !last.is_empty() && !matches!(last, "native" | "detail" | "cuda" | "at" | "c10")
+    };
+    let out = if meaningful { plain } else { tidy_scopes(&sig) };
+    let out = if out.is_empty() {
+        s.trim().to_string()
+    } else {
+        out
+    };
+    cut(&out, SHORT_MAX)
+}
+
+/// The template arguments of a signature with their namespaces left out, for telling apart kernels
+/// of one template: `<4, at::native::MulFunctor<float>, ...>` → `<4, MulFunctor<float>, ...>`.
+fn without_namespaces(sig: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    for c in sig.chars().chain(std::iter::once('\0')) {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            let w = tidy_scopes(&word);
+            out.push_str(w.rsplit("::").next().unwrap_or(&w));
+            word.clear();
+        }
+        if c != '\0' {
+            out.push(c);
         }
     }
     out
+}
+
+/// Display forms of several names at once: [`short_name`] where that is unique among them; names
+/// whose short forms collide show their template arguments (namespaces left out), then their
+/// whole signature, then the whole name: every form is unique, none is a numbered twin.
+pub fn short_names(names: &[&str]) -> Vec<String> {
+    let forms: [&dyn Fn(&str) -> String; 4] = [
+        &|n| short_name(n),
+        &|n| {
+            let sig = signature_of(n);
+            let base = short_name(n);
+            match sig.find('<') {
+                Some(i) => cut(&format!("{base}{}", without_namespaces(&sig[i..])), 120),
+                None => base,
+            }
+        },
+        &|n| without_namespaces(n.strip_prefix("void ").unwrap_or(n)),
+        &|n| n.to_string(),
+    ];
+    let mut out: Vec<String> = names.iter().map(|n| short_name(n)).collect();
+    for form in forms.iter().skip(1) {
+        let colliding: Vec<usize> = (0..out.len())
+            .filter(|&i| out.iter().filter(|f| **f == out[i]).count() > 1)
+            .collect();
+        if colliding.is_empty() {
+            break;
+        }
+        for i in colliding {
+            out[i] = form(names[i]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod short_name_tests {
+    use super::*;
+
+    #[test]
+    fn short_names_are_never_a_bare_namespace_or_an_empty_scope() {
+        let pool = "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, int)";
+        assert_eq!(short_name(pool), "at::native::max_pool_forward_nchw");
+        let unnamed = "void at::native::<unnamed>::distribution_elementwise_grid_stride_kernel<float, 4>(int)";
+        assert_eq!(
+            short_name(unnamed),
+            "at::native::distribution_elementwise_grid_stride_kernel"
+        );
+        for n in [pool, unnamed, "void at::native::<lambda>(int)"] {
+            let s = short_name(n);
+            assert!(
+                !s.contains("::::") && !s.ends_with("::") && !s.is_empty(),
+                "{n} → {s}"
+            );
+        }
+        assert_eq!(short_name("aten::mm"), "aten::mm");
+        assert_eq!(short_name("train.py(12): step"), "train.py(12): step");
+    }
+
+    #[test]
+    fn colliding_short_names_are_told_apart_without_numbers() {
+        let fill = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
+        let mul = "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >(int, at::native::MulFunctor<float>, at::detail::Array<char*, 3>)";
+        // Same signature, different parameter lists.
+        let a = "void k<float>(int)";
+        let b = "void k<float>(long)";
+        let out = short_names(&[fill, mul, a, b, "aten::mm"]);
+        let unique: std::collections::BTreeSet<&String> = out.iter().collect();
+        assert_eq!(unique.len(), out.len(), "{out:?}");
+        assert!(out.iter().all(|s| !s.contains(" #")), "{out:?}");
+        assert!(
+            out[0].contains("FillFunctor") && out[1].contains("MulFunctor"),
+            "{out:?}"
+        );
+        assert_eq!(out[4], "aten::mm");
+    }
 }
