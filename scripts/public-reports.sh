@@ -48,7 +48,7 @@ failed=0
 printf 'trace\tmain_finding\tbottleneck\tholds\n'
 for trace in "$traces"/*; do
     name=$(basename "$trace")
-    case "$name" in .*) continue ;; esac
+    case "$name" in .*|READY|MANIFEST.md) continue ;; esac
     stem=${name%.gz}
     stem=${stem%.json}
     count=$((count + 1))
