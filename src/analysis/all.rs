@@ -4,6 +4,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::collectives::{
+    collective_inputs, collectives_from_inputs, CollectiveInputs, Collectives,
+};
 use super::critical_path::{critical_path_prepared, CriticalPathResult};
 use super::gpu::RankPrep;
 use super::idle::{idle_prepared, StreamIdle};
@@ -64,6 +67,12 @@ pub struct AllAnalyses {
     pub profiler_steps: Vec<RankSteps>,
     pub frequent_kernel_sequences: Vec<RankSequences>,
     pub critical_path: Vec<RankCriticalPath>,
+    /// Collectives across ranks: wait versus transfer, late ranks, bandwidth, parallelism.
+    #[serde(default)]
+    pub collectives: Collectives,
+    /// What each rank contributes to `collectives` (the reduce `merge` runs over per-rank outputs).
+    #[serde(default)]
+    pub collective_inputs: Vec<CollectiveInputs>,
     /// Notes on how the results were computed (differences from HTA, filters applied).
     pub notes: Vec<String>,
 }
@@ -198,12 +207,22 @@ pub fn analyze_timed(
             })
             .collect()
     });
+    let (collective_inputs, collectives) = laps.time("collectives", || {
+        let inputs: Vec<CollectiveInputs> = preps
+            .iter()
+            .map(|(r, p)| collective_inputs(*r, p))
+            .collect();
+        let c = collectives_from_inputs(&inputs);
+        (inputs, c)
+    });
     notes.extend(super::bounded::notes(
         &idle_time_breakdown,
         &queue_length,
         &kernel_breakdown,
     ));
     let all = AllAnalyses {
+        collectives,
+        collective_inputs,
         mode: opts.mode,
         ranks: set.ranks.iter().map(|r| r.rank).collect(),
         kernel_breakdown,

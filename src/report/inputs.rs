@@ -171,6 +171,9 @@ pub struct DiagnosisInputs {
     pub attention: AttentionFigures,
     /// `deviceProperties[0].name`, when the trace has it.
     pub device_name: Option<String>,
+    /// Collectives across ranks: wait versus transfer, late ranks, parallelism.
+    #[serde(default)]
+    pub collectives: crate::analysis::collectives::Collectives,
 }
 
 impl DiagnosisInputs {
