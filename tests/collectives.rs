@@ -354,6 +354,8 @@ fn parallel_rank(ops: &[(&str, Option<&str>, f64)]) -> TraceTable {
         let s = 1_000.0 + k as f64 * 20_000.0;
         b.step(k, s, 20_000.0);
         for &(kernel, around, ts) in ops {
+            // A layer's compute before each collective.
+            b.kernel(GEMM, 7, s + ts - 450.0, 5.0, s + ts - 400.0, 300.0);
             if let Some(a) = around {
                 b.annotation(a, s + ts - 60.0, 50.0);
             }

@@ -185,7 +185,10 @@ pub fn collective_inputs(rank: i64, prep: &RankPrep) -> CollectiveInputs {
             group: args
                 .group
                 .clone()
-                .unwrap_or_else(|| format!("stream {stream}")),
+                .unwrap_or_else(|| match t.kind_at(r).is_gpu_activity() {
+                    true => format!("stream {stream}"),
+                    false => format!("thread {}", t.tid_at(r)),
+                }),
             seq: args.seq,
             step: step.map(|s| s.0),
             ordinal: 0,

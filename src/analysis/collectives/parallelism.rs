@@ -120,7 +120,15 @@ pub fn detect(inputs: &[&CollectiveInputs]) -> Vec<ParallelismUse> {
     let has_backward = tally.keys().any(|(_, p)| *p != P::Forward);
     // Several all-reduces inside forward every step; or all-gather and reduce-scatter both in
     // forward (sequence parallelism).
-    let tp = (steps > 0 || has_backward) && per_step(fwd_ar) >= 2.0 || fwd_ag > 0 && fwd_rs > 0;
+    // Layers compute between them: most forward all-reduces follow device compute (a burst of
+    // all-reduces with nothing between, or host-only Gloo ones, is not a layer's).
+    let between = inputs
+        .iter()
+        .flat_map(|i| i.ops.iter())
+        .filter(|o| o.kind == K::AllReduce && o.phase == P::Forward && o.lead.busy_ns > 0)
+        .count() as u64;
+    let tp = (steps > 0 || has_backward) && per_step(fwd_ar) >= 2.0 && 2 * between >= fwd_ar
+        || fwd_ag > 0 && fwd_rs > 0;
     let fsdp = fwd_ag > 0 && bwd_rs > 0 || bwd_rs > 0 && fwd_ag == 0 && !tp;
     // A tensor-parallel group all-reduces in backward too: data parallel needs a gradient
     // all-reduce in a group that does not all-reduce in forward.
