@@ -1,4 +1,4 @@
-//! The native command line: `summary`, `analyze`, `report`, `events`, `diff`, `merge` and `export` over the same core as the page.
+//! The native command line: `summary`, `analyze`, `report`, `events`, `collectives`, `diff`, `merge` and `export` over the same core as the page.
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +49,11 @@ usage:
                                                                      record_shapes), TFLOP/s, GB/s, % of the
                                                                      device's roof, compute/memory bound;
                                                                      --per-step: model FLOPs and MFU per step
+  profile-model collectives [--json | --csv] PATH...                 collectives across ranks: per rank wait (for
+                                                                     the last rank) vs transfer, the late ranks
+                                                                     and why, bus bandwidth per operation and
+                                                                     size, the parallelism they show (PATH: a
+                                                                     folder, or several rank files)
   profile-model diff [--json | --csv TABLE] BASELINE CANDIDATE        compare two runs: step time and why it
                                                                      changed (per step, or per ms of GPU
                                                                      window); TABLE: waterfall, categories,
@@ -276,6 +281,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     }
     if command == Some("merge") {
         return merge(&args);
+    }
+    if command == Some("collectives") {
+        return collectives(&args);
     }
     let path = match args.positional.get(1) {
         Some(p) if args.positional.len() == 2 => PathBuf::from(p),
@@ -536,6 +544,48 @@ fn analyze(set: &TraceSet, args: &Args) -> String {
     } else {
         render_analyses(&all)
     }
+}
+
+/// `collectives PATH...`: a folder, or several rank files, as one set.
+fn collectives(args: &Args) -> Result<String, i32> {
+    use crate::analysis::collectives::collectives_prepared;
+    use crate::analysis::gpu::RankPrep;
+    use crate::report::collectives_text::{collectives_text, per_rank_grid};
+    let paths: Vec<PathBuf> = args.positional[1..].iter().map(PathBuf::from).collect();
+    let set = match paths.as_slice() {
+        [] => {
+            eprintln!("profile-model: collectives takes a folder or rank files\n\n{USAGE}");
+            return Err(2);
+        }
+        [one] => load_set(one, args.cache.as_deref())?,
+        many => {
+            let set = TraceSet::from_loads(load_parallel(many, args.cache.as_deref()));
+            for f in &set.skipped {
+                eprintln!("profile-model: {}", f.reason);
+            }
+            if set.is_empty() {
+                return Err(1);
+            }
+            set
+        }
+    };
+    let opts = AnalysisOptions {
+        steps: args.steps,
+        ..Default::default()
+    };
+    let preps: Vec<(i64, RankPrep)> = set
+        .ranks
+        .iter()
+        .map(|r| (r.rank, RankPrep::new(&r.table, &opts)))
+        .collect();
+    let (_, c) = collectives_prepared(&preps);
+    Ok(if args.json {
+        serde_json::to_string_pretty(&c).expect("json") + "\n"
+    } else if args.csv {
+        per_rank_grid(&c).to_csv()
+    } else {
+        collectives_text(&c)
+    })
 }
 
 fn report(set: &TraceSet, args: &Args) -> String {

@@ -50,7 +50,7 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
     let rank = all.ranks.first().copied();
     let (model, figs) = figures_of(all, rank);
     assert!(!figs.is_empty(), "{name}: no figures");
-    assert_eq!(model.blocks.len(), 11, "{name}: one block per analysis");
+    assert_eq!(model.blocks.len(), 12, "{name}: one block per analysis");
     // Tables have as many cells per row as columns.
     for b in &model.blocks {
         for p in &b.parts {
@@ -95,6 +95,26 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
         );
         assert!(
             close(one(&figs, "temporal-window-us", &ctx), t.window_us),
+            "{name}"
+        );
+    }
+    for r in all
+        .collectives
+        .per_rank
+        .iter()
+        .filter(|_| !all.collectives.is_empty())
+    {
+        let rank = r.rank.to_string();
+        let ctx = [("rank", rank.as_str())];
+        assert!(
+            close(
+                one(&figs, "collective-kernel-us", &ctx),
+                r.kernel_ns as f64 / 1000.0
+            ),
+            "{name}"
+        );
+        assert!(
+            close(one(&figs, "collective-count", &ctx), r.ops as f64),
             "{name}"
         );
     }
@@ -260,7 +280,7 @@ fn two_ranks_render_cross_rank_figures_and_each_rank_in_detail() {
 #[test]
 fn empty_results_build_every_block_without_figures() {
     let model = analyses_model(&AllAnalyses::default(), None);
-    assert_eq!(model.blocks.len(), 11);
+    assert_eq!(model.blocks.len(), 12);
     assert!(model.figures().is_empty());
     let gist = |key: &str| {
         model

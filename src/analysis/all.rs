@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::collectives::{collective_inputs, collectives_from_inputs, CollectiveInputs};
 use super::critical_path::{critical_path_prepared, CriticalPathResult};
 use super::gpu::RankPrep;
 use super::idle::{idle_prepared, StreamIdle};
@@ -166,12 +167,22 @@ pub fn analyze_timed(
             })
             .collect()
     });
+    let (collective_inputs, collectives) = laps.time(AnalysisId::Collectives.key(), || {
+        let inputs: Vec<CollectiveInputs> = preps
+            .iter()
+            .map(|(r, p)| collective_inputs(*r, p))
+            .collect();
+        let c = collectives_from_inputs(&inputs);
+        (inputs, c)
+    });
     notes.extend(super::bounded::notes(
         &idle_time_breakdown,
         &queue_length,
         &kernel_breakdown,
     ));
     let all = AllAnalyses {
+        collectives,
+        collective_inputs,
         mode: opts.mode,
         ranks: set.ranks.iter().map(|r| r.rank).collect(),
         kernel_breakdown,

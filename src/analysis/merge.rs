@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::all::{AllAnalyses, EXACT_MODE_NOTE};
+use super::collectives::{collectives_from_inputs, CollectiveInputs, Collectives};
 use super::idle::StreamIdle;
 use super::kernel_merge::{combine_kernel_stats, MEDIAN_NOTE};
 use super::kernels::RankKernelBreakdown;
@@ -43,6 +44,9 @@ pub struct MergedAnalyses {
     pub memory_bandwidth: Vec<MemoryOps>,
     pub profiler_steps: Vec<RankSteps>,
     pub kernel_breakdown_ranks: Vec<RankKernelBreakdown>,
+    /// Collectives across the merged ranks (from each output's `collective_inputs`).
+    #[serde(default)]
+    pub collectives: Collectives,
     /// The outputs merged and the ranks each held.
     pub sources: Vec<MergeSource>,
 }
@@ -69,6 +73,7 @@ pub struct MergePart {
     pub memory_bandwidth: Vec<MemoryOps>,
     pub profiler_steps: Vec<RankSteps>,
     pub kernel_breakdown_ranks: Vec<RankKernelBreakdown>,
+    pub collective_inputs: Vec<CollectiveInputs>,
 }
 
 impl MergePart {
@@ -87,6 +92,7 @@ impl MergePart {
             memory_bandwidth: all.memory_bandwidth,
             profiler_steps: all.profiler_steps,
             kernel_breakdown_ranks: all.kernel_breakdown.ranks,
+            collective_inputs: all.collective_inputs,
         }
     }
 }
@@ -249,6 +255,11 @@ pub fn merge(parts: Vec<MergePart>) -> Result<MergedAnalyses, MergeError> {
         memory_bandwidth: by_rank(&parts, |p| &p.memory_bandwidth, |r| r.rank),
         profiler_steps: by_rank(&parts, |p| &p.profiler_steps, |r| r.rank),
         kernel_breakdown_ranks: by_rank(&parts, |p| &p.kernel_breakdown_ranks, |r| r.rank),
+        collectives: collectives_from_inputs(&by_rank(
+            &parts,
+            |p| &p.collective_inputs,
+            |r| r.rank,
+        )),
         sources: parts
             .iter()
             .map(|p| MergeSource {
@@ -285,8 +296,11 @@ pub fn merge_analyses(parts: Vec<AllAnalyses>) -> AllAnalyses {
         &queue_length,
         &kernel_breakdown,
     ));
+    let collective_inputs = by_rank(&parts, |p| &p.collective_inputs, |r| r.rank);
     AllAnalyses {
         mode,
+        collectives: collectives_from_inputs(&collective_inputs),
+        collective_inputs,
         stragglers: stragglers_from_inputs(&straggler_inputs, mode),
         straggler_inputs,
         kernel_breakdown,

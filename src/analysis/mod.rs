@@ -4,6 +4,7 @@
 pub mod all;
 pub mod bounded;
 pub mod callstack;
+pub mod collectives;
 pub mod critical_path;
 pub mod frame;
 pub mod gpu;

@@ -2,6 +2,7 @@
 //! collective, DataLoader, warm-up and compilation. Every analysis and rule asks here; HTA 0.5.0's own
 //! (narrower) lists sit beside the exact ones and say so.
 
+use super::collectives::kind::{CollectiveKind, CollectiveLibrary};
 use crate::table::EventKind;
 
 /// Runtime calls that put work on a stream (CUDA, HIP, MTIA `runFunction`), graph launches excluded.
@@ -263,6 +264,83 @@ pub fn is_collective_name(name: &str) -> bool {
         "mscclpp",
     ];
     MARKS.iter().any(|m| name.contains(m))
+}
+
+/// The operation a collective's text names: a kernel (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`,
+/// `void vllm::cross_device_reduce_1stage<...>`), a `Collective name` arg (`allreduce`,
+/// `_allgather_base`, `reduce_scatter_tensor_coalesced`, `alltoall_base`, `send`) or a host
+/// annotation (`nccl:all_reduce`, `c10d::allreduce_`, `gloo:all_gather`, `hccl:...`). `None` when
+/// the text does not say (`ncclDevKernel_Generic`, `rcclGenericKernel`).
+pub fn collective_kind_of(text: &str) -> Option<CollectiveKind> {
+    let t: String = text
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    const MARKS: [(&str, CollectiveKind); 16] = [
+        ("reducescatter", CollectiveKind::ReduceScatter),
+        ("allreduce", CollectiveKind::AllReduce),
+        ("crossdevicereduce", CollectiveKind::AllReduce),
+        ("allgather", CollectiveKind::AllGather),
+        ("alltoall", CollectiveKind::AllToAll),
+        ("deepep", CollectiveKind::AllToAll),
+        ("dpskep", CollectiveKind::AllToAll),
+        ("broadcast", CollectiveKind::Broadcast),
+        ("bcast", CollectiveKind::Broadcast),
+        ("sendrecv", CollectiveKind::SendRecv),
+        ("barrier", CollectiveKind::Barrier),
+        ("send", CollectiveKind::SendRecv),
+        ("recv", CollectiveKind::SendRecv),
+        ("reduce", CollectiveKind::Reduce),
+        ("gather", CollectiveKind::Other),
+        ("scatter", CollectiveKind::Other),
+    ];
+    MARKS.iter().find(|(m, _)| t.contains(m)).map(|(_, k)| *k)
+}
+
+/// The library (or kind of kernel) of a communication kernel or host op.
+pub fn collective_library_of(name: &str) -> CollectiveLibrary {
+    let l = name.to_ascii_lowercase();
+    if l.contains("mscclpp") || l.starts_with("msccl") {
+        CollectiveLibrary::Msccl
+    } else if l.starts_with("rccl") {
+        CollectiveLibrary::Rccl
+    } else if l.starts_with("nccl") || l.contains("ncclkernel") || l.contains("nccldevkernel") {
+        CollectiveLibrary::Nccl
+    } else if l.starts_with("hccl") {
+        CollectiveLibrary::Hccl
+    } else if l.starts_with("gloo") || l.contains("processgroupgloo") {
+        CollectiveLibrary::Gloo
+    } else if l.contains("nvshmem") || l.contains("deep_ep") || l.contains("dpsk::ep") {
+        CollectiveLibrary::Nvshmem
+    } else if [
+        "cross_device_reduce",
+        "one_shot_all_reduce",
+        "two_shot_all_reduce",
+        "multimem_all",
+        "symm_mem",
+        "custom_all_reduce",
+        "customallreduce",
+    ]
+    .iter()
+    .any(|m| l.contains(m))
+    {
+        CollectiveLibrary::CustomAllReduce
+    } else {
+        CollectiveLibrary::Other
+    }
+}
+
+/// A host-side Gloo collective (`gloo:all_reduce`, `ProcessGroupGloo::...`): on a CPU-only rank
+/// its span is the collective.
+pub fn is_gloo_op(name: &str) -> bool {
+    name.starts_with("gloo:") || name.starts_with("ProcessGroupGloo")
+}
+
+/// A host op that carries a collective's args (`record_param_comms`: `Collective name`, `Seq`,
+/// `Process Group Name`, message sizes).
+pub fn is_param_comms(name: &str) -> bool {
+    name.starts_with("record_param_comms")
 }
 
 /// HTA 0.5.0's communication kernels: `^nccl.*Kernel`.
@@ -570,6 +648,58 @@ mod tests {
             assert!(!is_collective_name(n), "{n}");
         }
         assert!(!is_hta_collective_name("deep_ep::internode::dispatch"));
+    }
+
+    #[test]
+    fn collective_kinds_and_libraries_from_names_and_args() {
+        use CollectiveKind as K;
+        for (text, kind) in [
+            (
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                Some(K::AllReduce),
+            ),
+            (
+                "ncclKernel_ReduceScatter_RING_LL_Sum_float",
+                Some(K::ReduceScatter),
+            ),
+            (
+                "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t",
+                Some(K::SendRecv),
+            ),
+            ("ncclKernel_Reduce_RING_LL_Sum_float", Some(K::Reduce)),
+            ("_allgather_base", Some(K::AllGather)),
+            ("alltoall_base", Some(K::AllToAll)),
+            ("nccl:all_to_all", Some(K::AllToAll)),
+            ("gloo:all_reduce", Some(K::AllReduce)),
+            ("hcclAllGather", Some(K::AllGather)),
+            (
+                "void vllm::cross_device_reduce_1stage<half, 8>",
+                Some(K::AllReduce),
+            ),
+            (
+                "void deep_ep::internode::dispatch<8>(int)",
+                Some(K::AllToAll),
+            ),
+            ("send", Some(K::SendRecv)),
+            ("ncclDevKernel_Generic_4", None),
+        ] {
+            assert_eq!(collective_kind_of(text), kind, "{text}");
+        }
+        use CollectiveLibrary as L;
+        for (name, lib) in [
+            ("ncclDevKernel_AllGather_RING_LL", L::Nccl),
+            ("rcclGenericKernel", L::Rccl),
+            ("hcclAllReduce", L::Hccl),
+            ("mscclpp::allreduce8", L::Msccl),
+            (
+                "void vllm::cross_device_reduce_2stage<half, 8>",
+                L::CustomAllReduce,
+            ),
+            ("gloo:all_reduce", L::Gloo),
+            ("nvshmemi_proxy_kernel", L::Nvshmem),
+        ] {
+            assert_eq!(collective_library_of(name), lib, "{name}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::all::{RankCriticalPath, RankSequences};
+use super::collectives::{CollectiveInputs, Collectives};
 use super::idle::StreamIdle;
 use super::kernels::KernelBreakdown;
 use super::launch::LaunchStats;
@@ -132,6 +133,12 @@ analysis_registry! {
     /// Critical path per rank.
     CriticalPath => critical_path: Vec<RankCriticalPath>,
         "Critical path", Some("critical path of a step");
+    /// Collectives across ranks: wait versus transfer, late ranks, bandwidth, parallelism.
+    #[serde(default)]
+    Collectives => collectives: Collectives [
+        /// What each rank contributes to `collectives` (the reduce `merge` runs over per-rank outputs).
+        collective_inputs: Vec<CollectiveInputs>
+    ], "Collectives: waiting versus moving", Some("collectives split into waiting and moving, per rank");
 }
 
 /// The report's offer of deeper analysis: every offered analysis, in registry order.
@@ -162,8 +169,10 @@ mod tests {
         let mut expected = vec!["mode", "ranks"];
         for id in AnalysisId::ALL {
             expected.push(id.key());
-            if id == AnalysisId::Stragglers {
-                expected.push("straggler_inputs");
+            match id {
+                AnalysisId::Stragglers => expected.push("straggler_inputs"),
+                AnalysisId::Collectives => expected.push("collective_inputs"),
+                _ => {}
             }
         }
         expected.push("notes");

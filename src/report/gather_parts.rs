@@ -20,6 +20,7 @@ use super::inputs::{
     AttentionFigures, CopyFigure, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure,
 };
 use crate::analysis::all::{AnalysisOptions, Mode};
+use crate::analysis::collectives::{collective_inputs, collectives_from_inputs, CollectiveInputs};
 use crate::analysis::gpu::RankPrep;
 use crate::table::{RankTrace, TraceSet};
 
@@ -78,6 +79,7 @@ pub fn rank_gather_part(
         sums,
         names,
         roofline: super::roofline_rules::rank_roofline_figures(rank.rank, &prep),
+        collectives: collective_inputs(rank.rank, &prep),
     }
 }
 
@@ -93,6 +95,8 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
     let mut names = NameFigures::default();
     let mut attributions: Vec<RankAttribution> = Vec::new();
     let mut device_ops_in_window = 0u64;
+    let collectives: Vec<CollectiveInputs> = parts.iter().map(|p| p.collectives.clone()).collect();
+    inputs.collectives = collectives_from_inputs(&collectives);
     for p in parts {
         device_ops_in_window += p.device_ops_in_window;
         p.sums.add_to(&mut inputs);
@@ -139,6 +143,8 @@ pub struct RankGatherPart {
     pub sums: RankSums,
     pub names: NameFigures,
     pub roofline: super::roofline_rules::RooflineFigures,
+    /// The rank's collectives (the cross-rank split is made over every rank's).
+    pub collectives: CollectiveInputs,
 }
 
 /// One rank's share of the set-wide sums of [`DiagnosisInputs`].

@@ -207,6 +207,9 @@ pub struct DiagnosisInputs {
     pub launch_call_median_ns: i64,
     #[serde(default)]
     pub launch_call_p90_ns: i64,
+    /// Collectives across ranks: wait versus transfer, late ranks, parallelism.
+    #[serde(default)]
+    pub collectives: crate::analysis::collectives::Collectives,
 }
 
 /// One-off costs the inputs keep.

@@ -9,6 +9,7 @@
 pub mod attribution;
 pub mod bottleneck;
 pub mod cold;
+pub mod collectives_text;
 pub mod compare;
 pub mod compare_text;
 pub mod context;

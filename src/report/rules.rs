@@ -15,6 +15,8 @@ use super::patterns::{
 use super::wording::{blocking_words, dur, us};
 pub use super::wording::{short_name, short_names};
 
+mod collectives;
+
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
 pub const SMALL_KERNEL_NS: i64 = 10_000;
 /// A copy moving fewer bytes than this is "small".
@@ -785,6 +787,10 @@ pub fn residual_warmup(i: &DiagnosisInputs) -> Option<Finding> {
 
 /// Communication that is not hidden behind compute, and host waits in communication calls.
 pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
+    if i.collectives.split {
+        // Wait and transfer are split across ranks: the finding counts the transfer only.
+        return collectives::communication(i);
+    }
     let t = &i.time;
     let wait = t.idle(IdleCause::CommunicationWait);
     // Waiting for a straggler is the straggler's cost, not the collectives'.
@@ -824,11 +830,11 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
             if top.is_empty() { String::new() } else { format!(" ({})", top.join(", ")) },
             dur(t.comm_ns)
         ),
-        actions: vec![
+        actions: collectives::parallelism_actions(&i.collectives).unwrap_or_else(|| vec![
             "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
             "Avoid synchronising around collectives (`async_op=True`, wait late) and check that no rank is late (a straggler makes every other rank's collective wait).".into(),
             "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
-        ],
+        ]),
         evidence: top_evidence(i.kernels.iter().filter(|k| k.communication).flat_map(|k| k.evidence.iter().cloned()), 5),
     }
     .finish(i))
@@ -843,7 +849,7 @@ fn rank_work(r: &super::inputs::RankFigure) -> i64 {
 /// The slowest rank when it works at least [`STRAGGLER_PCT`] more than the median rank: (its figure,
 /// its excess over the median, the median, the time the other ranks wait for it in all).
 fn slowest_rank(i: &DiagnosisInputs) -> Option<(&super::inputs::RankFigure, i64, i64, i64)> {
-    if i.ranks.len() < 2 {
+    if i.ranks.len() < 2 || i.collectives.split {
         return None;
     }
     let mut sorted: Vec<i64> = i.ranks.iter().map(rank_work).collect();
@@ -876,6 +882,10 @@ fn slowest_rank(i: &DiagnosisInputs) -> Option<(&super::inputs::RankFigure, i64,
 
 /// One rank's GPU is busier than the median rank's: the others wait for it in collectives.
 pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
+    if i.collectives.split {
+        // The collectives show who the others wait for, and how long.
+        return collectives::straggler(i);
+    }
     let (slow, excess, median, waited) = slowest_rank(i)?;
     let work = rank_work;
     let excess_pct = pct(excess, median);

@@ -56,6 +56,10 @@ fn section(s: &mut String, id: AnalysisId, a: &AllAnalyses) {
         AnalysisId::ProfilerSteps => steps_text(s, a),
         AnalysisId::FrequentKernelSequences => sequences_text(s, a),
         AnalysisId::CriticalPath => critical_path_text(s, a),
+        AnalysisId::Collectives => {
+            let _ = writeln!(s, "\nCollectives");
+            s.push_str(&super::collectives_text::collectives_text(&a.collectives));
+        }
     }
 }
 

@@ -238,6 +238,31 @@ impl TraceBuilder {
         )
     }
 
+    /// [`TraceBuilder::kernel`] with extra kernel args (`Seq`, `Process Group Name`, ...).
+    #[allow(clippy::too_many_arguments)]
+    pub fn kernel_args(
+        &mut self,
+        name: &str,
+        stream: i64,
+        call_ts: f64,
+        call_dur: f64,
+        ts: f64,
+        dur: f64,
+        args: Value,
+    ) -> i64 {
+        self.device(
+            "kernel",
+            "cudaLaunchKernel",
+            name,
+            stream,
+            call_ts,
+            call_dur,
+            ts,
+            dur,
+            args,
+        )
+    }
+
     /// `cudaMemcpyAsync` and its copy (`Memcpy HtoD (Pageable -> Device)`, ...) moving `bytes`.
     #[allow(clippy::too_many_arguments)]
     pub fn memcpy(

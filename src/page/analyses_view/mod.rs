@@ -16,6 +16,10 @@
 //! | idle time | `idle-us`; `idle-category-us`, `idle-category-ratio`, `idle-gap-count` | `data-rank`, `data-stream`; `data-category` |
 //! | overlap | `overlap-comm-us`, `overlap-us`, `overlap-pct` | `data-rank` |
 //! | stragglers | `straggler-flagged-steps`; `rank-busy-us`, `rank-busy-vs-median-pct` | `data-rank` |
+//! | collectives | `collective-count`, `collective-kernel-us`, `collective-wait-us`, `collective-transfer-us`, `collective-exposed-wait-us`, `collective-exposed-transfer-us`, `collective-arrived-last`; `late-rank-times-last`, `late-rank-caused-wait-us` | `data-rank` |
+//! | | `collective-bw-count`, `collective-bw-time-us`, `collective-algbw-gbps`, `collective-busbw-gbps` | `data-collective`, `data-bytes`, `data-basis`, `data-ranks` |
+//! | | `parallelism-ops-per-rank`, `parallelism-ops-per-step` | `data-parallelism` |
+//! | | `collective-instance-spread-us`, `collective-instance-wait-us`, `collective-instance-transfer-us` | `data-instance` (position, most wait first) |
 //! | launches | `launch-count`, `launch-cpu-mean-us`, `launch-cpu-p50-us`, `launch-cpu-max-us`, `launch-gpu-mean-us`, `launch-gpu-p50-us`, `launch-gpu-max-us`, `launch-delay-mean-us`, `launch-delay-p50-us`, `launch-delay-max-us`, `launch-short-kernels`, `launch-runtime-outliers`, `launch-delay-outliers`; `launch-cpu-total-us`, `launch-gpu-total-us`, `launch-delay-total-us`, `launch-runtime-cutoff-us`, `launch-delay-cutoff-us` | `data-rank` |
 //! | queue length | `queue-length-mean`, `queue-length-p50`, `queue-length-max`, `queue-blocked-us`, `queue-blocked-ratio` | `data-rank`, `data-stream` |
 //! | kernel sequences | `sequence-count`, `sequence-gpu-us`, `sequence-cpu-us` | `data-rank`, `data-pattern` |
@@ -24,6 +28,7 @@
 //! | profiler steps | `step-start-us`, `step-duration-us`; `step-mean-us` | `data-rank`, `data-step`; `data-rank` |
 
 mod blocks;
+mod collectives;
 mod critical_path;
 mod gpu_time;
 mod redacted;
@@ -303,6 +308,7 @@ fn block_of(id: AnalysisId, ctx: &Ctx) -> Block {
         AnalysisId::IdleTimeBreakdown => gpu_time::idle(&all.idle_time_breakdown, ctx),
         AnalysisId::CommCompOverlap => gpu_time::overlap(&all.comm_comp_overlap, ctx),
         AnalysisId::Stragglers => gpu_time::stragglers(&all.stragglers, ctx),
+        AnalysisId::Collectives => collectives::collectives(&all.collectives, ctx),
         AnalysisId::KernelLaunchStats => blocks::launches(&all.kernel_launch_stats, ctx),
         AnalysisId::QueueLength => blocks::queue(&all.queue_length, ctx),
         AnalysisId::FrequentKernelSequences => {

@@ -1,0 +1,230 @@
+//! The rules that read the collectives split across ranks (waiting versus moving): the straggler
+//! finding names the ranks the others wait for, with the wait each causes and why it was late; the
+//! communication finding counts the transfer only; the advice follows the kind of parallelism.
+
+use super::{Draft, EXPOSED_COMM_PCT};
+use crate::analysis::collectives::{Collectives, LateCause, LateRank, Parallelism};
+use crate::report::findings::{
+    rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId,
+};
+use crate::report::inputs::{pct, DiagnosisInputs};
+use crate::report::wording::dur;
+
+/// Waiting for late ranks, with no compute running, above this share (%) of the GPU window.
+pub const WAIT_PCT: f64 = 5.0;
+/// A late rank is named when it causes at least this share (%) of all the wait.
+pub const NAMED_LATE_PCT: f64 = 10.0;
+/// At most this many late ranks are named.
+pub const MAX_NAMED_LATE: usize = 4;
+
+/// The late ranks worth naming: most wait caused first.
+fn named_late(c: &Collectives) -> Vec<&LateRank> {
+    let total: i64 = c.late_ranks.iter().map(|l| l.caused_wait_ns).sum();
+    c.late_ranks
+        .iter()
+        .filter(|l| l.caused_wait_ns > 0 && pct(l.caused_wait_ns, total) >= NAMED_LATE_PCT)
+        .take(MAX_NAMED_LATE)
+        .collect()
+}
+
+fn ranks_words(ranks: &[i64]) -> String {
+    let list: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
+    match list.len() {
+        1 => format!("Rank {}", list[0]),
+        _ => format!("Ranks {}", list.join(", ")),
+    }
+}
+
+/// One late rank in words: how often last, the wait it causes, its main cause.
+fn late_words(l: &LateRank, matched: u64) -> String {
+    let cause = l
+        .causes
+        .first()
+        .map_or(String::new(), |c| format!("; mostly {}", c.cause.label()));
+    format!(
+        "rank {}: last at {} of {} collectives, the others wait {} for it{cause}",
+        l.rank,
+        l.times_last,
+        matched,
+        dur(l.caused_wait_ns)
+    )
+}
+
+/// What to do about a rank late for one cause.
+fn late_action(cause: LateCause, rank: i64) -> String {
+    match cause {
+        LateCause::Compute => format!("Rank {rank} computes longer before the collectives: even out the work per rank (sequence lengths or samples per rank: bucket by length, pad to equal shapes, a `DistributedSampler`), and check its GPU (clocks and thermals with `nvidia-smi -q -d CLOCK,PERFORMANCE`, its PCIe/NVLink topology)."),
+        LateCause::DataLoader => format!("Rank {rank}'s GPU waits for its DataLoader before the collectives: give it more workers (`num_workers`, `persistent_workers=True`, `prefetch_factor`), `pin_memory=True`, and check that its data (storage, decoding) is not slower than the other ranks'."),
+        LateCause::Host => format!("Rank {rank}'s host is late to launch the collective's work: look for work only that rank does (logging, metrics, checkpointing on rank 0), Python garbage collection, CPU contention or a wrong CPU affinity on its host."),
+        LateCause::Unknown => format!("Rank {rank} arrives last without the trace showing why before the collective: check the hosts' clock skew (ranks on different hosts) and work outside the profiled window."),
+    }
+}
+
+/// The straggler finding from the collectives split: the ranks the others wait for.
+pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
+    let c = &i.collectives;
+    let late = named_late(c);
+    let exposed_wait: i64 = c.per_rank.iter().map(|r| r.exposed_wait_ns).sum();
+    let p = i.time.pct(exposed_wait);
+    if late.is_empty() || p < WAIT_PCT {
+        return None;
+    }
+    let ranks: Vec<i64> = late.iter().map(|l| l.rank).collect();
+    let caused: i64 = late.iter().map(|l| l.caused_wait_ns).sum();
+    let matched = c.matched.by_seq + c.matched.by_order;
+    let mut actions: Vec<String> = Vec::new();
+    for l in &late {
+        if let Some(first) = l.causes.first() {
+            let a = late_action(first.cause, l.rank);
+            if !actions.contains(&a) {
+                actions.push(a);
+            }
+        }
+    }
+    actions.push("Until the late rank is fixed, the other ranks' waiting is not a communication problem: faster links or larger buckets do not recover it.".into());
+    Some(
+        Draft {
+            id: FindingId::Straggler,
+            headline: format!(
+                "{} {} late to the collectives: the other ranks wait {} for {} ({p:.1}% of GPU time with nothing else running).",
+                ranks_words(&ranks),
+                if ranks.len() == 1 { "arrives" } else { "arrive" },
+                dur(caused),
+                if ranks.len() == 1 { "it" } else { "them" },
+            ),
+            title: format!(
+                "Straggler: {}",
+                ranks.iter().map(|r| rank_label(*r)).collect::<Vec<_>>().join(", ")
+            ),
+            threshold: format!("waiting for the last rank, with no compute running, ≥ {WAIT_PCT:.0}% of the window"),
+            measured: late
+                .iter()
+                .map(|l| late_words(l, matched))
+                .collect::<Vec<_>>()
+                .join("; "),
+            value: p,
+            time_ns: exposed_wait,
+            explanation: format!(
+                "Every rank's collective starts moving data only when the last rank arrives; the wait ({} in all, {} of it with no compute running) is the late ranks' cost, not the network's.",
+                dur(c.total_wait_ns()),
+                dur(exposed_wait)
+            ),
+            actions,
+            evidence: late
+                .iter()
+                .map(|l| EvidenceRef {
+                    kind: EvidenceKind::Rank,
+                    rank: Some(l.rank),
+                    name: rank_label(l.rank),
+                    stream: None,
+                    count: l.times_last,
+                    time_ns: l.caused_wait_ns,
+                    rows: Vec::new(),
+                })
+                .collect(),
+        }
+        .finish(i),
+    )
+    .map(|mut f| {
+        f.filter = Some(EvidenceFilter::Ranks(ranks));
+        f
+    })
+}
+
+/// The communication finding from the collectives split: transfer with no compute running only.
+pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
+    let c = &i.collectives;
+    let exposed: i64 = c.per_rank.iter().map(|r| r.exposed_transfer_ns).sum();
+    let exposed_wait: i64 = c.per_rank.iter().map(|r| r.exposed_wait_ns).sum();
+    let p = i.time.pct(exposed);
+    if p < EXPOSED_COMM_PCT {
+        return None;
+    }
+    let transfer = c.total_transfer_ns();
+    let bw = c
+        .bandwidth
+        .iter()
+        .filter(|b| b.busbw_gbps.is_some())
+        .take(2)
+        .map(|b| {
+            format!(
+                "{} of {} at {:.1} GB/s bus bandwidth",
+                b.kind.label(),
+                b.bytes.map_or("?".into(), crate::report::format::bytes),
+                b.busbw_gbps.unwrap_or(0.0)
+            )
+        })
+        .collect::<Vec<_>>();
+    Some(
+        Draft {
+            id: FindingId::Communication,
+            headline: format!(
+                "Moving data in collectives with no compute running takes {p:.1}% of GPU time ({} of {}).",
+                dur(exposed),
+                dur(i.time.window_ns)
+            ),
+            title: "Communication not overlapped with compute".into(),
+            threshold: format!("collective transfer (after the last rank arrives) with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
+            measured: format!(
+                "transfer {} ({} exposed); waiting for the last rank {} ({} exposed, counted under the straggler finding){}",
+                dur(transfer),
+                dur(exposed),
+                dur(c.total_wait_ns()),
+                dur(exposed_wait),
+                if bw.is_empty() { String::new() } else { format!("; {}", bw.join(", ")) }
+            ),
+            value: p,
+            time_ns: exposed,
+            explanation: format!(
+                "Once every rank has arrived, the collectives move data for {} and only {:.1}% of it overlaps computation{}.",
+                dur(transfer),
+                pct(transfer - exposed, transfer),
+                parallelism_words(c)
+            ),
+            actions: communication_actions(c),
+            evidence: Vec::new(),
+        }
+        .finish(i),
+    )
+}
+
+/// ` (the collectives show tensor parallel, ...)`, or nothing.
+fn parallelism_words(c: &Collectives) -> String {
+    if c.parallelism.is_empty() {
+        return String::new();
+    }
+    let kinds: Vec<&str> = c.parallelism.iter().map(|p| p.kind.label()).collect();
+    format!("; the collectives show {}", kinds.join(", "))
+}
+
+/// Advice by the kinds of parallelism the collectives show (most kernel time first); `None` when
+/// they show none.
+pub fn parallelism_actions(c: &Collectives) -> Option<Vec<String>> {
+    let mut uses: Vec<_> = c.parallelism.iter().collect();
+    uses.sort_by(|a, b| b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind)));
+    let out: Vec<String> = uses
+        .iter()
+        .map(|u| parallelism_action(u.kind).into())
+        .collect();
+    (!out.is_empty()).then_some(out)
+}
+
+fn parallelism_action(kind: Parallelism) -> &'static str {
+    match kind {
+        Parallelism::DataParallel => "Data parallel (gradient all-reduce in backward): overlap it with backward — tune DDP's `bucket_cap_mb` (fewer, larger all-reduces when they are many and small), keep `gradient_as_bucket_view=True` and `static_graph=True`; accumulate gradients with `no_sync()`; bf16 gradients or a compression comm hook to move less.",
+        Parallelism::ShardedDataParallel => "Sharded data parallel (all-gather in forward, reduce-scatter in backward): prefetch the next all-gather (FSDP `forward_prefetch=True`, `backward_prefetch=BACKWARD_PRE`), wrap larger units (fewer, larger collectives), and shard inside a node with HYBRID_SHARD when the links between nodes are slow.",
+        Parallelism::TensorParallel => "Tensor parallel (collectives inside forward on every layer): keep the TP group inside one node (NVLink), use sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs (async TP, Transformer Engine's comm-GEMM overlap); a smaller TP degree when the GEMMs are small.",
+        Parallelism::ExpertParallel => "All-to-all (MoE experts or sharded embeddings): balance the load per rank (an auxiliary load-balancing loss, a capacity factor that caps tokens per expert; for embeddings, a balanced sharding plan), overlap dispatch/combine with expert compute, and keep the expert group inside a node.",
+        Parallelism::PipelineParallel => "Pipeline parallel (send/recv between stages): more micro-batches per step shrink the bubble (≈ (stages − 1) / micro-batches), an interleaved 1F1B schedule, and stages with balanced layers.",
+    }
+}
+
+/// The communication finding's actions: by parallelism, else the general ones.
+fn communication_actions(c: &Collectives) -> Vec<String> {
+    parallelism_actions(c).unwrap_or_else(|| {
+        vec![
+            "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
+            "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
+        ]
+    })
+}
