@@ -464,3 +464,45 @@ fn real_two_rank_set_matches_the_independent_script() {
 /// (rank, wait µs, transfer µs, arrived last) from `tests/python/collectives_check.py`.
 const EXPECTED_SAMPLED: [(i64, i64, i64, u64); 2] =
     [(0, 189_234, 206_965, 2), (1, 44_254, 334_799, 8)];
+
+/// The public 8-rank DLRM set (facebookresearch/param), when `PROFILE_MODEL_PUBLIC_TRACES` points
+/// at the dev corpus: per rank wait and transfer equal those of `tests/python/collectives_check.py`.
+#[test]
+fn public_dlrm_eight_ranks_match_the_independent_script() {
+    let Some(dir) = std::env::var_os("PROFILE_MODEL_PUBLIC_TRACES") else {
+        eprintln!("PROFILE_MODEL_PUBLIC_TRACES not set: the public DLRM set is not checked");
+        return;
+    };
+    let dir = std::path::Path::new(&dir).join("facebookresearch__param__dlrm_8ranks");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let tables: Vec<TraceTable> = files
+        .iter()
+        .map(|f| profile_model::table::load_path(f).expect("loads"))
+        .collect();
+    let c = collectives_of(&TraceSet::from_tables(tables));
+    let figures: Vec<(i64, i64, i64, u64)> = c
+        .per_rank
+        .iter()
+        .map(|r| (r.rank, r.wait_ns / US, r.transfer_ns / US, r.arrived_last))
+        .collect();
+    assert_eq!(figures, EXPECTED_DLRM);
+    assert_eq!(c.late_ranks[0].rank, 7);
+    // Rank 7's step starts 7.5 ms after rank 1's: the first all-to-all's lateness is from before it.
+    assert_eq!(c.late_ranks[0].causes[0].cause, LateCause::StartedLate);
+}
+
+/// (rank, wait µs, transfer µs, arrived last) from `tests/python/collectives_check.py`.
+const EXPECTED_DLRM: [(i64, i64, i64, u64); 8] = [
+    (0, 5_580, 218, 0),
+    (1, 11_125, 211, 0),
+    (2, 3_280, 212, 0),
+    (3, 9_571, 203, 0),
+    (4, 6_370, 217, 1),
+    (5, 6_041, 210, 2),
+    (6, 3_342, 216, 0),
+    (7, 1_534, 212, 5),
+];

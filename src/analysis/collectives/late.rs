@@ -18,6 +18,9 @@ crate::stable_enum! {
         DataLoader,
         /// Its GPU sat idle waiting for its host (launches, Python, synchronisation).
         Host,
+        /// It started the stretch before the collective later (its step, or its previous
+        /// collective, began later): the lateness comes from before it.
+        StartedLate,
         /// What it did before does not explain the lateness (clock skew, or work outside the trace).
         Unknown,
     }
@@ -30,6 +33,9 @@ impl LateCause {
             LateCause::Compute => "its GPU computed longer before the collective",
             LateCause::DataLoader => "its GPU waited for the DataLoader",
             LateCause::Host => "its GPU waited for its host (launches, Python, synchronisation)",
+            LateCause::StartedLate => {
+                "its step (or its previous collective) began later: the delay comes from before it"
+            }
             LateCause::Unknown => "not explained by what the trace shows before the collective",
         }
     }
@@ -57,8 +63,9 @@ pub struct LateRank {
 }
 
 /// The cause of `late` arriving after `early` (two ops of one instance): the part of its lead
-/// (the stretch since its previous collective or step start) that exceeds the early rank's and
-/// explains at least half the lateness.
+/// (the stretch since its previous collective or step start: device compute, DataLoader, other
+/// idle, or a later start of the stretch) that exceeds the early rank's and explains at least half
+/// the lateness.
 pub fn late_cause(late: &CollectiveOp, early: &CollectiveOp) -> LateCause {
     let delta = late.start - early.start;
     if delta <= 0 {
@@ -72,6 +79,7 @@ pub fn late_cause(late: &CollectiveOp, early: &CollectiveOp) -> LateCause {
             late.lead.loader_ns - early.lead.loader_ns,
         ),
         (LateCause::Host, idle(late) - idle(early)),
+        (LateCause::StartedLate, late.lead.since - early.lead.since),
     ];
     extra
         .iter()

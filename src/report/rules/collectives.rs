@@ -56,6 +56,7 @@ fn late_action(cause: LateCause, rank: i64) -> String {
         LateCause::Compute => format!("Rank {rank} computes longer before the collectives: even out the work per rank (sequence lengths or samples per rank: bucket by length, pad to equal shapes, a `DistributedSampler`), and check its GPU (clocks and thermals with `nvidia-smi -q -d CLOCK,PERFORMANCE`, its PCIe/NVLink topology)."),
         LateCause::DataLoader => format!("Rank {rank}'s GPU waits for its DataLoader before the collectives: give it more workers (`num_workers`, `persistent_workers=True`, `prefetch_factor`), `pin_memory=True`, and check that its data (storage, decoding) is not slower than the other ranks'."),
         LateCause::Host => format!("Rank {rank}'s host is late to launch the collective's work: look for work only that rank does (logging, metrics, checkpointing on rank 0), Python garbage collection, CPU contention or a wrong CPU affinity on its host."),
+        LateCause::StartedLate => format!("Rank {rank} starts its step later than the others: look before the step (the previous step's tail, work between steps such as logging, evaluation or checkpointing only on that rank, data loading outside `ProfilerStep`), and at the hosts' clock skew when the ranks are on different hosts."),
         LateCause::Unknown => format!("Rank {rank} arrives last without the trace showing why before the collective: check the hosts' clock skew (ranks on different hosts) and work outside the profiled window."),
     }
 }
