@@ -64,6 +64,9 @@ pub struct AllAnalyses {
     pub profiler_steps: Vec<RankSteps>,
     pub frequent_kernel_sequences: Vec<RankSequences>,
     pub critical_path: Vec<RankCriticalPath>,
+    /// Kernels and operators against the device's roof, per rank (exact mode).
+    #[serde(default)]
+    pub roofline: Vec<super::roofline::RankRoofline>,
     /// Notes on how the results were computed (differences from HTA, filters applied).
     pub notes: Vec<String>,
 }
@@ -198,6 +201,22 @@ pub fn analyze_timed(
             })
             .collect()
     });
+    let roofline = laps.time("roofline", || {
+        preps
+            .iter()
+            .map(|(rank, p)| {
+                if p.mode == Mode::Exact {
+                    super::roofline::roofline_prepared(*rank, p)
+                } else {
+                    let exact = AnalysisOptions {
+                        mode: Mode::Exact,
+                        ..opts.clone()
+                    };
+                    super::roofline::roofline_prepared(*rank, &RankPrep::new(p.table, &exact))
+                }
+            })
+            .collect()
+    });
     notes.extend(super::bounded::notes(
         &idle_time_breakdown,
         &queue_length,
@@ -218,6 +237,7 @@ pub fn analyze_timed(
         profiler_steps,
         frequent_kernel_sequences,
         critical_path,
+        roofline,
         notes,
     };
     (all, laps.out)

@@ -22,11 +22,13 @@
 //! | critical path | `critical-path-total-us`, `critical-path-segments`; `critical-path-share-us`, `critical-path-share-pct`; `critical-path-event-us`, `critical-path-event-segments`; `critical-path-segment-start-us`, `critical-path-segment-us` | `data-rank`; `data-bound-by`; `data-event`; `data-list` (`longest`, `path`), `data-segment`, `data-row` |
 //! | memory copies | `memcpy-count`, `memcpy-bytes`, `memcpy-time-us`, `memcpy-gbps` | `data-rank`, `data-op`, `data-direction`, `data-memory` |
 //! | profiler steps | `step-start-us`, `step-duration-us`; `step-mean-us` | `data-rank`, `data-step`; `data-rank` |
+//! | roofline | `roofline-peak-tflops`, `roofline-ridge` (FLOP/byte); `roofline-memory-gbps`, `roofline-link-gbps`, `roofline-coverage-pct`, `roofline-mfu-pct`; `roofline-time-us`, `roofline-intensity`, `roofline-tflops`, `roofline-gbps`, `roofline-roof-tflops`, `roofline-pct-of-roof` (the points: intensity, achieved) | `data-rank`, `data-dtype`; `data-rank`; `data-rank` with `data-kernel`, or `data-event`, `data-shapes`, `data-dtype` |
 
 mod blocks;
 mod critical_path;
 mod gpu_time;
 mod redacted;
+mod roofline;
 pub mod sort;
 
 use crate::analysis::all::{AllAnalyses, Mode};
@@ -49,10 +51,11 @@ pub enum AnalysisId {
     CriticalPath,
     MemoryBandwidth,
     ProfilerSteps,
+    Roofline,
 }
 
 impl AnalysisId {
-    pub const ALL: [AnalysisId; 11] = [
+    pub const ALL: [AnalysisId; 12] = [
         AnalysisId::KernelBreakdown,
         AnalysisId::TemporalBreakdown,
         AnalysisId::IdleTimeBreakdown,
@@ -64,6 +67,7 @@ impl AnalysisId {
         AnalysisId::CriticalPath,
         AnalysisId::MemoryBandwidth,
         AnalysisId::ProfilerSteps,
+        AnalysisId::Roofline,
     ];
 
     /// The [`AllAnalyses`] field it shows (the block's `id="analysis-…"` and `data-analysis`).
@@ -80,6 +84,7 @@ impl AnalysisId {
             AnalysisId::CriticalPath => "critical_path",
             AnalysisId::MemoryBandwidth => "memory_bandwidth",
             AnalysisId::ProfilerSteps => "profiler_steps",
+            AnalysisId::Roofline => "roofline",
         }
     }
 
@@ -96,6 +101,7 @@ impl AnalysisId {
             AnalysisId::CriticalPath => "Critical path",
             AnalysisId::MemoryBandwidth => "Memory copies and bandwidth",
             AnalysisId::ProfilerSteps => "Profiler steps",
+            AnalysisId::Roofline => "Roofline: achieved against possible",
         }
     }
 }
@@ -375,6 +381,7 @@ fn block_of(id: AnalysisId, ctx: &Ctx) -> Block {
         AnalysisId::CriticalPath => critical_path::critical_path(&all.critical_path, ctx),
         AnalysisId::MemoryBandwidth => blocks::memory(&all.memory_bandwidth, ctx),
         AnalysisId::ProfilerSteps => blocks::steps(&all.profiler_steps, ctx),
+        AnalysisId::Roofline => roofline::roofline(&all.roofline, ctx),
     }
 }
 
