@@ -226,12 +226,16 @@ fn against_roof(f: &RooflineFigures, l: &RoofLead) -> String {
             l.pct_of_roof,
             sig(link)
         ),
-        (_, Some(roof), _) if l.dtype == Some(Dtype::Fp32) => format!(
+        (_, Some(roof), _)
+            if l.dtype == Some(Dtype::Fp32) && l.family.is_some_and(OpFamily::has_main_kernel) =>
+        {
+            format!(
             "{} TFLOP/s in fp32, {}% of {dev} {} TFLOP/s with TF32 tensor cores at its intensity",
             sig(l.tflops),
             sig(l.pct_of_roof),
             sig(roof)
-        ),
+            )
+        }
         (Some(Bound::Compute), Some(roof), _) => format!(
             "{} TFLOP/s, {}% of {dev} {} TFLOP/s {}",
             sig(l.tflops),
@@ -239,13 +243,12 @@ fn against_roof(f: &RooflineFigures, l: &RoofLead) -> String {
             sig(roof),
             l.dtype.map_or("", |d| d.as_str())
         ),
-        (_, Some(roof), Some(bw)) => format!(
-            "{} TFLOP/s and {} GB/s, {}% of {dev} roof at its intensity ({} TFLOP/s at {} FLOP/byte, {} GB/s memory)",
-            sig(l.tflops),
+        (_, Some(_), Some(bw)) => format!(
+            "{} GB/s ({} TFLOP/s at {} FLOP/byte, below the ridge point), {}% of {dev} {} GB/s memory bandwidth",
             sig(l.gbps),
-            sig(l.pct_of_roof),
-            sig(roof),
+            sig(l.tflops),
             sig(l.intensity.unwrap_or(0.0)),
+            sig(l.pct_of_roof),
             sig(bw)
         ),
         (_, _, Some(bw)) => format!(
