@@ -175,6 +175,22 @@ pub fn analyze_timed(
         let c = collectives_from_inputs(&inputs);
         (inputs, c)
     });
+    let roofline = laps.time(AnalysisId::Roofline.key(), || {
+        preps
+            .iter()
+            .map(|(rank, p)| {
+                if p.mode == Mode::Exact {
+                    super::roofline::roofline_prepared(*rank, p)
+                } else {
+                    let exact = AnalysisOptions {
+                        mode: Mode::Exact,
+                        ..opts.clone()
+                    };
+                    super::roofline::roofline_prepared(*rank, &RankPrep::new(p.table, &exact))
+                }
+            })
+            .collect()
+    });
     notes.extend(super::bounded::notes(
         &idle_time_breakdown,
         &queue_length,
@@ -197,6 +213,7 @@ pub fn analyze_timed(
         profiler_steps,
         frequent_kernel_sequences,
         critical_path,
+        roofline,
         notes,
     };
     (all, laps.out)

@@ -313,6 +313,7 @@ pub fn merge_analyses(parts: Vec<AllAnalyses>) -> AllAnalyses {
         profiler_steps: by_rank(&parts, |p| &p.profiler_steps, |r| r.rank),
         frequent_kernel_sequences: by_rank(&parts, |p| &p.frequent_kernel_sequences, |r| r.rank),
         critical_path: by_rank(&parts, |p| &p.critical_path, |r| r.rank),
+        roofline: by_rank(&parts, |p| &p.roofline, |r| r.rank),
         ranks,
         notes,
     }

@@ -133,6 +133,10 @@ analysis_registry! {
     /// Critical path per rank.
     CriticalPath => critical_path: Vec<RankCriticalPath>,
         "Critical path", Some("critical path of a step");
+    /// Kernels and operators against the device's roof, per rank (exact mode).
+    #[serde(default)]
+    Roofline => roofline: Vec<super::roofline::RankRoofline>,
+        "Roofline: achieved against possible", Some("every kernel against the device's roof (roofline)");
     /// Collectives across ranks: wait versus transfer, late ranks, bandwidth, parallelism.
     #[serde(default)]
     Collectives => collectives: Collectives [

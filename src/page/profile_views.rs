@@ -13,7 +13,7 @@
 //! | memory | `memory-peak-bytes`, `memory-peak-reserved-bytes`, `memory-curve-peak-bytes` (the chart's mark); `memory-live-bytes`; `memory-hover-bytes` (allocated under the pointer, with `data-ts-us`) | `data-device`; and `data-row` |
 //! | modules | `module-calls`, `module-host-us`, `module-device-us` | `data-path` |
 //!
-//! The overview also shows the diagnosis (`report::overview_verdict`): `overview-bottleneck`,
+//! The overview also shows the diagnosis (`page::overview_verdict`): `overview-bottleneck`,
 //! `overview-busy-pct`, `overview-idle-pct` and `overview-idle-us` (`data-cause`).
 
 use serde::{Deserialize, Serialize};

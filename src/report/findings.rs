@@ -356,6 +356,12 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The finding with one more action, when there is one.
+    pub fn with_action(mut self, action: Option<String>) -> Finding {
+        self.actions.extend(action);
+        self
+    }
+
     /// Sort key: findings about the trace itself first, then by recoverable time (largest first),
     /// then by id for determinism.
     pub fn rank_key(&self) -> (bool, std::cmp::Reverse<i64>, FindingId) {

@@ -1230,5 +1230,6 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
             evidence: top.evidence.clone(),
         }
         .finish(i)
+        .with_action(super::roofline_rules::roof_words(i, &top.name))
     })
 }

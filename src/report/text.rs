@@ -56,6 +56,17 @@ fn section(s: &mut String, id: AnalysisId, a: &AllAnalyses) {
         AnalysisId::ProfilerSteps => steps_text(s, a),
         AnalysisId::FrequentKernelSequences => sequences_text(s, a),
         AnalysisId::CriticalPath => critical_path_text(s, a),
+        AnalysisId::Roofline => {
+            let _ = writeln!(s, "\nRoofline");
+            for r in &a.roofline {
+                let _ = writeln!(
+                    s,
+                    "  rank {:>4}: {}",
+                    r.rank,
+                    super::roofline_text::roof_line(r)
+                );
+            }
+        }
         AnalysisId::Collectives => {
             let _ = writeln!(s, "\nCollectives");
             s.push_str(&super::collectives_text::collectives_text(&a.collectives));

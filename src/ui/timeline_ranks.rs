@@ -1,5 +1,5 @@
 //! The timeline's rank lanes (one row per rank, its GPU busy share per pixel drawn as intensity)
-//! and the selected range (shaded, its duration shown). The logic is `report::timeline_select`.
+//! and the selected range (shaded, its duration shown). The logic is `page::timeline_select`.
 
 use leptos::prelude::*;
 use web_sys::CanvasRenderingContext2d;

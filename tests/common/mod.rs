@@ -419,7 +419,9 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
             );
         } else if let Some(k) = BottleneckKind::of_finding(id) {
             // One dominant memory-bound kernel (an element-wise micro-benchmark) is memory-bound.
-            let memory_kernel = id == FindingId::DominantKernel && b.kind == BottleneckKind::Memory;
+            // So is a kernel far under its roof below the ridge point.
+            let memory_kernel = matches!(id, FindingId::DominantKernel | FindingId::FarUnderRoof)
+                && b.kind == BottleneckKind::Memory;
             assert!(
                 k == b.kind || memory_kernel,
                 "{what}: main finding {id} but bottleneck {:?} (expected {k:?})",

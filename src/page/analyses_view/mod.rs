@@ -26,12 +26,14 @@
 //! | critical path | `critical-path-total-us`, `critical-path-segments`; `critical-path-share-us`, `critical-path-share-pct`; `critical-path-event-us`, `critical-path-event-segments`; `critical-path-segment-start-us`, `critical-path-segment-us` | `data-rank`; `data-bound-by`; `data-event`; `data-list` (`longest`, `path`), `data-segment`, `data-row` |
 //! | memory copies | `memcpy-count`, `memcpy-bytes`, `memcpy-time-us`, `memcpy-gbps` | `data-rank`, `data-op`, `data-direction`, `data-memory` |
 //! | profiler steps | `step-start-us`, `step-duration-us`; `step-mean-us` | `data-rank`, `data-step`; `data-rank` |
+//! | roofline | `roofline-peak-tflops`, `roofline-ridge` (FLOP/byte); `roofline-memory-gbps`, `roofline-link-gbps`, `roofline-coverage-pct`, `roofline-mfu-pct`; `roofline-time-us`, `roofline-intensity`, `roofline-tflops`, `roofline-gbps`, `roofline-roof-tflops`, `roofline-pct-of-roof` (the points: intensity, achieved) | `data-rank`, `data-dtype`; `data-rank`; `data-rank` with `data-kernel`, or `data-event`, `data-shapes`, `data-dtype` |
 
 mod blocks;
 mod collectives;
 mod critical_path;
 mod gpu_time;
 mod redacted;
+mod roofline;
 pub mod sort;
 
 use crate::analysis::all::{AllAnalyses, Mode};
@@ -317,6 +319,7 @@ fn block_of(id: AnalysisId, ctx: &Ctx) -> Block {
         AnalysisId::CriticalPath => critical_path::critical_path(&all.critical_path, ctx),
         AnalysisId::MemoryBandwidth => blocks::memory(&all.memory_bandwidth, ctx),
         AnalysisId::ProfilerSteps => blocks::steps(&all.profiler_steps, ctx),
+        AnalysisId::Roofline => roofline::roofline(&all.roofline, ctx),
     }
 }
 
