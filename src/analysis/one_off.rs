@@ -17,11 +17,10 @@ use crate::table::{EventKind, TraceTable};
 pub const ONE_OFF_FACTOR: f64 = 10.0;
 /// ...and at least this much (ns) more than it.
 pub const ONE_OFF_MIN_EXCESS_NS: i64 = 1_000_000;
-/// A GPU gap before a kernel's first run is a one-off from this length (ns)...
+/// A GPU gap before the first run of a kernel compiled at run time (launched by the driver API) is
+/// a one-off from this length (ns), when the kernel runs once or the gap is far above the gaps
+/// before its later runs.
 pub const COLD_GAP_MIN_NS: i64 = 10_000_000;
-/// ...when the host traced nothing (no event began or ended) for this share of it, or the kernel
-/// was launched by the driver API (code compiled at run time).
-pub const COLD_GAP_SILENT_SHARE: f64 = 0.5;
 
 crate::stable_enum! {
     /// What kind of one-off cost an event is.
@@ -36,8 +35,8 @@ crate::stable_enum! {
         FirstLaunch,
         /// The first run of a kernel, many times its later median (GPU time, not idle).
         FirstKernel,
-        /// A long GPU gap before the first run of a kernel whose host side is untraced or compiled on
-        /// first use (a JIT fusion launched by the driver API): the host prepared it once.
+        /// A long GPU gap before the first run of a kernel compiled at run time (a JIT fusion
+        /// launched by the driver API): the host compiled it once.
         ColdGap,
     }
 }
@@ -133,7 +132,6 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
     let mut kernel_of_corr: BTreeMap<i64, u32> = BTreeMap::new();
     let mut launch_of_corr: BTreeMap<i64, u32> = BTreeMap::new();
     let mut device: Vec<(i64, i64, u32)> = Vec::new();
-    let mut host_marks: Vec<i64> = Vec::new();
     let mut items = Vec::new();
     for row in 0..t.len() {
         let (Some(ts), Some(dur)) = (t.ts_at(row), t.dur_at(row)) else {
@@ -149,8 +147,6 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
             kind,
             EventKind::CpuOp | EventKind::PythonFunction | EventKind::Runtime | EventKind::Driver
         ) {
-            host_marks.push(ts);
-            host_marks.push(ts + dur);
             if let Some(c) = t.correlation_at(row) {
                 launch_of_corr.entry(c).or_insert(row as u32);
             }
@@ -192,10 +188,8 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
     for list in launches.values_mut() {
         items.extend(first_launches(t, list, &kernel_of_corr));
     }
-    host_marks.sort_unstable();
     let cold = ColdGapInputs {
         gaps: gaps_before(&mut device),
-        host_marks,
         launch_of_corr,
     };
     for list in kernels.values() {
@@ -240,6 +234,11 @@ fn slow_first(list: &mut [Occurrence]) -> Option<(u32, i64)> {
         return None;
     }
     list.sort_unstable();
+    // A first occurrence that holds the next one (`_call_impl` of the whole model around its
+    // layers', a recursive function) is longer for holding it, not for being first.
+    if list[1].0 < list[0].0 + list[0].1 {
+        return None;
+    }
     let median = median_of(list[1..].iter().map(|o| o.1));
     is_one_off(list[0].1, median).then_some((list[0].2, median))
 }
@@ -281,12 +280,11 @@ fn first_launches(
     out
 }
 
-/// What the cold-gap test reads: the GPU gap before each device row, host event boundaries (sorted),
-/// the launch row of each correlation.
+/// What the cold-gap test reads: the GPU gap before each device row, the launch row of each
+/// correlation.
 struct ColdGapInputs {
     /// Device row → (gap start, gap end) of the idle gap its start ends.
     gaps: BTreeMap<u32, (i64, i64)>,
-    host_marks: Vec<i64>,
     launch_of_corr: BTreeMap<i64, u32>,
 }
 
@@ -304,21 +302,8 @@ fn gaps_before(device: &mut [(i64, i64, u32)]) -> BTreeMap<u32, (i64, i64)> {
     out
 }
 
-/// The longest stretch of `(lo, hi)` in which no host event begins or ends.
-fn longest_silence(marks: &[i64], lo: i64, hi: i64) -> i64 {
-    let first = marks.partition_point(|m| *m <= lo);
-    let mut prev = lo;
-    let mut best = 0;
-    for &m in marks[first..].iter().take_while(|m| **m < hi) {
-        best = best.max(m - prev);
-        prev = m;
-    }
-    best.max(hi - prev)
-}
-
-/// A long GPU gap before the first run of a kernel (occurrences `list`), when it is far above the
-/// gaps before its later runs, or the kernel runs once and its host side is untraced or compiled at
-/// run time (launched by the driver API).
+/// A long GPU gap before the first run of a kernel compiled at run time (occurrences `list`), when
+/// it runs once or the gap is far above the gaps before its later runs.
 fn cold_gap(t: &TraceTable, list: &[Occurrence], c: &ColdGapInputs) -> Option<OneOff> {
     let &(_, _, first) = list.first()?;
     let &(g0, g1) = c.gaps.get(&first)?;
@@ -334,14 +319,11 @@ fn cold_gap(t: &TraceTable, list: &[Occurrence], c: &ColdGapInputs) -> Option<On
         .iter()
         .map(|o| c.gaps.get(&o.2).map_or(0, |g| g.1 - g.0))
         .collect();
-    let cold = if later.is_empty() {
-        let silent =
-            longest_silence(&c.host_marks, g0, g1) as f64 >= COLD_GAP_SILENT_SHARE * gap as f64;
-        let jit = launch.is_some_and(|r| t.kind_at(r as usize) == EventKind::Driver);
-        silent || jit
-    } else {
-        is_one_off(gap, median_of(later.into_iter()))
-    };
+    // Only code compiled at run time (launched by the driver API, as TorchScript fusion groups,
+    // NVRTC and Triton kernels are) is prepared by the host before its first run; a long gap before
+    // an ordinary kernel is the host's business between steps, whatever it did.
+    let jit = launch.is_some_and(|r| t.kind_at(r as usize) == EventKind::Driver);
+    let cold = jit && (later.is_empty() || is_one_off(gap, median_of(later.into_iter())));
     cold.then(|| OneOff {
         kind: OneOffKind::ColdGap,
         name: launch.map_or("(launch not traced)".to_string(), |r| {
@@ -367,9 +349,16 @@ mod tests {
         assert!(is_one_off(630_000_000, 9_000));
         assert!(!is_one_off(80_000, 9_000), "9x, and under 1 ms more");
         assert!(!is_one_off(5_000_000, 1_000_000), "5x only");
-        let mut l = vec![(0, 50_000_000, 0), (10, 2_000_000, 1), (20, 2_100_000, 2)];
+        let mut l = vec![
+            (0, 50_000_000, 0),
+            (60_000_000, 2_000_000, 1),
+            (70_000_000, 2_100_000, 2),
+        ];
         assert_eq!(slow_first(&mut l), Some((0, 2_000_000)));
         let mut one = vec![(0, 50_000_000, 0)];
         assert_eq!(slow_first(&mut one), None, "nothing later to compare with");
+        // The outer call of a nested frame holds the later ones: not a one-off.
+        let mut nested = vec![(0, 50_000_000, 0), (10, 20_000, 1), (30_000, 20_000, 2)];
+        assert_eq!(slow_first(&mut nested), None);
     }
 }

@@ -768,13 +768,13 @@ pub fn residual_warmup(i: &DiagnosisInputs) -> Option<Finding> {
         id: FindingId::Warmup,
         headline: idle_headline(i, ns, "during warm-up and one-off start-up work (allocation, algorithm search, compilation, graph capture, first calls)"),
         title: "Warm-up inside the analysed window".into(),
-        threshold: format!("GPU idle during warm-up calls ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
-        measured: format!("{} of GPU idle during warm-up calls ({p:.1}%)", dur(ns)),
+        threshold: format!("GPU idle during warm-up calls and one-off start-up work ≥ {IDLE_CAUSE_PCT:.0}% of the GPU window"),
+        measured: format!("{} of GPU idle during warm-up calls and one-off start-up work ({p:.1}% of the GPU window)", dur(ns)),
         value: p,
         time_ns: ns,
         explanation: format!(
-            "Set-up work is still running in the steps analysed{}; it is paid once, so longer runs amortise it.",
-            if ops.is_empty() { String::new() } else { format!(" ({ops})") }
+            "Set-up work is still running in the analysed window{}. It is paid once, so longer runs amortise it.",
+            if ops.is_empty() { String::new() } else { format!(": {ops}") }
         ),
         actions: vec![
             "Profile later steps (`schedule(wait=…, warmup=…, active=…)` with a larger warmup) to see the steady state.".into(),
