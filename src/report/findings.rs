@@ -74,6 +74,7 @@ impl FindingId {
                 | FindingId::NotPytorchTrace
                 | FindingId::NoKernelEvents
                 | FindingId::NoGpuKernels
+                | FindingId::TruncatedTrace
         )
     }
 }
