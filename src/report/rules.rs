@@ -299,7 +299,10 @@ fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
         ),
         TraceHolds::CpuOnly => (
             FindingId::NoGpuKernels,
-            "No GPU work in this trace: no kernel launches and no kernels, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA).".to_string(),
+            format!(
+                "No GPU work in this trace: no kernel launches and no kernels, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA){}.",
+                legacy_ops_words(ctx)
+            ),
             "If the job uses a GPU, re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check that the model and inputs are on the device.".to_string(),
         ),
         TraceHolds::Empty => (

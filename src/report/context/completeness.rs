@@ -30,7 +30,7 @@ pub const DROPPED_MIN_LAUNCHES: u64 = 10;
 /// ... and this share of the correlated launches (a few at the edges of the window are usual).
 pub const DROPPED_MIN_SHARE: f64 = 0.1;
 /// A micro-benchmark repeats its operation at least this many times...
-pub const MICRO_MIN_REPEATS: u64 = 10;
+pub const MICRO_MIN_REPEATS: u64 = 5;
 /// ... its top kernel takes this share of the kernel time...
 pub const MICRO_TOP_SHARE: f64 = 0.8;
 /// ... among at most this many kernel names, launched (nearly all) from at most this many CPU
@@ -58,14 +58,18 @@ pub(super) fn before_replay(
     } else {
         TraceOrigin::PytorchProfiler
     });
-    if c.device_ops == 0 && ops == 0 {
+    // An empty capture: no operator and no device work (the profiler's own start-up runtime
+    // calls, such as a `cudaDeviceSynchronize`, are not the model's).
+    let cpu_ops: u64 = facts.iter().map(|f| f.cpu_ops).sum();
+    if c.device_ops == 0 && cpu_ops == 0 && c.launch_calls + c.graph_launches == 0 && !legacy {
         if cut {
             holds.push(TraceHolds::DeviceEventsCut);
-        } else if (marks || host_events > 0)
-            && facts.iter().map(|f| f.foreign_events).sum::<u64>() <= EMPTY_MAX_FOREIGN
-            && parts
-                .iter()
-                .all(|p| matches!(p.origin, None | Some(TraceOrigin::OtherChromeTrace)))
+        } else if host_events > 0
+            || marks
+                && facts.iter().map(|f| f.foreign_events).sum::<u64>() <= EMPTY_MAX_FOREIGN
+                && parts
+                    .iter()
+                    .all(|p| matches!(p.origin, None | Some(TraceOrigin::OtherChromeTrace)))
         {
             holds.push(TraceHolds::Empty);
         } else {
@@ -101,6 +105,7 @@ pub(super) fn before_replay(
             c.top_ops = top_ops(&facts);
         } else {
             holds.push(TraceHolds::CpuOnly);
+            c.top_ops = top_ops(&facts);
         }
     }
 }
@@ -342,11 +347,16 @@ pub fn device_line(ctx: &TraceContext) -> String {
     } else {
         String::new()
     };
+    let idle = if ctx.device_ops == 0 && d.kind != DeviceKind::Cpu {
+        ", with no device work recorded"
+    } else {
+        ""
+    };
     match (&d.name, d.kind) {
         (_, DeviceKind::Cpu) => "Device: none (host events only)".to_string(),
-        (Some(n), k) => format!("Device: {count}{n} ({k})"),
-        (None, DeviceKind::Unknown) => "Device: not named in the trace".to_string(),
-        (None, k) => format!("Device: {count}{} ({k})", kind_words(k)),
+        (Some(n), k) => format!("Device: {count}{n} ({k}){idle}"),
+        (None, DeviceKind::Unknown) => format!("Device: not named in the trace{idle}"),
+        (None, k) => format!("Device: {count}{} ({k}){idle}", kind_words(k)),
     }
 }
 

@@ -75,6 +75,8 @@ pub struct RankFacts {
     pub kineto_marks: bool,
     /// CPU operators, runtime and driver calls, Python functions: the host's operations.
     pub ops: u64,
+    /// CPU operators (profiler steps apart) and Python functions: the model's host work.
+    pub cpu_ops: u64,
     /// Timed events of no kind this tool knows (another tool's categories).
     pub foreign_events: u64,
     /// Kernel launch calls with a correlation id, outside stream captures.
@@ -88,7 +90,7 @@ pub struct RankFacts {
     pub events_read: u64,
     pub text_bytes: u64,
     pub repeats: Repeats,
-    /// The CPU operators with most time (legacy exports only).
+    /// The CPU operators with most time (traces without device work only).
     pub top_ops: Vec<OpTotal>,
     /// What the file holds when it is not a PyTorch trace: its main categories and processes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -153,6 +155,7 @@ impl RankFacts {
                     if class.has(NameClass::PROFILER_STEP) {
                         continue;
                     }
+                    f.cpu_ops += 1;
                     let Some(dur) = t.dur_at(row) else {
                         continue;
                     };
@@ -160,7 +163,10 @@ impl RankFacts {
                     e.0 += 1;
                     e.1 += dur;
                 }
-                EventKind::PythonFunction => f.ops += 1,
+                EventKind::PythonFunction => {
+                    f.ops += 1;
+                    f.cpu_ops += 1;
+                }
                 EventKind::Other => f.foreign_events += u64::from(t.ts_at(row).is_some()),
                 _ => {}
             }
@@ -202,7 +208,7 @@ impl RankFacts {
         let (linked, ops) = launching_ops(t, top_id);
         f.repeats.linked = linked;
         f.repeats.launching_ops = ops;
-        if f.legacy {
+        if f.legacy || h.device_ops == 0 {
             f.top_ops = top_ops(t, &op_totals);
         }
         if h.host_events == 0 && h.device_ops == 0 {
