@@ -673,3 +673,83 @@ fn a_second_trace_events_list_is_read_and_said() {
     assert_eq!(t.diagnostics.count(DiagnosticKind::DuplicateTraceEvents), 1);
     assert_eq!(summarize(&t).kernel_time_us, 9.0);
 }
+
+/// torch_npu's `trace_view.json`: a bare array, string timestamps, device tasks without a category
+/// under the `Ascend Hardware` process (one thread per stream), the CANN runtime, HCCL collectives
+/// (their task-level `Plane` threads repeat them and stay `other`).
+const ASCEND_NPU: &str = r#"[
+  {"ph": "M", "name": "process_name", "pid": 30, "tid": 0, "args": {"name": "Ascend Hardware"}},
+  {"ph": "M", "name": "process_name", "pid": 20, "tid": 0, "args": {"name": "CANN"}},
+  {"ph": "M", "name": "process_name", "pid": 40, "tid": 0, "args": {"name": "HCCL"}},
+  {"ph": "M", "name": "thread_name", "pid": 40, "tid": 6, "args": {"name": "Plane 0"}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::matmul", "pid": 10, "tid": 1, "ts": "1700000000000100.000", "dur": 20.0},
+  {"ph": "X", "name": "AscendCL@aclnnMatmul", "pid": 20, "tid": 1, "ts": "1700000000000102.000", "dur": 10.0},
+  {"ph": "X", "name": "aclnnMatmul_MatMulV2", "pid": 30, "tid": 2, "ts": "1700000000000130.250", "dur": 50.0, "args": {"Task Type": "AI_CORE"}},
+  {"ph": "X", "name": "MEMCPY_ASYNC", "pid": 30, "tid": 2, "ts": "1700000000000190.000", "dur": 5.0, "args": {"Task Type": "MEMCPY_ASYNC"}},
+  {"ph": "X", "name": "hcom_allReduce__1", "pid": 40, "tid": 5, "ts": "1700000000000200.000", "dur": 30.0},
+  {"ph": "X", "name": "Notify_Wait", "pid": 40, "tid": 6, "ts": "1700000000000201.000", "dur": 3.0},
+  {"ph": "s", "cat": "async_npu", "name": "torch_to_npu", "id": 1, "pid": 10, "tid": 1, "ts": "1700000000000100.000"}
+]"#;
+
+#[test]
+fn ascend_npu_device_tasks_are_device_operations() {
+    for t in [load(ASCEND_NPU), load_chunked(ASCEND_NPU, 7)] {
+        let kinds: Vec<EventKind> = (0..t.len()).map(|r| t.kind_at(r)).collect();
+        use EventKind::*;
+        assert_eq!(
+            kinds,
+            vec![
+                Metadata, Metadata, Metadata, Metadata, CpuOp, Runtime, Kernel, Memcpy, Kernel,
+                Other, Flow
+            ]
+        );
+        // String timestamps parse, to the ns.
+        assert_eq!(t.ts_at(6), Some(1_700_000_000_000_130_250));
+        // The stream is the thread's number.
+        assert_eq!(t.stream_at(6), Some(2));
+        assert_eq!(t.stream_at(8), Some(5));
+        let s = summarize(&t);
+        assert_eq!((s.kernels, s.kernel_time_us), (2, 80.0));
+    }
+}
+
+/// The legacy `torch.autograd.profiler` export: a bare array, no category, pids `CPU functions` and
+/// `CUDA functions` written as text.
+const LEGACY_AUTOGRAD: &str = r#"[
+  {"name": "aten::conv2d", "ph": "X", "ts": 10.5, "dur": 100.0, "tid": 1, "pid": "CPU functions", "args": {}},
+  {"name": "implicit_convolve_sgemm", "ph": "X", "ts": 20.0, "dur": 60.0, "tid": 0, "pid": "CUDA functions", "args": {}},
+  {"name": "aten::relu", "ph": "X", "ts": 120.0, "dur": 5.0, "tid": 1, "pid": "CPU functions", "cat": "Operator"}
+]"#;
+
+#[test]
+fn legacy_autograd_export_reads_as_cpu_ops_and_kernels() {
+    let t = load(LEGACY_AUTOGRAD);
+    let kinds: Vec<EventKind> = (0..t.len()).map(|r| t.kind_at(r)).collect();
+    assert_eq!(
+        kinds,
+        vec![EventKind::CpuOp, EventKind::Kernel, EventKind::CpuOp]
+    );
+    assert_eq!(t.stream_at(1), Some(0));
+}
+
+/// Intel XPU (Kineto with XPUPTI): `xpu_runtime` calls such as `urEnqueueKernelLaunch` launch
+/// kernels by correlation.
+#[test]
+fn xpu_runtime_launches_are_launches() {
+    use profile_model::analysis::names::{NameClass, NameClasses};
+    let text = r#"{"deviceProperties": [{"id": 0, "name": "Intel(R) Data Center GPU Max 1550"}], "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+      {"ph": "X", "cat": "xpu_runtime", "name": "urEnqueueKernelLaunch", "pid": 1, "tid": 1, "ts": 5, "dur": 5, "args": {"correlation": 3}},
+      {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 0, "ts": 20, "dur": 30, "args": {"correlation": 3, "stream": 0, "device": 0}}
+    ]}"#;
+    let t = load(text);
+    assert_eq!(t.kind_at(1), EventKind::Runtime);
+    let classes = NameClasses::of(&t);
+    assert!(classes.of_row(&t, 1).has(NameClass::LAUNCH));
+    assert_eq!(
+        profile_model::trace::dialect::device_kind_of_device_name(
+            t.metadata.device_name.as_deref().unwrap()
+        ),
+        Some(profile_model::trace::dialect::DeviceKind::Xpu)
+    );
+}

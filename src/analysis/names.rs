@@ -5,7 +5,7 @@
 use super::collectives::kind::{CollectiveKind, CollectiveLibrary};
 use crate::table::EventKind;
 
-/// Runtime calls that put work on a stream (CUDA, HIP, MTIA `runFunction`), graph launches excluded.
+/// Runtime calls that put work on a stream (CUDA, HIP, XPU, MTIA `runFunction`), graph launches excluded.
 pub fn is_launch_call(name: &str) -> bool {
     matches!(
         name,
@@ -22,6 +22,12 @@ pub fn is_launch_call(name: &str) -> bool {
             | "hipMemcpyAsync"
             | "hipMemsetAsync"
             | "hipMemcpyWithStream"
+            // Intel XPU (Unified Runtime, Level Zero, the older PI layer).
+            | "urEnqueueKernelLaunch"
+            | "urEnqueueUSMMemcpy"
+            | "urEnqueueUSMFill"
+            | "zeCommandListAppendLaunchKernel"
+            | "piEnqueueKernelLaunch"
     ) || name.starts_with("runFunction")
 }
 
@@ -237,12 +243,18 @@ pub fn is_library_kernel(name: &str) -> bool {
 }
 
 /// Communication kernel of any current collective library or custom kernel: NCCL (`ncclKernel_*`,
-/// `ncclDevKernel_*`), RCCL, HCCL, oneCCL, MSCCL, NVSHMEM, DeepEP, custom and symmetric-memory
+/// `ncclDevKernel_*`), RCCL, HCCL (Ascend's `hcom_allReduce_*`), oneCCL, MSCCL, NVSHMEM, DeepEP, custom and symmetric-memory
 /// all-reduce, all-to-all kernels.
 pub fn is_collective_name(name: &str) -> bool {
     let b = name.as_bytes();
     let starts = |p: &str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
-    if starts("nccl") || starts("rccl") || starts("hccl") || starts("ccl") || starts("msccl") {
+    if starts("nccl")
+        || starts("rccl")
+        || starts("hccl")
+        || starts("hcom")
+        || starts("ccl")
+        || starts("msccl")
+    {
         return true;
     }
     const MARKS: [&str; 16] = [

@@ -88,7 +88,7 @@ pub fn summarize(table: &TraceTable) -> Summary {
             .then_with(|| a.category.cmp(&b.category))
     });
 
-    // Kernels: category `kernel` (or `Kernel`).
+    // Kernels: category `kernel` (or `Kernel`), or no category and a dialect's kernel.
     let kernel_cat: Vec<bool> = (0..cat_dict.len())
         .map(|i| is_kernel_category(cat_dict.value(i)))
         .collect();
@@ -103,10 +103,13 @@ pub fn summarize(table: &TraceTable) -> Summary {
                 last = last.max(ts + table.dur_at(row).unwrap_or(0).max(0));
             }
         }
-        if !table
-            .category_id_at(row)
-            .is_some_and(|id| kernel_cat[id as usize])
-        {
+        // A row without a category is a kernel when its dialect says so (torch_npu's device
+        // tasks, the legacy export's `CUDA functions`).
+        let kernel = match table.category_id_at(row) {
+            Some(id) => kernel_cat[id as usize],
+            None => table.kind_at(row) == EventKind::Kernel,
+        };
+        if !kernel {
             continue;
         }
         kernels += 1;

@@ -1,6 +1,18 @@
 //! The context stage, before any rule: what the trace holds (graph capture, replay, warm-up, steady
 //! state, too little, not a PyTorch trace, launches without kernels, a cut file) and the window the
-//! diagnosis analyses (the steady-state steps after a warm-up, or the time after it).
+//! diagnosis analyses (the steady-state steps after a warm-up, or the time after it). `facts` reads
+//! what the host timeline does not (device, dialect, dropped events, fused ranks, data loss),
+//! `completeness` turns them into holds and the report's first lines.
+
+mod completeness;
+mod facts;
+pub mod microbench;
+
+pub use completeness::{
+    data_loss_sentence, device_line, idle_withheld, legacy_ops_words, trace_lines,
+    withheld_findings, DeviceContext, RECORD_KINETO,
+};
+pub use facts::{LossItem, OpTotal, RankDevice, RankFacts, Repeats};
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +53,22 @@ pub enum TraceHolds {
     /// The analysed window is one cold pass: one-off costs (first calls, module loading, library
     /// set-up) dominate it ([`super::cold`]); the report says to record after warm-up.
     ColdStart,
+    /// One file holds several ranks written into it by a merge tool (`args.rank`, `rank N` in
+    /// process names): diagnosed as one timeline, said first, idle causes withheld.
+    FusedRanks,
+    /// Device events without host events (an extract of GPU tracks): no idle cause or overlap is
+    /// claimed.
+    GpuOnly,
+    /// Launch calls whose device operation is absent (by correlation) beyond a small tolerance:
+    /// the device timeline has holes, so idle-based findings are withheld.
+    EventsDropped,
+    /// A PyTorch profiler file with no operation at all (an empty capture).
+    Empty,
+    /// One operator repeated, or copies only: the report describes the measured figure.
+    Microbenchmark,
+    /// The file is cut and no device event was read before the cut: nothing says whether the
+    /// device worked, so it is never called a CPU-only run.
+    DeviceEventsCut,
 }
 
 impl TraceHolds {
@@ -54,6 +82,8 @@ impl TraceHolds {
                 | TraceHolds::NotPytorch
                 | TraceHolds::NoKernelEvents
                 | TraceHolds::CpuOnly
+                | TraceHolds::Empty
+                | TraceHolds::DeviceEventsCut
         )
     }
 }
@@ -63,6 +93,10 @@ impl TraceHolds {
 #[serde(rename_all = "snake_case")]
 pub enum TraceOrigin {
     PytorchProfiler,
+    /// The legacy `torch.autograd.profiler` export (`CPU functions` / `CUDA functions`).
+    PytorchLegacy,
+    /// A rocprof (ROCm profiler) trace: `HIP` / `HSA` API tracks, no PyTorch operators.
+    Rocprof,
     /// A Chrome/Perfetto browser trace (`devtools.timeline`, `blink`, `v8` categories).
     ChromeBrowser,
     /// A TensorFlow or JAX (XLA) profiler trace (`/device:GPU:0`, `/host:CPU` processes).
@@ -118,6 +152,31 @@ pub struct TraceContext {
     /// Why the files look like separate runs ([`TraceHolds::SeparateRuns`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub separate_runs: Option<String>,
+    /// The device the trace was recorded on.
+    #[serde(default)]
+    pub device: DeviceContext,
+    /// What was lost while loading, what was read and what the figures still mean: the report's
+    /// first line and the page's, when the load lost data ([`data_loss_sentence`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_loss: Option<String>,
+    /// Ranks fused into one file ([`TraceHolds::FusedRanks`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fused_ranks: Vec<i64>,
+    /// Kernel launch calls with a correlation id (outside captures), and those whose device
+    /// operation is absent.
+    #[serde(default)]
+    pub correlated_launches: u64,
+    #[serde(default)]
+    pub orphan_launches: u64,
+    /// What the device work repeats, for a micro-benchmark ([`TraceHolds::Microbenchmark`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
+    /// The CPU operators with most time, for a legacy export the report can only summarise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_ops: Vec<OpTotal>,
+    /// What a file that is not a PyTorch trace holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
 }
 
 impl TraceContext {
@@ -207,6 +266,8 @@ pub struct RankContextPart {
     /// First and last timestamp of any timed event.
     pub span: Option<(i64, i64)>,
     pub warmup: WarmupCalls,
+    /// What the host timeline does not say ([`RankFacts`]).
+    pub facts: RankFacts,
 }
 
 /// What the context stage reads of one rank, from its host timeline.
@@ -235,6 +296,7 @@ pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart 
             compile_events: h.warmup.compile_events,
             compile_ns: h.warmup.compile_ns,
         },
+        facts: RankFacts::of(&rank.table, h),
     }
 }
 
@@ -264,29 +326,7 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
     }
     let host_events: u64 = parts.iter().map(|h| h.host_events).sum();
     let mut holds = Vec::new();
-    if host_events == 0 && c.device_ops == 0 {
-        holds.push(TraceHolds::NotPytorch);
-        c.origin = Some(
-            parts
-                .iter()
-                .filter_map(|p| p.origin)
-                .find(|o| *o != TraceOrigin::OtherChromeTrace)
-                .unwrap_or(TraceOrigin::OtherChromeTrace),
-        );
-    } else {
-        c.origin = Some(TraceOrigin::PytorchProfiler);
-    }
-    // A capture without replay comes first: its launches were recorded, so no kernel ran.
-    if c.capture_calls > 0 && c.graph_launches == 0 {
-        holds.push(TraceHolds::GraphCapture);
-    }
-    if c.device_ops == 0 && host_events > 0 {
-        holds.push(if c.launch_calls + c.graph_launches > 0 {
-            TraceHolds::NoKernelEvents
-        } else {
-            TraceHolds::CpuOnly
-        });
-    }
+    completeness::before_replay(&parts, &mut c, &mut holds, host_events);
     if c.graph_launches > 0 {
         holds.push(TraceHolds::GraphReplay);
     }
@@ -296,6 +336,7 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
     if parts.iter().any(|p| p.cut) {
         holds.push(TraceHolds::Truncated);
     }
+    completeness::after_replay(&parts, &mut c, &mut holds);
     let identities: Vec<RankIdentity> = parts.iter().map(|p| p.identity.clone()).collect();
     if let Some(why) = separate_runs_of(&identities) {
         holds.push(TraceHolds::SeparateRuns);
@@ -387,6 +428,16 @@ fn origin(t: &TraceTable) -> TraceOrigin {
     });
     if browser {
         return TraceOrigin::ChromeBrowser;
+    }
+    let rocprof = t.metadata.process_names.values().any(|n| {
+        let n = n.trim();
+        n.starts_with("HIP") || n.starts_with("HSA") || n.contains("rocprof") || n.contains("roctx")
+    }) || (0..cats.len()).any(|i| {
+        let c = cats.value(i).to_ascii_lowercase();
+        c.contains("hip_api") || c.contains("hsa_api") || c.contains("kernel_dispatch")
+    });
+    if rocprof {
+        return TraceOrigin::Rocprof;
     }
     let xla = t.metadata.process_names.values().any(|n| {
         n.contains("/device:") || n.contains("/host:") || n.contains("TPU") || n.contains("XLA")

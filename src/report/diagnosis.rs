@@ -6,7 +6,8 @@ use std::fmt::Write;
 use super::attribution::IdleCause;
 use super::attribution::IdleShare;
 use super::bottleneck::{classify, Bottleneck, BottleneckKind};
-use super::context::TraceContext;
+use super::context::microbench::measured_sentence;
+use super::context::{device_line, idle_withheld, trace_lines, TraceContext};
 use super::findings::{EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId};
 use super::gather::{gather_with, Gathered};
 use super::inputs::{pct, DiagnosisInputs};
@@ -139,9 +140,10 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
     let findings = evaluate(inputs, &g.context);
     let main = pick_main(&findings, inputs);
     let bottleneck = classify(inputs, &g.context, main);
-    let main_finding = match main {
-        Some(f) => f.headline.clone(),
-        None => no_major_inefficiency(inputs, &bottleneck),
+    let main_finding = match (measured_sentence(&g.context, inputs), main) {
+        (Some(measured), _) => measured,
+        (None, Some(f)) => f.headline.clone(),
+        (None, None) => no_major_inefficiency(inputs, &bottleneck),
     };
     DiagnosisReport {
         main_finding,
@@ -149,7 +151,7 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
         context: g.context.clone(),
         top_kernels: top_kernels(inputs),
         bottleneck: Some(bottleneck),
-        idle_attribution: if g.context.blocking().is_some() {
+        idle_attribution: if g.context.blocking().is_some() || idle_withheld(&g.context) {
             Vec::new()
         } else {
             inputs.idle.clone()
@@ -308,9 +310,16 @@ impl DiagnosisReport {
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(out, "## Trace Analysis Summary\n");
+        if let Some(loss) = &self.context.data_loss {
+            let _ = writeln!(out, "**{loss}**\n");
+        }
         let _ = writeln!(out, "**Main Finding**: {}\n", self.main_finding);
+        let _ = writeln!(out, "*{}.*\n", device_line(&self.context));
         if !self.context.analysed.is_empty() {
             let _ = writeln!(out, "*{}.*\n", self.context.analysed);
+        }
+        for line in trace_lines(&self.context) {
+            let _ = writeln!(out, "> {line}\n");
         }
         self.top_kernels_markdown(&mut out);
         match &self.bottleneck {

@@ -76,6 +76,7 @@ impl FindingId {
                 | FindingId::NotPytorchTrace
                 | FindingId::NoKernelEvents
                 | FindingId::NoGpuKernels
+                | FindingId::TruncatedTrace
         )
     }
 }

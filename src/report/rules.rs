@@ -3,7 +3,9 @@
 //! findings never claim the same idle time; kernel-side rules read kernel names and times.
 
 use super::attribution::{IdleCause, IdleShare};
-use super::context::{TraceContext, TraceHolds, TraceOrigin};
+use super::context::{
+    legacy_ops_words, withheld_findings, TraceContext, TraceHolds, TraceOrigin, RECORD_KINETO,
+};
 use super::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId, Impact, Severity,
 };
@@ -75,6 +77,8 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         // A cold pass's idle is start-up, not a steady state's dispatch: no CUDA graphs for it.
         out.retain(|f| !matches!(f.id, FindingId::LaunchOverhead | FindingId::HostOverhead));
     }
+    let withheld = withheld_findings(ctx);
+    out.retain(|f| !withheld.contains(&f.id));
     if ctx.holds(TraceHolds::SeparateRuns) {
         // Separate runs are not ranks of one job: one being slower is not a straggler.
         out.retain(|f| f.id != FindingId::Straggler);
@@ -281,12 +285,14 @@ fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
         TraceHolds::NotPytorch => (
             FindingId::NotPytorchTrace,
             format!(
-                "This is not a PyTorch profiler trace: {}, with none of the events torch.profiler writes (cpu_op, kernel, cuda_runtime).",
+                "This is not a PyTorch profiler trace: {}, with none of the events torch.profiler writes (cpu_op, kernel, cuda_runtime){}.",
                 match ctx.origin {
                     Some(TraceOrigin::ChromeBrowser) => "it looks like a Chrome/Perfetto browser trace",
                     Some(TraceOrigin::TensorflowOrJax) => "it looks like a TensorFlow or JAX (XLA) profiler trace",
+                    Some(TraceOrigin::Rocprof) => "it looks like a rocprof (ROCm profiler) trace of HIP/HSA API calls",
                     _ => "it is a Chrome-trace JSON",
-                }
+                },
+                ctx.found.as_ref().map_or(String::new(), |f| format!("; it holds {f}"))
             ),
             "Record the PyTorch job with `torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=1, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\"))` and load the JSON it writes.".to_string(),
         ),
@@ -309,8 +315,29 @@ fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
         ),
         TraceHolds::CpuOnly => (
             FindingId::NoGpuKernels,
-            "No GPU work in this trace: no kernel launches and no kernels, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA).".to_string(),
+            format!(
+                "No GPU work in this trace: no kernel launches and no kernels, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA){}.",
+                legacy_ops_words(ctx)
+            ),
             "If the job uses a GPU, re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check that the model and inputs are on the device.".to_string(),
+        ),
+        TraceHolds::Empty => (
+            FindingId::InsufficientTrace,
+            "The capture is empty: a PyTorch profiler file with no operation in it (no CPU operator, runtime call or device operation), so there is nothing to diagnose. The profiler was most likely stopped before the code ran, or its schedule never reached an active step.".to_string(),
+            "Wrap the iterations you want in the profiler and call `prof.step()` once per iteration, with enough of them to reach the active steps: `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` needs at least 5 iterations.".to_string(),
+        ),
+        TraceHolds::DeviceEventsCut => (
+            FindingId::TruncatedTrace,
+            "The file is cut off before any device event was read: the profiler writes the device events after the host's, so nothing says whether the GPU worked, and the trace cannot be diagnosed.".to_string(),
+            "Load the whole file (re-copy or re-download it: it ends mid-write), or re-record and let the profiler finish writing (leave the `with torch.profiler.profile(...)` block, or call `prof.stop()`, before the process exits).".to_string(),
+        ),
+        TraceHolds::Insufficient if ctx.origin == Some(TraceOrigin::PytorchLegacy) => (
+            FindingId::InsufficientTrace,
+            format!(
+                "This is a legacy `torch.autograd.profiler` export with CPU operators only and no device timeline, so GPU time cannot be measured{}.",
+                legacy_ops_words(ctx)
+            ),
+            format!("Record a Kineto trace with torch.profiler: {RECORD_KINETO}."),
         ),
         TraceHolds::WarmupOnly => (
             FindingId::Warmup,

@@ -85,6 +85,8 @@ pub fn blocking_words(h: TraceHolds) -> &'static str {
         TraceHolds::NotPytorch => "not a PyTorch profiler trace",
         TraceHolds::NoKernelEvents => "kernel launches without kernel events",
         TraceHolds::CpuOnly => "no GPU work (a CPU-only run)",
+        TraceHolds::Empty => "the capture holds no operation",
+        TraceHolds::DeviceEventsCut => "the file is cut before any device event",
         _ => "nothing to diagnose",
     }
 }

@@ -7,7 +7,10 @@ use arrow2::types::NativeType;
 
 use super::intern::{same_bytes, FxHashMap, Interner};
 use super::{ArgColumn, ArgValues, IntColumn, TraceMetadata, TraceTable};
-use crate::trace::dialect::{is_known_phase, kind_of_category, kind_of_event, EventKind};
+use crate::trace::dialect::{
+    is_known_phase, kind_in_process, kind_of_category, kind_of_event, process_role, EventKind,
+    ProcessRole,
+};
 use crate::trace::{
     ArgValue, DiagnosticKind, Diagnostics, EventSink, IdValue, RawEvent, ReadSummary, TsForm,
 };
@@ -343,6 +346,43 @@ fn stream_from_tid(tid: Option<IdValue<'_>>) -> Option<i64> {
     }
 }
 
+/// [`stream_from_tid`] of a `tid` as interned text.
+fn stream_from_tid_text(tid: &str) -> Option<i64> {
+    match tid.parse::<i64>() {
+        Ok(n) => Some(n),
+        Err(_) => stream_from_tid(Some(IdValue::Text(tid.as_bytes()))),
+    }
+}
+
+/// The role of each process of a dialect that names it ([`process_role`]): from its `process_name`
+/// event, or from the pid itself when written as text (the legacy export's `"CPU functions"`).
+struct ProcessRoles(FxHashMap<u32, ProcessRole>);
+
+impl ProcessRoles {
+    fn new(pid_strings: &[String], process_names: &[(u32, String)]) -> Self {
+        let mut roles = FxHashMap::default();
+        for (pid, text) in pid_strings.iter().enumerate() {
+            if let Some(r) = process_role(text) {
+                roles.insert(pid as u32, r);
+            }
+        }
+        for (pid, name) in process_names {
+            if let Some(r) = process_role(name) {
+                roles.insert(*pid, r);
+            }
+        }
+        ProcessRoles(roles)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn of(&self, pid: u32) -> Option<ProcessRole> {
+        self.0.get(&pid).copied()
+    }
+}
+
 /// Durations over this (2^53 ns, 104 days) are not a profiled event's; kept as no duration, so that
 /// sums of durations cannot overflow.
 pub const MAX_DURATION_NS: i64 = 1 << 53;
@@ -455,6 +495,28 @@ impl IntColumnBuilder {
                 }
             },
             IntColumnBuilder::Int64(c) => c.push(value),
+        }
+    }
+
+    fn get(&self, row: usize) -> Option<i64> {
+        let valid = |v: Option<&MutableBitmap>| v.is_none_or(|b| b.get(row));
+        match self {
+            IntColumnBuilder::Int32(c) => valid(c.validity()).then(|| i64::from(c.values()[row])),
+            IntColumnBuilder::Int64(c) => valid(c.validity()).then(|| c.values()[row]),
+        }
+    }
+
+    /// Sets a row to a value, widening when it does not fit.
+    fn set(&mut self, row: usize, value: i64) {
+        match self {
+            IntColumnBuilder::Int32(c) => match i32::try_from(value) {
+                Ok(v) => c.set_valid(row, v),
+                Err(_) => {
+                    self.widen();
+                    self.set(row, value);
+                }
+            },
+            IntColumnBuilder::Int64(c) => c.set_valid(row, value),
         }
     }
 
@@ -759,6 +821,41 @@ impl TableBuilder {
         let mut metadata = TraceMetadata::from_top_level(summary.metadata);
         let pid_strings = self.pids.strings.into_strings();
         let tid_strings = self.tids.strings.into_strings();
+        let mut args: Vec<ArgColumn> = self.args.into_iter().map(ArgBuilder::finish).collect();
+        args.sort_by(|a, b| a.key.cmp(&b.key));
+        let roles = ProcessRoles::new(&pid_strings, &self.process_names);
+        if !roles.is_empty() {
+            let threads: FxHashMap<(u32, u32), &str> = self
+                .thread_names
+                .iter()
+                .map(|(p, t, n)| ((*p, *t), n.as_str()))
+                .collect();
+            let task_type = args.iter().find(|c| c.key == "Task Type");
+            for row in 0..self.kind.len() {
+                let Some(role) = roles.of(self.pid[row]) else {
+                    continue;
+                };
+                if EventKind::from_u8(self.kind[row]) != EventKind::Other
+                    || !matches!(self.phase[row], b'X' | b'B')
+                {
+                    continue;
+                }
+                let thread = threads.get(&(self.pid[row], self.tid[row])).copied();
+                let task = task_type.and_then(|c| c.find(row).and_then(|i| c.text_at(i)));
+                let Some(kind) = kind_in_process(role, thread, task) else {
+                    continue;
+                };
+                self.kind[row] = kind as u8;
+                if kind.is_gpu_activity() && self.stream.get(row).is_none() {
+                    if let Some(s) = stream_from_tid_text(&tid_strings[self.tid[row] as usize]) {
+                        self.stream.set(row, s);
+                        self.stream_from_tid.push(row as u32);
+                    }
+                }
+            }
+            self.stream_from_tid.sort_unstable();
+            self.stream_from_tid.dedup();
+        }
         for (pid, name) in self.process_names {
             metadata
                 .process_names
@@ -773,8 +870,6 @@ impl TableBuilder {
                 name,
             );
         }
-        let mut args: Vec<ArgColumn> = self.args.into_iter().map(ArgBuilder::finish).collect();
-        args.sort_by(|a, b| a.key.cmp(&b.key));
         for c in &args {
             if c.mixed_types {
                 let key = c.key.clone();

@@ -66,6 +66,143 @@ impl EventKind {
     }
 }
 
+crate::stable_enum! {
+    /// The kind of accelerator a trace was recorded on.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum DeviceKind {
+        /// NVIDIA GPUs (CUDA runtime, CUPTI).
+        Cuda,
+        /// AMD GPUs (HIP runtime, roctracer).
+        Rocm,
+        /// Meta MTIA accelerators.
+        Mtia,
+        /// Huawei Ascend NPUs (torch_npu, CANN).
+        Npu,
+        /// Intel GPUs (XPU: SYCL / Level Zero / Unified Runtime).
+        Xpu,
+        /// No accelerator: the trace holds host events only.
+        Cpu,
+        /// Nothing in the trace says.
+        #[default]
+        Unknown,
+    }
+}
+
+/// The device kind a `deviceProperties` name says (`NVIDIA A100-SXM4-80GB`, `AMD Instinct MI300X`,
+/// `Intel(R) Data Center GPU Max 1550`, `Ascend910B`), if any.
+pub fn device_kind_of_device_name(name: &str) -> Option<DeviceKind> {
+    let n = name.to_ascii_lowercase();
+    let has = |m: &str| n.contains(m);
+    if has("ascend") {
+        Some(DeviceKind::Npu)
+    } else if has("mtia") {
+        Some(DeviceKind::Mtia)
+    } else if has("amd") || has("instinct") || has("radeon") || has("gfx") {
+        Some(DeviceKind::Rocm)
+    } else if has("intel") || has("data center gpu max") || has("arc") && has("graphics") {
+        Some(DeviceKind::Xpu)
+    } else if has("nvidia")
+        || has("tesla")
+        || has("geforce")
+        || has("quadro")
+        || has("rtx")
+        || [
+            "a100", "h100", "h200", "b200", "gb200", "l4", "l40", "a10", "t4", "v100",
+        ]
+        .iter()
+        .any(|m| {
+            n.split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| w == *m)
+        })
+    {
+        Some(DeviceKind::Cuda)
+    } else {
+        None
+    }
+}
+
+/// The device kind a host runtime call or category names (`cudaLaunchKernel`, `hipMemcpyAsync`,
+/// `AscendCL@aclnnAdd`, `urEnqueueKernelLaunch`, `mtia_runtime`), if any.
+pub fn device_kind_of_runtime(name: &str) -> Option<DeviceKind> {
+    let lower = |p: &str| {
+        name.len() > p.len() && name.starts_with(p) && name.as_bytes()[p.len()].is_ascii_uppercase()
+    };
+    if lower("cuda") || lower("cu") || name.starts_with("cuda_") {
+        Some(DeviceKind::Cuda)
+    } else if lower("hip") || lower("hsa") || name.starts_with("hip_") {
+        Some(DeviceKind::Rocm)
+    } else if name.starts_with("AscendCL@") || lower("acl") || lower("aclnn") {
+        Some(DeviceKind::Npu)
+    } else if lower("ur") || lower("ze") || lower("pi") || lower("sycl") || name.starts_with("xpu_")
+    {
+        Some(DeviceKind::Xpu)
+    } else if name.starts_with("mtia") || name.starts_with("runFunction") {
+        Some(DeviceKind::Mtia)
+    } else {
+        None
+    }
+}
+
+/// What a process of a non-Kineto dialect holds, from its name (the `process_name` metadata event,
+/// or the pid itself when written as text): the legacy `torch.autograd.profiler` export's
+/// `CPU functions` / `CUDA functions`, torch_npu's `Ascend Hardware` (device tasks), `HCCL` /
+/// `Communication` (collectives), `CANN` (the host runtime).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessRole {
+    /// Host operators (`CPU functions`).
+    HostOps,
+    /// The host side of the accelerator runtime (`CANN`).
+    HostRuntime,
+    /// Device operations, one thread per stream (`Ascend Hardware`, `CUDA functions`).
+    DeviceOps(DeviceKind),
+    /// Collective operations on the device (`HCCL`, `Communication`); task-level threads
+    /// (`Plane N`) repeat them and are left out.
+    DeviceCollectives,
+}
+
+/// The role of a process by its name, for the dialects that say it there.
+pub fn process_role(process: &str) -> Option<ProcessRole> {
+    match process.trim() {
+        "CPU functions" => Some(ProcessRole::HostOps),
+        "CUDA functions" => Some(ProcessRole::DeviceOps(DeviceKind::Cuda)),
+        "Ascend Hardware" | "NPU" => Some(ProcessRole::DeviceOps(DeviceKind::Npu)),
+        "HCCL" | "Communication" => Some(ProcessRole::DeviceCollectives),
+        "CANN" => Some(ProcessRole::HostRuntime),
+        _ => None,
+    }
+}
+
+/// The kind of an event of a process with a role, when its category says nothing (`None`: keep the
+/// kind it has). `thread` is the thread's name, `task_type` torch_npu's `args["Task Type"]`.
+pub fn kind_in_process(
+    role: ProcessRole,
+    thread: Option<&str>,
+    task_type: Option<&str>,
+) -> Option<EventKind> {
+    match role {
+        ProcessRole::HostOps => Some(EventKind::CpuOp),
+        ProcessRole::HostRuntime => Some(EventKind::Runtime),
+        ProcessRole::DeviceOps(_) => {
+            let t = task_type.unwrap_or("").to_ascii_uppercase();
+            Some(if t.contains("MEMCPY") {
+                EventKind::Memcpy
+            } else if t.contains("MEMSET") {
+                EventKind::Memset
+            } else if t.starts_with("EVENT_") || t.contains("NOTIFY") || t.contains("WAIT") {
+                // Stream-event records and waits: synchronisation, not device work.
+                EventKind::Sync
+            } else {
+                EventKind::Kernel
+            })
+        }
+        ProcessRole::DeviceCollectives => {
+            let plane = thread.is_some_and(|t| t.trim_start().starts_with("Plane"));
+            (!plane).then_some(EventKind::Kernel)
+        }
+    }
+}
+
 /// The canonical kind of a category string, or `None` when the category is unknown.
 /// Matching ignores case, spaces and underscores, so `gpu_memcpy`, `Memcpy` and `GPU Memcpy` agree.
 pub fn kind_of_category(category: &str) -> Option<EventKind> {

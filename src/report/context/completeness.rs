@@ -1,0 +1,406 @@
+//! Whether the trace is whole and what it is: the holds read from each rank's [`RankFacts`] (empty,
+//! GPU-only, dropped device events, fused ranks, a cut before any device event, a legacy export, a
+//! micro-benchmark), the device, the findings a hold withholds, and the report's first lines (data
+//! loss first, then the device and what is missing).
+
+use serde::{Deserialize, Serialize};
+
+use super::facts::{RankFacts, Repeats};
+use super::{RankContextPart, TraceContext, TraceHolds, TraceOrigin};
+use crate::report::findings::FindingId;
+use crate::report::wording::dur;
+use crate::trace::dialect::DeviceKind;
+
+/// The device of the trace: `context.device` in `report --json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceContext {
+    pub kind: DeviceKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Devices over all ranks.
+    pub count: u64,
+}
+
+/// An empty capture has at most this many events of categories this tool does not know (beyond
+/// that, the file is another tool's trace).
+pub const EMPTY_MAX_FOREIGN: u64 = 10;
+/// Launches without their device operation are "dropped events" from this many...
+pub const DROPPED_MIN_LAUNCHES: u64 = 10;
+/// ... and this share of the correlated launches (a few at the edges of the window are usual).
+pub const DROPPED_MIN_SHARE: f64 = 0.1;
+/// A micro-benchmark repeats its operation at least this many times...
+pub const MICRO_MIN_REPEATS: u64 = 5;
+/// ... its top kernel takes this share of the kernel time...
+pub const MICRO_TOP_SHARE: f64 = 0.8;
+/// ... among at most this many kernel names, launched (nearly all) from at most this many CPU
+/// operators (`aten::mm`, or `aten::matmul` around it).
+pub const MICRO_MAX_KERNEL_NAMES: u64 = 4;
+pub const MICRO_MAX_LAUNCHING_OPS: usize = 2;
+
+/// Holds that come before graph replays: what kind of file it is, whether anything ran.
+pub(super) fn before_replay(
+    parts: &[&RankContextPart],
+    c: &mut TraceContext,
+    holds: &mut Vec<TraceHolds>,
+    host_events: u64,
+) {
+    let facts: Vec<&RankFacts> = parts.iter().map(|p| &p.facts).collect();
+    let cut = parts.iter().any(|p| p.cut);
+    let marks = facts.iter().any(|f| f.kineto_marks);
+    let legacy = facts.iter().any(|f| f.legacy);
+    c.device = device_of(parts, cut);
+    c.correlated_launches = facts.iter().map(|f| f.correlated_launches).sum();
+    c.orphan_launches = facts.iter().map(|f| f.orphan_launches).sum();
+    c.origin = Some(if legacy {
+        TraceOrigin::PytorchLegacy
+    } else {
+        TraceOrigin::PytorchProfiler
+    });
+    // An empty capture: no operator and no device work (the profiler's own start-up runtime
+    // calls, such as a `cudaDeviceSynchronize`, are not the model's).
+    let cpu_ops: u64 = facts.iter().map(|f| f.cpu_ops).sum();
+    if c.device_ops == 0 && cpu_ops == 0 && c.launch_calls + c.graph_launches == 0 && !legacy {
+        if cut {
+            holds.push(TraceHolds::DeviceEventsCut);
+        } else if host_events > 0
+            || marks
+                && facts.iter().map(|f| f.foreign_events).sum::<u64>() <= EMPTY_MAX_FOREIGN
+                && parts
+                    .iter()
+                    .all(|p| matches!(p.origin, None | Some(TraceOrigin::OtherChromeTrace)))
+        {
+            holds.push(TraceHolds::Empty);
+        } else {
+            holds.push(TraceHolds::NotPytorch);
+            c.origin = Some(
+                parts
+                    .iter()
+                    .filter_map(|p| p.origin)
+                    .find(|o| *o != TraceOrigin::OtherChromeTrace)
+                    .unwrap_or(TraceOrigin::OtherChromeTrace),
+            );
+            c.found = facts.iter().filter_map(|f| f.found.clone()).min();
+        }
+        return;
+    }
+    // A capture without replay comes first: its launches were recorded, so no kernel ran.
+    if c.capture_calls > 0 && c.graph_launches == 0 {
+        holds.push(TraceHolds::GraphCapture);
+    }
+    if c.device_ops == 0 {
+        if cut {
+            // Kineto writes the device events after the host's: the cut may have taken them all.
+            holds.push(TraceHolds::DeviceEventsCut);
+        } else if c.launch_calls + c.graph_launches > 0 {
+            holds.push(TraceHolds::NoKernelEvents);
+            if c.orphan_launches > 0 {
+                holds.push(TraceHolds::EventsDropped);
+            }
+        } else if legacy {
+            // The legacy export records CUDA work only with `use_cuda=True`: no device event
+            // says nothing of where the model ran.
+            holds.push(TraceHolds::Insufficient);
+            c.top_ops = top_ops(&facts);
+        } else {
+            holds.push(TraceHolds::CpuOnly);
+            c.top_ops = top_ops(&facts);
+        }
+    }
+}
+
+/// Holds about a trace with device work: what is missing from it, what it repeats.
+pub(super) fn after_replay(
+    parts: &[&RankContextPart],
+    c: &mut TraceContext,
+    holds: &mut Vec<TraceHolds>,
+) {
+    let facts: Vec<&RankFacts> = parts.iter().map(|p| &p.facts).collect();
+    c.data_loss = data_loss_sentence(parts);
+    let mut fused: Vec<i64> = facts.iter().flat_map(|f| f.fused_ranks.clone()).collect();
+    fused.sort_unstable();
+    fused.dedup();
+    if !fused.is_empty() {
+        holds.push(TraceHolds::FusedRanks);
+        c.fused_ranks = fused;
+    }
+    if c.device_ops == 0 {
+        return;
+    }
+    let ops: u64 = facts.iter().map(|f| f.ops).sum();
+    if ops == 0 {
+        holds.push(TraceHolds::GpuOnly);
+    }
+    if dropped(c.orphan_launches, c.correlated_launches) {
+        holds.push(TraceHolds::EventsDropped);
+    }
+    if let Some(r) = micro_repeats(&facts) {
+        holds.push(TraceHolds::Microbenchmark);
+        c.repeats = Some(r);
+    }
+}
+
+/// Launches without their device operation beyond the tolerance.
+pub fn dropped(orphans: u64, launches: u64) -> bool {
+    orphans >= DROPPED_MIN_LAUNCHES && orphans as f64 >= DROPPED_MIN_SHARE * launches as f64
+}
+
+/// The set's repeated work when every rank is a micro-benchmark of the same operation: one kernel
+/// repeated, or copies only, launched (joined by `External id`) from one or two CPU operators.
+fn micro_repeats(facts: &[&RankFacts]) -> Option<Repeats> {
+    let first = &facts.first()?.repeats;
+    let each = facts.iter().all(|f| {
+        let r = &f.repeats;
+        let launched_by_one_op = r.launching_ops.len() <= MICRO_MAX_LAUNCHING_OPS
+            && r.linked as f64
+                >= MICRO_TOP_SHARE * r.top_kernel.as_ref().map_or(r.copies, |k| k.1) as f64;
+        let copies_only = r.kernels == 0 && r.copies >= MICRO_MIN_REPEATS;
+        let one_kernel = r.top_kernel.as_ref().is_some_and(|(name, calls, ns)| {
+            *calls >= MICRO_MIN_REPEATS
+                && *ns as f64 >= MICRO_TOP_SHARE * r.kernel_ns as f64
+                && r.distinct_kernels <= MICRO_MAX_KERNEL_NAMES
+                && first.top_kernel.as_ref().is_some_and(|t| &t.0 == name)
+        });
+        launched_by_one_op && (copies_only || one_kernel)
+    });
+    each.then(|| merged(facts))
+}
+
+/// The ranks' repeated work added up (the same whatever order the ranks come in).
+fn merged(facts: &[&RankFacts]) -> Repeats {
+    let mut out = Repeats::default();
+    let mut ops = std::collections::BTreeSet::new();
+    for f in facts {
+        let r = &f.repeats;
+        out.kernels += r.kernels;
+        out.copies += r.copies;
+        out.kernel_ns += r.kernel_ns;
+        out.linked += r.linked;
+        out.distinct_kernels = out.distinct_kernels.max(r.distinct_kernels);
+        ops.extend(r.launching_ops.iter().cloned());
+        if let Some((name, calls, ns)) = &r.top_kernel {
+            let t = out.top_kernel.get_or_insert((name.clone(), 0, 0));
+            t.1 += calls;
+            t.2 += ns;
+        }
+    }
+    out.launching_ops = ops.into_iter().collect();
+    out
+}
+
+fn top_ops(facts: &[&RankFacts]) -> Vec<super::OpTotal> {
+    let mut all: Vec<super::OpTotal> = facts.iter().flat_map(|f| f.top_ops.clone()).collect();
+    all.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    all.truncate(5);
+    all
+}
+
+/// The set's device: the first rank's kind that is known, its name, the devices over all ranks. A
+/// cut file is never said to be on the CPU.
+fn device_of(parts: &[&RankContextPart], cut: bool) -> DeviceContext {
+    // Smallest first, so that the order the ranks come in does not matter.
+    let devices: Vec<_> = parts.iter().map(|p| &p.facts.device).collect();
+    let known = |k: DeviceKind| !matches!(k, DeviceKind::Unknown | DeviceKind::Cpu);
+    let mut kind = devices
+        .iter()
+        .map(|d| d.kind)
+        .filter(|k| known(*k))
+        .min()
+        .or_else(|| devices.iter().map(|d| d.kind).min())
+        .unwrap_or_default();
+    if kind == DeviceKind::Cpu && (cut || devices.iter().any(|d| d.kind != DeviceKind::Cpu)) {
+        kind = DeviceKind::Unknown;
+    }
+    DeviceContext {
+        kind,
+        name: devices.iter().filter_map(|d| d.name.clone()).min(),
+        count: devices.iter().map(|d| d.count).sum(),
+    }
+}
+
+/// What was lost while loading, in one sentence per file: what was read, what is missing, what the
+/// figures still mean. `None` when no file lost data. The one definition the report's first line
+/// and the page's share.
+pub fn data_loss_sentence(parts: &[&RankContextPart]) -> Option<String> {
+    let mut lost: Vec<String> = parts
+        .iter()
+        .filter(|p| !p.facts.data_loss.is_empty())
+        .map(|p| file_loss(p))
+        .collect();
+    lost.sort();
+    (!lost.is_empty()).then(|| lost.join(" "))
+}
+
+fn file_loss(p: &RankContextPart) -> String {
+    let f = &p.facts;
+    let file = if p.identity.file.is_empty() {
+        "The file".to_string()
+    } else {
+        format!("`{}`", p.identity.file)
+    };
+    let span = p.span.map_or(String::new(), |(a, b)| {
+        format!(", covering {} of trace time", dur(b - a))
+    });
+    let read = format!(
+        "{} events were read ({}{span})",
+        f.events_read,
+        crate::report::format::bytes(f.text_bytes)
+    );
+    if p.cut {
+        let device = if p.device_ops == 0 {
+            "no device event was read, and as the profiler writes device events after the host's, they may all lie past the cut: their absence says nothing of where the model ran"
+        } else {
+            "the events after the cut are missing, device events most likely among them"
+        };
+        return format!(
+            "Data loss: {file} was cut off mid-write. {read}; {device}. The figures describe only the part read: totals and shares are of that part, and the last step may be incomplete."
+        );
+    }
+    let what: Vec<String> = f
+        .data_loss
+        .iter()
+        .map(|l| format!("{} {}", l.count, l.what))
+        .collect();
+    format!(
+        "Data loss while loading {file}: {}. {read}; the figures leave the lost events out.",
+        what.join("; ")
+    )
+}
+
+/// The findings a hold withholds: idle causes when the device timeline has holes (dropped events),
+/// is one of several ranks fused together, or comes without the host; overlap when the host and
+/// the compute are missing; idle-based advice for a micro-benchmark, whose gaps are the harness's.
+pub fn withheld_findings(ctx: &TraceContext) -> Vec<FindingId> {
+    const IDLE: [FindingId; 7] = [
+        FindingId::DataLoading,
+        FindingId::Synchronization,
+        FindingId::WaitOutsideTrace,
+        FindingId::HostBound,
+        FindingId::HostOverhead,
+        FindingId::LaunchOverhead,
+        FindingId::Warmup,
+    ];
+    let mut out = Vec::new();
+    let idle = [
+        TraceHolds::EventsDropped,
+        TraceHolds::GpuOnly,
+        TraceHolds::FusedRanks,
+        TraceHolds::Microbenchmark,
+    ];
+    if idle.iter().any(|h| ctx.holds(*h)) {
+        out.extend(IDLE);
+    }
+    if ctx.holds(TraceHolds::GpuOnly) {
+        out.push(FindingId::Communication);
+    }
+    if ctx.holds(TraceHolds::FusedRanks) {
+        out.push(FindingId::Straggler);
+    }
+    out
+}
+
+/// Whether the idle attribution is withheld from the report.
+pub fn idle_withheld(ctx: &TraceContext) -> bool {
+    withheld_findings(ctx).contains(&FindingId::DataLoading)
+}
+
+/// What the trace lacks that the reader must know before any figure (the report's first lines
+/// after the data loss, the main finding and the device).
+pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
+    let mut out = Vec::new();
+    if !ctx.fused_ranks.is_empty() {
+        out.push(format!(
+            "This one file holds {} ranks ({}) written together by a merge tool: they are read as one timeline, so per-rank idle causes and straggler comparisons are withheld. Load each rank's own file together to analyse them as a rank set.",
+            ctx.fused_ranks.len(),
+            rank_list(&ctx.fused_ranks)
+        ));
+    }
+    if ctx.holds(TraceHolds::GpuOnly) {
+        out.push(format!(
+            "The trace holds device events only ({} device operations) and no host events (no CPU operators, no runtime calls): what the GPU waited for cannot be known, so no idle cause and no communication overlap is claimed.",
+            ctx.device_ops
+        ));
+    }
+    if ctx.holds(TraceHolds::EventsDropped) {
+        out.push(format!(
+            "{} of {} kernel launches have no device operation in the trace (matched by correlation id): the profiler dropped device events, so the GPU's idle time is unknowable and idle-based findings are withheld. Re-record with a shorter active window (fewer steps in `schedule(active=...)`) so the profiler's activity buffers do not overflow.",
+            ctx.orphan_launches, ctx.correlated_launches
+        ));
+    }
+    if ctx.origin == Some(TraceOrigin::PytorchLegacy) {
+        out.push(format!(
+            "This is a legacy `torch.autograd.profiler` export (CPU operators, no Kineto device timeline). Record a Kineto trace instead: {RECORD_KINETO}."
+        ));
+    }
+    out
+}
+
+/// How to record a Kineto trace, as code.
+pub const RECORD_KINETO: &str = "`with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=2, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\")) as prof:` and `prof.step()` after each iteration";
+
+/// "Device: 8 × NVIDIA H100 (cuda)".
+pub fn device_line(ctx: &TraceContext) -> String {
+    let d = &ctx.device;
+    let count = if d.count > 1 {
+        format!("{} × ", d.count)
+    } else {
+        String::new()
+    };
+    let idle = if ctx.device_ops == 0 && d.kind != DeviceKind::Cpu {
+        ", with no device work recorded"
+    } else {
+        ""
+    };
+    match (&d.name, d.kind) {
+        (_, DeviceKind::Cpu) => "Device: none (host events only)".to_string(),
+        (Some(n), k) => format!("Device: {count}{n} ({k}){idle}"),
+        (None, DeviceKind::Unknown) => format!("Device: not named in the trace{idle}"),
+        (None, k) => format!("Device: {count}{} ({k}){idle}", kind_words(k)),
+    }
+}
+
+fn kind_words(k: DeviceKind) -> &'static str {
+    match k {
+        DeviceKind::Cuda => "NVIDIA GPU",
+        DeviceKind::Rocm => "AMD GPU",
+        DeviceKind::Mtia => "Meta MTIA accelerator",
+        DeviceKind::Npu => "Ascend NPU",
+        DeviceKind::Xpu => "Intel GPU",
+        DeviceKind::Cpu => "CPU",
+        DeviceKind::Unknown => "unknown device",
+    }
+}
+
+fn rank_list(ranks: &[i64]) -> String {
+    match (ranks.first(), ranks.last()) {
+        (Some(a), Some(b)) if ranks.len() as i64 == b - a + 1 => format!("ranks {a}-{b}"),
+        _ => ranks
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// "; its CPU operators: `aten::conv2d` (120 calls, 1.20 s), ..." for a legacy export.
+pub fn legacy_ops_words(ctx: &TraceContext) -> String {
+    if ctx.top_ops.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = ctx
+        .top_ops
+        .iter()
+        .map(|o| {
+            format!(
+                "`{}` ({} calls, {})",
+                crate::report::wording::short_name(&o.name),
+                o.calls,
+                dur(o.total_ns)
+            )
+        })
+        .collect();
+    format!(
+        "; its CPU operators with most time (nested ones counted in their parents too): {}",
+        list.join(", ")
+    )
+}

@@ -1,0 +1,440 @@
+//! What the context stage reads of one rank's table beyond its host timeline, in one pass: the
+//! device, the dialect (a legacy `torch.autograd.profiler` export, Kineto's own marks), launches
+//! whose device operation is absent by correlation, ranks fused into one file, the data lost while
+//! loading, and what device work repeats (for micro-benchmarks).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::super::host::HostTimeline;
+use super::super::intervals::covered;
+use crate::analysis::names::{NameClass, NameClasses};
+use crate::table::{EventKind, TraceTable};
+use crate::trace::dialect::{
+    device_kind_of_device_name, device_kind_of_runtime, process_role, DeviceKind, ProcessRole,
+};
+use crate::trace::{DiagnosticKind, Severity};
+
+/// The device of one rank, as its trace says.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankDevice {
+    pub kind: DeviceKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Devices the device operations ran on (distinct `args.device`, at least one when there are
+    /// any), else the entries of `deviceProperties`.
+    pub count: u64,
+}
+
+/// One kind of data lost while loading, counted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LossItem {
+    pub count: u64,
+    /// What the loader says of it, in plain words.
+    pub what: String,
+}
+
+/// Device work by name over the whole trace: what a micro-benchmark repeats.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Repeats {
+    pub kernels: u64,
+    pub copies: u64,
+    pub kernel_ns: i64,
+    pub distinct_kernels: u64,
+    /// The kernel with the most time, its calls and time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_kernel: Option<(String, u64, i64)>,
+    /// Distinct names of the CPU operators that launch the repeated work (the top kernel, or the
+    /// copies when there is no kernel), joined by `External id`, capped at a few.
+    pub launching_ops: Vec<String>,
+    /// The repeated device operations joined to a CPU operator that way.
+    pub linked: u64,
+}
+
+/// A CPU operator's calls and total time, for a trace the report can only summarise.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpTotal {
+    pub name: String,
+    pub calls: u64,
+    pub total_ns: i64,
+}
+
+/// The facts of one rank (serde: they travel with its context part).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RankFacts {
+    pub device: RankDevice,
+    /// A legacy `torch.autograd.profiler` export (`CPU functions` process, no Kineto marks).
+    pub legacy: bool,
+    /// Something only the PyTorch profiler writes: `schemaVersion`, `deviceProperties`,
+    /// `distributedInfo`, `traceName`, `baseTimeNanoseconds`, a profiler span or a ProfilerStep.
+    pub kineto_marks: bool,
+    /// CPU operators, runtime and driver calls, Python functions: the host's operations.
+    pub ops: u64,
+    /// CPU operators (profiler steps apart) and Python functions: the model's host work.
+    pub cpu_ops: u64,
+    /// Timed events of no kind this tool knows (another tool's categories).
+    pub foreign_events: u64,
+    /// Kernel launch calls with a correlation id, outside stream captures.
+    pub correlated_launches: u64,
+    /// Of those, the ones whose device operation is absent.
+    pub orphan_launches: u64,
+    /// Ranks named inside the one file (`args.rank`, `rank N` in process names or pids), when
+    /// more than one.
+    pub fused_ranks: Vec<i64>,
+    pub data_loss: Vec<LossItem>,
+    pub events_read: u64,
+    pub text_bytes: u64,
+    pub repeats: Repeats,
+    /// The CPU operators with most time (traces without device work only).
+    pub top_ops: Vec<OpTotal>,
+    /// What the file holds when it is not a PyTorch trace: its main categories and processes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<String>,
+}
+
+/// How many launching operator names a micro-benchmark check keeps.
+const LAUNCHING_NAMES: usize = 4;
+/// How many CPU operators a legacy export's summary lists.
+const TOP_OPS: usize = 5;
+
+impl RankFacts {
+    /// Reads the facts of `t` (`h` its host timeline).
+    pub fn of(t: &TraceTable, h: &HostTimeline) -> RankFacts {
+        let classes = NameClasses::of(t);
+        let mut f = RankFacts {
+            events_read: t.len() as u64,
+            text_bytes: t.metadata.text_bytes,
+            ..Default::default()
+        };
+        let mut device_correlations: BTreeSet<i64> = BTreeSet::new();
+        let mut launches: Vec<(i64, i64)> = Vec::new();
+        let mut devices: BTreeSet<i64> = BTreeSet::new();
+        let mut runtime_names: BTreeSet<u32> = BTreeSet::new();
+        let mut kernel_names: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
+        let mut op_totals: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
+        let mut trace_span = false;
+        for row in 0..t.len() {
+            let kind = t.kind_at(row);
+            if kind.is_gpu_activity() {
+                if let Some(c) = t.correlation_at(row) {
+                    device_correlations.insert(c);
+                }
+                if let Some(d) = t.device_at(row) {
+                    devices.insert(d);
+                }
+                if kind == EventKind::Kernel {
+                    f.repeats.kernels += 1;
+                    let e = kernel_names.entry(t.name_id(row)).or_default();
+                    e.0 += 1;
+                    e.1 += t.dur_at(row).unwrap_or(0);
+                } else if kind == EventKind::Memcpy {
+                    f.repeats.copies += 1;
+                }
+                continue;
+            }
+            match kind {
+                EventKind::Trace => trace_span = true,
+                EventKind::Runtime | EventKind::Driver => {
+                    f.ops += 1;
+                    runtime_names.insert(t.name_id(row));
+                    let class = classes.of_row(t, row);
+                    if class.has(NameClass::LAUNCH) {
+                        if let (Some(c), Some(ts)) = (t.correlation_at(row), t.ts_at(row)) {
+                            launches.push((c, ts));
+                        }
+                    }
+                }
+                EventKind::CpuOp => {
+                    f.ops += 1;
+                    let class = classes.of_row(t, row);
+                    if class.has(NameClass::PROFILER_STEP) {
+                        continue;
+                    }
+                    f.cpu_ops += 1;
+                    let Some(dur) = t.dur_at(row) else {
+                        continue;
+                    };
+                    let e = op_totals.entry(t.name_id(row)).or_default();
+                    e.0 += 1;
+                    e.1 += dur;
+                }
+                EventKind::PythonFunction => {
+                    f.ops += 1;
+                    f.cpu_ops += 1;
+                }
+                EventKind::Other => f.foreign_events += u64::from(t.ts_at(row).is_some()),
+                _ => {}
+            }
+        }
+        f.device = rank_device(t, &runtime_names, &devices, h.device_ops);
+        f.kineto_marks = kineto_marks(t) || trace_span || !h.steps.is_empty();
+        f.legacy = is_legacy(t) && !f.kineto_marks;
+        let outside_captures: Vec<&(i64, i64)> = launches
+            .iter()
+            .filter(|(_, ts)| covered(&h.captures, *ts, *ts + 1) == 0)
+            .collect();
+        f.correlated_launches = outside_captures.len() as u64;
+        f.orphan_launches = outside_captures
+            .iter()
+            .filter(|(c, _)| !device_correlations.contains(c))
+            .count() as u64;
+        f.fused_ranks = fused_ranks(t);
+        f.data_loss = t
+            .diagnostics
+            .list()
+            .into_iter()
+            // Two files claiming one rank is the set's matter, not an event lost from this file.
+            .filter(|d| d.severity != Severity::Info && d.kind != DiagnosticKind::DuplicateRank)
+            .map(|d| LossItem {
+                count: d.count,
+                what: d.description,
+            })
+            .collect();
+        f.repeats.kernel_ns = kernel_names.values().map(|v| v.1).sum();
+        f.repeats.distinct_kernels = kernel_names.len() as u64;
+        f.repeats.top_kernel = kernel_names
+            .iter()
+            .max_by_key(|(_, v)| (v.1, v.0))
+            .map(|(id, v)| (t.name_of_id(*id).to_string(), v.0, v.1));
+        let top_id = kernel_names
+            .iter()
+            .max_by_key(|(_, v)| (v.1, v.0))
+            .map(|(id, _)| *id);
+        let (linked, ops) = launching_ops(t, top_id);
+        f.repeats.linked = linked;
+        f.repeats.launching_ops = ops;
+        if f.legacy || h.device_ops == 0 {
+            f.top_ops = top_ops(t, &op_totals);
+        }
+        if h.host_events == 0 && h.device_ops == 0 {
+            f.found = Some(found(t));
+        }
+        f
+    }
+}
+
+/// The device from `deviceProperties`, process names, runtime call names and categories, in that
+/// order; the host alone when the trace has host events and no device operation.
+fn rank_device(
+    t: &TraceTable,
+    runtime_names: &BTreeSet<u32>,
+    devices: &BTreeSet<i64>,
+    device_ops: u64,
+) -> RankDevice {
+    let name = t.metadata.device_name.clone().filter(|n| !n.is_empty());
+    let from_processes = || {
+        t.metadata
+            .process_names
+            .iter()
+            .flat_map(|(pid, n)| [pid.as_str(), n.as_str()])
+            .find_map(|n| match process_role(n) {
+                Some(ProcessRole::DeviceOps(k)) => Some(k),
+                _ => None,
+            })
+    };
+    let from_runtime = || {
+        runtime_names
+            .iter()
+            .find_map(|id| device_kind_of_runtime(t.name_of_id(*id)))
+    };
+    let from_categories = || {
+        let cats = t.category_dictionary();
+        (0..cats.len()).find_map(|i| device_kind_of_runtime(cats.value(i)))
+    };
+    let kind = name
+        .as_deref()
+        .and_then(device_kind_of_device_name)
+        .or_else(from_processes)
+        .or_else(from_runtime)
+        .or_else(from_categories)
+        .unwrap_or(if device_ops == 0 && t.metadata.device_count == 0 {
+            DeviceKind::Cpu
+        } else {
+            DeviceKind::Unknown
+        });
+    let count = if device_ops > 0 {
+        devices.len().max(1) as u64
+    } else {
+        t.metadata.device_count as u64
+    };
+    RankDevice { kind, name, count }
+}
+
+/// Top-level keys only the PyTorch profiler (Kineto) writes.
+fn kineto_marks(t: &TraceTable) -> bool {
+    const KEYS: [&str; 6] = [
+        "schemaVersion",
+        "deviceProperties",
+        "distributedInfo",
+        "traceName",
+        "baseTimeNanoseconds",
+        "record_shapes",
+    ];
+    KEYS.iter().any(|k| t.metadata.top_level.contains_key(*k))
+}
+
+/// The legacy `torch.autograd.profiler` export: its `CPU functions` process (named by the pid
+/// itself), or a bare event array of CPU operators with no runtime calls.
+fn is_legacy(t: &TraceTable) -> bool {
+    let named = t
+        .metadata
+        .process_names
+        .iter()
+        .any(|(pid, n)| pid == "CPU functions" || n == "CPU functions")
+        || t.rows_of_kind(EventKind::CpuOp)
+            .take(64)
+            .any(|row| t.pid_at(row) == "CPU functions");
+    if named {
+        return true;
+    }
+    let bare = !t.metadata.object_form;
+    let only_ops = t.rows_of_kind(EventKind::Runtime).next().is_none()
+        && t.rows_of_kind(EventKind::Driver).next().is_none()
+        && t.rows_of_kind(EventKind::CpuOp).next().is_some();
+    bare && only_ops
+}
+
+/// Distinct ranks a merge tool wrote into one file: `args.rank` values, or `rank N` in process
+/// names and pids; empty unless there are at least two.
+fn fused_ranks(t: &TraceTable) -> Vec<i64> {
+    let mut ranks: BTreeSet<i64> = BTreeSet::new();
+    if let Some(c) = t.arg("rank") {
+        for i in 0..c.rows.len() {
+            if let Some(r) = c.i64_at(i) {
+                ranks.insert(r);
+            }
+        }
+    }
+    if ranks.len() < 2 {
+        ranks.clear();
+        for (pid, n) in &t.metadata.process_names {
+            if let Some(r) = rank_in_text(n).or_else(|| rank_in_text(pid)) {
+                ranks.insert(r);
+            }
+        }
+    }
+    if ranks.len() < 2 {
+        return Vec::new();
+    }
+    ranks.into_iter().collect()
+}
+
+/// The number after `rank` in a text (`[rank3] python`, `rank_12`, `Rank 0 pid 4242`).
+pub fn rank_in_text(text: &str) -> Option<i64> {
+    let lower = text.to_ascii_lowercase();
+    let at = lower.find("rank")? + 4;
+    let rest = &lower[at..];
+    let skip = rest
+        .char_indices()
+        .take_while(|(i, c)| {
+            *i < 3 && !c.is_ascii_digit() && matches!(c, ' ' | '_' | '-' | ':' | '#' | '=')
+        })
+        .count();
+    let digits: String = rest[skip..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// The CPU operators that launch the repeated device work (kernels named `top`, or every copy
+/// when `None`), by `External id`: how many device operations are so joined, and the operators'
+/// distinct names (at most [`LAUNCHING_NAMES`] + 1).
+fn launching_ops(t: &TraceTable, top: Option<u32>) -> (u64, Vec<String>) {
+    let repeated = |row: usize| match top {
+        Some(id) => t.kind_at(row) == EventKind::Kernel && t.name_id(row) == id,
+        None => t.kind_at(row) == EventKind::Memcpy,
+    };
+    let externals: BTreeMap<i64, u64> = (0..t.len())
+        .filter(|&row| repeated(row))
+        .filter_map(|row| t.external_id_at(row))
+        .fold(BTreeMap::new(), |mut m, e| {
+            *m.entry(e).or_default() += 1;
+            m
+        });
+    let mut linked = 0;
+    let mut names: BTreeSet<u32> = BTreeSet::new();
+    for row in t.rows_of_kind(EventKind::CpuOp) {
+        let Some(n) = t.external_id_at(row).and_then(|e| externals.get(&e)) else {
+            continue;
+        };
+        linked += n;
+        if names.len() <= LAUNCHING_NAMES {
+            names.insert(t.name_id(row));
+        }
+    }
+    let names = names
+        .iter()
+        .map(|id| t.name_of_id(*id).to_string())
+        .collect();
+    (linked, names)
+}
+
+fn top_ops(t: &TraceTable, totals: &BTreeMap<u32, (u64, i64)>) -> Vec<OpTotal> {
+    let mut v: Vec<OpTotal> = totals
+        .iter()
+        .map(|(id, (calls, ns))| OpTotal {
+            name: t.name_of_id(*id).to_string(),
+            calls: *calls,
+            total_ns: *ns,
+        })
+        .collect();
+    v.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    v.truncate(TOP_OPS);
+    v
+}
+
+/// "categories `devtools.timeline` (812), `v8` (40); processes `Browser`, `Renderer`".
+fn found(t: &TraceTable) -> String {
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for row in 0..t.len() {
+        if let Some(c) = t.category_at(row) {
+            *counts.entry(c).or_default() += 1;
+        }
+    }
+    let mut cats: Vec<(&str, u64)> = counts.into_iter().collect();
+    cats.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut parts = Vec::new();
+    if !cats.is_empty() {
+        let list: Vec<String> = cats
+            .iter()
+            .take(4)
+            .map(|(c, n)| format!("`{c}` ({n})"))
+            .collect();
+        parts.push(format!("categories {}", list.join(", ")));
+    }
+    let procs: BTreeSet<&str> = t
+        .metadata
+        .process_names
+        .values()
+        .map(String::as_str)
+        .collect();
+    if !procs.is_empty() {
+        let list: Vec<String> = procs.iter().take(4).map(|p| format!("`{p}`")).collect();
+        parts.push(format!("processes {}", list.join(", ")));
+    }
+    if parts.is_empty() {
+        format!("{} events with no category or process name", t.len())
+    } else {
+        format!("{} events: {}", t.len(), parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_are_read_from_names() {
+        assert_eq!(rank_in_text("[rank3] python"), Some(3));
+        assert_eq!(rank_in_text("Rank 12 pid 4242"), Some(12));
+        assert_eq!(rank_in_text("rank_0"), Some(0));
+        assert_eq!(rank_in_text("python3"), None);
+        assert_eq!(rank_in_text("ranking 5x"), None);
+    }
+}

@@ -1,0 +1,414 @@
+//! The context stage on traces built in code: what the trace is before any rule (device, origin,
+//! empty, GPU-only, dropped events, fused ranks, micro-benchmarks, cut files, legacy exports, Ascend
+//! NPU runs), each with the report's invariants.
+
+mod common;
+
+use common::TraceBuilder;
+use profile_model::report::context::TraceHolds;
+use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
+use profile_model::report::findings::FindingId;
+use profile_model::table::{load_bytes, TraceSet};
+use profile_model::trace::dialect::DeviceKind;
+use serde_json::{json, Value};
+
+fn report_of(text: &str) -> DiagnosisReport {
+    let t = load_bytes("ctx.json", text.as_bytes()).expect("loads");
+    diagnose(&TraceSet::single(t))
+}
+
+/// The invariants every report keeps, plus those of the holds: a hold that withholds idle causes
+/// leaves no idle attribution and no idle-based finding.
+fn invariants(r: &DiagnosisReport, what: &str) {
+    common::assert_report_invariants(r, what);
+    let withholding = [
+        TraceHolds::GpuOnly,
+        TraceHolds::EventsDropped,
+        TraceHolds::FusedRanks,
+        TraceHolds::Microbenchmark,
+    ];
+    if withholding.iter().any(|h| r.context.holds(*h)) {
+        assert!(r.idle_attribution.is_empty(), "{what}: idle attributed");
+        let idle_based = [
+            FindingId::DataLoading,
+            FindingId::Synchronization,
+            FindingId::HostBound,
+            FindingId::HostOverhead,
+            FindingId::LaunchOverhead,
+            FindingId::WaitOutsideTrace,
+        ];
+        for f in &r.findings {
+            assert!(!idle_based.contains(&f.id), "{what}: {} claimed", f.id);
+        }
+    }
+    let md = r.to_markdown();
+    common::assert_report_sections(&md, what);
+    if r.context.holds(TraceHolds::Truncated) || r.context.holds(TraceHolds::DeviceEventsCut) {
+        assert!(
+            !md.contains("CPU-only run") && !md.contains("ran on the CPU"),
+            "{what}: a cut file called CPU-only:\n{md}"
+        );
+        assert_ne!(r.context.device.kind, DeviceKind::Cpu, "{what}");
+    }
+}
+
+/// A steady training loop: `steps` steps of `kernels` launches each, kernels 40 µs after a 10 µs
+/// launch, a 30 µs op around each launch.
+fn model(steps: usize, kernels: usize) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    let names = ["gemm_a", "relu_b", "softmax_c", "add_d", "norm_e"];
+    let mut t = 0.0;
+    for s in 0..steps {
+        let start = t;
+        for k in 0..kernels {
+            b.cpu_op("aten::op", t, 30.0);
+            b.kernel(names[k % names.len()], 7, t + 5.0, 10.0, t + 20.0, 40.0);
+            t += 50.0;
+        }
+        b.step(s as i64 + 1, start, t - start);
+    }
+    b
+}
+
+#[test]
+fn the_device_is_read_from_device_properties_and_runtime_names() {
+    let r = report_of(&model(4, 10).json());
+    assert_eq!(r.context.device.kind, DeviceKind::Cuda);
+    assert_eq!(
+        r.context.device.name.as_deref(),
+        Some("NVIDIA A100-SXM4-80GB")
+    );
+    assert_eq!(r.context.device.count, 1);
+    let json: Value = serde_json::from_str(&r.to_json()).unwrap();
+    assert_eq!(json["context"]["device"]["kind"], "cuda");
+    assert!(r
+        .to_markdown()
+        .contains("Device: NVIDIA A100-SXM4-80GB (cuda)"));
+    // Without deviceProperties, HIP runtime names say ROCm.
+    let text = json!({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 50},
+        {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 1, "tid": 1, "ts": 5, "dur": 5, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "Cijk_gemm", "pid": 0, "tid": 0, "ts": 20, "dur": 30, "args": {"correlation": 1, "stream": 0, "device": 0}}
+    ]});
+    let r = report_of(&text.to_string());
+    assert_eq!(r.context.device.kind, DeviceKind::Rocm);
+    invariants(&r, "hip");
+    // Host events only: the CPU.
+    let mut b = TraceBuilder::new();
+    b.cpu_op("aten::mm", 0.0, 100.0);
+    let r = report_of(&b.json().replace(
+        r#""deviceProperties":[{"id":0,"name":"NVIDIA A100-SXM4-80GB"}],"#,
+        "",
+    ));
+    assert_eq!(r.context.device.kind, DeviceKind::Cpu);
+    assert!(r.context.holds(TraceHolds::CpuOnly));
+}
+
+#[test]
+fn an_empty_capture_is_empty_not_a_foreign_trace() {
+    let text = json!({
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA GeForce RTX 3090"}],
+        "traceEvents": [
+            {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 0, "dur": 1000}
+        ]
+    });
+    let r = report_of(&text.to_string());
+    assert!(r.context.holds(TraceHolds::Empty), "{:?}", r.context.holds);
+    assert!(!r.context.holds(TraceHolds::NotPytorch));
+    assert_eq!(r.main_finding_id, Some(FindingId::InsufficientTrace));
+    assert!(r.main_finding.contains("empty"), "{}", r.main_finding);
+    invariants(&r, "empty");
+}
+
+#[test]
+fn device_events_without_host_events_claim_no_idle_cause() {
+    let mut events = Vec::new();
+    // Collective kernels with gaps between them, no host.
+    for i in 0..40 {
+        let ts = i as f64 * 100.0;
+        events.push(json!({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7,
+            "ts": ts, "dur": 60, "args": {"stream": 7, "device": 0}}));
+    }
+    let text = json!({"schemaVersion": 1, "traceEvents": events});
+    let r = report_of(&text.to_string());
+    assert!(
+        r.context.holds(TraceHolds::GpuOnly),
+        "{:?}",
+        r.context.holds
+    );
+    assert!(!r.findings.iter().any(|f| f.id == FindingId::Communication));
+    let md = r.to_markdown();
+    assert!(md.contains("no host events"), "{md}");
+    invariants(&r, "gpu only");
+}
+
+#[test]
+fn launches_whose_kernels_are_missing_withhold_idle_findings() {
+    // 40 launches, only the first 10 with their kernel: 30 kernel events dropped.
+    let mut b = model(4, 10);
+    let full: Value = serde_json::from_str(&b.json()).unwrap();
+    let mut kept = 0;
+    let events: Vec<Value> = full["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            if e["cat"] == "kernel" {
+                kept += 1;
+                kept <= 10
+            } else {
+                true
+            }
+        })
+        .cloned()
+        .collect();
+    let mut top = full.clone();
+    top["traceEvents"] = Value::Array(events);
+    let r = report_of(&top.to_string());
+    assert!(
+        r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    assert_eq!(
+        (r.context.orphan_launches, r.context.correlated_launches),
+        (30, 40)
+    );
+    assert!(r.to_markdown().contains("30 of 40 kernel launches"));
+    invariants(&r, "dropped");
+    // The whole trace drops nothing.
+    b.cpu_op("aten::tail", 100_000.0, 5.0);
+    let r = report_of(&b.json());
+    assert!(!r.context.holds(TraceHolds::EventsDropped));
+    assert_eq!(r.context.orphan_launches, 0);
+    invariants(&r, "whole");
+}
+
+#[test]
+fn ranks_fused_into_one_file_are_said() {
+    let mut b = model(4, 10);
+    b.cpu_op("aten::x", 0.0, 1.0);
+    let mut top: Value = serde_json::from_str(&b.json()).unwrap();
+    let events = top["traceEvents"].as_array_mut().unwrap();
+    events.push(
+        json!({"ph": "M", "name": "process_name", "pid": 100, "args": {"name": "[rank0] python"}}),
+    );
+    events.push(
+        json!({"ph": "M", "name": "process_name", "pid": 200, "args": {"name": "[rank1] python"}}),
+    );
+    events.push(json!({"ph": "X", "cat": "cpu_op", "name": "aten::y", "pid": 200, "tid": 1, "ts": 10, "dur": 5}));
+    let r = report_of(&top.to_string());
+    assert!(
+        r.context.holds(TraceHolds::FusedRanks),
+        "{:?}",
+        r.context.holds
+    );
+    assert_eq!(r.context.fused_ranks, vec![0, 1]);
+    assert!(r.to_markdown().contains("holds 2 ranks"));
+    invariants(&r, "fused");
+}
+
+/// `n` calls of `op`, each launching one device operation (`cat`, `name`, `dur_us`, `bytes`)
+/// joined to it by `External id`, as Kineto writes them, one every ms.
+fn benchmark(n: usize, op: &str, cat: &str, name: &str, dur_us: f64, bytes: i64) -> String {
+    let mut e = Vec::new();
+    for i in 0..n {
+        let t = i as f64 * 1000.0;
+        let ext = i as i64 + 1;
+        e.push(json!({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1, "ts": t, "dur": 30, "args": {"External id": ext}}));
+        e.push(json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 5.0, "dur": 10,
+            "args": {"External id": ext, "correlation": ext}}));
+        e.push(json!({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": t + 20.0, "dur": dur_us,
+            "args": {"External id": ext, "correlation": ext, "stream": 7, "device": 0, "bytes": bytes}}));
+    }
+    json!({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-40GB"}], "traceEvents": e}).to_string()
+}
+
+#[test]
+fn one_kernel_repeated_is_a_microbenchmark_described_by_its_figure() {
+    let r = report_of(&benchmark(
+        50,
+        "aten::mm",
+        "kernel",
+        "ampere_s16816gemm_bf16_128x256",
+        900.0,
+        0,
+    ));
+    assert!(
+        r.context.holds(TraceHolds::Microbenchmark),
+        "{:?}",
+        r.context.holds
+    );
+    assert!(
+        r.main_finding.contains("micro-benchmark"),
+        "{}",
+        r.main_finding
+    );
+    assert!(r.main_finding.contains("50 times"), "{}", r.main_finding);
+    assert!(r.main_finding.contains("900 µs each"), "{}", r.main_finding);
+    assert!(
+        !r.main_finding.contains("ecoverable:"),
+        "{}",
+        r.main_finding
+    );
+    invariants(&r, "micro");
+    // A model's varied kernels are not, nor one kernel the trace does not tie to its operator.
+    let r = report_of(&model(4, 10).json());
+    assert!(!r.context.holds(TraceHolds::Microbenchmark));
+    let mut b = TraceBuilder::new();
+    for i in 0..50 {
+        let t = i as f64 * 1000.0;
+        b.cpu_op("aten::mm", t, 30.0);
+        b.kernel("gemm", 7, t + 5.0, 10.0, t + 20.0, 900.0);
+    }
+    assert!(!report_of(&b.json())
+        .context
+        .holds(TraceHolds::Microbenchmark));
+}
+
+#[test]
+fn copies_only_is_a_copy_benchmark() {
+    let text = benchmark(
+        20,
+        "aten::copy_",
+        "gpu_memcpy",
+        "Memcpy HtoD (Pinned -> Device)",
+        500.0,
+        10_000_000,
+    );
+    let r = report_of(&text);
+    assert!(
+        r.context.holds(TraceHolds::Microbenchmark),
+        "{:?}",
+        r.context.holds
+    );
+    // 10 MB in 500 µs: 20 GB/s.
+    assert!(r.main_finding.contains("20.0 GB/s"), "{}", r.main_finding);
+    invariants(&r, "copies");
+}
+
+/// A trace whose device events come after its host events, as Kineto writes them.
+fn host_then_device() -> String {
+    let mut host = Vec::new();
+    let mut device = Vec::new();
+    for i in 0..30 {
+        let t = i as f64 * 100.0;
+        host.push(json!({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t, "dur": 30}));
+        host.push(json!({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 5.0, "dur": 10, "args": {"correlation": i}}));
+        device.push(json!({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": t + 20.0, "dur": 60, "args": {"correlation": i, "stream": 7, "device": 0}}));
+    }
+    host.extend(device);
+    json!({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100"}], "traceEvents": host}).to_string()
+}
+
+#[test]
+fn a_file_cut_before_its_device_events_is_never_cpu_only() {
+    let text = host_then_device();
+    let cut = &text[..text.find(r#""cat":"kernel""#).unwrap() - 30];
+    let r = report_of(cut);
+    assert!(
+        r.context.holds(TraceHolds::DeviceEventsCut),
+        "{:?}",
+        r.context.holds
+    );
+    assert!(!r.context.holds(TraceHolds::CpuOnly) && !r.context.holds(TraceHolds::NoKernelEvents));
+    assert_eq!(r.main_finding_id, Some(FindingId::TruncatedTrace));
+    let md = r.to_markdown();
+    let loss = md.find("**Data loss").expect("data loss said");
+    assert!(loss < md.find("**Main Finding").unwrap(), "{md}");
+    assert!(md.contains("cut off mid-write"), "{md}");
+    invariants(&r, "cut before device");
+}
+
+#[test]
+fn a_file_cut_after_some_device_events_says_so_first() {
+    let text = host_then_device();
+    let cut = &text[..text.len() - 200];
+    let r = report_of(cut);
+    assert!(r.context.holds(TraceHolds::Truncated));
+    let loss = r.context.data_loss.as_deref().expect("data loss");
+    assert!(loss.contains("events were read"), "{loss}");
+    let md = r.to_markdown();
+    assert!(md.find("**Data loss").unwrap() < md.find("**Main Finding").unwrap());
+    invariants(&r, "cut after device");
+}
+
+#[test]
+fn a_legacy_autograd_export_is_pytorch_and_says_how_to_record_kineto() {
+    let text = json!([
+        {"name": "aten::conv2d", "ph": "X", "ts": 0.0, "dur": 500.0, "tid": 0, "pid": "CPU functions", "args": {}},
+        {"name": "aten::relu", "ph": "X", "ts": 600.0, "dur": 50.0, "tid": 0, "pid": "CPU functions", "args": {}},
+        {"name": "aten::conv2d", "ph": "X", "ts": 700.0, "dur": 450.0, "tid": 0, "pid": "CPU functions", "args": {}}
+    ]);
+    let r = report_of(&text.to_string());
+    assert_eq!(
+        serde_json::to_value(r.context.origin).unwrap(),
+        json!("pytorch_legacy")
+    );
+    assert!(!r.context.holds(TraceHolds::NotPytorch) && !r.context.holds(TraceHolds::CpuOnly));
+    assert!(
+        r.main_finding.contains("aten::conv2d` (2 calls, 950 µs)"),
+        "{}",
+        r.main_finding
+    );
+    assert!(r
+        .to_markdown()
+        .contains("torch.profiler.profile(activities="));
+    invariants(&r, "legacy");
+}
+
+#[test]
+fn a_rocprof_trace_is_named_as_such() {
+    let text = json!({"traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 2, "args": {"name": "HIP"}},
+        {"ph": "X", "name": "hipLaunchKernel", "pid": 2, "tid": 3, "ts": 0, "dur": 5}
+    ]});
+    let r = report_of(&text.to_string());
+    assert!(r.context.holds(TraceHolds::NotPytorch));
+    assert!(r.main_finding.contains("rocprof"), "{}", r.main_finding);
+    assert!(r.main_finding.contains("`HIP`"), "{}", r.main_finding);
+    invariants(&r, "rocprof");
+}
+
+/// A torch_npu `trace_view.json`: a bare array, string timestamps, CPU ops in `Python`, the
+/// runtime in `CANN`, device tasks in `Ascend Hardware` (no category), collectives in `HCCL`.
+pub fn ascend_trace() -> String {
+    let mut e = vec![
+        json!({"ph": "M", "name": "process_name", "pid": 10, "tid": 0, "args": {"name": "Python"}}),
+        json!({"ph": "M", "name": "process_name", "pid": 20, "tid": 0, "args": {"name": "CANN"}}),
+        json!({"ph": "M", "name": "process_name", "pid": 30, "tid": 0, "args": {"name": "Ascend Hardware"}}),
+        json!({"ph": "M", "name": "thread_name", "pid": 30, "tid": 2, "args": {"name": "Stream 2"}}),
+        json!({"ph": "M", "name": "process_name", "pid": 40, "tid": 0, "args": {"name": "HCCL"}}),
+        json!({"ph": "M", "name": "thread_name", "pid": 40, "tid": 5, "args": {"name": "Group 1 Communication"}}),
+        json!({"ph": "M", "name": "thread_name", "pid": 40, "tid": 6, "args": {"name": "Plane 0"}}),
+    ];
+    let base = 1_700_000_000_000_000.0_f64;
+    for i in 0..20 {
+        let t = base + i as f64 * 100.0;
+        e.push(json!({"ph": "X", "cat": "cpu_op", "name": "aten::matmul", "pid": 10, "tid": 1, "ts": format!("{:.3}", t), "dur": 20.0}));
+        e.push(json!({"ph": "X", "name": "AscendCL@aclnnMatmul", "pid": 20, "tid": 1, "ts": format!("{:.3}", t + 2.0), "dur": 10.0}));
+        e.push(json!({"ph": "X", "name": "aclnnMatmul_MatMulV2_MatMulV2", "pid": 30, "tid": 2, "ts": format!("{:.3}", t + 30.0), "dur": 50.0, "args": {"Task Type": "AI_CORE"}}));
+    }
+    e.push(json!({"ph": "X", "name": "hcom_allReduce__123_0_1", "pid": 40, "tid": 5, "ts": format!("{:.3}", base + 2000.0), "dur": 300.0}));
+    e.push(json!({"ph": "X", "name": "Memcpy", "pid": 40, "tid": 6, "ts": format!("{:.3}", base + 2010.0), "dur": 100.0}));
+    serde_json::to_string(&e).unwrap()
+}
+
+#[test]
+fn an_ascend_npu_run_is_an_npu_run() {
+    let r = report_of(&ascend_trace());
+    assert_eq!(r.context.device.kind, DeviceKind::Npu);
+    assert!(!r.context.holds(TraceHolds::CpuOnly) && !r.context.holds(TraceHolds::NotPytorch));
+    // 20 AI-core tasks and one collective; the Plane task repeats the collective and is left out.
+    assert_eq!(r.context.kernels, 21, "{:?}", r.context);
+    let top = &r.top_kernels[0];
+    assert_eq!(
+        (top.name.as_str(), top.calls),
+        ("aclnnMatmul_MatMulV2_MatMulV2", 20)
+    );
+    // 20 × 50 µs of compute, 300 µs of HCCL.
+    assert!((top.total_us - 1000.0).abs() < 1e-6, "{}", top.total_us);
+    assert!(r.to_markdown().contains("Ascend NPU") || r.to_markdown().contains("(npu)"));
+    invariants(&r, "ascend");
+}
