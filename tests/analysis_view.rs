@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
+use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisId, AnalysisOptions};
 use profile_model::page::analyses_view::{analyses_model, AnalysesModel, Part};
 use profile_model::table::{load_path, TraceSet};
 use serde_json::{json, Map, Value};
@@ -50,7 +50,11 @@ fn check(name: &str, all: &AllAnalyses, unique: bool) {
     let rank = all.ranks.first().copied();
     let (model, figs) = figures_of(all, rank);
     assert!(!figs.is_empty(), "{name}: no figures");
-    assert_eq!(model.blocks.len(), 12, "{name}: one block per analysis");
+    assert_eq!(
+        model.blocks.len(),
+        AnalysisId::ALL.len(),
+        "{name}: one block per analysis"
+    );
     // Tables have as many cells per row as columns.
     for b in &model.blocks {
         for p in &b.parts {
@@ -280,7 +284,7 @@ fn two_ranks_render_cross_rank_figures_and_each_rank_in_detail() {
 #[test]
 fn empty_results_build_every_block_without_figures() {
     let model = analyses_model(&AllAnalyses::default(), None);
-    assert_eq!(model.blocks.len(), 12);
+    assert_eq!(model.blocks.len(), AnalysisId::ALL.len());
     assert!(model.figures().is_empty());
     let gist = |key: &str| {
         model
