@@ -54,10 +54,15 @@ usage:
                                                                      and why, bus bandwidth per operation and
                                                                      size, the parallelism they show (PATH: a
                                                                      folder, or several rank files)
-  profile-model diff [--json | --csv TABLE] BASELINE CANDIDATE        compare two runs: step time and why it
+  profile-model diff [--json | --csv TABLE] [--fail-if C] BASE CAND  compare two runs: step time and why it
                                                                      changed (per step, or per ms of GPU
                                                                      window); TABLE: waterfall, categories,
                                                                      kernels, ops, ranks, findings
+      --fail-if 'COND[,COND]': a regression gate for CI: exit 1, with one line on stderr per condition
+      that holds, e.g. 'step_time>+5%', 'gpu_busy<-3pp', 'data_loading>+2ms', 'communication>+10%'.
+      Figures: step_time, gpu_busy, computation, communication, memory, exposed_communication, idle,
+      or an idle cause (data_loading, synchronization, dispatch_overhead, ...). A limit is relative (%)
+      or in the comparison's unit (ms per step; pp for gpu_busy).
   profile-model merge [--json] OUT.json...                          the cross-rank results (stragglers, the
                                                                      per-rank tables) of per-rank
                                                                      `analyze --json` outputs: the reduce step
@@ -103,6 +108,8 @@ struct Args {
     per_step: bool,
     /// `diff`: one table as CSV.
     diff_csv: Option<crate::report::compare_text::CompareTable>,
+    /// `diff --fail-if`: the regression gate's conditions.
+    fail_if: Vec<crate::report::regression_gate::GateCondition>,
     /// `export`: the format, the columns (in order) and the output file.
     format: Option<ExportFormat>,
     columns: Option<Vec<String>>,
@@ -140,6 +147,12 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
                 ))?);
             }
             "--csv" => out.csv = true,
+            "--fail-if" => out
+                .fail_if
+                .extend(crate::report::regression_gate::parse_conditions(&text(
+                    "--fail-if",
+                    it.next(),
+                )?)?),
             "--desc" => out.query.descending = true,
             "--kind" => {
                 let v = text("--kind", it.next())?;
@@ -398,13 +411,45 @@ fn diff(args: &Args) -> Result<String, i32> {
     let b = load_set(Path::new(baseline), args.cache.as_deref())?;
     let c = load_set(Path::new(candidate), args.cache.as_deref())?;
     let comparison = crate::report::compare::compare(&b, &c);
-    Ok(if let Some(table) = args.diff_csv {
+    let text = if let Some(table) = args.diff_csv {
         crate::report::compare_text::to_csv(&comparison, table)
     } else if args.json {
         serde_json::to_string_pretty(&comparison).expect("json") + "\n"
     } else {
         crate::report::compare_text::to_markdown(&comparison)
-    })
+    };
+    if args.fail_if.is_empty() {
+        return Ok(text);
+    }
+    regression_gate(&comparison, &args.fail_if, text)
+}
+
+/// `diff --fail-if`: writes the comparison, then one line per condition on stderr; exit 1 when any
+/// condition holds (a regression), 2 when one cannot be judged on these runs.
+fn regression_gate(
+    comparison: &crate::report::compare::Comparison,
+    conditions: &[crate::report::regression_gate::GateCondition],
+    text: String,
+) -> Result<String, i32> {
+    let verdicts = crate::report::regression_gate::judge(comparison, conditions).map_err(|e| {
+        eprintln!("profile-model: --fail-if: {e}");
+        2
+    })?;
+    if !verdicts.iter().any(|v| v.failed) {
+        verdicts
+            .iter()
+            .for_each(|v| eprintln!("profile-model: {}", v.line));
+        return Ok(text);
+    }
+    match write_stdout(&text) {
+        0 => {}
+        code => return Err(code),
+    }
+    verdicts
+        .iter()
+        .filter(|v| v.failed)
+        .for_each(|v| eprintln!("profile-model: {}", v.line));
+    Err(1)
 }
 
 /// `export PATH -o OUT`: the event table as a Parquet, Arrow IPC or CSV file. The output is opened

@@ -469,3 +469,81 @@ fn ops_are_matched_by_name_and_input_shapes_where_recorded() {
     assert_eq!(relu.presence, Presence::Both);
     close(relu.time.change, 0.0, "relu");
 }
+
+/// A fresh, empty folder under the system's temp folder.
+fn temp_dir(what: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("pm-compare-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Two runs of five steps: the candidate's steps are `slower_by` longer (its one kernel too).
+fn gate_pair(dir: &std::path::Path, slower_by: f64) -> (std::path::PathBuf, std::path::PathBuf) {
+    let steps = |extra: f64| {
+        (0..5)
+            .map(|_| Step {
+                dur_us: 10_000.0 + extra,
+                kernels: &[("gemm", 6000.0)],
+                sync: false,
+            })
+            .collect::<Vec<_>>()
+    };
+    let (b, c) = (dir.join("base.json"), dir.join("cand.json"));
+    std::fs::write(&b, trace(&steps(0.0), None).json()).unwrap();
+    std::fs::write(&c, trace(&steps(slower_by), None).json()).unwrap();
+    (b, c)
+}
+
+#[test]
+fn the_regression_gate_fails_only_past_its_limit() {
+    let dir = temp_dir("gate");
+    // 10 ms steps made 0.8 ms longer: +8% step time.
+    let (b, c) = gate_pair(&dir, 800.0);
+    let (b, c) = (b.to_str().unwrap(), c.to_str().unwrap());
+    let (code, out, err) = cli(&["diff", "--fail-if", "step_time>+5%", b, c]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("Step time 10.0 ms → 10.8 ms"),
+        "the comparison is still written: {out}"
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("regression: step_time +8.0%"), "{err}");
+    let (code, _, err) = cli(&["diff", "--fail-if", "step_time>+10%", b, c]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("within limits: step_time +8.0%"), "{err}");
+    // Absolute: +0.8 ms per step against 0.5 and 1 ms.
+    assert_eq!(cli(&["diff", "--fail-if", "step_time>+0.5ms", b, c]).0, 1);
+    assert_eq!(cli(&["diff", "--fail-if", "step_time>1ms", b, c]).0, 0);
+    // Two conditions, one holding: exit 1, one line.
+    let (code, _, err) = cli(&["diff", "--fail-if", "step_time>+50%,idle>+5%", b, c]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.contains("regression:")).count(),
+        1,
+        "{err}"
+    );
+}
+
+#[test]
+fn the_regression_gate_says_what_it_cannot_read() {
+    let dir = temp_dir("gate-bad");
+    let (b, c) = gate_pair(&dir, 0.0);
+    let (b, c) = (b.to_str().unwrap(), c.to_str().unwrap());
+    for (cond, says) in [
+        ("step_tme>+5%", "unknown figure"),
+        ("step_time=5%", "expected METRIC>LIMIT"),
+        ("step_time>fast", "expected a limit"),
+        ("gpu_busy<-3ms", "expected a limit"),
+    ] {
+        let (code, _, err) = cli(&["diff", "--fail-if", cond, b, c]);
+        assert_eq!(code, 2, "{cond}: {err}");
+        assert!(err.contains(says), "{cond}: {err}");
+    }
+    // The same run twice: nothing regressed.
+    assert_eq!(
+        cli(&["diff", "--fail-if", "step_time>+0%,idle>+0%", b, c]).0,
+        0
+    );
+}

@@ -354,7 +354,7 @@ fn part_values(run: &Run, basis: Basis) -> Vec<(String, f64)> {
 }
 
 /// An idle cause as a part of the window, in a few words.
-fn idle_part_name(cause: IdleCause) -> &'static str {
+pub(crate) fn idle_part_name(cause: IdleCause) -> &'static str {
     match cause {
         IdleCause::GraphCapture => "idle in graph capture",
         IdleCause::Warmup => "idle in warm-up",
