@@ -81,6 +81,10 @@ pub struct VerdictFinding {
 /// The verdict card: the answer, before any detail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
+    /// What the load lost and what the figures still mean: the card's first line when the load lost
+    /// data (the report's `context.data_loss`).
+    pub data_loss: Option<String>,
+    /// The main finding as plain text (code spans shown without their backticks).
     pub main_finding: String,
     /// The main finding's id, `none` without one.
     pub main_finding_id: String,
@@ -108,6 +112,14 @@ fn impact(f: &Finding) -> (String, f64) {
     (parts.join(" · "), pct.unwrap_or(0.0).clamp(0.0, 100.0))
 }
 
+/// `text` without its Markdown code-span backticks.
+fn plain_text(text: &str) -> String {
+    super::report_view::inline_parts(text)
+        .into_iter()
+        .map(|(_, part)| part)
+        .collect()
+}
+
 impl Verdict {
     pub fn new(r: &DiagnosisReport) -> Verdict {
         let (bottleneck, bottleneck_reason) = match &r.bottleneck {
@@ -129,7 +141,8 @@ impl Verdict {
             })
             .collect();
         Verdict {
-            main_finding: r.main_finding.clone(),
+            data_loss: r.context.data_loss.as_deref().map(plain_text),
+            main_finding: plain_text(&r.main_finding),
             main_finding_id: r
                 .main_finding_id
                 .map_or("none".into(), |i| i.as_str().to_string()),
@@ -199,8 +212,27 @@ mod tests {
         );
         assert_eq!(v.findings[2].impact_pct, 100.0, "the bar never overflows");
         assert_eq!(v.findings[1].id, ids[1].as_str());
+        assert_eq!(v.data_loss, None);
         let none = Verdict::new(&DiagnosisReport::default());
         assert_eq!((none.main_finding_id.as_str(), none.more), ("none", 0));
+    }
+
+    #[test]
+    fn data_loss_comes_first_and_the_headline_is_plain_text() {
+        let mut report = DiagnosisReport {
+            main_finding: "`Memcpy DtoH` (pageable) blocks the host 12% of the window".into(),
+            ..Default::default()
+        };
+        report.context.data_loss = Some("The file ends mid-event after 300 KB".into());
+        let v = Verdict::new(&report);
+        assert_eq!(
+            v.main_finding,
+            "Memcpy DtoH (pageable) blocks the host 12% of the window"
+        );
+        assert_eq!(
+            v.data_loss.as_deref(),
+            Some("The file ends mid-event after 300 KB")
+        );
     }
 
     #[test]

@@ -220,6 +220,7 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
 #[component]
 fn VerdictBody(verdict: Verdict, links: Vec<FindingLink>, state: AppState) -> impl IntoView {
     let Verdict {
+        data_loss,
         main_finding,
         main_finding_id,
         bottleneck,
@@ -255,6 +256,7 @@ fn VerdictBody(verdict: Verdict, links: Vec<FindingLink>, state: AppState) -> im
     .collect_view();
     view! {
         <section class="verdict panel" id="verdict" data-state="ready" data-main-finding=main_finding_id aria-labelledby="verdict-title">
+            {data_loss.map(|loss| view! { <p class="verdict-loss" role="alert" id="verdict-loss">{loss}</p> })}
             <p class="verdict-kicker"><span class="badge" data-metric="bottleneck" data-value=bottleneck.clone()>{bottleneck.clone()}</span></p>
             <h2 id="verdict-title" class="verdict-main">{main_finding}</h2>
             {(!bottleneck_reason.is_empty()).then(|| view! { <p class="muted verdict-why">{bottleneck_reason}</p> })}

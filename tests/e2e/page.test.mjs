@@ -446,3 +446,23 @@ test('a full IndexedDB loses nothing: Keep says the storage is full and the resu
   assert.deepEqual(errors, [], 'no page errors');
   await page.close();
 });
+
+test('a cut file says so first, and is never called a CPU-only run', async () => {
+  const zlib = await import('node:zlib');
+  const whole = zlib.gunzipSync(fs.readFileSync(trace('hta__nccl_data.json.gz')));
+  const cut = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pm-cut-')), 'cut.json');
+  fs.writeFileSync(cut, whole.subarray(0, 300_000));
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setInputFiles('#file-input', cut);
+  await page.waitForSelector('#verdict[data-state="ready"]', { timeout: 120_000 });
+  const first = await page.locator('#verdict > *').first().getAttribute('id');
+  assert.equal(first, 'verdict-loss', 'the data-loss line is the verdict card\'s first line');
+  const loss = await page.locator('#verdict-loss').innerText();
+  assert.match(loss, /cut off/i, loss);
+  assert.doesNotMatch(loss, /`/, 'plain text, no Markdown backticks');
+  const headline = await page.locator('#verdict-title').innerText();
+  assert.doesNotMatch(headline, /CPU-only|ran on the CPU/i, headline);
+  await page.screenshot({ path: screenshotPath('cut-file'), fullPage: false });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
