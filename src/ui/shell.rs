@@ -204,6 +204,7 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
         state.page.with_untracked(PageState::finding_links)
     });
     let request_error = state.select(|p| p.request_error.clone());
+    let folded = state.select(|p| p.tab != Tab::Report);
     move || {
         match verdict.get() {
         None => view! {
@@ -212,8 +213,34 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
             </section>
         }
         .into_any(),
+        Some(v) if folded.get() => view! { <VerdictFolded verdict=v state/> }.into_any(),
         Some(v) => view! { <VerdictBody verdict=v links=links.get() state/> }.into_any(),
     }
+    }
+}
+
+/// The verdict outside the Report tab: one line (the main finding and a link to the report), so the
+/// view below gets the screen; a load that lost data keeps its line first.
+#[component]
+fn VerdictFolded(verdict: Verdict, state: AppState) -> impl IntoView {
+    let Verdict {
+        data_loss,
+        main_finding,
+        main_finding_id,
+        bottleneck,
+        ..
+    } = verdict;
+    view! {
+        <section class="verdict panel verdict-folded" id="verdict" data-state="ready" data-folded="true"
+            data-main-finding=main_finding_id aria-labelledby="verdict-title">
+            {data_loss.map(|loss| view! { <p class="verdict-loss" role="alert" id="verdict-loss">{loss}</p> })}
+            <p class="verdict-line">
+                <span class="badge" data-metric="bottleneck" data-value=bottleneck.clone()>{bottleneck.clone()}</span>" "
+                <strong id="verdict-title" class="verdict-main">{main_finding}</strong>" "
+                <button type="button" class="link" data-goto-tab=Tab::Report.as_str()
+                    on:click=move |_| go_to_tab(state, Tab::Report)>"The full report"</button>
+            </p>
+        </section>
     }
 }
 

@@ -54,7 +54,8 @@ test('the first screen after a load shows the header and the verdict, above the 
   // The verdict: the main finding (the report's), the bottleneck, the top findings with their impact.
   const report = cliJson(['report', '--json', trace(NAME)]);
   assert.equal(await page.locator('#verdict').getAttribute('data-main-finding'), report.main_finding_id ?? 'none');
-  assert.equal((await page.locator('#verdict-title').textContent()).trim(), report.main_finding);
+  assert.equal((await page.locator('#verdict-title').textContent()).trim(), report.main_finding.replaceAll('`', ''),
+    'the headline is the report\'s main finding as plain text');
   const findings = await page.locator('#verdict [data-verdict-finding]').evaluateAll((li) => li.map((l) => l.dataset.verdictFinding));
   assert.deepEqual(findings, report.findings.slice(0, 3).map((f) => f.id), 'the first findings, in the report order');
   assert.ok(await page.locator('#verdict .impact-bar').count() >= 1, 'impact bars');
@@ -108,7 +109,10 @@ test('the tab bar switches panels and the hash; back, forward and reload restore
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   assert.deepEqual(await shownTab(page), { selected: ['tab-analyses'], panels: ['panel-analyses'] });
   assert.ok(await page.locator('#deeper').isVisible(), 'the analyses are shown after the reload');
-  // The verdict's "Want deeper analysis?" links go to the views.
+  // Outside the report the verdict is one line whose link goes back to the report; there, its "Want
+  // deeper analysis?" links go to the views.
+  await page.click('#verdict [data-goto-tab="report"]');
+  await page.waitForSelector('#tab-report[aria-selected="true"]');
   await page.click('#verdict [data-goto-tab="explore"]');
   await page.waitForSelector('#tab-explore[aria-selected="true"]');
   assert.deepEqual(errors, [], 'no console errors');
@@ -269,5 +273,25 @@ test('a loading shell shows before the app runs; a skip link and visible focus; 
   await page.screenshot({ path: screenshotPath('layout-dark-timeline') });
   await page.emulateMedia({ colorScheme: 'light' });
   assert.deepEqual(errors, [], 'no page errors');
+  await page.close();
+});
+
+test('outside the report the verdict folds into one line and the view gets the screen', async () => {
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await load(page);
+  const full = (await page.locator('#verdict').boundingBox()).height;
+  const title = (await page.locator('#verdict-title').textContent()).trim();
+  await openTab(page, 'timeline');
+  await page.waitForSelector('#verdict[data-folded="true"]');
+  const folded = (await page.locator('#verdict').boundingBox()).height;
+  assert.ok(folded < 80 && folded < full, `the folded verdict is one line (${folded} px, was ${full} px)`);
+  assert.equal((await page.locator('#verdict-title').textContent()).trim(), title, 'the same main finding');
+  const top = await page.locator('#panel-timeline').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+  assert.ok(top < 450, `the timeline starts ${top} px down (< 450 of 900)`);
+  await page.screenshot({ path: screenshotPath('layout-verdict-folded') });
+  await page.click('#verdict [data-goto-tab="report"]');
+  await page.waitForSelector('#verdict:not([data-folded]) .verdict-findings', { timeout: 10_000 });
+  assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });
