@@ -814,6 +814,27 @@ impl PageState {
         effects
     }
 
+    /// "Forget" on one saved trace: its entry goes from the list and the store; what is on screen
+    /// stays (its results can be kept again).
+    pub fn forget_entry(&mut self, key: &str) -> Vec<Effect> {
+        let Some(entry) = self.saved.get(key) else {
+            return Vec::new();
+        };
+        self.notice = Some(format!(
+            "Forgot {} ({} freed).",
+            entry.names(),
+            crate::report::format::bytes(entry.bytes())
+        ));
+        self.saved.remove(key);
+        if self.current_key() == Some(key) {
+            self.saved_available = false;
+            if self.keep_offer == KeepOffer::Kept {
+                self.keep_offer = KeepOffer::Hidden;
+            }
+        }
+        vec![Effect::ForgetEntry(key.to_string())]
+    }
+
     /// "Forget saved traces" cleared the cache.
     pub fn forgotten(&mut self, ok: bool) {
         if !ok {

@@ -937,6 +937,26 @@ fn forget_clears_the_list_and_says_what_it_freed() {
 }
 
 #[test]
+fn forget_one_entry_keeps_the_others_and_says_what_it_freed() {
+    let mut s = PageState::default();
+    s.saved_listed(vec![entry("k", 1), entry("other", 2)]);
+    let effects = s.forget_entry("k");
+    assert!(matches!(effects.as_slice(), [Effect::ForgetEntry(k)] if k == "k"));
+    assert_eq!(s.saved.len(), 1);
+    assert!(s.saved.get("other").is_some());
+    // 100 B of tables + 20 B of results.
+    assert!(
+        s.notice.as_deref().unwrap().contains("120 B freed"),
+        "{:?}",
+        s.notice
+    );
+    assert!(
+        s.forget_entry("k").is_empty(),
+        "an entry already gone: nothing to do"
+    );
+}
+
+#[test]
 fn an_entry_of_another_storage_format_is_removed_not_opened() {
     let mut s = PageState::default();
     let mut e = entry("k", 1);

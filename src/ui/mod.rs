@@ -768,8 +768,15 @@ fn list_saved(state: AppState) {
     });
 }
 
-/// Clears the cache: results, tables and index.
+/// Clears the cache (results, tables and index), once the user has said yes.
 pub fn forget_saved(state: AppState) {
+    let count = state.page.with_untracked(|p| p.saved.entries.len());
+    let question =
+        format!("Forget all {count} saved trace(s) in this browser? This cannot be undone.");
+    let asked = web_sys::window().and_then(|w| w.confirm_with_message(&question).ok());
+    if asked != Some(true) {
+        return;
+    }
     leptos::task::spawn_local(async move {
         let ok = cache::clear().await.is_ok();
         state.page.update(|p| p.forgotten(ok));

@@ -1,5 +1,5 @@
 //! The traces saved in this browser (listed on the empty page, each with "Open"), and the bytes
-//! they take (beside "Forget saved traces").
+//! they take (beside "Forget saved traces", which asks first); each can be forgotten on its own.
 //!
 //! Figures: `saved-count` (entries), `saved-bytes` (bytes all entries take), per entry
 //! `saved-entry-bytes`, `saved-file-bytes` and `saved-ranks`.
@@ -43,6 +43,7 @@ pub fn SavedTraces(state: AppState) -> impl IntoView {
 /// "names — 1.2 MB file, saved 2026-12-05 21:40 UTC, 3.4 MB stored, 2 ranks  [Open]".
 fn saved_row(state: AppState, e: SavedEntry) -> impl IntoView {
     let key = e.key.clone();
+    let forget = e.key.clone();
     let figure = |metric: &'static str, value: u64, text: String| {
         view! { <span data-metric=metric data-value=value.to_string()>{text}</span> }
     };
@@ -57,6 +58,8 @@ fn saved_row(state: AppState, e: SavedEntry) -> impl IntoView {
             {figure("saved-ranks", e.rank_count() as u64, e.rank_count().to_string())}
             " rank(s) "
             <button class="open-saved small" on:click=move |_| super::open_saved(state, key.clone())>"Open"</button>
+            " "
+            <button class="forget-entry small" on:click=move |_| super::apply(state, |p| p.forget_entry(&forget))>"Forget"</button>
         </li>
     }
 }

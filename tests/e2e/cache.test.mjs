@@ -219,6 +219,12 @@ test('Forget saved traces shows the bytes used, then clears results, tables and 
   await loadAndKeep(page);
   const before = await savedBytes(page);
   assert.ok(before > 0, 'saved-bytes > 0 before Forget');
+  // Forget asks first: dismissed, nothing goes; accepted, everything does.
+  page.once('dialog', (d) => d.dismiss());
+  await page.click('#forget-saved');
+  await page.waitForTimeout(300);
+  assert.equal(await savedBytes(page), before, 'a dismissed question forgets nothing');
+  page.once('dialog', (d) => d.accept());
   await page.click('#forget-saved');
   await page.waitForSelector('p.notice:has-text("Saved traces forgotten")');
   assert.equal(await savedBytes(page), 0);
@@ -228,6 +234,22 @@ test('Forget saved traces shows the bytes used, then clears results, tables and 
   await page.waitForTimeout(500);
   assert.equal(await page.locator('#saved-traces').count(), 0, 'the list is empty');
   await page.screenshot({ path: screenshotPath('cache-forget'), fullPage: true });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('Forget on one saved trace removes it alone', async () => {
+  const { page, errors } = await freshPage();
+  await loadAndKeep(page);
+  await page.reload();
+  await page.waitForSelector('#saved-traces .saved-entry', { timeout: 30_000 });
+  assert.equal(await page.locator('#saved-traces .saved-entry').count(), 1);
+  await page.click('#saved-traces .forget-entry');
+  await page.waitForSelector('p.notice:has-text("Forgot")');
+  assert.equal(await page.locator('#saved-traces').count(), 0, 'the list is empty');
+  assert.equal(await savedBytes(page), 0);
+  for (let i = 0; i < 50 && !nothingStored(await idbCounts(page)); i++) await page.waitForTimeout(100);
+  assert.ok(nothingStored(await idbCounts(page)), 'its results and tables left the store');
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });

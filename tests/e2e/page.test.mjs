@@ -416,6 +416,7 @@ test('saved results say what needs the file again; the explorer does not wait fo
   assert.match(await page.locator('#needs-file').textContent(), /load the trace file again/);
   await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"][data-mode="exact"]');
+  page.once('dialog', (d) => d.accept());
   await page.click('#forget-saved');
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
