@@ -63,6 +63,8 @@ usage:
       Figures: step_time, gpu_busy, computation, communication, memory, exposed_communication, idle,
       or an idle cause (data_loading, synchronization, dispatch_overhead, ...). A limit is relative (%)
       or in the comparison's unit (ms per step; pp for gpu_busy).
+  profile-model sample DIR                                          writes the sample job (4 ranks: a DataLoader
+                                                                     stall, launch overhead, a sync, rank 2 late)
   profile-model merge [--json] OUT.json...                          the cross-rank results (stragglers, the
                                                                      per-rank tables) of per-rank
                                                                      `analyze --json` outputs: the reduce step
@@ -292,6 +294,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     if command == Some("diff") {
         return diff(&args);
     }
+    if command == Some("sample") {
+        return sample(&args);
+    }
     if command == Some("merge") {
         return merge(&args);
     }
@@ -450,6 +455,27 @@ fn regression_gate(
         .filter(|v| v.failed)
         .for_each(|v| eprintln!("profile-model: {}", v.line));
     Err(1)
+}
+
+/// `sample DIR`: writes the sample job's rank files (what the page's "Try a sample" loads).
+fn sample(args: &Args) -> Result<String, i32> {
+    let [_, dir] = args.positional.as_slice() else {
+        eprintln!("profile-model: sample takes one folder: sample DIR\n\n{USAGE}");
+        return Err(2);
+    };
+    let dir = Path::new(dir);
+    let mut written = String::new();
+    for (name, bytes) in crate::sample::sample_files() {
+        let path = dir.join(&name);
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&path, &bytes))
+            .map_err(|e| {
+                eprintln!("profile-model: could not write {}: {e}", path.display());
+                EXIT_OUTPUT_FAILED
+            })?;
+        written += &format!("{} ({} bytes)\n", path.display(), bytes.len());
+    }
+    Ok(written)
 }
 
 /// `export PATH -o OUT`: the event table as a Parquet, Arrow IPC or CSV file. The output is opened

@@ -18,6 +18,8 @@ pub mod cli;
 /// Harnesses of the fuzz targets (`fuzz/`) and the stable smoke test.
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fuzzing;
+/// The sample trace ("Try a sample", `profile-model sample DIR`).
+pub mod sample;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;

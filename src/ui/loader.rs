@@ -185,3 +185,14 @@ fn DropZone(
         </section>
     }
 }
+
+/// The first screen's offers while nothing is loaded: a sample and how to record a trace.
+#[component]
+pub fn FirstStepsWhileEmpty(state: AppState) -> impl IntoView {
+    let empty = state.select(|p| p.shown().is_none() && !p.is_loading());
+    move || {
+        empty
+            .get()
+            .then(|| view! { <super::sample::FirstSteps state/> })
+    }
+}

@@ -13,6 +13,7 @@ mod health;
 mod loader;
 mod report_panel;
 mod report_view;
+mod sample;
 mod saved;
 mod shell;
 mod status;

@@ -45,6 +45,7 @@ pub fn app(state: AppState) -> impl IntoView {
         </header>
         <main class="wrap" id="main" tabindex="-1">
             <Loader state/>
+            <super::loader::FirstStepsWhileEmpty state/>
             {move || (!has_results.get()).then(|| view! { <super::compare::ComparePicker state=state/> })}
             <LoadProgress state/>
             <Errors state/>

@@ -467,3 +467,25 @@ test('a cut file says so first, and is never called a CPU-only run', async () =>
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });
+
+test('"Try a sample" loads the 4-rank sample in one click; "How to record a trace" shows the recipe', async () => {
+  const { page, errors } = await openPage(browser.context, server.url);
+  await page.click('#how-to-record > summary');
+  assert.match(await page.locator('#how-to-record pre').innerText(), /schedule\(wait=1, warmup=2, active=3\)/);
+  await page.click('#try-sample');
+  await page.waitForSelector(READY, { timeout: 120_000 });
+  await page.waitForSelector('#verdict[data-state="ready"]', { timeout: 120_000 });
+  const dir = path.join(ROOT, 'samples');
+  const report = cliJson(['report', '--json', dir]);
+  assert.equal(await page.locator('#verdict').getAttribute('data-main-finding'), report.main_finding_id);
+  assert.equal(report.main_finding_id, 'data_loading');
+  const cli = cliSummary(dir);
+  assert.equal(cli.ranks.length, 4);
+  await page.waitForSelector('#ranks tr[data-rank="3"]', { timeout: 30_000 });
+  assert.equal(await page.locator('#ranks tr[data-rank]').count(), 4, 'four ranks shown');
+  near(await metric(page, 'rank-kernels', '#ranks tr[data-rank="2"]'), cli.ranks[2].kernels, 'rank 2 kernels');
+  assert.equal(await page.locator('#try-sample').count(), 0, 'the offer goes once a trace is shown');
+  await page.screenshot({ path: screenshotPath('sample'), fullPage: false });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
