@@ -506,3 +506,37 @@ const EXPECTED_DLRM: [(i64, i64, i64, u64); 8] = [
     (6, 3_342, 216, 0),
     (7, 1_534, 212, 5),
 ];
+
+/// The view's bars: wait and transfer on one scale (the longest rank's total fills the track), the
+/// late rank marked; none marked when every rank is on time.
+#[test]
+fn rank_bars_put_wait_and_transfer_on_one_scale_and_mark_the_late_rank() {
+    use profile_model::page::collectives_chart::rank_bars;
+    let mut job = Job::new(4);
+    job.delay[2] = 3_000.0;
+    let bars = rank_bars(&collectives_of(&job.set())).expect("split");
+    assert_eq!(bars.late_ranks, vec![2]);
+    let steps = job.steps as f64;
+    for b in &bars.bars {
+        let (wait, transfer) = if b.rank == 2 {
+            (0.0, steps * 2_000.0)
+        } else {
+            (steps * 3_000.0, steps * 2_000.0)
+        };
+        assert_eq!(
+            (b.wait_us, b.transfer_us),
+            (wait, transfer),
+            "rank {}",
+            b.rank
+        );
+        // The longest total: 4 × (3,000 + 2,000) µs.
+        let full = steps * 5_000.0;
+        assert!((b.wait_pct - 100.0 * wait / full).abs() < 1e-9);
+        assert!((b.transfer_pct - 100.0 * transfer / full).abs() < 1e-9);
+        assert_eq!(b.late, b.rank == 2);
+    }
+    let on_time = rank_bars(&collectives_of(&Job::new(4).set())).expect("split");
+    assert!(on_time.bars.iter().all(|b| !b.late && b.wait_us == 0.0));
+    let one = rank_bars(&collectives_of(&Job::new(1).set()));
+    assert!(one.is_none(), "one rank: no split, no bars");
+}

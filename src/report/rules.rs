@@ -17,7 +17,7 @@ use super::patterns::{
 use super::wording::{blocking_words, dur, us};
 pub use super::wording::{short_name, short_names};
 
-mod collectives;
+pub(crate) mod collectives;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
 pub const SMALL_KERNEL_NS: i64 = 10_000;

@@ -7,6 +7,7 @@
 
 mod analyses;
 mod cache;
+mod charts;
 mod compare;
 mod explore;
 mod health;

@@ -233,6 +233,7 @@ pub fn collectives(c: &Collectives, _ctx: &Ctx) -> Block {
         parts.extend(notes(&c.notes));
         return block(gist(c), parts);
     }
+    parts.extend(crate::page::collectives_chart::rank_bars(c).map(Part::RankBars));
     parts.push(per_rank(c));
     if !c.late_ranks.is_empty() {
         parts.push(Part::Heading("Ranks the others wait for".into()));

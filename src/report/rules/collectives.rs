@@ -17,8 +17,8 @@ pub const NAMED_LATE_PCT: f64 = 10.0;
 /// At most this many late ranks are named.
 pub const MAX_NAMED_LATE: usize = 4;
 
-/// The late ranks worth naming: most wait caused first.
-fn named_late(c: &Collectives) -> Vec<&LateRank> {
+/// The late ranks worth naming: most wait caused first (the page marks these too).
+pub fn named_late(c: &Collectives) -> Vec<&LateRank> {
     let total: i64 = c.late_ranks.iter().map(|l| l.caused_wait_ns).sum();
     c.late_ranks
         .iter()
