@@ -964,3 +964,41 @@ fn roofline_chart_places_each_kernel_under_the_roof_of_its_type() {
         assert!(p.tflops <= at * (1.0 + 1e-9), "{} over its roof", p.kernel);
     }
 }
+
+/// The peer link collectives cross: NVLink on SXM / HGX parts (per direction: half the datasheet's
+/// both-ways figure), Infinity Fabric on MI300X, PCIe on parts without (RTX 4090, L40S, an A100
+/// PCIe whose bridge is optional), none for a device not in the table.
+#[test]
+fn peer_link_by_device() {
+    use profile_model::analysis::roofline::PeerLinkKind;
+    let named = |n: &str| device_roof(&props(n, None, None, 32)).peer_link;
+    let cases: [(&str, PeerLinkKind, f64); 7] = [
+        ("Tesla V100-SXM2-16GB", PeerLinkKind::Nvlink, 150.0),
+        ("NVIDIA A100-SXM4-80GB", PeerLinkKind::Nvlink, 300.0),
+        ("NVIDIA H100 80GB HBM3", PeerLinkKind::Nvlink, 450.0),
+        ("NVIDIA B200", PeerLinkKind::Nvlink, 900.0),
+        ("AMD Instinct MI300X", PeerLinkKind::InfinityFabric, 448.0),
+        // PCIe 4.0 x16 per direction.
+        ("NVIDIA GeForce RTX 4090", PeerLinkKind::Pcie, 31.5),
+        ("NVIDIA L40S", PeerLinkKind::Pcie, 31.5),
+    ];
+    for (name, kind, gbps) in cases {
+        let l = named(name).unwrap_or_else(|| panic!("{name}: no peer link"));
+        assert_eq!(l.kind, kind, "{name}");
+        assert!((l.gbps - gbps).abs() < 0.01, "{name}: {}", l.gbps);
+    }
+    assert_eq!(
+        named("NVIDIA A100 80GB PCIe").map(|l| l.kind),
+        Some(PeerLinkKind::Pcie)
+    );
+    assert!(!named("NVIDIA GeForce RTX 4090")
+        .unwrap()
+        .label()
+        .replace("no NVLink", "")
+        .contains("NVLink"));
+    // Estimated from SM count: the links are not known.
+    assert_eq!(
+        device_roof(&props("NVIDIA Future GPU", Some((8, 0)), Some(100), 32)).peer_link,
+        None
+    );
+}

@@ -17,7 +17,7 @@
 //! | overlap | `overlap-comm-us`, `overlap-us`, `overlap-pct` | `data-rank` |
 //! | stragglers | `straggler-flagged-steps`; `rank-busy-us`, `rank-busy-vs-median-pct` | `data-rank` |
 //! | collectives | `collective-count`, `collective-kernel-us`, `collective-wait-us`, `collective-transfer-us`, `collective-exposed-wait-us`, `collective-exposed-transfer-us`, `collective-arrived-last`; `late-rank-times-last`, `late-rank-caused-wait-us` | `data-rank` |
-//! | | `collective-bw-count`, `collective-bw-time-us`, `collective-algbw-gbps`, `collective-busbw-gbps` | `data-collective`, `data-bytes`, `data-basis`, `data-ranks` |
+//! | | `collective-bw-count`, `collective-bw-time-us`, `collective-algbw-gbps`, `collective-busbw-gbps`, `collective-busbw-link-pct` (% of the peer link: NVLink, Infinity Fabric or PCIe) | `data-collective`, `data-bytes`, `data-basis`, `data-ranks` |
 //! | | `parallelism-ops-per-rank`, `parallelism-ops-per-step` | `data-parallelism` |
 //! | | `collective-instance-spread-us`, `collective-instance-wait-us`, `collective-instance-transfer-us` | `data-instance` (position, most wait first) |
 //! | launches | `launch-count`, `launch-cpu-mean-us`, `launch-cpu-p50-us`, `launch-cpu-max-us`, `launch-gpu-mean-us`, `launch-gpu-p50-us`, `launch-gpu-max-us`, `launch-delay-mean-us`, `launch-delay-p50-us`, `launch-delay-max-us`, `launch-short-kernels`, `launch-runtime-outliers`, `launch-delay-outliers`; `launch-cpu-total-us`, `launch-gpu-total-us`, `launch-delay-total-us`, `launch-runtime-cutoff-us`, `launch-delay-cutoff-us` | `data-rank` |
