@@ -679,3 +679,53 @@ fn bus_bandwidth_is_judged_against_the_link_and_nvlink_is_never_advised_on_a_pci
         nvlink_claims(&report)
     );
 }
+
+/// The rank lanes mark each instance's last arrival on every rank of it, the late rank's mark set
+/// apart, on the lanes' own time axis (the lanes' busy pixels and the marks from one trace).
+#[test]
+fn rank_lanes_mark_each_instances_last_arrival() {
+    use profile_model::analysis::rank_lanes::{rank_lanes, BusyIndex};
+    use profile_model::analysis::timeline::TimelineRequest;
+    use profile_model::page::arrival_marks::arrival_marks;
+    let mut job = Job::new(3);
+    job.delay[1] = 1_500.0;
+    let set = job.set();
+    let c = collectives_of(&set);
+    let indexes: Vec<BusyIndex> = set.ranks.iter().map(|r| BusyIndex::new(&r.table)).collect();
+    let whole = rank_lanes(
+        &set,
+        &indexes,
+        &TimelineRequest {
+            start_ns: 0,
+            end_ns: 100_000 * US,
+            width_px: 1000,
+        },
+    );
+    let marks = arrival_marks(&c, &whole);
+    // Every step's all-reduce, once per rank.
+    assert_eq!(marks.len(), job.steps * 3);
+    for step in 0..job.steps {
+        // The arrival of the late rank (µs in the trace = ns on the lanes' axis).
+        let at = (job.arrival(1, step) * 1000.0).round() as i64;
+        let here: Vec<_> = marks.iter().filter(|m| m.at_ns == at).collect();
+        assert_eq!(here.len(), 3, "step {step}: {marks:?}");
+        for m in here {
+            let rank = whole.lanes[m.row].rank;
+            assert_eq!(m.last, rank == 1, "step {step} rank {rank}");
+        }
+    }
+    // A range holding only the first step's all-reduce.
+    let first = (job.arrival(1, 0) * 1000.0) as i64;
+    let narrow = rank_lanes(
+        &set,
+        &indexes,
+        &TimelineRequest {
+            start_ns: first - 10 * US,
+            end_ns: first + 10 * US,
+            width_px: 100,
+        },
+    );
+    let marks = arrival_marks(&c, &narrow);
+    assert_eq!(marks.len(), 3);
+    assert!(marks.iter().all(|m| m.at_ns == first));
+}

@@ -6,10 +6,12 @@
 //! [`first_screen`] (the header and verdict card), [`overview_verdict`], [`report_view`] (the report),
 //! [`analyses_view`] (the deeper analyses' blocks; their charts' geometry in [`roofline_chart`] and
 //! [`collectives_chart`]), [`profile_views`] (the TensorBoard views) and
-//! [`timeline_select`] (the timeline's selected range). It reads the diagnosis (`report`), never the
+//! [`timeline_select`] (the timeline's selected range), [`arrival_marks`] (collectives' last arrivals on
+//! the rank lanes). It reads the diagnosis (`report`), never the
 //! other way round.
 
 pub mod analyses_view;
+pub mod arrival_marks;
 pub mod collectives_chart;
 pub mod first_screen;
 pub mod overview_verdict;

@@ -19,6 +19,7 @@ mod shell;
 mod status;
 mod summary;
 mod timeline;
+mod timeline_arrivals;
 mod timeline_ranks;
 mod view;
 mod views;
