@@ -506,3 +506,226 @@ const EXPECTED_DLRM: [(i64, i64, i64, u64); 8] = [
     (6, 3_342, 216, 0),
     (7, 1_534, 212, 5),
 ];
+
+/// The view's bars: wait and transfer on one scale (the longest rank's total fills the track), the
+/// late rank marked; none marked when every rank is on time.
+#[test]
+fn rank_bars_put_wait_and_transfer_on_one_scale_and_mark_the_late_rank() {
+    use profile_model::page::collectives_chart::rank_bars;
+    let mut job = Job::new(4);
+    job.delay[2] = 3_000.0;
+    let bars = rank_bars(&collectives_of(&job.set())).expect("split");
+    assert_eq!(bars.late_ranks, vec![2]);
+    let steps = job.steps as f64;
+    for b in &bars.bars {
+        let (wait, transfer) = if b.rank == 2 {
+            (0.0, steps * 2_000.0)
+        } else {
+            (steps * 3_000.0, steps * 2_000.0)
+        };
+        assert_eq!(
+            (b.wait_us, b.transfer_us),
+            (wait, transfer),
+            "rank {}",
+            b.rank
+        );
+        // The longest total: 4 × (3,000 + 2,000) µs.
+        let full = steps * 5_000.0;
+        assert!((b.wait_pct - 100.0 * wait / full).abs() < 1e-9);
+        assert!((b.transfer_pct - 100.0 * transfer / full).abs() < 1e-9);
+        assert_eq!(b.late, b.rank == 2);
+    }
+    let on_time = rank_bars(&collectives_of(&Job::new(4).set())).expect("split");
+    assert!(on_time.bars.iter().all(|b| !b.late && b.wait_us == 0.0));
+    let one = rank_bars(&collectives_of(&Job::new(1).set()));
+    assert!(one.is_none(), "one rank: no split, no bars");
+}
+
+/// Four ranks of tensor parallel: each step four layers, a GEMM then a bf16 all-reduce of 2^20
+/// elements moving for 300 µs on every rank at once (no wait), on the device `device`.
+fn tensor_parallel_set(device: &str) -> TraceSet {
+    let tables = (0..4)
+        .map(|r| {
+            let mut b = TraceBuilder::new().rank(r, 4);
+            for k in 0..2 {
+                let s = 1_000.0 + k as f64 * 4_500.0;
+                b.step(k, s, 4_500.0);
+                for i in 0..4 {
+                    let ts = s + 600.0 + 1_000.0 * i as f64;
+                    b.kernel(GEMM, 7, ts - 450.0, 5.0, ts - 400.0, 300.0);
+                    b.kernel_args(
+                        ALL_REDUCE,
+                        20,
+                        ts - 50.0,
+                        5.0,
+                        ts,
+                        300.0,
+                        json!({
+                        "Collective name": "allreduce", "In msg nelems": 1 << 20,
+                        "Out msg nelems": 1 << 20, "dtype": "BFloat16", "Group size": 4}),
+                    );
+                }
+            }
+            let text = b.json().replace("NVIDIA A100-SXM4-80GB", device);
+            profile_model::table::load_bytes("r.json", text.as_bytes()).expect("loads")
+        })
+        .collect();
+    TraceSet::from_tables(tables)
+}
+
+/// nccl-tests' bus bandwidth of that all-reduce: 2 MiB over 300 µs × 2 (n − 1) / n, GB/s.
+fn tensor_parallel_busbw() -> f64 {
+    (1u64 << 21) as f64 / 300e-6 / 1e9 * 2.0 * 3.0 / 4.0
+}
+
+/// Every place the report writes NVLink, except "no NVLink".
+fn nvlink_claims(report: &profile_model::report::diagnosis::DiagnosisReport) -> Vec<String> {
+    report
+        .findings
+        .iter()
+        .flat_map(|f| {
+            [
+                f.headline.clone(),
+                f.measured.clone(),
+                f.explanation.clone(),
+            ]
+            .into_iter()
+            .chain(f.actions.iter().cloned())
+        })
+        .filter(|t| t.replace("no NVLink", "").contains("NVLink"))
+        .collect()
+}
+
+#[test]
+fn bus_bandwidth_is_judged_against_the_link_and_nvlink_is_never_advised_on_a_pcie_only_gpu() {
+    use profile_model::page::analyses_view::analyses_model;
+    let busbw = tensor_parallel_busbw();
+    // RTX 4090: no NVLink; its peers talk over PCIe 4.0 x16: 16 GT/s × 128/130 × 16 lanes / 8.
+    let pcie4 = 16.0 * 128.0 / 130.0 * 16.0 / 8.0;
+    let set = tensor_parallel_set("NVIDIA GeForce RTX 4090");
+    let report = diagnose(&set);
+    assert!(
+        nvlink_claims(&report).is_empty(),
+        "{:#?}",
+        nvlink_claims(&report)
+    );
+    let comm = report
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::Communication)
+        .unwrap_or_else(|| panic!("communication finding: {:#?}", report.findings));
+    let judged = format!("{:.0}% of PCIe", 100.0 * busbw / pcie4);
+    assert_eq!(judged, "33% of PCIe");
+    assert!(comm.measured.contains(&judged), "{}", comm.measured);
+    assert!(
+        comm.actions[0].starts_with("Tensor parallel") && comm.actions[0].contains("over PCIe"),
+        "{:?}",
+        comm.actions
+    );
+    assert!(comm.actions.iter().any(|a| a.contains("no NVLink")));
+    // The page's figure: % of the link.
+    let all = analyze(&set, &AnalysisOptions::default());
+    let model = analyses_model(&all, None);
+    let pct: Vec<f64> = model
+        .figures()
+        .iter()
+        .filter(|f| f.metric == "collective-busbw-link-pct")
+        .map(|f| f.value)
+        .collect();
+    assert_eq!(
+        pct.len(),
+        1,
+        "{:?} {:?}",
+        all.roofline
+            .iter()
+            .map(|r| &r.roof.peer_link)
+            .collect::<Vec<_>>(),
+        model
+            .figures()
+            .iter()
+            .filter(|f| f.metric.contains("busbw"))
+            .collect::<Vec<_>>()
+    );
+    assert!((pct[0] - 100.0 * busbw / pcie4).abs() < 1e-6, "{pct:?}");
+
+    // A100 SXM4: NVLink 600 GB/s both ways, 300 per direction; the all-reduce uses 3.5% of it.
+    let report = diagnose(&tensor_parallel_set("NVIDIA A100-SXM4-80GB"));
+    let comm = report
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::Communication)
+        .expect("communication finding");
+    let judged = format!(
+        "{:.0}% of NVLink (300 GB/s per direction)",
+        100.0 * busbw / 300.0
+    );
+    assert!(comm.measured.contains(&judged), "{}", comm.measured);
+    assert!(
+        comm.actions[0].contains("on its NVLink"),
+        "{:?}",
+        comm.actions
+    );
+    assert!(
+        comm.actions.iter().any(|a| a.contains("far from used")),
+        "3.5% of the link: {:?}",
+        comm.actions
+    );
+
+    // A device not in the table: its links are not known, NVLink is never named.
+    let report = diagnose(&tensor_parallel_set("Some Unknown Accelerator"));
+    assert!(
+        nvlink_claims(&report).is_empty(),
+        "{:#?}",
+        nvlink_claims(&report)
+    );
+}
+
+/// The rank lanes mark each instance's last arrival on every rank of it, the late rank's mark set
+/// apart, on the lanes' own time axis (the lanes' busy pixels and the marks from one trace).
+#[test]
+fn rank_lanes_mark_each_instances_last_arrival() {
+    use profile_model::analysis::rank_lanes::{rank_lanes, BusyIndex};
+    use profile_model::analysis::timeline::TimelineRequest;
+    use profile_model::page::arrival_marks::arrival_marks;
+    let mut job = Job::new(3);
+    job.delay[1] = 1_500.0;
+    let set = job.set();
+    let c = collectives_of(&set);
+    let indexes: Vec<BusyIndex> = set.ranks.iter().map(|r| BusyIndex::new(&r.table)).collect();
+    let whole = rank_lanes(
+        &set,
+        &indexes,
+        &TimelineRequest {
+            start_ns: 0,
+            end_ns: 100_000 * US,
+            width_px: 1000,
+        },
+    );
+    let marks = arrival_marks(&c, &whole);
+    // Every step's all-reduce, once per rank.
+    assert_eq!(marks.len(), job.steps * 3);
+    for step in 0..job.steps {
+        // The arrival of the late rank (µs in the trace = ns on the lanes' axis).
+        let at = (job.arrival(1, step) * 1000.0).round() as i64;
+        let here: Vec<_> = marks.iter().filter(|m| m.at_ns == at).collect();
+        assert_eq!(here.len(), 3, "step {step}: {marks:?}");
+        for m in here {
+            let rank = whole.lanes[m.row].rank;
+            assert_eq!(m.last, rank == 1, "step {step} rank {rank}");
+        }
+    }
+    // A range holding only the first step's all-reduce.
+    let first = (job.arrival(1, 0) * 1000.0) as i64;
+    let narrow = rank_lanes(
+        &set,
+        &indexes,
+        &TimelineRequest {
+            start_ns: first - 10 * US,
+            end_ns: first + 10 * US,
+            width_px: 100,
+        },
+    );
+    let marks = arrival_marks(&c, &narrow);
+    assert_eq!(marks.len(), 3);
+    assert!(marks.iter().all(|m| m.at_ns == first));
+}

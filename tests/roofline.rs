@@ -858,3 +858,147 @@ fn the_page_block_shows_each_kernel_as_a_point() {
         .expect("the roof's fp16 peak");
     close(peak.value, 312.0, "roof");
 }
+
+/// The chart of a GEMM and an element-wise add: each point at its kernel's figures on log axes, area
+/// by time, under the roof of its type (memory slope then ceiling, bending at peak / bandwidth).
+#[test]
+fn roofline_chart_places_each_kernel_under_the_roof_of_its_type() {
+    use profile_model::page::roofline_chart::{
+        roofline_chart, BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH,
+    };
+    const GEMM: &str = "sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32";
+    let mut b = TraceBuilder::new();
+    op_with_kernel(
+        &mut b,
+        "aten::mm",
+        json!({"Input Dims": [[4096, 8192], [8192, 2048]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}),
+        GEMM,
+        0.0,
+        1000.0,
+    );
+    op_with_kernel(
+        &mut b,
+        "aten::add",
+        json!({"Input Dims": [[1024, 1024], [1024, 1024]], "Input type": ["float", "float"]}),
+        "vectorized_elementwise_kernel<add>",
+        5000.0,
+        40.0,
+    );
+    let r = rank_of(&b);
+    let chart = roofline_chart(&r).expect("two kernels with figures");
+    assert_eq!(chart.points.len(), 2);
+    assert_eq!(chart.left_out, 0);
+    // Longest first, the largest circle.
+    let (g, a) = (&chart.points[0], &chart.points[1]);
+    assert_eq!(g.kernel, GEMM);
+    let flops = 2.0 * 4096.0 * 8192.0 * 2048.0;
+    let bytes = 2.0 * (4096.0 * 8192.0 + 8192.0 * 2048.0 + 4096.0 * 2048.0);
+    close(g.tflops, flops / 1e-3 / 1e12, "GEMM TFLOP/s");
+    close(g.intensity, flops / bytes, "GEMM intensity");
+    assert_eq!(g.r, 12.0, "the longest kernel has the largest radius");
+    close(a.r, 3.0 + 9.0 * (40.0f64 / 1000.0).sqrt(), "area by time");
+    // Log placement: a decade is the same width wherever it is.
+    let (x, y) = (chart.x_axis, chart.y_axis);
+    let decade_w = (WIDTH - LEFT - RIGHT) / f64::from(x.hi - x.lo);
+    let decade_h = (HEIGHT - TOP - BOTTOM) / f64::from(y.hi - y.lo);
+    close(
+        g.x - a.x,
+        decade_w * (g.intensity / a.intensity).log10(),
+        "x by log10 intensity",
+    );
+    close(
+        a.y - g.y,
+        decade_h * (g.tflops / a.tflops).log10(),
+        "y by log10 TFLOP/s",
+    );
+    for p in &chart.points {
+        assert!(p.x >= LEFT && p.x <= WIDTH - RIGHT && p.y >= TOP && p.y <= HEIGHT - BOTTOM);
+        assert_eq!(
+            p.query.names,
+            vec![p.kernel.clone()],
+            "linked to its events"
+        );
+        assert!(p.title().contains(&p.kernel));
+    }
+    // A100 80GB (the builder's device): bf16 312 and fp32 19.5 TFLOP/s over 2039 GB/s.
+    let mut dtypes: Vec<Dtype> = chart.roofs.iter().map(|r| r.dtype).collect();
+    dtypes.sort();
+    assert_eq!(
+        dtypes,
+        vec![Dtype::Fp32, Dtype::Bf16],
+        "the types the kernels use"
+    );
+    for roof in &chart.roofs {
+        let peak = if roof.dtype == Dtype::Bf16 {
+            312.0
+        } else {
+            19.5
+        };
+        close(roof.peak_tflops, peak, "peak");
+        close(roof.ridge, peak * 1e3 / 2039.0, "ridge");
+        // Ceiling flat to the right edge; the bend one decade-fraction left of it at the ridge.
+        let n = roof.points.len();
+        assert_eq!(roof.points[n - 1].1, roof.points[n - 2].1);
+        close(roof.points[n - 1].0, WIDTH - RIGHT, "to the right edge");
+        close(
+            roof.points[n - 1].0 - roof.points[n - 2].0,
+            decade_w * (x.max() / roof.ridge).log10(),
+            "bend at the ridge",
+        );
+        // The memory slope: one decade right, one decade up.
+        let (p0, p1) = (roof.points[0], roof.points[1]);
+        close(
+            (p0.1 - p1.1) / decade_h,
+            (p1.0 - p0.0) / decade_w,
+            "slope 1 on log-log",
+        );
+    }
+    // Every kernel under the roof of its type.
+    for p in &chart.points {
+        let roof = chart
+            .roofs
+            .iter()
+            .find(|r| Some(r.dtype) == p.dtype)
+            .unwrap();
+        let at = p.intensity.min(roof.ridge) * 2039.0 / 1e3;
+        assert!(p.tflops <= at * (1.0 + 1e-9), "{} over its roof", p.kernel);
+    }
+}
+
+/// The peer link collectives cross: NVLink on SXM / HGX parts (per direction: half the datasheet's
+/// both-ways figure), Infinity Fabric on MI300X, PCIe on parts without (RTX 4090, L40S, an A100
+/// PCIe whose bridge is optional), none for a device not in the table.
+#[test]
+fn peer_link_by_device() {
+    use profile_model::analysis::roofline::PeerLinkKind;
+    let named = |n: &str| device_roof(&props(n, None, None, 32)).peer_link;
+    let cases: [(&str, PeerLinkKind, f64); 7] = [
+        ("Tesla V100-SXM2-16GB", PeerLinkKind::Nvlink, 150.0),
+        ("NVIDIA A100-SXM4-80GB", PeerLinkKind::Nvlink, 300.0),
+        ("NVIDIA H100 80GB HBM3", PeerLinkKind::Nvlink, 450.0),
+        ("NVIDIA B200", PeerLinkKind::Nvlink, 900.0),
+        ("AMD Instinct MI300X", PeerLinkKind::InfinityFabric, 448.0),
+        // PCIe 4.0 x16 per direction.
+        ("NVIDIA GeForce RTX 4090", PeerLinkKind::Pcie, 31.5),
+        ("NVIDIA L40S", PeerLinkKind::Pcie, 31.5),
+    ];
+    for (name, kind, gbps) in cases {
+        let l = named(name).unwrap_or_else(|| panic!("{name}: no peer link"));
+        assert_eq!(l.kind, kind, "{name}");
+        assert!((l.gbps - gbps).abs() < 0.01, "{name}: {}", l.gbps);
+    }
+    assert_eq!(
+        named("NVIDIA A100 80GB PCIe").map(|l| l.kind),
+        Some(PeerLinkKind::Pcie)
+    );
+    assert!(!named("NVIDIA GeForce RTX 4090")
+        .unwrap()
+        .label()
+        .replace("no NVLink", "")
+        .contains("NVLink"));
+    // Estimated from SM count: the links are not known.
+    assert_eq!(
+        device_roof(&props("NVIDIA Future GPU", Some((8, 0)), Some(100), 32)).peer_link,
+        None
+    );
+}

@@ -69,6 +69,9 @@ pub struct RooflineFigures {
     pub compute_bound_ns: i64,
     /// The kernels with most time, largest first.
     pub leads: Vec<RoofLead>,
+    /// The GPU's link to its peers (collectives' bus bandwidth is judged against it).
+    #[serde(default)]
+    pub peer_link: Option<crate::analysis::roofline::PeerLink>,
 }
 
 impl RooflineFigures {
@@ -77,6 +80,9 @@ impl RooflineFigures {
         if self.device.is_none() {
             self.device = o.device;
             self.estimate = o.estimate;
+        }
+        if self.peer_link.is_none() {
+            self.peer_link = o.peer_link;
         }
         self.time_with_figures_ns += o.time_with_figures_ns;
         self.memory_bound_ns += o.memory_bound_ns;
@@ -204,6 +210,7 @@ pub fn rank_roofline_figures(rank: i64, prep: &RankPrep) -> RooflineFigures {
         memory_bound_ns: side(Bound::Memory),
         compute_bound_ns: side(Bound::Compute),
         leads,
+        peer_link: r.roof.peer_link.clone(),
     }
 }
 

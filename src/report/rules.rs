@@ -17,7 +17,7 @@ use super::patterns::{
 use super::wording::{blocking_words, dur, us};
 pub use super::wording::{short_name, short_names};
 
-mod collectives;
+pub(crate) mod collectives;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
 pub const SMALL_KERNEL_NS: i64 = 10_000;
@@ -857,7 +857,7 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
             if top.is_empty() { String::new() } else { format!(" ({})", top.join(", ")) },
             dur(t.comm_ns)
         ),
-        actions: collectives::parallelism_actions(&i.collectives).unwrap_or_else(|| vec![
+        actions: collectives::parallelism_actions(&i.collectives, i.roofline.peer_link.as_ref()).unwrap_or_else(|| vec![
             "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
             "Avoid synchronising around collectives (`async_op=True`, wait late) and check that no rank is late (a straggler makes every other rank's collective wait).".into(),
             "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
@@ -935,7 +935,7 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
         ),
         actions: vec![
             format!("Check rank {}'s input: uneven sequence lengths or samples per rank (bucket by length, pad to equal shapes, a `DistributedSampler`).", slow.rank),
-            format!("Check rank {}'s hardware: GPU clocks and thermals (`nvidia-smi -q -d CLOCK,PERFORMANCE`), PCIe/NVLink topology, noisy neighbours.", slow.rank),
+            format!("Check rank {}'s hardware: GPU clocks and thermals (`nvidia-smi -q -d CLOCK,PERFORMANCE`), interconnect topology (`nvidia-smi topo -m`), noisy neighbours.", slow.rank),
         ],
         evidence: i
             .ranks

@@ -7,6 +7,8 @@ use leptos::tachys::html::attribute::any_attribute::{AnyAttribute, IntoAnyAttrib
 use leptos::tachys::html::attribute::custom::custom_attribute;
 use wasm_bindgen::JsCast;
 
+use super::charts::{RankBarsView, RooflineView};
+use super::AppState;
 use crate::page::analyses_view::sort::SortBy;
 use crate::page::analyses_view::{
     AnalysesModel, AnalysisId, BarPart, Block, Cell, Fact, Figure, Inline, Part, Table,
@@ -16,14 +18,18 @@ use crate::report::format;
 /// Every block, then the mode line. `open` holds the blocks the user opened: they stay open
 /// when the blocks are built again (another rank picked, the other mode shown).
 #[component]
-pub fn AnalysesPanel(model: AnalysesModel, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView {
+pub fn AnalysesPanel(
+    model: AnalysesModel,
+    open: RwSignal<Vec<AnalysisId>>,
+    state: AppState,
+) -> impl IntoView {
     let mode_text = model.mode_text();
     let mode = model.mode.as_str();
     let notes: String = model.notes.iter().map(|n| format!(" {n}")).collect();
     let blocks = model
         .blocks
         .into_iter()
-        .map(|block| view! { <AnalysisBlock block open/> })
+        .map(|block| view! { <AnalysisBlock block open state/> })
         .collect_view();
     view! {
         <div class="analyses">
@@ -35,7 +41,7 @@ pub fn AnalysesPanel(model: AnalysesModel, open: RwSignal<Vec<AnalysisId>>) -> i
 
 /// One analysis: its title and gist, its parts when opened.
 #[component]
-fn AnalysisBlock(block: Block, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView {
+fn AnalysisBlock(block: Block, open: RwSignal<Vec<AnalysisId>>, state: AppState) -> impl IntoView {
     let id = block.id;
     let is_open = open.with_untracked(|o| o.contains(&id));
     let on_toggle = move |ev: web_sys::Event| {
@@ -55,7 +61,7 @@ fn AnalysisBlock(block: Block, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView
     let parts = block
         .parts
         .into_iter()
-        .map(|part| view! { <PartView part/> })
+        .map(|part| view! { <PartView part state/> })
         .collect_view();
     view! {
         <details class="analysis" id=format!("analysis-{}", id.key()) data-analysis=id.key()
@@ -67,8 +73,15 @@ fn AnalysisBlock(block: Block, open: RwSignal<Vec<AnalysisId>>) -> impl IntoView
 }
 
 #[component]
-pub(crate) fn PartView(part: Part) -> impl IntoView {
+pub(crate) fn PartView(
+    part: Part,
+    /// For the links of a chart's points (none: no links).
+    #[prop(optional)]
+    state: Option<AppState>,
+) -> impl IntoView {
     match part {
+        Part::Roofline(chart) => view! { <RooflineView chart state/> }.into_any(),
+        Part::RankBars(bars) => view! { <RankBarsView bars/> }.into_any(),
         Part::Intro(text) => view! { <p class="muted"><Inlines text/></p> }.into_any(),
         Part::RankLabel(rank) => view! {
             <p class="muted">{format!("Rank {rank} (pick another rank in the summary).")}</p>

@@ -7,6 +7,7 @@
 
 mod analyses;
 mod cache;
+mod charts;
 mod compare;
 mod explore;
 mod health;
@@ -19,6 +20,7 @@ mod shell;
 mod status;
 mod summary;
 mod timeline;
+mod timeline_arrivals;
 mod timeline_ranks;
 mod view;
 mod views;

@@ -14,6 +14,7 @@ use super::AppState;
 use crate::analysis::critical_path::BoundBy;
 use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::timeline::{EventClass, EventDetails, Relation, TimelineRequest};
+use crate::page::arrival_marks::arrival_marks;
 use crate::page::timeline_select::{rank_row_at, Selection};
 use crate::report::timeline_view::{
     duration_label, event_at, hash_of, idle_causes, idle_colour, layout, parse_hash, row_at, ticks,
@@ -134,6 +135,12 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let selection = RwSignal::new(Selection::from_hash(&hash_now));
     // The x (px in the lanes) where a selection drag started.
     let selecting = StoredValue::new(None::<f64>);
+    // The collectives' instances, for their last arrivals on the rank lanes.
+    let collectives = Memo::new(move |_| {
+        state
+            .page
+            .with(|p| Some(p.shown()?.analyses[0].as_ref()?.all.collectives.clone()))
+    });
     // The critical path of the picked rank, as the (exact-mode) analysis found it.
     let path = Memo::new(move |_| {
         let rank = answer.with(|a| a.as_ref().map(|a| a.rank));
@@ -287,7 +294,8 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         if rank_mode.get() {
             rank_view.with(|v| {
                 if let (Some(v), Some(vp)) = (v, vp) {
-                    draw_ranks(&canvas, v, &vp, sel);
+                    let marks = collectives.with(|c| c.as_ref().map(|c| arrival_marks(c, v)));
+                    draw_ranks(&canvas, v, &vp, sel, &marks.unwrap_or_default());
                 }
             });
             return;

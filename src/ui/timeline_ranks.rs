@@ -1,10 +1,11 @@
-//! The timeline's rank lanes (one row per rank, its GPU busy share per pixel drawn as intensity)
-//! and the selected range (shaded, its duration shown). The logic is `page::timeline_select`.
+//! The timeline's rank lanes (one row per rank, its GPU busy share per pixel drawn as intensity,
+//! the collectives' last arrivals marked) and the selected range (shaded, its duration shown). The logic is `page::timeline_select`.
 
 use leptos::prelude::*;
 use web_sys::CanvasRenderingContext2d;
 
 use crate::analysis::rank_lanes::RankLanesView;
+use crate::page::arrival_marks::ArrivalMark;
 use crate::page::timeline_select::{busy_alpha, busy_pct, rank_label, Selection, RANK_ROW_PX};
 use crate::report::timeline_view::{duration_label, Viewport, AXIS_PX, GUTTER_PX};
 
@@ -20,6 +21,7 @@ pub fn draw_ranks(
     v: &RankLanesView,
     vp: &Viewport,
     selection: Option<Selection>,
+    arrivals: &[ArrivalMark],
 ) {
     let ratio = window().device_pixel_ratio();
     let (css_w, css_h) = (canvas.client_width() as f64, ranks_height(v.lanes.len()));
@@ -40,6 +42,7 @@ pub fn draw_ranks(
         cx.fill_rect(GUTTER_PX, y, w, 0.5);
         draw_busy(&cx, v, lane, vp, y, w);
     }
+    super::timeline_arrivals::draw_arrivals(&cx, arrivals, vp, w);
     draw_selection(&cx, selection, vp, w, css_h);
 }
 

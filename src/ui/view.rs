@@ -206,7 +206,7 @@ fn deeper(state: AppState) -> impl IntoView {
                 // demand, so the page stays short. Per-rank detail follows the rank picked in the summary.
                 let model = analyses_model(&all, selected(state).map(|r| r.rank));
                 let model = if redact { model.redacted() } else { model };
-                view! { <AnalysesPanel model open/> }.into_any()
+                view! { <AnalysesPanel model open state/> }.into_any()
             }
         };
         view! {

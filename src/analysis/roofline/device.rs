@@ -1,6 +1,6 @@
 //! The device's roof: peak TFLOP/s per element type and memory bandwidth from a table of vendor
-//! datasheet figures keyed by the `deviceProperties` name, the host link host copies cross, and an
-//! estimate scaled by SM (CU) count and clock when the name is not in the table.
+//! datasheet figures keyed by the `deviceProperties` name, the host link host copies cross, the peer
+//! link collectives cross (NVLink, Infinity Fabric, else PCIe), and an estimate scaled by SM (CU) count and clock when the name is not in the table.
 //!
 //! Figures are dense (no 2:4 sparsity), at boost clock, in TFLOP/s (10^12 FLOP/s) and GB/s (10^9 B/s).
 //! fp64 is the higher of the vector and matrix (tensor core) figures: DGEMM runs on the latter. An
@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::kinds::{Dtype, LinkKind, RoofSource};
+use super::kinds::{Dtype, LinkKind, PeerLinkKind, RoofSource};
 
 /// Peak rates of one device, TFLOP/s; `None` where the device has no such unit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -95,6 +95,78 @@ impl HostLink {
     }
 }
 
+/// The link from a GPU to its peers in the node: what a collective's bus bandwidth can reach.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeerLink {
+    pub kind: PeerLinkKind,
+    /// GB/s per direction per GPU (all its links together): what nccl-tests' bus bandwidth is
+    /// compared with.
+    pub gbps: f64,
+}
+
+impl PeerLink {
+    /// A bus bandwidth (GB/s, nccl-tests' definition) as % of the link's rate per direction.
+    pub fn pct_of(&self, busbw_gbps: f64) -> f64 {
+        100.0 * busbw_gbps / self.gbps
+    }
+
+    /// `NVLink (300 GB/s per direction)`, `PCIe 4.0 x16 (31.5 GB/s per direction, no NVLink)`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            PeerLinkKind::Nvlink => format!("NVLink ({:.0} GB/s per direction)", self.gbps),
+            PeerLinkKind::InfinityFabric => {
+                format!("Infinity Fabric ({:.0} GB/s per direction)", self.gbps)
+            }
+            PeerLinkKind::Pcie => format!("PCIe ({:.1} GB/s per direction, no NVLink)", self.gbps),
+        }
+    }
+}
+
+/// GPU-to-GPU links of the table's devices with one, as (table name, kind, GB/s both directions
+/// per GPU). Every other device of the table talks to its peers over PCIe (its host link's
+/// figure); bridges sold as options (A100/H100 PCIe, RTX 2080 Ti/3090, MI210) are not assumed.
+const PEER_LINKS: &[(&str, PeerLinkKind, f64)] = &[
+    // NVIDIA Tesla V100 datasheet (SXM2): NVLink 300 GB/s.
+    ("V100 SXM2", PeerLinkKind::Nvlink, 300.0),
+    // NVIDIA A100 datasheet (SXM): NVLink 600 GB/s.
+    ("A100 SXM4 80GB", PeerLinkKind::Nvlink, 600.0),
+    ("A100 SXM4 40GB", PeerLinkKind::Nvlink, 600.0),
+    // NVIDIA GH200 datasheet: NVLink 900 GB/s GPU to GPU (besides C2C to the CPU).
+    ("GH200", PeerLinkKind::Nvlink, 900.0),
+    // NVIDIA H200 datasheet (SXM): NVLink 900 GB/s.
+    ("H200", PeerLinkKind::Nvlink, 900.0),
+    // NVIDIA H100 datasheet: NVL pairs through their NVLink bridge 600 GB/s; SXM NVLink 900 GB/s.
+    ("H100 NVL", PeerLinkKind::Nvlink, 600.0),
+    ("H100 SXM", PeerLinkKind::Nvlink, 900.0),
+    // NVIDIA HGX B200 datasheet: NVLink 5, 1.8 TB/s per GPU.
+    ("B200", PeerLinkKind::Nvlink, 1800.0),
+    // AMD Instinct MI325X / MI300X datasheets: 7 Infinity Fabric links × 128 GB/s = 896 GB/s.
+    ("MI325X", PeerLinkKind::InfinityFabric, 896.0),
+    ("MI300X", PeerLinkKind::InfinityFabric, 896.0),
+    // AMD Instinct MI250X / MI250 datasheets: 8 Infinity Fabric links, 800 GB/s per package; half
+    // per GCD (each GCD is one device).
+    ("MI250X (one GCD)", PeerLinkKind::InfinityFabric, 400.0),
+    ("MI250 (one GCD)", PeerLinkKind::InfinityFabric, 400.0),
+];
+
+/// The peer link of a table device: its row of [`PEER_LINKS`], else PCIe at its host link's rate.
+fn peer_link_of(name: &str, host: &HostLink) -> PeerLink {
+    PEER_LINKS.iter().find(|(n, ..)| *n == name).map_or(
+        PeerLink {
+            kind: PeerLinkKind::Pcie,
+            gbps: if host.kind == LinkKind::Pcie {
+                host.gbps
+            } else {
+                HostLink::pcie(5).gbps
+            },
+        },
+        |(_, kind, both)| PeerLink {
+            kind: *kind,
+            gbps: both / 2.0,
+        },
+    )
+}
+
 /// The roof a rank's kernels are judged against.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeviceRoof {
@@ -107,6 +179,9 @@ pub struct DeviceRoof {
     /// Memory bandwidth, GB/s (0: unknown).
     pub memory_gbps: f64,
     pub host_link: Option<HostLink>,
+    /// The link to the GPU's peers in the node (collectives), for devices of the table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_link: Option<PeerLink>,
     /// How an estimate was made, or why there is no roof.
     pub note: String,
 }
@@ -121,6 +196,7 @@ impl DeviceRoof {
             peaks: Peaks::default(),
             memory_gbps: 0.0,
             host_link: None,
+            peer_link: None,
             note,
         }
     }
@@ -583,17 +659,19 @@ fn roof_of(
     peaks: Peaks,
     note: String,
 ) -> DeviceRoof {
+    let host = if s.pcie == 0 {
+        HostLink::c2c()
+    } else {
+        HostLink::pcie(s.pcie)
+    };
     DeviceRoof {
         trace_name,
         device: Some(s.name.to_string()),
         source,
         peaks,
         memory_gbps: s.memory_gbps,
-        host_link: Some(if s.pcie == 0 {
-            HostLink::c2c()
-        } else {
-            HostLink::pcie(s.pcie)
-        }),
+        peer_link: Some(peer_link_of(s.name, &host)),
+        host_link: Some(host),
         note,
     }
 }
@@ -662,11 +740,14 @@ fn estimate(props: &DeviceProps) -> Option<DeviceRoof> {
         },
         s.name
     );
-    Some(roof_of(
+    let mut roof = roof_of(
         s,
         props.name.clone(),
         RoofSource::SmCountEstimate,
         s.peaks.scaled(k),
         note,
-    ))
+    );
+    // A device not in the table: its links are not known (an SXM part's NVLink is not assumed).
+    roof.peer_link = None;
+    Some(roof)
 }

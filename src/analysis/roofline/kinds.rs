@@ -161,6 +161,20 @@ crate::stable_enum! {
 }
 
 crate::stable_enum! {
+    /// The link between two GPUs of one node that collectives cross.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum PeerLinkKind {
+        /// NVIDIA NVLink (through NVSwitch on HGX boards, a bridge on NVL pairs).
+        Nvlink,
+        /// AMD Infinity Fabric links between Instinct GPUs.
+        InfinityFabric,
+        /// No GPU-to-GPU link: peers talk over PCIe (through the switch or the host).
+        Pcie,
+    }
+}
+
+crate::stable_enum! {
     /// The link between host and device that host copies cross.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
     #[serde(rename_all = "snake_case")]

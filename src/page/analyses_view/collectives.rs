@@ -6,6 +6,7 @@ use super::{
     block, figure, figure_opt, notes, rank_ctx, Block, Cell, Ctx, Inline, Part, Table, Unit,
 };
 use crate::analysis::collectives::Collectives;
+use crate::analysis::roofline::PeerLink;
 use crate::report::format;
 
 fn us(ns: i64) -> f64 {
@@ -106,7 +107,7 @@ fn late_ranks(c: &Collectives) -> Part {
     ))
 }
 
-fn bandwidth(c: &Collectives) -> Part {
+fn bandwidth(c: &Collectives, link: Option<&PeerLink>) -> Part {
     let rows = c
         .bandwidth
         .iter()
@@ -126,6 +127,12 @@ fn bandwidth(c: &Collectives) -> Part {
                 figure(us(b.time_ns), "collective-bw-time-us", Unit::Micros, &x),
                 figure_opt(b.algbw_gbps, "collective-algbw-gbps", Unit::Gbps, &x),
                 figure_opt(b.busbw_gbps, "collective-busbw-gbps", Unit::Gbps, &x),
+                figure_opt(
+                    link.zip(b.busbw_gbps).map(|(l, bw)| l.pct_of(bw)),
+                    "collective-busbw-link-pct",
+                    Unit::Pct,
+                    &x,
+                ),
             ]
         })
         .collect();
@@ -137,6 +144,7 @@ fn bandwidth(c: &Collectives) -> Part {
             "Time",
             "Algorithm bandwidth",
             "Bus bandwidth",
+            "% of link",
         ],
         rows,
     ))
@@ -218,7 +226,15 @@ fn instances(c: &Collectives) -> Part {
     }
 }
 
-pub fn collectives(c: &Collectives, _ctx: &Ctx) -> Block {
+/// The GPUs' peer link, from the first rank whose device is in the table.
+fn peer_link(ctx: &Ctx) -> Option<PeerLink> {
+    ctx.all
+        .roofline
+        .iter()
+        .find_map(|r| r.roof.peer_link.clone())
+}
+
+pub fn collectives(c: &Collectives, ctx: &Ctx) -> Block {
     let mut parts = vec![Part::Intro(vec![
         Inline::Text("Each collective matched across the ranks (by process group and "),
         Inline::Code("Seq"),
@@ -233,6 +249,7 @@ pub fn collectives(c: &Collectives, _ctx: &Ctx) -> Block {
         parts.extend(notes(&c.notes));
         return block(gist(c), parts);
     }
+    parts.extend(crate::page::collectives_chart::rank_bars(c).map(Part::RankBars));
     parts.push(per_rank(c));
     if !c.late_ranks.is_empty() {
         parts.push(Part::Heading("Ranks the others wait for".into()));
@@ -242,7 +259,15 @@ pub fn collectives(c: &Collectives, _ctx: &Ctx) -> Block {
         parts.push(Part::Heading(
             "Bandwidth per operation and size (nccl-tests definitions)".into(),
         ));
-        parts.push(bandwidth(c));
+        let link = peer_link(ctx);
+        parts.push(Part::Muted(match &link {
+            Some(l) => format!(
+                "Bus bandwidth judged against the GPUs' peer link: {}.",
+                l.label()
+            ),
+            None => "The device's peer link is not known: bus bandwidth is not judged.".into(),
+        }));
+        parts.push(bandwidth(c, link.as_ref()));
     }
     if !c.parallelism.is_empty() {
         parts.push(Part::Heading("Parallelism the collectives show".into()));

@@ -17,7 +17,7 @@
 //! | overlap | `overlap-comm-us`, `overlap-us`, `overlap-pct` | `data-rank` |
 //! | stragglers | `straggler-flagged-steps`; `rank-busy-us`, `rank-busy-vs-median-pct` | `data-rank` |
 //! | collectives | `collective-count`, `collective-kernel-us`, `collective-wait-us`, `collective-transfer-us`, `collective-exposed-wait-us`, `collective-exposed-transfer-us`, `collective-arrived-last`; `late-rank-times-last`, `late-rank-caused-wait-us` | `data-rank` |
-//! | | `collective-bw-count`, `collective-bw-time-us`, `collective-algbw-gbps`, `collective-busbw-gbps` | `data-collective`, `data-bytes`, `data-basis`, `data-ranks` |
+//! | | `collective-bw-count`, `collective-bw-time-us`, `collective-algbw-gbps`, `collective-busbw-gbps`, `collective-busbw-link-pct` (% of the peer link: NVLink, Infinity Fabric or PCIe) | `data-collective`, `data-bytes`, `data-basis`, `data-ranks` |
 //! | | `parallelism-ops-per-rank`, `parallelism-ops-per-step` | `data-parallelism` |
 //! | | `collective-instance-spread-us`, `collective-instance-wait-us`, `collective-instance-transfer-us` | `data-instance` (position, most wait first) |
 //! | launches | `launch-count`, `launch-cpu-mean-us`, `launch-cpu-p50-us`, `launch-cpu-max-us`, `launch-gpu-mean-us`, `launch-gpu-p50-us`, `launch-gpu-max-us`, `launch-delay-mean-us`, `launch-delay-p50-us`, `launch-delay-max-us`, `launch-short-kernels`, `launch-runtime-outliers`, `launch-delay-outliers`; `launch-cpu-total-us`, `launch-gpu-total-us`, `launch-delay-total-us`, `launch-runtime-cutoff-us`, `launch-delay-cutoff-us` | `data-rank` |
@@ -27,6 +27,8 @@
 //! | memory copies | `memcpy-count`, `memcpy-bytes`, `memcpy-time-us`, `memcpy-gbps` | `data-rank`, `data-op`, `data-direction`, `data-memory` |
 //! | profiler steps | `step-start-us`, `step-duration-us`; `step-mean-us` | `data-rank`, `data-step`; `data-rank` |
 //! | roofline | `roofline-peak-tflops`, `roofline-ridge` (FLOP/byte); `roofline-memory-gbps`, `roofline-link-gbps`, `roofline-coverage-pct`, `roofline-mfu-pct`; `roofline-time-us`, `roofline-intensity`, `roofline-tflops`, `roofline-gbps`, `roofline-roof-tflops`, `roofline-pct-of-roof` (the points: intensity, achieved) | `data-rank`, `data-dtype`; `data-rank`; `data-rank` with `data-kernel`, or `data-event`, `data-shapes`, `data-dtype` |
+//! | roofline chart (`ui::charts`) | `roofline-point-tflops` (a point; `data-intensity`, `data-time-us`), `roofline-roof-peak-tflops` (a roof; `data-ridge`), `roofline-picked-tflops` (the clicked point) | `data-rank`, `data-kernel`; `data-dtype` |
+//! | collectives bars (`ui::charts`) | `collective-bar-wait-us`, `collective-bar-transfer-us` (the row: `data-late` `true` for a rank the others wait for) | `data-rank` |
 
 mod blocks;
 mod collectives;
@@ -196,6 +198,10 @@ pub enum Part {
         summary: String,
         table: Table,
     },
+    /// The roofline chart: kernels on log-log axes under the device's roof.
+    Roofline(Box<crate::page::roofline_chart::RooflineChart>),
+    /// The collectives' per-rank wait and transfer bars, the late ranks marked.
+    RankBars(crate::page::collectives_chart::RankBars),
     /// "Collective: `name` on stream 7; steps 3, 4." (stragglers).
     Collective {
         kernel: String,

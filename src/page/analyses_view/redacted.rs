@@ -112,6 +112,12 @@ fn redact_part(part: Part) -> Part {
             stream,
             steps,
         },
+        Part::Roofline(mut chart) => {
+            for p in &mut chart.points {
+                p.kernel = redact_name(NameKind::Kernel, &p.kernel);
+            }
+            Part::Roofline(chart)
+        }
         other => other,
     }
 }

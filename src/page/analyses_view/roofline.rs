@@ -145,6 +145,9 @@ pub fn roofline(rows: &[RankRoofline], ctx: &Ctx) -> Block {
         None => "No roof for this device: figures without % of roof.".into(),
     }));
     parts.extend(roof_facts(r));
+    parts.extend(
+        crate::page::roofline_chart::roofline_chart(r).map(|c| Part::Roofline(Box::new(c))),
+    );
     let rank = r.rank.to_string();
     let kernels: Vec<Vec<Cell>> = r
         .kernels

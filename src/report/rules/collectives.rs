@@ -3,7 +3,9 @@
 //! communication finding counts the transfer only; the advice follows the kind of parallelism.
 
 use super::{Draft, EXPOSED_COMM_PCT};
+use crate::analysis::collectives::bandwidth::BandwidthBasis;
 use crate::analysis::collectives::{Collectives, LateCause, LateRank, Parallelism};
+use crate::analysis::roofline::{PeerLink, PeerLinkKind};
 use crate::report::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId,
 };
@@ -14,11 +16,13 @@ use crate::report::wording::dur;
 pub const WAIT_PCT: f64 = 5.0;
 /// A late rank is named when it causes at least this share (%) of all the wait.
 pub const NAMED_LATE_PCT: f64 = 10.0;
+/// A collective's bus bandwidth under this share (%) of its NVLink / Infinity Fabric link is advice.
+pub const LOW_LINK_PCT: f64 = 25.0;
 /// At most this many late ranks are named.
 pub const MAX_NAMED_LATE: usize = 4;
 
-/// The late ranks worth naming: most wait caused first.
-fn named_late(c: &Collectives) -> Vec<&LateRank> {
+/// The late ranks worth naming: most wait caused first (the page marks these too).
+pub fn named_late(c: &Collectives) -> Vec<&LateRank> {
     let total: i64 = c.late_ranks.iter().map(|l| l.caused_wait_ns).sum();
     c.late_ranks
         .iter()
@@ -53,7 +57,7 @@ fn late_words(l: &LateRank, matched: u64) -> String {
 /// What to do about a rank late for one cause.
 fn late_action(cause: LateCause, rank: i64) -> String {
     match cause {
-        LateCause::Compute => format!("Rank {rank} computes longer before the collectives: even out the work per rank (sequence lengths or samples per rank: bucket by length, pad to equal shapes, a `DistributedSampler`), and check its GPU (clocks and thermals with `nvidia-smi -q -d CLOCK,PERFORMANCE`, its PCIe/NVLink topology)."),
+        LateCause::Compute => format!("Rank {rank} computes longer before the collectives: even out the work per rank (sequence lengths or samples per rank: bucket by length, pad to equal shapes, a `DistributedSampler`), and check its GPU (clocks and thermals with `nvidia-smi -q -d CLOCK,PERFORMANCE`, its interconnect topology with `nvidia-smi topo -m`)."),
         LateCause::DataLoader => format!("Rank {rank}'s GPU waits for its DataLoader before the collectives: give it more workers (`num_workers`, `persistent_workers=True`, `prefetch_factor`), `pin_memory=True`, and check that its data (storage, decoding) is not slower than the other ranks'."),
         LateCause::Host => format!("Rank {rank}'s host is late to launch the collective's work: look for work only that rank does (logging, metrics, checkpointing on rank 0), Python garbage collection, CPU contention or a wrong CPU affinity on its host."),
         LateCause::StartedLate => format!("Rank {rank} starts its step later than the others: look before the step (the previous step's tail, work between steps such as logging, evaluation or checkpointing only on that rank, data loading outside `ProfilerStep`), and at the hosts' clock skew when the ranks are on different hosts."),
@@ -142,17 +146,21 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let transfer = c.total_transfer_ns();
+    let link = i.roofline.peer_link.as_ref();
     let bw = c
         .bandwidth
         .iter()
         .filter(|b| b.busbw_gbps.is_some())
         .take(2)
         .map(|b| {
+            let busbw = b.busbw_gbps.unwrap_or(0.0);
+            let judged = link
+                .map(|l| format!(" ({:.0}% of {})", l.pct_of(busbw), l.label()))
+                .unwrap_or_default();
             format!(
-                "{} of {} at {:.1} GB/s bus bandwidth",
+                "{} of {} at {busbw:.1} GB/s bus bandwidth{judged}",
                 b.kind.label(),
                 b.bytes.map_or("?".into(), crate::report::format::bytes),
-                b.busbw_gbps.unwrap_or(0.0)
             )
         })
         .collect::<Vec<_>>();
@@ -182,7 +190,7 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
                 pct(transfer - exposed, transfer),
                 parallelism_words(c)
             ),
-            actions: communication_actions(c),
+            actions: communication_actions(c, link),
             evidence: Vec::new(),
         }
         .finish(i),
@@ -200,32 +208,77 @@ fn parallelism_words(c: &Collectives) -> String {
 
 /// Advice by the kinds of parallelism the collectives show (most kernel time first); `None` when
 /// they show none.
-pub fn parallelism_actions(c: &Collectives) -> Option<Vec<String>> {
+/// `link`: the GPUs' peer link when the device is known (NVLink is named only when they have it).
+pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<Vec<String>> {
     let mut uses: Vec<_> = c.parallelism.iter().collect();
     uses.sort_by(|a, b| b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind)));
     let out: Vec<String> = uses
         .iter()
-        .map(|u| parallelism_action(u.kind).into())
+        .map(|u| parallelism_action(u.kind, link))
         .collect();
     (!out.is_empty()).then_some(out)
 }
 
-fn parallelism_action(kind: Parallelism) -> &'static str {
-    match kind {
+/// Tensor parallel's advice by the link its collectives cross on every layer.
+fn tensor_parallel_action(link: Option<&PeerLink>) -> String {
+    let keep = match link.map(|l| l.kind) {
+        Some(PeerLinkKind::Pcie) => {
+            return format!("Tensor parallel (collectives inside forward on every layer) over PCIe: these GPUs have no NVLink ({}), so every layer's collective crosses PCIe — use a smaller TP degree or none (data parallel / FSDP across these GPUs, which moves data once per step), sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs.", link.map(PeerLink::label).unwrap_or_default());
+        }
+        Some(PeerLinkKind::Nvlink) => {
+            "keep the TP group inside one node (on its NVLink)".to_string()
+        }
+        Some(PeerLinkKind::InfinityFabric) => {
+            "keep the TP group inside one node (on its Infinity Fabric links)".to_string()
+        }
+        None => "keep the TP group inside one node (on its fastest GPU-to-GPU links)".to_string(),
+    };
+    format!("Tensor parallel (collectives inside forward on every layer): {keep}, use sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs (async TP, Transformer Engine's comm-GEMM overlap); a smaller TP degree when the GEMMs are small.")
+}
+
+fn parallelism_action(kind: Parallelism, link: Option<&PeerLink>) -> String {
+    let text = match kind {
         Parallelism::DataParallel => "Data parallel (gradient all-reduce in backward): overlap it with backward — tune DDP's `bucket_cap_mb` (fewer, larger all-reduces when they are many and small), keep `gradient_as_bucket_view=True` and `static_graph=True`; accumulate gradients with `no_sync()`; bf16 gradients or a compression comm hook to move less.",
         Parallelism::ShardedDataParallel => "Sharded data parallel (all-gather in forward, reduce-scatter in backward): prefetch the next all-gather (FSDP `forward_prefetch=True`, `backward_prefetch=BACKWARD_PRE`), wrap larger units (fewer, larger collectives), and shard inside a node with HYBRID_SHARD when the links between nodes are slow.",
-        Parallelism::TensorParallel => "Tensor parallel (collectives inside forward on every layer): keep the TP group inside one node (NVLink), use sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs (async TP, Transformer Engine's comm-GEMM overlap); a smaller TP degree when the GEMMs are small.",
+        Parallelism::TensorParallel => return tensor_parallel_action(link),
         Parallelism::ExpertParallel => "All-to-all (MoE experts or sharded embeddings): balance the load per rank (an auxiliary load-balancing loss, a capacity factor that caps tokens per expert; for embeddings, a balanced sharding plan), overlap dispatch/combine with expert compute, and keep the expert group inside a node.",
         Parallelism::PipelineParallel => "Pipeline parallel (send/recv between stages): more micro-batches per step shrink the bubble (≈ (stages − 1) / micro-batches), an interleaved 1F1B schedule, and stages with balanced layers.",
-    }
+    };
+    text.into()
 }
 
 /// The communication finding's actions: by parallelism, else the general ones.
-fn communication_actions(c: &Collectives) -> Vec<String> {
-    parallelism_actions(c).unwrap_or_else(|| {
+fn communication_actions(c: &Collectives, link: Option<&PeerLink>) -> Vec<String> {
+    let mut actions = parallelism_actions(c, link).unwrap_or_else(|| {
         vec![
             "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
             "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
         ]
-    })
+    });
+    actions.extend(link.and_then(|l| link_action(c, l)));
+    actions
+}
+
+/// The busiest collective's bus bandwidth (over its transfer) judged against the link: PCIe
+/// without NVLink, or a link far from used.
+fn link_action(c: &Collectives, link: &PeerLink) -> Option<String> {
+    let b = c
+        .bandwidth
+        .iter()
+        .filter(|b| b.basis == BandwidthBasis::Transfer)
+        .find(|b| b.busbw_gbps.is_some())?;
+    let busbw = b.busbw_gbps?;
+    let pct = link.pct_of(busbw);
+    let measured = format!(
+        "{} at {busbw:.1} GB/s bus bandwidth is {pct:.0}% of {}",
+        b.kind.label(),
+        link.label()
+    );
+    if link.kind == PeerLinkKind::Pcie {
+        Some(format!("{measured}: these GPUs have no NVLink, so move less per step (bf16 gradients, a compression comm hook, gradient accumulation with `no_sync()`) and check with `nvidia-smi topo -m` that peers share a PCIe switch (not a trip through the CPU)."))
+    } else if pct < LOW_LINK_PCT {
+        Some(format!("{measured}: the link is far from used — small messages are latency-bound (fewer, larger collectives: larger DDP buckets or FSDP units), or the traffic leaves the node (check `NCCL_DEBUG=INFO` for the transport used)."))
+    } else {
+        None
+    }
 }
