@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod export;
 pub mod page;
+pub mod protocol;
 pub mod report;
 pub mod stable_name;
 pub mod table;
@@ -21,7 +22,7 @@ pub mod fuzzing;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
-/// The worker's protocol is native too (the page state machine and its tests use it).
+/// The Web Worker (wasm32 only, apart from its native split plan, `worker::shard_plan`).
 pub mod worker;
 
 pub use table::TraceLoader;
