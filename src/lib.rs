@@ -10,6 +10,7 @@ pub mod export;
 pub mod page;
 pub mod protocol;
 pub mod report;
+pub mod sort;
 pub mod stable_name;
 pub mod table;
 pub mod trace;

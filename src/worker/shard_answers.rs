@@ -107,7 +107,7 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
                     _ => Vec::new(),
                 })
                 .collect();
-            views.sort_by_key(|v| v.rank);
+            crate::sort::sort_by_key(&mut views, |v| v.rank);
             post_text(&views_text(&views));
         }
         Ask::LanesSpan { width_px } => {

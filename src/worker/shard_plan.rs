@@ -66,7 +66,7 @@ pub fn plan(
     }
     let cap = ranks_per_worker.unwrap_or(usize::MAX);
     let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(text[i]));
+    crate::sort::sort_by_key(&mut order, |&i| std::cmp::Reverse(text[i]));
     let mut shards: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); workers];
     for i in order {
         let least = (0..workers)
@@ -84,7 +84,7 @@ pub fn plan(
         })
         .filter(|f| !f.is_empty())
         .collect();
-    shards.sort_by_key(|f| f[0]);
+    crate::sort::sort_by_key(&mut shards, |f| f[0]);
     Some(shards)
 }
 
@@ -208,7 +208,7 @@ pub fn merge_loaded(shards: &[Option<LoadedSet>], load_ms: f64) -> (LoadedSet, R
             placed.extend(set.ranks.iter().enumerate().map(|(l, r)| (r.rank, s, l)));
         }
     }
-    placed.sort_by_key(|&(rank, s, l)| (rank, s, l));
+    crate::sort::sort_by_key(&mut placed, |&(rank, s, l)| (rank, s, l));
     let ranks: Vec<_> = placed
         .iter()
         .filter_map(|&(_, s, l)| shards[s].as_ref()?.ranks.get(l).cloned())
