@@ -8,7 +8,9 @@
 pub mod analysis;
 pub mod export;
 pub mod page;
+pub mod protocol;
 pub mod report;
+pub mod sort;
 pub mod stable_name;
 pub mod table;
 pub mod trace;
@@ -23,7 +25,7 @@ pub mod sample;
 
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
-/// The worker's protocol is native too (the page state machine and its tests use it).
+/// The Web Worker (wasm32 only, apart from its native split plan, `worker::shard_plan`).
 pub mod worker;
 
 pub use table::TraceLoader;

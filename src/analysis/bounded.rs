@@ -17,7 +17,9 @@ pub fn keep_largest<T>(
     }
     let mut order: Vec<usize> = (0..rows.len()).collect();
     // Largest first; ties keep the original order (the sort is stable).
-    order.sort_by(|&a, &b| size(&rows[b]).total_cmp(&size(&rows[a])));
+    crate::sort::sort_by(&mut order, |&a, &b| {
+        size(&rows[b]).total_cmp(&size(&rows[a]))
+    });
     let mut keep = vec![false; rows.len()];
     for &i in &order[..max] {
         keep[i] = true;

@@ -24,7 +24,7 @@ pub fn launchers(t: &TraceTable, span: &[bool], gpu: &[bool]) -> Vec<u32> {
             }
         }
     }
-    cpu.sort(); // adaptive: correlation ids mostly rise in file order
+    crate::sort::sort(&mut cpu); // adaptive: correlation ids mostly rise in file order
     let mut out = vec![NONE; n];
     for r in 0..n {
         if span[r] && gpu[r] {
@@ -154,7 +154,7 @@ pub fn sort_by_thread<K: Ord + Copy>(
         let ru = r as usize;
         (code(ru), key(ru), r)
     }));
-    out.sort();
+    crate::sort::sort(&mut out);
     out
 }
 

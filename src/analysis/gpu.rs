@@ -113,7 +113,7 @@ impl CorrIndex {
             };
         }
         // Stable and adaptive (ids mostly rise in row order): the first row of an id stays first.
-        pairs.sort_by_key(|p| p.0);
+        crate::sort::sort_by_key(&mut pairs, |p| p.0);
         pairs.dedup_by_key(|p| p.0);
         CorrIndex {
             base: 0,
@@ -408,7 +408,7 @@ impl<'a> RankPrep<'a> {
                 launch,
             });
         }
-        prep.dev.sort_by_key(|d| (d.ts, d.row));
+        crate::sort::sort_by_key(&mut prep.dev, |d| (d.ts, d.row));
         if compat {
             let neg = prep.dev.iter().filter(|d| d.end < d.ts).count();
             if neg > 0 {
@@ -451,7 +451,7 @@ pub fn step_spans(table: &TraceTable, mode: Mode) -> Vec<StepSpan> {
             })
         })
         .collect();
-    steps.sort_by_key(|s| (s.ts, s.row));
+    crate::sort::sort_by_key(&mut steps, |s| (s.ts, s.row));
     steps
 }
 

@@ -98,7 +98,7 @@ impl Acc {
 /// one for an even total; the only one for one part, so one part's median is kept exactly).
 fn weighted_median(medians: &[(f64, u64)]) -> f64 {
     let mut v = medians.to_vec();
-    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    crate::sort::sort_by(&mut v, |a, b| a.0.total_cmp(&b.0));
     let total: u64 = v.iter().map(|m| m.1).sum();
     let half = total.div_ceil(2);
     let mut seen = 0;

@@ -190,7 +190,7 @@ fn type_table(masks: &[i64; 8], compat: bool) -> Vec<TypeTime> {
             }
         })
         .collect();
-    out.sort_by(|a, b| {
+    crate::sort::sort_by(&mut out, |a, b| {
         b.time_us
             .total_cmp(&a.time_us)
             // Ties in the order of HTA's text.
@@ -266,7 +266,7 @@ pub(crate) fn rank_and_cut<E>(
         for (k, _) in list.iter_mut() {
             k.pct_of_type = share(k.sum_us, type_sum);
         }
-        list.sort_by(|a, b| {
+        crate::sort::sort_by(&mut list, |a, b| {
             b.0.sum_us
                 .total_cmp(&a.0.sum_us)
                 .then_with(|| a.0.name.cmp(&b.0.name))

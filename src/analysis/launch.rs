@@ -83,7 +83,7 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
     let mut named: Vec<(LaunchOutlier, i64)> = Vec::new();
     let mut seen_kernels = std::collections::BTreeSet::new();
     let mut devs: Vec<&super::gpu::DevRow> = prep.dev.iter().collect();
-    devs.sort_by_key(|d| (d.ts, d.row));
+    crate::sort::sort_by_key(&mut devs, |d| (d.ts, d.row));
     for d in devs {
         let Some(l) = d.launch else { continue };
         let l = l as usize;
@@ -120,8 +120,10 @@ pub fn launch_prepared(rank: i64, prep: &RankPrep) -> LaunchStats {
             delay_us: us((d.ts - cend).max(0)),
         });
     }
-    rows.sort_by_key(|r| (r.correlation, r.stream));
-    named.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.correlation.cmp(&b.0.correlation)));
+    crate::sort::sort_by_key(&mut rows, |r| (r.correlation, r.stream));
+    crate::sort::sort_by(&mut named, |a, b| {
+        b.1.cmp(&a.1).then(a.0.correlation.cmp(&b.0.correlation))
+    });
     let col = |f: fn(&Launch) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
     let p90 = |f: fn(&Launch) -> f64| {
         let mut v = col(f);

@@ -60,7 +60,7 @@ fn hta_bandwidth_series(ops: &[(i64, i64, f64)]) -> Vec<f64> {
         ev.push((ts, 0, i, bw));
         ev.push((end, 1, i, -bw));
     }
-    ev.sort_by_key(|e| (e.0, e.1, e.2));
+    crate::sort::sort_by_key(&mut ev, |e| (e.0, e.1, e.2));
     let mut sum = 0.0;
     let mut out = Vec::new();
     for (_, _, _, d) in ev {

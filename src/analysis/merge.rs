@@ -203,7 +203,7 @@ fn by_rank<P, T: Clone>(
     rank: impl Fn(&T) -> i64,
 ) -> Vec<T> {
     let mut out: Vec<T> = parts.iter().flat_map(|p| rows(p).iter().cloned()).collect();
-    out.sort_by_key(|r| rank(r));
+    crate::sort::sort_by_key(&mut out, |r| rank(r));
     out
 }
 
@@ -384,7 +384,7 @@ fn set_and_rank_notes(parts: &[AllAnalyses], ranks: &[i64]) -> Vec<String> {
             .map_or(0, |i| i + 1);
         set_notes.insert(at, missing);
     }
-    rank_notes.sort_by_key(|r| r.0);
+    crate::sort::sort_by_key(&mut rank_notes, |r| r.0);
     set_notes.extend(rank_notes.into_iter().map(|r| r.1));
     set_notes
 }

@@ -116,7 +116,9 @@ impl OneOffs {
             })
             .copied()
             .collect();
-        out.sort_by(|a, b| b.dur_ns().cmp(&a.dur_ns()).then(a.ts.cmp(&b.ts)));
+        crate::sort::sort_by(&mut out, |a, b| {
+            b.dur_ns().cmp(&a.dur_ns()).then(a.ts.cmp(&b.ts))
+        });
         out
     }
 }
@@ -195,7 +197,7 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
     for list in kernels.values() {
         items.extend(cold_gap(t, list, &cold));
     }
-    items.sort_by_key(|o| (o.ts, std::cmp::Reverse(o.end), o.row));
+    crate::sort::sort_by_key(&mut items, |o| (o.ts, std::cmp::Reverse(o.end), o.row));
     OneOffs { items }
 }
 

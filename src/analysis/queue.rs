@@ -92,7 +92,7 @@ pub fn queue_prepared(rank: i64, prep: &RankPrep) -> Vec<StreamQueue> {
 fn queue_samples(mut e: Vec<(i64, u32, i32)>) -> (Vec<f64>, i64) {
     // Same instant: launches first (HTA's concatenation order; its sort is not stable, so ties
     // can still differ).
-    e.sort_by_key(|x| (x.0, -x.2, x.1));
+    crate::sort::sort_by_key(&mut e, |x| (x.0, -x.2, x.1));
     let mut q = 0i64;
     let mut vals = Vec::with_capacity(e.len());
     let mut blocked = 0i64;

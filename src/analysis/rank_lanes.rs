@@ -181,7 +181,7 @@ pub fn merge_rank_lanes(parts: Vec<RankLanesView>) -> RankLanesView {
         .first()
         .map_or((0, 0, 0), |p| (p.start_ns, p.end_ns, p.width_px));
     let mut lanes: Vec<RankLane> = parts.into_iter().flat_map(|p| p.lanes).collect();
-    lanes.sort_by_key(|l| l.rank);
+    crate::sort::sort_by_key(&mut lanes, |l| l.rank);
     RankLanesView {
         start_ns,
         end_ns,

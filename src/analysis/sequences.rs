@@ -232,7 +232,7 @@ pub fn frequent_kernel_sequences_in(
             cpu_op_duration_us: cpu_ns as f64 * scale,
         })
         .collect();
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(&mut rows, |a, b| {
         b.count
             .cmp(&a.count)
             .then_with(|| a.pattern.cmp(&b.pattern))

@@ -67,7 +67,7 @@ pub struct CollectiveKernels {
 /// Candidates `(priority, start, dur)` → the list [`CollectiveKernels::kernels`] keeps: by priority,
 /// highest first, only those longer than every higher-priority one.
 fn frontier(mut c: Vec<((i64, usize), i64, i64)>) -> Vec<(i64, i64)> {
-    c.sort_by(|a, b| b.0.cmp(&a.0));
+    crate::sort::sort_by(&mut c, |a, b| b.0.cmp(&a.0));
     let mut out: Vec<(i64, i64)> = Vec::new();
     for (_, start, dur) in c {
         if out.last().is_none_or(|l| dur > l.1) {
@@ -160,7 +160,7 @@ fn flag_late_ranks(
     let mut tied_steps = 0;
     for (step, ranks) in steps {
         let mut starts: Vec<f64> = ranks.values().map(|v| v.0).collect();
-        starts.sort_by(|a, b| b.total_cmp(a));
+        crate::sort::sort_by(&mut starts, |a, b| b.total_cmp(a));
         let k = NUM_CANDIDATES.min(starts.len());
         if k == 0 {
             continue;
@@ -460,7 +460,7 @@ fn most_flagged_first(flags: BTreeMap<i64, u64>) -> Vec<RankFlags> {
             flagged_steps,
         })
         .collect();
-    fl.sort_by(|a, b| {
+    crate::sort::sort_by(&mut fl, |a, b| {
         b.flagged_steps
             .cmp(&a.flagged_steps)
             .then(a.rank.cmp(&b.rank))

@@ -82,7 +82,7 @@ pub fn summarize(table: &TraceTable) -> Summary {
             events: no_cat,
         });
     }
-    categories.sort_by(|a, b| {
+    crate::sort::sort_by(&mut categories, |a, b| {
         b.events
             .cmp(&a.events)
             .then_with(|| a.category.cmp(&b.category))
@@ -124,7 +124,7 @@ pub fn summarize(table: &TraceTable) -> Summary {
         .into_iter()
         .map(|(id, (c, t))| (id, c, t))
         .collect();
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(&mut rows, |a, b| {
         b.2.cmp(&a.2)
             .then_with(|| table.name_of_id(a.0).cmp(table.name_of_id(b.0)))
     });

@@ -310,7 +310,7 @@ fn sort_by_start(events: &mut [(i64, i64, u32)]) {
     };
     if !events.is_sorted_by(|a, b| order(a, b).is_le()) {
         // Stable merge sort: it finds the sorted runs a trace written in batches has.
-        events.sort_by(order);
+        crate::sort::sort_by(events, order);
     }
 }
 
@@ -362,7 +362,7 @@ impl TimelineIndex {
             .into_iter()
             .map(|(id, events)| (id.key(t, events[0].2 as usize), events))
             .collect();
-        keyed.sort_by(|a, b| track_order(&a.0, &b.0));
+        crate::sort::sort_by(&mut keyed, |a, b| track_order(&a.0, &b.0));
         let mut classes = Classes::new(t);
         let mut tracks = Vec::new();
         let mut lanes = Vec::new();

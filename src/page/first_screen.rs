@@ -2,10 +2,10 @@
 //! details line of bookkeeping) and the verdict card (main finding, bottleneck, the top findings with
 //! their impact). Plain view models; `ui::shell` draws them.
 
+use crate::protocol::LoadedSet;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::findings::Finding;
 use crate::report::format;
-use crate::worker::protocol::LoadedSet;
 
 /// Findings the verdict card lists (the report has them all).
 pub const VERDICT_FINDINGS: usize = 3;
@@ -157,8 +157,8 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::RankSummary;
     use crate::report::findings::{FindingId, Impact};
-    use crate::worker::protocol::RankSummary;
 
     fn finding(id: FindingId, pct: Option<f64>, ms: Option<f64>) -> Finding {
         Finding {

@@ -14,11 +14,12 @@ use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::page::saved::{CacheProblem, SavedEntry, SavedList};
 use crate::page::tabs::Tab;
+use crate::protocol::{FindingLink, LoadedSet, Located, Progress, ToWorker};
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery, SortBy};
-use crate::worker::protocol::{FindingLink, LoadedSet, Located, ToWorker};
+pub use messages::WorkerRole;
 
 /// What the page shows about one loaded set of files.
 #[derive(Clone, Debug, Default)]
@@ -115,6 +116,28 @@ pub enum Effect {
     Save,
     /// Remove everything saved under this key (results, tables, index entry).
     ForgetEntry(String),
+    /// The worker in this role listens: send it what waited for it.
+    WorkerReady(WorkerRole),
+    /// The load's progress bar shows this.
+    ShowProgress(Progress),
+    /// The progress bar of a load that ended stops moving (`complete`: every byte was read).
+    EndProgress { complete: bool },
+    /// The progress bar goes.
+    HideProgress,
+    /// A note for the browser's console.
+    Warn(String),
+    /// Offer this text to the user as a file.
+    Download {
+        text: String,
+        mime: String,
+        file_name: String,
+    },
+    /// Offer the binary file that came with the message (its buffer) to the user.
+    DownloadBuffer { file_name: String, mime: String },
+    /// Store the tables that came with the message (one buffer per rank) with the kept results.
+    StoreTables { format: u32, bytes: Vec<u64> },
+    /// Bring the timeline into view.
+    ScrollToTimeline,
 }
 
 /// The exploration view's first query: every event, longest first.
@@ -930,6 +953,9 @@ pub fn decode_saved(json: &str) -> Result<SavedResults, SavedError> {
 
 #[path = "page_state_views.rs"]
 mod views;
+
+#[path = "page_state_messages.rs"]
+mod messages;
 
 #[cfg(test)]
 #[path = "page_state_tests.rs"]

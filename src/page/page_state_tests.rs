@@ -1,9 +1,9 @@
 //! Tests of the page state machine: what is on screen is what the worker can answer about.
 
 use super::*;
-use crate::worker::protocol::{FromWorker, RankSummary};
+use crate::protocol::{FromWorker, RankSummary};
 
-fn set(file: &str) -> LoadedSet {
+pub(super) fn set(file: &str) -> LoadedSet {
     LoadedSet {
         ranks: vec![RankSummary {
             rank: 0,
@@ -28,7 +28,7 @@ fn file_shown(s: &PageState) -> Option<String> {
     s.shown().map(|s| s.loaded.ranks[0].file.clone())
 }
 
-fn has(effects: &[Effect], f: impl Fn(&Effect) -> bool) -> bool {
+pub(super) fn has(effects: &[Effect], f: impl Fn(&Effect) -> bool) -> bool {
     effects.iter().any(f)
 }
 
@@ -38,14 +38,14 @@ fn posts_query(effects: &[Effect]) -> bool {
     })
 }
 
-fn loaded_state(file: &str) -> PageState {
+pub(super) fn loaded_state(file: &str) -> PageState {
     let mut s = PageState::default();
     s.start_load(Some(format!("{file}:10:0")));
     s.loaded(set(file));
     s
 }
 
-fn reports() -> Reports {
+pub(super) fn reports() -> Reports {
     let plain = DiagnosisReport {
         main_finding: "gemm_kernel dominates".into(),
         ..Default::default()
@@ -318,7 +318,7 @@ fn download_table_asks_the_worker_holding_the_trace_for_every_column() {
     .unwrap();
     assert_eq!(
         text,
-        r#"{"type":"ExportTable","format":"arrow","columns":[],"redact":false}"#
+        r#"{"ExportTable":{"format":"arrow","columns":[],"redact":false}}"#
     );
 }
 
@@ -375,7 +375,7 @@ fn posts_compare(effects: &[Effect]) -> Option<Vec<String>> {
     })
 }
 
-fn a_comparison() -> Comparison {
+pub(super) fn a_comparison() -> Comparison {
     let none = crate::table::TraceSet::default();
     crate::report::compare::compare(&none, &none)
 }

@@ -6,8 +6,8 @@ use super::{Effect, PageState};
 use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
+use crate::protocol::{FindingLink, Located, ToWorker};
 use crate::report::timeline_view::TimelineAnswer;
-use crate::worker::protocol::{FindingLink, Located, ToWorker};
 
 impl PageState {
     /// The timeline asks what is visible of the picked rank. Refused (nothing posted) when no

@@ -24,7 +24,7 @@ pub fn key_of(files: &[SavedFile]) -> String {
         .iter()
         .map(|f| format!("{}:{}:{}", f.name, f.size, f.last_modified))
         .collect();
-    parts.sort();
+    crate::sort::sort(&mut parts);
     parts.join("|")
 }
 

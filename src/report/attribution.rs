@@ -424,7 +424,7 @@ pub fn merge(ranks: &[RankAttribution]) -> Vec<IdleShare> {
                 }
             }
             let mut ops: Vec<(&str, i64)> = ops.into_iter().collect();
-            ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+            crate::sort::sort_by(&mut ops, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
             Some(IdleShare {
                 cause,
                 time_us: ns as f64 / 1000.0,

@@ -298,7 +298,7 @@ pub fn compare_within(set: &mut TraceSet, baseline: &[String]) -> Result<Compari
         .zip(bs.ranks)
         .chain(ci.into_iter().zip(cs.ranks))
         .collect();
-    back.sort_by_key(|(i, _)| *i);
+    crate::sort::sort_by_key(&mut back, |(i, _)| *i);
     set.ranks = back.into_iter().map(|(_, r)| r).collect();
     result
 }
@@ -431,7 +431,7 @@ fn named_deltas(
             (name.clone(), d)
         })
         .collect();
-    out.sort_by(|a, b| {
+    crate::sort::sort_by(&mut out, |a, b| {
         b.1.time
             .change
             .abs()
@@ -614,7 +614,7 @@ fn finding_changes(b: &Run, c: &Run, basis: Basis) -> Vec<FindingChange> {
         .chain(&c.report.findings)
         .map(|f| f.id)
         .collect();
-    ids.sort();
+    crate::sort::sort(&mut ids);
     ids.dedup();
     let mut out: Vec<FindingChange> = ids
         .into_iter()
@@ -645,7 +645,9 @@ fn finding_changes(b: &Run, c: &Run, basis: Basis) -> Vec<FindingChange> {
             }
         })
         .collect();
-    out.sort_by(|x, y| y.impact.change.abs().total_cmp(&x.impact.change.abs()));
+    crate::sort::sort_by(&mut out, |x, y| {
+        y.impact.change.abs().total_cmp(&x.impact.change.abs())
+    });
     out
 }
 
@@ -779,7 +781,7 @@ fn headline(c: &Comparison) -> String {
 /// The `n` deltas with the largest absolute change (non-zero), largest first.
 fn largest(deltas: &[Delta], n: usize) -> Vec<&Delta> {
     let mut v: Vec<&Delta> = deltas.iter().filter(|d| d.change.abs() > 1e-9).collect();
-    v.sort_by(|a, b| b.change.abs().total_cmp(&a.change.abs()));
+    crate::sort::sort_by(&mut v, |a, b| b.change.abs().total_cmp(&a.change.abs()));
     v.truncate(n);
     v
 }

@@ -315,7 +315,7 @@ pub fn detect(set: &TraceSet, hosts: &[HostTimeline]) -> TraceContext {
 /// rank, then load order).
 pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
     let mut parts: Vec<&RankContextPart> = parts.iter().collect();
-    parts.sort_by_key(|p| (p.identity.rank, p.identity.load_order));
+    crate::sort::sort_by_key(&mut parts, |p| (p.identity.rank, p.identity.load_order));
     let mut c = TraceContext::default();
     for h in &parts {
         c.device_ops += h.device_ops;

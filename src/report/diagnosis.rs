@@ -239,7 +239,7 @@ fn mentioned_names(inputs: &DiagnosisInputs) -> Vec<(EvidenceKind, String)> {
         }
     }
     names.retain(|(k, _)| *k != EvidenceKind::Memory);
-    names.sort();
+    crate::sort::sort(&mut names);
     names.dedup();
     names
 }
@@ -431,7 +431,9 @@ impl DiagnosisReport {
                 pairs.push((short, to));
             }
         }
-        pairs.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0)));
+        crate::sort::sort_by(&mut pairs, |a, b| {
+            b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0))
+        });
         pairs.dedup_by(|a, b| a.0 == b.0);
         let r = |s: &str| replace_all(s, &pairs);
         let mut out = self.clone();

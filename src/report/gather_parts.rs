@@ -86,7 +86,7 @@ pub fn rank_gather_part(
 /// The figures of a set from its context and its ranks' parts, in any order (they are put in set
 /// order: by rank, then load order).
 pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gathered {
-    parts.sort_by_key(|p| (p.rank, p.load_order));
+    crate::sort::sort_by_key(&mut parts, |p| (p.rank, p.load_order));
     let mut ctx = context;
     let mut inputs = DiagnosisInputs {
         device_name: parts.iter().find_map(|p| p.device_name.clone()),
@@ -276,33 +276,41 @@ impl NameFigures {
     /// The inputs' kernel, copy, sync and DataLoader lists (largest first) and kernel totals.
     pub fn finish(self, inputs: &mut DiagnosisInputs) {
         let mut kernels: Vec<KernelFigure> = self.kernels.into_values().collect();
-        kernels.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        crate::sort::sort_by(&mut kernels, |a, b| {
+            b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+        });
         inputs.kernel_count = kernels.iter().map(|k| k.calls).sum();
         inputs.kernel_time_ns = kernels.iter().map(|k| k.total_ns).sum();
         inputs.small_kernel_count = kernels.iter().map(|k| k.small_calls).sum();
         inputs.kernels = kernels;
         let mut copies: Vec<CopyFigure> = self.copies.into_values().collect();
-        copies.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        crate::sort::sort_by(&mut copies, |a, b| {
+            b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+        });
         inputs.copies = copies;
         let mut syncs: Vec<SyncFigure> = self
             .syncs
             .into_values()
             .map(|(mut f, callers)| {
                 let mut c: Vec<(String, u64)> = callers.into_iter().collect();
-                c.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                crate::sort::sort_by(&mut c, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
                 f.callers = c;
                 f
             })
             .collect();
-        syncs.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+        crate::sort::sort_by(&mut syncs, |a, b| {
+            b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+        });
         inputs.syncs = syncs;
         let mut loaders = self.loaders;
-        loaders.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
+        crate::sort::sort_by(&mut loaders, |a, b| {
+            b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name))
+        });
         inputs.data_loader_ops = loaders;
         inputs.median_kernel_ns = median(&self.durations);
         inputs.launch_call_median_ns = median(&self.launch_durations);
         inputs.launch_call_p90_ns = quantile(&self.launch_durations, 0.9);
-        inputs.one_offs.sort_by(|a, b| {
+        crate::sort::sort_by(&mut inputs.one_offs, |a, b| {
             b.dur_ns
                 .cmp(&a.dur_ns)
                 .then(a.rank.cmp(&b.rank))

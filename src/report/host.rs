@@ -210,7 +210,7 @@ impl HostTimeline {
             .collect();
         h.warmup.compile_ns = super::intervals::length(&normalise(raw.compile.clone()));
         let span = h.span.unwrap_or((0, 0));
-        h.steps.sort_by_key(|s| (s.1, s.0));
+        crate::sort::sort_by_key(&mut h.steps, |s| (s.1, s.0));
         h.alloc_recurs = allocation_recurs(&raw.alloc, span, &h.steps);
         h.waits = normalise(raw.syncs.clone());
         if h.alloc_recurs {
@@ -221,8 +221,8 @@ impl HostTimeline {
         } else {
             raw.warmup.extend(raw.alloc.iter().copied());
         }
-        h.sync_rows.sort();
-        h.steps.sort_by_key(|s| (s.1, s.0));
+        crate::sort::sort(&mut h.sync_rows);
+        crate::sort::sort_by_key(&mut h.steps, |s| (s.1, s.0));
         h.steps.dedup();
         h.captures = normalise(raw.captures);
         h.warmup_marks = normalise(raw.warmup);

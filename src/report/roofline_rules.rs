@@ -201,7 +201,9 @@ pub fn rank_roofline_figures(rank: i64, prep: &RankPrep) -> RooflineFigures {
         .filter(|k| k.calls_with_figures > 0)
         .filter_map(|k| lead_of(rank, prep, &r, k))
         .collect();
-    leads.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then_with(|| a.name.cmp(&b.name)));
+    crate::sort::sort_by(&mut leads, |a, b| {
+        b.time_ns.cmp(&a.time_ns).then_with(|| a.name.cmp(&b.name))
+    });
     leads.truncate(MAX_LEADS);
     RooflineFigures {
         device: r.roof.device.clone(),
@@ -344,7 +346,7 @@ pub fn far_under_roof(i: &DiagnosisInputs) -> Option<Finding> {
         .iter()
         .filter(|l| l.pct_of_roof < FAR_UNDER_ROOF_PCT && share(l) >= ROOF_SHARE_PCT && !claimed(l))
         .collect();
-    far.sort_by_key(|l| std::cmp::Reverse(recoverable(l)));
+    crate::sort::sort_by_key(&mut far, |l| std::cmp::Reverse(recoverable(l)));
     let top = *far.first()?;
     let short = short_name(&top.name);
     let what = if top.bound == Some(Bound::HostLink) {

@@ -88,7 +88,7 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
             f.filter = EvidenceFilter::of(&f.evidence);
         }
     }
-    out.sort_by_key(|f| f.rank_key());
+    crate::sort::sort_by_key(&mut out, |f| f.rank_key());
     out
 }
 
@@ -237,7 +237,9 @@ impl Draft {
 
 fn top_evidence(refs: impl Iterator<Item = EvidenceRef>, n: usize) -> Vec<EvidenceRef> {
     let mut v: Vec<EvidenceRef> = refs.collect();
-    v.sort_by(|a, b| b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name)));
+    crate::sort::sort_by(&mut v, |a, b| {
+        b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name))
+    });
     v.truncate(n);
     v
 }
@@ -580,7 +582,9 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
     }
     let blocked_idle: i64 = i.syncs.iter().map(|s| s.gpu_idle_ns).sum();
     let mut syncs: Vec<_> = i.syncs.iter().filter(|s| s.gpu_idle_ns > 0).collect();
-    syncs.sort_by(|a, b| b.gpu_idle_ns.cmp(&a.gpu_idle_ns).then(a.name.cmp(&b.name)));
+    crate::sort::sort_by(&mut syncs, |a, b| {
+        b.gpu_idle_ns.cmp(&a.gpu_idle_ns).then(a.name.cmp(&b.name))
+    });
     let top = syncs.first()?;
     let from = top
         .callers

@@ -354,9 +354,9 @@ fn sorted_groups(
             v.reverse();
         }
     } else if q.descending {
-        v.sort_by(|a, b| value(&b.1).total_cmp(&value(&a.1)));
+        crate::sort::sort_by(&mut v, |a, b| value(&b.1).total_cmp(&value(&a.1)));
     } else {
-        v.sort_by(|a, b| value(&a.1).total_cmp(&value(&b.1)));
+        crate::sort::sort_by(&mut v, |a, b| value(&a.1).total_cmp(&value(&b.1)));
     }
     v.into_iter()
         .map(|(key, s)| EventGroup {

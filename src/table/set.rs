@@ -193,7 +193,7 @@ impl TraceSet {
             });
         }
         // Files of the same rank stay in load order.
-        set.ranks.sort_by_key(|r| (r.rank, r.load_order));
+        crate::sort::sort_by_key(&mut set.ranks, |r| (r.rank, r.load_order));
         set.notes = rank_notes(&ids);
         set
     }

@@ -321,7 +321,7 @@ fn SortableTable(
     let sorted = move || {
         let (col, desc) = sort.get();
         let mut r = rows.get_value();
-        r.sort_by(|a, b| {
+        crate::sort::sort_by(&mut r, |a, b| {
             let o = if col == 0 {
                 a.name.cmp(&b.name)
             } else {

@@ -5,9 +5,9 @@ use serde::Serialize;
 
 use super::summary::Notes;
 use super::AppState;
+use crate::protocol::{LoadedSet, RankSummary};
 use crate::report::format;
 use crate::trace::diagnostics::Diagnostic;
-use crate::worker::protocol::{LoadedSet, RankSummary};
 
 /// The trace health panel of the loaded set.
 #[component]

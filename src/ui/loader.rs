@@ -84,7 +84,7 @@ async fn files_of_entries(mut stack: Vec<FileSystemEntry>) -> Vec<File> {
             }
         }
     }
-    files.sort_by_key(|f| f.name());
+    crate::sort::sort_by_key(&mut files, |f| f.name());
     files
 }
 

@@ -32,10 +32,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
-use crate::page::page_state::{decode_saved, Effect, PageState};
+use crate::page::page_state::{decode_saved, Effect, PageState, WorkerRole};
 use crate::page::saved::{CacheProblem, SavedEntry, SavedFile};
+use crate::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 use crate::table::query::EventQuery;
-use crate::worker::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 
 /// The page's state: the state machine, plus the load's progress and the drop zone's highlight
 /// (both change often and concern nothing else).
@@ -116,6 +116,35 @@ fn run_effect(state: AppState, effect: Effect) {
         Effect::ForgetEntry(key) => leptos::task::spawn_local(async move {
             let _ = cache::forget(&key).await;
         }),
+        Effect::WorkerReady(role) => {
+            if let Some(slot) = slot_of(role) {
+                if !on_ready(slot) {
+                    state.page.update(|p| {
+                        p.errors
+                            .push("The page could not talk to its worker; reload the page.".into())
+                    });
+                }
+            }
+        }
+        Effect::ShowProgress(p) => state.progress.set(Some(p)),
+        Effect::EndProgress { complete } => state.progress.update(|p| {
+            if let Some(p) = p {
+                p.phase = Phase::Done;
+                if complete {
+                    p.bytes_done = p.bytes_total;
+                }
+            }
+        }),
+        Effect::HideProgress => state.progress.set(None),
+        Effect::Warn(text) => web_sys::console::warn_1(&text.into()),
+        Effect::Download {
+            text,
+            mime,
+            file_name,
+        } => view::download(&text, &mime, &file_name),
+        // Only a worker's message brings buffers ([`run_message_effect`]).
+        Effect::DownloadBuffer { .. } | Effect::StoreTables { .. } => {}
+        Effect::ScrollToTimeline => scroll_to(state.timeline_panel),
     }
 }
 
@@ -156,33 +185,25 @@ thread_local! {
 }
 
 /// Which of the page's workers has this id.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Current,
-    Loader,
-    Spare,
-    Gone,
-}
-
-fn role_of(id: u32) -> Role {
+fn role_of(id: u32) -> WorkerRole {
     let is = |slot: &'static Slot| slot.with(|w| w.borrow().as_ref().map(|h| h.id)) == Some(id);
     if is(&WORKER) {
-        Role::Current
+        WorkerRole::Current
     } else if is(&LOADER) {
-        Role::Loader
+        WorkerRole::Loader
     } else if is(&SPARE) {
-        Role::Spare
+        WorkerRole::Spare
     } else {
-        Role::Gone
+        WorkerRole::Gone
     }
 }
 
-fn slot_of(role: Role) -> Option<&'static Slot> {
+fn slot_of(role: WorkerRole) -> Option<&'static Slot> {
     match role {
-        Role::Current => Some(&WORKER),
-        Role::Loader => Some(&LOADER),
-        Role::Spare => Some(&SPARE),
-        Role::Gone => None,
+        WorkerRole::Current => Some(&WORKER),
+        WorkerRole::Loader => Some(&LOADER),
+        WorkerRole::Spare => Some(&SPARE),
+        WorkerRole::Gone => None,
     }
 }
 
@@ -199,19 +220,16 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
             return;
         };
         match serde_json::from_str::<FromWorker>(&text) {
-            Ok(FromWorker::DownloadBytes {
-                file_name, mime, ..
-            }) => {
-                if let Some(buffer) = buffers.first() {
-                    view::download_buffer(buffer, &mime, &file_name);
+            Ok(msg) => {
+                let role = role_of(id);
+                let effects = state
+                    .page
+                    .try_update(|p| p.on_message(role, msg))
+                    .unwrap_or_default();
+                for effect in effects {
+                    run_message_effect(state, effect, &buffers);
                 }
             }
-            Ok(FromWorker::Tables { format, bytes }) => {
-                if role_of(id) == Role::Current {
-                    store_tables(state, format, bytes, buffers);
-                }
-            }
-            Ok(msg) => on_worker_message(state, role_of(id), msg),
             Err(e) => state.page.update(|p| {
                 p.request_error = Some(format!("Unexpected message from the worker: {e}"))
             }),
@@ -242,14 +260,14 @@ const MEMORY_HINT: &str =
 
 /// A worker stopped with an uncaught error (a trap: most often WebAssembly's 4 GiB memory is
 /// full). Its tables are gone: say so in plain words.
-fn on_worker_crash(state: AppState, role: Role, detail: &str) {
+fn on_worker_crash(state: AppState, role: WorkerRole, detail: &str) {
     let detail = if detail.is_empty() {
         "no detail"
     } else {
         detail
     };
     match role {
-        Role::Loader => {
+        WorkerRole::Loader => {
             let (done, total) = state
                 .progress
                 .get_untracked()
@@ -263,15 +281,15 @@ fn on_worker_crash(state: AppState, role: Role, detail: &str) {
             apply(state, |p| p.load_worker_died(text));
             hide_progress_if_shown(state);
         }
-        Role::Current => {
+        WorkerRole::Current => {
             let text = format!(
                 "The page's worker failed ({detail}); the figures shown stay, but to explore the events or \
                  run the analyses again, load the files again. {MEMORY_HINT}"
             );
             apply(state, |p| p.current_worker_died(text));
         }
-        Role::Spare => stop(SPARE.with(|s| s.borrow_mut().take())),
-        Role::Gone => {}
+        WorkerRole::Spare => stop(SPARE.with(|s| s.borrow_mut().take())),
+        WorkerRole::Gone => {}
     }
 }
 
@@ -358,103 +376,19 @@ fn on_ready(slot: &'static Slot) -> bool {
     })
 }
 
-fn on_worker_message(state: AppState, role: Role, msg: FromWorker) {
-    if let FromWorker::Ready = msg {
-        if let Some(slot) = slot_of(role) {
-            if !on_ready(slot) {
-                state.page.update(|p| {
-                    p.errors
-                        .push("The page could not talk to its worker; reload the page.".into())
-                });
+/// An effect of a worker's message: those about the buffers that came with it here, the others
+/// as any transition's.
+fn run_message_effect(state: AppState, effect: Effect, buffers: &[JsValue]) {
+    match effect {
+        Effect::DownloadBuffer { file_name, mime } => {
+            if let Some(buffer) = buffers.first() {
+                view::download_buffer(buffer, &mime, &file_name);
             }
         }
-        return;
-    }
-    match role {
-        Role::Loader => on_loader_message(state, msg),
-        Role::Current => on_current_message(state, msg),
-        Role::Spare | Role::Gone => {}
-    }
-}
-
-/// Messages of the load's worker.
-fn on_loader_message(state: AppState, msg: FromWorker) {
-    match msg {
-        FromWorker::Progress(p) => state.progress.set(Some(p)),
-        FromWorker::Failed { file, message } => {
-            let text = if message.contains(&file) {
-                message
-            } else {
-                format!("{file}: {message}")
-            };
-            state.page.update(|p| p.file_failed(text));
+        Effect::StoreTables { format, bytes } => {
+            store_tables(state, format, bytes, buffers.to_vec())
         }
-        FromWorker::NothingLoaded => {
-            end_progress(state);
-            apply(state, PageState::nothing_loaded);
-            hide_progress_if_shown(state);
-        }
-        FromWorker::RestoreFailed { message } => {
-            web_sys::console::warn_1(&format!("saved trace unreadable: {message}").into());
-            state.progress.set(None);
-            if let Some(key) = state.page.with_untracked(|p| p.opening_saved.clone()) {
-                apply(state, |p| p.saved_broken(&key, CacheProblem::Corrupt));
-            }
-        }
-        FromWorker::Loaded(set) => {
-            state.progress.update(|p| {
-                if let Some(p) = p {
-                    p.phase = Phase::Done;
-                    p.bytes_done = p.bytes_total;
-                }
-            });
-            apply(state, |p| p.loaded(set));
-        }
-        _ => {}
-    }
-}
-
-/// Answers of the worker holding the trace on screen.
-fn on_current_message(state: AppState, msg: FromWorker) {
-    match msg {
-        FromWorker::Report { report, redacted } => apply(state, |p| {
-            p.report(crate::page::page_state::Reports {
-                plain: report,
-                redacted,
-            })
-        }),
-        FromWorker::Analysis { analysis, timings } => {
-            apply(state, |p| p.analysis(analysis, timings))
-        }
-        FromWorker::Events(page) => state.page.update(|p| p.events(page)),
-        FromWorker::Exported { csv } => {
-            view::download(&csv, "text/csv", "profile-model-events.csv")
-        }
-        FromWorker::Error { message } => state.page.update(|p| p.request_failed(message)),
-        FromWorker::TablesFailed { message } => {
-            web_sys::console::warn_1(&format!("tables not stored: {message}").into());
-            if let Some(key) = state.page.with_untracked(PageState::tables_wanted) {
-                apply(state, |p| p.store_failed(&key, CacheProblem::NotPrepared));
-            }
-        }
-        FromWorker::Compared { comparison } => state.page.update(|p| p.compared(*comparison)),
-        FromWorker::Timeline(answer) => state.page.update(|p| p.timeline_answer(*answer)),
-        FromWorker::RankLanes(view) => state.page.update(|p| p.rank_lanes_answer(*view)),
-        FromWorker::EventDetails(details) => state.page.update(|p| p.event_details(*details)),
-        FromWorker::Views { views } => apply(state, |p| {
-            p.views(views);
-            Vec::new()
-        }),
-        FromWorker::Located(at) => {
-            apply(state, |p| p.located(at));
-            scroll_to(state.timeline_panel);
-        }
-        FromWorker::Download {
-            file_name,
-            mime,
-            text,
-        } => view::download(&text, &mime, &file_name),
-        _ => {}
+        other => run_effect(state, other),
     }
 }
 
@@ -598,7 +532,7 @@ fn load_request() -> ToWorker {
                 .find_map(|kv| kv.strip_prefix("ranks-per-worker=")?.parse().ok())
         });
     ToWorker::Load {
-        plan: crate::worker::shard_plan::LoadPlan {
+        plan: crate::protocol::LoadPlan {
             ranks_per_worker,
             shard_of: None,
         },

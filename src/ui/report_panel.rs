@@ -7,7 +7,7 @@ use super::report_view::ReportView;
 use super::AppState;
 use crate::page::page_state::PageState;
 use crate::page::report_view::ReportModel;
-use crate::worker::protocol::FindingLink;
+use crate::protocol::FindingLink;
 
 fn download_markdown(text: &str) {
     super::view::download(text, "text/markdown", "profile-model-diagnosis.md");

@@ -11,8 +11,8 @@ use super::AppState;
 use crate::page::first_screen::{TraceHeader, Verdict, VerdictFinding};
 use crate::page::page_state::PageState;
 use crate::page::tabs::Tab;
+use crate::protocol::FindingLink;
 use crate::report::format;
-use crate::worker::protocol::FindingLink;
 
 /// The URL's hash, `#…` (empty when it has none).
 fn current_hash() -> String {

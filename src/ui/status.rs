@@ -5,8 +5,8 @@ use leptos::prelude::*;
 
 use super::AppState;
 use crate::page::page_state::{needs_file_text, Detached, KeepOffer, Page, PageState};
+use crate::protocol::{FileProgress, Phase, Progress};
 use crate::report::format;
-use crate::worker::protocol::{FileProgress, Phase, Progress};
 
 /// The progress of the load, shown from when a load starts.
 #[component]

@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use super::AppState;
 use crate::analysis::summary::{CategoryCount, KernelRow};
 use crate::page::page_state::{Page, PageState};
+use crate::protocol::{LoadedSet, RankSummary};
 use crate::report::format;
-use crate::worker::protocol::{LoadedSet, RankSummary};
 
 /// One entry of the rank picker.
 #[derive(Clone, Debug, PartialEq)]

@@ -16,7 +16,7 @@ use super::AppState;
 use crate::page::analyses_view::{analyses_model, AnalysisId};
 use crate::page::page_state::{needs_file_text, Page, PageState};
 use crate::page::tabs::Tab;
-use crate::worker::protocol::RankSummary;
+use crate::protocol::RankSummary;
 
 const TAGLINE: &str =
     "Drop a PyTorch profiler trace to see why your job is slow — it never leaves your machine";
@@ -118,7 +118,7 @@ pub fn download(text: &str, mime: &str, file_name: &str) {
 
 /// Saves the bytes of an `ArrayBuffer` (a worker's [`FromWorker::DownloadBytes`]) as a file.
 ///
-/// [`FromWorker::DownloadBytes`]: crate::worker::protocol::FromWorker::DownloadBytes
+/// [`FromWorker::DownloadBytes`]: crate::protocol::FromWorker::DownloadBytes
 pub fn download_buffer(buffer: &JsValue, mime: &str, file_name: &str) {
     let parts = js_sys::Array::of1(buffer);
     let bag = web_sys::BlobPropertyBag::new();

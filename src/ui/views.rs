@@ -219,7 +219,7 @@ fn StepBarsChart(bars: StepBars) -> impl IntoView {
         .iter()
         .flat_map(|b| b.segments.iter().map(|s| s.category))
         .collect();
-    legend.sort();
+    crate::sort::sort(&mut legend);
     legend.dedup();
     let rows = bars
         .bars

@@ -11,11 +11,11 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, FileReaderSync, MessageEvent, Worker, WorkerOptions};
 
-use super::protocol::{
-    FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, ShardOf, ToWorker,
-};
 use super::{post, ANALYSES, BUSY, LOADED, TIMELINES};
 use crate::analysis::summary::summarize;
+use crate::protocol::{
+    FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, ShardOf, ToWorker,
+};
 use crate::table::{SkippedFile, TraceLoader, TraceSet, TraceTable};
 use crate::trace::{LoadError, LoadErrorKind};
 

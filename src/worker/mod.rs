@@ -6,7 +6,7 @@
 
 #[cfg(target_arch = "wasm32")]
 mod load;
-pub mod protocol;
+
 #[cfg(target_arch = "wasm32")]
 mod reader;
 #[cfg(target_arch = "wasm32")]
@@ -32,6 +32,8 @@ use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, Analysis
 #[cfg(target_arch = "wasm32")]
 use crate::analysis::timeline::{event_details, TimelineIndex, TimelineRequest};
 #[cfg(target_arch = "wasm32")]
+use crate::protocol::{self, shard::ShardOnly, FromWorker, ToWorker};
+#[cfg(target_arch = "wasm32")]
 use crate::report::attribution::IdleCause;
 #[cfg(target_arch = "wasm32")]
 use crate::report::diagnosis::diagnose;
@@ -41,8 +43,6 @@ use crate::report::timeline_view::{visible_idle, TimelineAnswer};
 use crate::table::query::{export_csv, query_events};
 #[cfg(target_arch = "wasm32")]
 use crate::table::TraceSet;
-#[cfg(target_arch = "wasm32")]
-use protocol::{FromWorker, ToWorker};
 
 #[cfg(target_arch = "wasm32")]
 thread_local! {
@@ -103,27 +103,34 @@ fn scope() -> DedicatedWorkerGlobalScope {
 }
 
 #[cfg(target_arch = "wasm32")]
-fn post(msg: &FromWorker) {
+fn post(msg: &impl serde::Serialize) {
     let _ = scope().post_message(&JsValue::from_str(&encode(msg)));
 }
 
-/// A message as JSON, wrapped in [`FromWorker::Part`] while a shard answers its coordinator.
+/// Posts a message already written as JSON (wrapped while a shard answers its coordinator).
 #[cfg(target_arch = "wasm32")]
-fn encode(msg: &FromWorker) -> String {
-    let wrapped;
-    let msg = match ANSWERING_PART.with(|a| a.get()) {
-        Some(id) => {
-            wrapped = FromWorker::Part {
-                id,
-                message: Box::new(msg.clone()),
-            };
-            &wrapped
-        }
-        None => msg,
-    };
-    serde_json::to_string(msg).unwrap_or_else(|e| {
-        format!("{{\"type\":\"Error\",\"message\":\"cannot encode a message: {e}\"}}")
-    })
+fn post_text(json: &str) {
+    let _ = scope().post_message(&JsValue::from_str(&wrapped(json)));
+}
+
+/// A message as JSON, wrapped ([`protocol::shard::part_text`]) while a shard answers its coordinator.
+#[cfg(target_arch = "wasm32")]
+fn encode(msg: &impl serde::Serialize) -> String {
+    let json = serde_json::to_string(msg).unwrap_or_else(|e| {
+        serde_json::to_string(&FromWorker::Error {
+            message: format!("cannot encode a message: {e}"),
+        })
+        .unwrap_or_default()
+    });
+    wrapped(&json)
+}
+
+#[cfg(target_arch = "wasm32")]
+fn wrapped(json: &str) -> String {
+    match ANSWERING_PART.with(|a| a.get()) {
+        Some(id) => protocol::shard::part_text(id, json),
+        None => json.to_string(),
+    }
 }
 
 /// A worker's message as it arrives: a JSON string, or `[json, ArrayBuffer, ...]` (a binary file,
@@ -145,7 +152,14 @@ pub fn message_parts(data: JsValue) -> Option<(String, Vec<JsValue>)> {
 /// Posts `[json(msg), buffers...]`, the buffers transferred, not copied; false when it failed.
 #[cfg(target_arch = "wasm32")]
 fn post_with_buffers(msg: &FromWorker, buffers: &[js_sys::ArrayBuffer]) -> bool {
-    let message = js_sys::Array::of1(&JsValue::from_str(&encode(msg)));
+    post_text_with_buffers(&encode(msg), buffers)
+}
+
+/// Posts `[json, buffers...]` (`json` already written, wrapped while a shard answers its
+/// coordinator), the buffers transferred; false when it failed.
+#[cfg(target_arch = "wasm32")]
+fn post_text_with_buffers(json: &str, buffers: &[js_sys::ArrayBuffer]) -> bool {
+    let message = js_sys::Array::of1(&JsValue::from_str(&wrapped(json)));
     let transfer = js_sys::Array::new();
     for b in buffers {
         message.push(b);
@@ -219,10 +233,10 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
             handle(*request, array);
             ANSWERING_PART.with(|a| a.set(None));
         }
-        ToWorker::ContextParts => with_set(|set| FromWorker::ContextParts {
+        ToWorker::ContextParts => shard_only(|set| ShardOnly::ContextParts {
             parts: crate::report::gather_parts::context_parts(set),
         }),
-        ToWorker::GatherParts { context } => with_set(|set| FromWorker::GatherParts {
+        ToWorker::GatherParts { context } => shard_only(|set| ShardOnly::GatherParts {
             parts: crate::report::gather_parts::gather_parts(
                 set,
                 &context,
@@ -525,5 +539,17 @@ fn with_set<M: Into<Option<FromWorker>>>(f: impl FnOnce(&TraceSet) -> M) {
     });
     if let Some(msg) = msg {
         post(&msg);
+    }
+}
+
+/// A shard's answer only its coordinator reads (the report's parts).
+#[cfg(target_arch = "wasm32")]
+fn shard_only(f: impl FnOnce(&TraceSet) -> ShardOnly) {
+    let made = LOADED.with(|l| l.borrow().as_ref().map(f));
+    match made {
+        Some(msg) => post(&msg),
+        None => post(&FromWorker::Error {
+            message: "no trace is loaded in the worker; load the files again".into(),
+        }),
     }
 }

@@ -11,8 +11,8 @@ use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use web_sys::{File, FileReaderSync};
 
-use super::protocol::FromReader;
 use super::scope;
+use crate::protocol::FromReader;
 use crate::trace::source::{GzipEnd, TextSource};
 
 /// The reader worker's `name` (how the program knows it runs as the reader).
@@ -23,7 +23,7 @@ const PLAIN_SLICE_BYTES: u64 = 8 << 20;
 const GZIP_SLICE_BYTES: u64 = 1 << 20;
 /// Text bytes per message for gzip files.
 const TEXT_PIECE_BYTES: usize = 8 << 20;
-/// Messages in flight before the reader waits for [`ToWorker::Credit`](super::protocol::ToWorker).
+/// Messages in flight before the reader waits for [`ToWorker::Credit`](crate::protocol::ToWorker).
 pub const SLICES_IN_FLIGHT: i64 = 4;
 
 /// The file being read.

@@ -4,8 +4,8 @@
 use wasm_bindgen::prelude::*;
 
 use super::load::{forget_set, keep_set};
-use super::protocol::FromWorker;
 use super::{post, post_with_buffers, LOADED};
+use crate::protocol::FromWorker;
 use crate::table::store::{table_from_ipc, table_to_ipc, STORE_FORMAT};
 use crate::table::TraceSet;
 

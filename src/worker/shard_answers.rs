@@ -4,19 +4,20 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::protocol::{FromWorker, ToWorker};
-use super::shards::{ask, to_whole_set, with_shards, Ask, ShardSet};
-use super::{post, post_with_buffers};
+use super::shards::{ask, to_page, with_shards, Ask, ShardSet};
+use super::{post, post_text, post_text_with_buffers, post_with_buffers};
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::merge::merge_analyses;
 use crate::analysis::rank_lanes::{merge_rank_lanes, RankLanesView};
 use crate::analysis::timeline::TimelineRequest;
+use crate::protocol::shard::{views_text, FromShard, ShardOnly};
+use crate::protocol::{FromWorker, ToWorker};
 use crate::report::diagnosis::diagnose_reduced;
 use crate::report::gather_parts::{context_of, gathered_of};
 use crate::table::query::{merge_csv, merge_pages};
 
 /// One shard's answer: the shard, its message, the buffers after it.
-type Answer = (usize, FromWorker, Vec<JsValue>);
+type Answer = (usize, FromShard, Vec<JsValue>);
 
 /// Combines every asked shard's answer to a request and posts the result to the page.
 pub fn combine(how: Ask, answers: Vec<Answer>) {
@@ -28,25 +29,25 @@ pub fn combine(how: Ask, answers: Vec<Answer>) {
         Ask::Locate => locate(answers),
         Ask::StoreTables => store_tables(answers),
         other => {
-            if let Some(error) = answers.iter().find_map(|(_, m, _)| match m {
-                FromWorker::Error { .. } => Some(m.clone()),
+            if let Some(message) = answers.iter().find_map(|(_, m, _)| match m {
+                FromShard::Error(message) => Some(message.clone()),
                 _ => None,
             }) {
-                return post(&error);
+                return post(&FromWorker::Error { message });
             }
             combine_typed(other, answers.into_iter().map(|(s, m, _)| (s, m)).collect());
         }
     }
 }
 
-fn combine_typed(how: Ask, answers: Vec<(usize, FromWorker)>) {
+fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
     match how {
         Ask::Analyze { hta_compat } => analyses(hta_compat, answers),
         Ask::ReportContext => {
             let parts: Vec<_> = answers
                 .into_iter()
                 .flat_map(|(_, m)| match m {
-                    FromWorker::ContextParts { parts } => parts,
+                    FromShard::Only(ShardOnly::ContextParts { parts }) => parts,
                     _ => Vec::new(),
                 })
                 .collect();
@@ -62,7 +63,7 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromWorker)>) {
             let parts: Vec<_> = answers
                 .into_iter()
                 .flat_map(|(_, m)| match m {
-                    FromWorker::GatherParts { parts } => parts,
+                    FromShard::Only(ShardOnly::GatherParts { parts }) => parts,
                     _ => Vec::new(),
                 })
                 .collect();
@@ -80,7 +81,7 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromWorker)>) {
             let pages = answers
                 .into_iter()
                 .filter_map(|(_, m)| match m {
-                    FromWorker::Events(p) => Some(p),
+                    FromShard::Events(p) => Some(p),
                     _ => None,
                 })
                 .collect();
@@ -90,7 +91,7 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromWorker)>) {
             let csvs = answers
                 .into_iter()
                 .filter_map(|(_, m)| match m {
-                    FromWorker::Exported { csv } => Some(csv),
+                    FromShard::Exported(csv) => Some(csv),
                     _ => None,
                 })
                 .collect();
@@ -102,12 +103,12 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromWorker)>) {
             let mut views: Vec<_> = answers
                 .into_iter()
                 .flat_map(|(_, m)| match m {
-                    FromWorker::Views { views } => views,
+                    FromShard::Views(views) => views,
                     _ => Vec::new(),
                 })
                 .collect();
-            views.sort_by_key(|v| v.rank);
-            post(&FromWorker::Views { views });
+            crate::sort::sort_by_key(&mut views, |v| v.rank);
+            post_text(&views_text(&views));
         }
         Ask::LanesSpan { width_px } => {
             let lanes = lanes_of(answers);
@@ -132,12 +133,12 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromWorker)>) {
 }
 
 /// Each shard's rank lanes, their rank indexes those of the whole set.
-fn lanes_of(answers: Vec<(usize, FromWorker)>) -> Vec<RankLanesView> {
+fn lanes_of(answers: Vec<(usize, FromShard)>) -> Vec<RankLanesView> {
     with_shards(|set| {
         answers
             .into_iter()
             .filter_map(|(s, m)| match m {
-                FromWorker::RankLanes(mut view) => {
+                FromShard::RankLanes(mut view) => {
                     for lane in &mut view.lanes {
                         lane.rank_index = set
                             .map
@@ -154,16 +155,16 @@ fn lanes_of(answers: Vec<(usize, FromWorker)>) -> Vec<RankLanesView> {
 }
 
 /// The whole set's analyses from the shards' (kept, like a single worker keeps its own).
-fn analyses(hta_compat: bool, answers: Vec<(usize, FromWorker)>) {
+fn analyses(hta_compat: bool, answers: Vec<(usize, FromShard)>) {
     let mut parts = Vec::new();
     let mut timings: Vec<AnalysisTiming> = Vec::new();
     for (_, m) in answers {
-        if let FromWorker::Analysis {
+        if let FromShard::Analysis {
             analysis,
             timings: t,
         } = m
         {
-            parts.push(analysis);
+            parts.push(*analysis);
             slowest_of(&mut timings, t);
         }
     }
@@ -198,28 +199,30 @@ fn set_notes_of_the_whole(set: &ShardSet, all: &mut AllAnalyses) {
 }
 
 fn forward((shard, msg, buffers): Answer) {
-    let msg = with_shards(|set| to_whole_set(&set.map, shard, msg.clone())).unwrap_or(msg);
+    let Some(text) = with_shards(|set| to_page(&set.map, shard, msg)).flatten() else {
+        return;
+    };
     if buffers.is_empty() {
-        post(&msg);
+        post_text(&text);
     } else {
         let buffers: Vec<js_sys::ArrayBuffer> = buffers
             .into_iter()
             .filter_map(|b| b.dyn_into().ok())
             .collect();
-        post_with_buffers(&msg, &buffers);
+        post_text_with_buffers(&text, &buffers);
     }
 }
 
 /// One shard's part of the table export, named as a part of the whole (`NAME.part-2-of-4.parquet`).
 fn export_part((shard, msg, buffers): Answer, part: usize, parts: usize) {
     let msg = match msg {
-        FromWorker::DownloadBytes {
+        FromShard::DownloadBytes {
             file_name,
             mime,
             bytes,
         } => {
             let (stem, ext) = file_name.rsplit_once('.').unwrap_or((&file_name, "bin"));
-            FromWorker::DownloadBytes {
+            FromShard::DownloadBytes {
                 file_name: format!("{stem}.part-{}-of-{parts}.{ext}", part + 1),
                 mime,
                 bytes,
@@ -230,24 +233,33 @@ fn export_part((shard, msg, buffers): Answer, part: usize, parts: usize) {
     forward((shard, msg, buffers));
 }
 
-/// The longest event any shard found for a finding's evidence.
+/// The longest event any shard found for a finding's evidence (its rank index the whole set's).
 fn locate(answers: Vec<Answer>) {
-    let mut best: Option<FromWorker> = None;
-    let mut first_error: Option<FromWorker> = None;
-    for (shard, msg, _) in answers {
-        let msg = with_shards(|set| to_whole_set(&set.map, shard, msg.clone())).unwrap_or(msg);
-        match (&msg, &best) {
-            (FromWorker::Located(l), Some(FromWorker::Located(b)))
-                if (l.dur_ns, std::cmp::Reverse(l.rank_index))
-                    <= (b.dur_ns, std::cmp::Reverse(b.rank_index)) => {}
-            (FromWorker::Located(_), _) => best = Some(msg),
-            _ => {
-                first_error.get_or_insert(msg);
+    let mut best: Option<(usize, crate::protocol::Located)> = None;
+    let mut first_other: Option<Answer> = None;
+    for (shard, msg, buffers) in answers {
+        match msg {
+            FromShard::Located(mut l) => {
+                l.rank_index = with_shards(|set| set.map.global(shard, l.rank_index))
+                    .flatten()
+                    .unwrap_or(l.rank_index);
+                let better = best.as_ref().is_none_or(|(_, b)| {
+                    (l.dur_ns, std::cmp::Reverse(l.rank_index))
+                        > (b.dur_ns, std::cmp::Reverse(b.rank_index))
+                });
+                if better {
+                    best = Some((shard, l));
+                }
+            }
+            other => {
+                first_other.get_or_insert((shard, other, buffers));
             }
         }
     }
-    if let Some(m) = best.or(first_error) {
-        post(&m);
+    match (best, first_other) {
+        (Some((_, l)), _) => post(&FromWorker::Located(l)),
+        (None, Some(other)) => forward(other),
+        (None, None) => {}
     }
 }
 
@@ -257,11 +269,11 @@ fn store_tables(answers: Vec<Answer>) {
     let mut by_shard: Vec<(usize, Vec<u64>, Vec<JsValue>)> = Vec::new();
     for (shard, msg, buffers) in answers {
         match msg {
-            FromWorker::Tables { format: f, bytes } => {
+            FromShard::Tables { format: f, bytes } => {
                 format = f;
                 by_shard.push((shard, bytes, buffers));
             }
-            other => return post(&other),
+            other => return forward((shard, other, buffers)),
         }
     }
     let order = with_shards(|set| set.map.places.clone()).unwrap_or_default();

@@ -7,9 +7,8 @@
 //! progress per file ([`files_progress`], [`combine_progress`]) and their loaded sets
 //! ([`merge_loaded`]), and maps rank indexes between the whole set and each shard ([`RankMap`]).
 
-use serde::{Deserialize, Serialize};
-
-use super::protocol::{FileProgress, LoadedSet, Phase, Progress};
+use crate::protocol::{FileProgress, LoadedSet, Phase, Progress};
+pub use crate::protocol::{LoadPlan, ShardOf};
 use crate::table::set::{rank_notes, skipped_note};
 use crate::table::SkippedFile;
 
@@ -22,26 +21,6 @@ pub const WORKER_TEXT_BUDGET: u64 = 2_500_000_000;
 pub const MAX_WORKERS: usize = 16;
 /// JSON text per byte of a gzip file, as planned (Kineto JSON inflates 8-15x).
 pub const GZIP_TEXT_RATIO: u64 = 12;
-
-/// What the page asks of a load's split, and what a shard worker is told of its place.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LoadPlan {
-    /// At most this many ranks per worker, whatever the sizes (the page's `?ranks-per-worker=N`).
-    #[serde(default)]
-    pub ranks_per_worker: Option<usize>,
-    /// This worker is a shard of a split load: where its files are in the whole load.
-    #[serde(default)]
-    pub shard_of: Option<ShardOf>,
-}
-
-/// A shard's files in the whole load.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ShardOf {
-    /// Each file's index among all the files of the load (a rank with no number takes it).
-    pub load_indexes: Vec<usize>,
-    /// Files in the whole load.
-    pub file_count: usize,
-}
 
 /// The JSON text a file is expected to hold. A gzip file says its text's size modulo 4 GiB in its
 /// last 4 bytes (`isize`, read when the name ends in `.gz`): taken when it is larger than the file
@@ -87,7 +66,7 @@ pub fn plan(
     }
     let cap = ranks_per_worker.unwrap_or(usize::MAX);
     let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(text[i]));
+    crate::sort::sort_by_key(&mut order, |&i| std::cmp::Reverse(text[i]));
     let mut shards: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); workers];
     for i in order {
         let least = (0..workers)
@@ -105,7 +84,7 @@ pub fn plan(
         })
         .filter(|f| !f.is_empty())
         .collect();
-    shards.sort_by_key(|f| f[0]);
+    crate::sort::sort_by_key(&mut shards, |f| f[0]);
     Some(shards)
 }
 
@@ -229,7 +208,7 @@ pub fn merge_loaded(shards: &[Option<LoadedSet>], load_ms: f64) -> (LoadedSet, R
             placed.extend(set.ranks.iter().enumerate().map(|(l, r)| (r.rank, s, l)));
         }
     }
-    placed.sort_by_key(|&(rank, s, l)| (rank, s, l));
+    crate::sort::sort_by_key(&mut placed, |&(rank, s, l)| (rank, s, l));
     let ranks: Vec<_> = placed
         .iter()
         .filter_map(|&(_, s, l)| shards[s].as_ref()?.ranks.get(l).cloned())
@@ -399,7 +378,7 @@ mod tests {
         LoadedSet {
             ranks: ranks
                 .iter()
-                .map(|&r| super::super::protocol::RankSummary {
+                .map(|&r| crate::protocol::RankSummary {
                     rank: r,
                     rank_source: "distributedInfo".into(),
                     file: format!("rank{r}.json"),
@@ -453,9 +432,10 @@ mod tests {
 
 #[cfg(test)]
 mod protocol_tests {
-    //! The report's parts cross the worker boundary inside the tagged protocol enums.
-    use super::super::protocol::{FromWorker, ToWorker};
+    //! The report's parts cross the worker boundary inside the protocol's messages.
     use crate::analysis::all::AnalysisOptions;
+    use crate::protocol::shard::{part_text, FromShard, ShardOnly};
+    use crate::protocol::ToWorker;
     use crate::report::gather_parts::{context_of, context_parts, gather_parts};
     use crate::table::{TraceLoader, TraceSet};
 
@@ -483,15 +463,10 @@ mod protocol_tests {
             return;
         }
         let parts = context_parts(&set);
-        let msg = FromWorker::Part {
-            id: 7,
-            message: Box::new(FromWorker::ContextParts {
-                parts: parts.clone(),
-            }),
+        let only = ShardOnly::ContextParts {
+            parts: parts.clone(),
         };
-        let text = serde_json::to_string(&msg).unwrap();
-        let back: FromWorker = serde_json::from_str(&text).expect("context parts read back");
-        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        assert_eq!(read_part(7, &only), only, "context parts read back");
         let context = context_of(&parts);
         let ask = ToWorker::Part {
             id: 8,
@@ -503,12 +478,22 @@ mod protocol_tests {
         let back: ToWorker = serde_json::from_str(&text).expect("gather request read back");
         assert_eq!(serde_json::to_string(&back).unwrap(), text);
         let gathered = gather_parts(&set, &context, &AnalysisOptions::default());
-        let msg = FromWorker::Part {
-            id: 8,
-            message: Box::new(FromWorker::GatherParts { parts: gathered }),
-        };
-        let text = serde_json::to_string(&msg).unwrap();
-        let back: FromWorker = serde_json::from_str(&text).expect("gather parts read back");
-        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        let only = ShardOnly::GatherParts { parts: gathered };
+        assert_eq!(read_part(8, &only), only, "gather parts read back");
+    }
+
+    /// `only` sent as a shard's answer to request `id`, as the coordinator reads it.
+    fn read_part(id: u64, only: &ShardOnly) -> ShardOnly {
+        let text = part_text(id, &serde_json::to_string(only).unwrap());
+        match FromShard::read(&text).expect("a shard's part") {
+            FromShard::Part { id: got, answer } => {
+                assert_eq!(got, id);
+                match *answer {
+                    FromShard::Only(back) => back,
+                    other => panic!("expected the report's parts, got {other:?}"),
+                }
+            }
+            other => panic!("expected a part, got {other:?}"),
+        }
     }
 }

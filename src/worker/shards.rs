@@ -17,13 +17,14 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker, WorkerOptions};
 
-use super::protocol::{FromWorker, LoadedSet, Phase, Progress, ShardOf, ToWorker};
 use super::shard_plan::{
     combine_progress, estimated_text_bytes, merge_loaded, plan, LoadPlan, RankMap,
 };
-use super::{load, post, scope};
+use super::{load, post, post_text, scope};
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::timeline::TimelineRequest;
+use crate::protocol::shard::FromShard;
+use crate::protocol::{FromWorker, LoadedSet, Phase, Progress, ShardOf, ToWorker};
 use crate::report::context::TraceContext;
 use crate::table::query::{shard_query, EventQuery};
 
@@ -79,7 +80,7 @@ pub(super) enum Ask {
 struct Waiting {
     ask: Ask,
     asked: Vec<usize>,
-    answers: Vec<Option<(FromWorker, Vec<JsValue>)>>,
+    answers: Vec<Option<(FromShard, Vec<JsValue>)>>,
 }
 
 /// The split set.
@@ -292,7 +293,7 @@ pub(super) fn ask(set: &mut ShardSet, shards: Option<Vec<usize>>, request: ToWor
         id,
         Waiting {
             ask,
-            answers: vec![None; asked.len()],
+            answers: asked.iter().map(|_| None).collect(),
             asked,
         },
     );
@@ -415,7 +416,7 @@ fn on_shard_message(shard: usize, event: MessageEvent) {
     let Some((text, buffers)) = super::message_parts(event.data()) else {
         return;
     };
-    let msg = match serde_json::from_str::<FromWorker>(&text) {
+    let msg = match FromShard::read(&text) {
         Ok(m) => m,
         Err(e) => {
             return post(&FromWorker::Error {
@@ -424,7 +425,7 @@ fn on_shard_message(shard: usize, event: MessageEvent) {
         }
     };
     match msg {
-        FromWorker::Ready => {
+        FromShard::Ready => {
             with_shards(|set| {
                 let s = &mut set.shards[shard];
                 s.ready = true;
@@ -433,42 +434,25 @@ fn on_shard_message(shard: usize, event: MessageEvent) {
                 }
             });
         }
-        FromWorker::Progress(p) => {
+        FromShard::Progress(p) => {
             let last = p.phase == Phase::Done;
             with_shards(|set| set.shards[shard].progress = Some(p));
             post_progress(last);
         }
-        FromWorker::Loaded(loaded) => shard_loaded(shard, Some(loaded)),
-        FromWorker::NothingLoaded => shard_loaded(shard, None),
-        FromWorker::Part { id, message } => answered(shard, id, *message, buffers),
+        FromShard::Loaded(loaded) => shard_loaded(shard, loaded),
+        FromShard::Part { id, answer } => answered(shard, id, *answer, buffers),
         other => {
             // Said by a shard of its own accord (a file that failed, the timeline shaded later).
-            let mapped = with_shards(|set| to_whole_set(&set.map, shard, other));
-            if let Some(m) = mapped {
-                post(&m);
+            if let Some(text) = with_shards(|set| to_page(&set.map, shard, other)).flatten() {
+                post_text(&text);
             }
         }
     }
 }
 
-/// A shard's answer about its ranks, with its rank indexes mapped to the whole set's.
-pub(super) fn to_whole_set(map: &RankMap, shard: usize, msg: FromWorker) -> FromWorker {
-    let global = |local: usize| map.global(shard, local).unwrap_or(local);
-    match msg {
-        FromWorker::Timeline(mut t) => {
-            t.rank_index = global(t.rank_index);
-            FromWorker::Timeline(t)
-        }
-        FromWorker::EventDetails(mut d) => {
-            d.rank_index = global(d.rank_index);
-            FromWorker::EventDetails(d)
-        }
-        FromWorker::Located(mut l) => {
-            l.rank_index = global(l.rank_index);
-            FromWorker::Located(l)
-        }
-        other => other,
-    }
+/// The page's message for a shard's, its rank indexes mapped to the whole set's.
+pub(super) fn to_page(map: &RankMap, shard: usize, msg: FromShard) -> Option<String> {
+    msg.into_page_text(|local| map.global(shard, local).unwrap_or(local))
 }
 
 fn post_progress(force: bool) {
@@ -578,7 +562,7 @@ fn on_shard_crash(shard: usize, detail: &str) {
 }
 
 /// A shard answered request `id`; when every shard asked has, the answers are combined.
-fn answered(shard: usize, id: u64, message: FromWorker, buffers: Vec<JsValue>) {
+fn answered(shard: usize, id: u64, message: FromShard, buffers: Vec<JsValue>) {
     let complete = with_shards(|set| {
         let w = set.waiting.get_mut(&id)?;
         let at = w.asked.iter().position(|&s| s == shard)?;
@@ -591,7 +575,7 @@ fn answered(shard: usize, id: u64, message: FromWorker, buffers: Vec<JsValue>) {
     })
     .flatten();
     if let Some(w) = complete {
-        let answers: Vec<(usize, FromWorker, Vec<JsValue>)> = w
+        let answers: Vec<(usize, FromShard, Vec<JsValue>)> = w
             .asked
             .iter()
             .zip(w.answers)

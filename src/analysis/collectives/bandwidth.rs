@@ -101,7 +101,7 @@ pub fn bandwidth_table(measured: Vec<Measured>) -> Vec<KindBandwidth> {
             }
         })
         .collect();
-    out.sort_by(|a, b| {
+    crate::sort::sort_by(&mut out, |a, b| {
         b.time_ns
             .cmp(&a.time_ns)
             .then(a.kind.cmp(&b.kind))

@@ -193,7 +193,7 @@ impl HostComms {
             .filter(|s| is_gloo_op(t.name_at(s.3 as usize)))
             .map(|s| (s.3, s.1, s.2))
             .collect();
-        out.sort_by_key(|s| (s.1, s.0));
+        crate::sort::sort_by_key(&mut out, |s| (s.1, s.0));
         out
     }
 }

@@ -255,7 +255,7 @@ fn phase_of(t: i64, step: Option<(i64, i64)>, backward: &[(i64, i64)]) -> StepPh
 
 /// Sets each op's ordinal: its position among the ops of its group, kind and step, by start.
 fn number_ops(ops: &mut [CollectiveOp]) {
-    ops.sort_by_key(|o| (o.start, o.end));
+    crate::sort::sort_by_key(ops, |o| (o.start, o.end));
     let mut next: BTreeMap<(String, CollectiveKind, Option<i64>), u32> = BTreeMap::new();
     for o in ops.iter_mut() {
         let n = next.entry((o.group.clone(), o.kind, o.step)).or_default();

@@ -116,7 +116,9 @@ impl LateTally {
                         instances,
                     })
                     .collect();
-                causes.sort_by(|a, b| b.wait_ns.cmp(&a.wait_ns).then(a.cause.cmp(&b.cause)));
+                crate::sort::sort_by(&mut causes, |a, b| {
+                    b.wait_ns.cmp(&a.wait_ns).then(a.cause.cmp(&b.cause))
+                });
                 LateRank {
                     rank,
                     times_last: n,
@@ -125,7 +127,7 @@ impl LateTally {
                 }
             })
             .collect();
-        out.sort_by(|a, b| {
+        crate::sort::sort_by(&mut out, |a, b| {
             b.caused_wait_ns
                 .cmp(&a.caused_wait_ns)
                 .then(a.rank.cmp(&b.rank))

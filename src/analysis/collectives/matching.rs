@@ -61,7 +61,7 @@ fn median(mut v: Vec<i64>) -> i64 {
 /// The reduce over every rank's inputs.
 pub fn reduce(inputs: &[CollectiveInputs]) -> Collectives {
     let mut inputs: Vec<&CollectiveInputs> = inputs.iter().collect();
-    inputs.sort_by_key(|i| i.rank);
+    crate::sort::sort_by_key(&mut inputs, |i| i.rank);
     let mut res = Collectives {
         ranks: inputs.iter().map(|i| i.rank).collect(),
         ..Default::default()
@@ -153,7 +153,7 @@ pub fn reduce(inputs: &[CollectiveInputs]) -> Collectives {
     res.late_ranks = late.finish();
     res.bandwidth = bandwidth_table(measured);
     res.parallelism = detect(&inputs);
-    instances.sort_by(|a, b| {
+    crate::sort::sort_by(&mut instances, |a, b| {
         b.wait_ns
             .cmp(&a.wait_ns)
             .then(a.arrivals[0].1.cmp(&b.arrivals[0].1))

@@ -121,7 +121,7 @@ pub fn longest_segments(segs: &[Seg]) -> Vec<usize> {
         top.select_nth_unstable_by(9, longest_first);
         top.truncate(10);
     }
-    top.sort_by(longest_first);
+    crate::sort::sort_by(&mut top, longest_first);
     top
 }
 
@@ -147,7 +147,7 @@ pub fn top_events(r: &Rows, segs: &[Seg]) -> Vec<PathEvent> {
             duration_us: d,
         })
         .collect();
-    ev.sort_by(|x, y| {
+    crate::sort::sort_by(&mut ev, |x, y| {
         y.duration_us
             .total_cmp(&x.duration_us)
             .then_with(|| x.name.cmp(&y.name))

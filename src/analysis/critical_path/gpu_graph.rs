@@ -59,7 +59,7 @@ fn launches(r: &Rows) -> Vec<Launch> {
             });
         }
     }
-    out.sort_by_key(|l| (l.gpu_pid, l.stream, l.ts, l.row));
+    crate::sort::sort_by_key(&mut out, |l| (l.gpu_pid, l.stream, l.ts, l.row));
     out
 }
 

@@ -190,7 +190,7 @@ fn correlated(r: &Rows) -> (ByCorrelation, ByCorrelation) {
         }
     }
     // Adaptive sort: correlation ids mostly rise in file order.
-    gpu.sort();
+    crate::sort::sort(&mut gpu);
     (cpu, gpu)
 }
 
@@ -214,7 +214,7 @@ fn exact_partners(r: &mut Rows) {
     let t = r.t;
     let (mut cpu, gpu) = correlated(r);
     let rank = |x: u32| u8::from(t.kind_at(x as usize) != EventKind::Runtime);
-    cpu.sort_by_key(|&(c, x)| (c, rank(x), x));
+    crate::sort::sort_by_key(&mut cpu, |&(c, x)| (c, rank(x), x));
     for &(c, y) in &gpu {
         let lo = cpu.partition_point(|p| p.0 < c);
         if lo < cpu.len() && cpu[lo].0 == c {

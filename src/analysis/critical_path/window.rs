@@ -52,7 +52,7 @@ fn annotation_window(
         })
         .collect();
     if !r.compat {
-        ann.sort_by_key(|&i| (r.ts[i as usize], i));
+        crate::sort::sort_by_key(&mut ann, |&i| (r.ts[i as usize], i));
     }
     if ann.is_empty() {
         return Err(CriticalPathStatus::AnnotationNotFound {

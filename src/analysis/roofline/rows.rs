@@ -244,7 +244,7 @@ pub fn kernel_rows(t: &TraceTable, a: &Attribution, roof: &DeviceRoof) -> Vec<Ke
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(&mut rows, |a, b| {
         b.time_us
             .total_cmp(&a.time_us)
             .then_with(|| a.name.cmp(&b.name))
@@ -291,7 +291,7 @@ pub fn operator_rows(t: &TraceTable, a: &Attribution, roof: &DeviceRoof) -> Vec<
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(&mut rows, |a, b| {
         b.kernel_time_us
             .total_cmp(&a.kernel_time_us)
             .then_with(|| a.name.cmp(&b.name))
@@ -319,7 +319,7 @@ pub fn missing_counts(a: &Attribution) -> Vec<MissingCount> {
             time_us: us(time),
         })
         .collect();
-    out.sort_by(|a, b| b.time_us.total_cmp(&a.time_us));
+    crate::sort::sort_by(&mut out, |a, b| b.time_us.total_cmp(&a.time_us));
     out
 }
 

@@ -220,7 +220,7 @@ pub fn kernels_in(t: &TraceTable, h: &HostOps) -> KernelsResult {
         add(by_name.entry(t.name_id(r)).or_default(), t, h, &args, r);
     }
     let mut rows: Vec<KernelRow> = by_name.into_iter().map(|(n, a)| row(t, n, a)).collect();
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(&mut rows, |a, b| {
         b.total_us
             .total_cmp(&a.total_us)
             .then_with(|| a.name.cmp(&b.name))

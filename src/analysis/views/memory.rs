@@ -105,7 +105,7 @@ fn events(t: &TraceTable) -> BTreeMap<(i64, i64), Vec<Event>> {
         });
     }
     for v in out.values_mut() {
-        v.sort_by_key(|e| (e.ts, e.row));
+        crate::sort::sort_by_key(v, |e| (e.ts, e.row));
     }
     out
 }
@@ -132,7 +132,7 @@ fn curve(ev: &[Event]) -> Vec<MemoryPoint> {
             .into_iter()
             .flatten()
             .collect();
-        pts.sort_by(|a, b| a.ts_us.total_cmp(&b.ts_us));
+        crate::sort::sort_by(&mut pts, |a, b| a.ts_us.total_cmp(&b.ts_us));
         pts.dedup();
         out.extend(pts);
     }
@@ -178,7 +178,9 @@ fn device_memory(
         }
     }
     let mut alive: Vec<&Event> = live.values().map(|&i| &ev[i]).collect();
-    alive.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.ts.cmp(&b.ts)));
+    crate::sort::sort_by(&mut alive, |a, b| {
+        b.bytes.cmp(&a.bytes).then(a.ts.cmp(&b.ts))
+    });
     let alive_bytes: i64 = alive.iter().map(|e| e.bytes).sum();
     let listed = alive
         .iter()
@@ -236,7 +238,7 @@ pub fn memory_in(t: &TraceTable, built: Option<&HostOps>) -> MemoryResult {
         ops.entry((t.pid_at(r), t.tid_at(r))).or_default().push(r);
     }
     for v in ops.values_mut() {
-        v.sort_by_key(|&o| (h.frame.ts[o], o));
+        crate::sort::sort_by_key(v, |&o| (h.frame.ts[o], o));
     }
     MemoryResult {
         devices: by_device

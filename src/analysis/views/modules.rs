@@ -50,7 +50,9 @@ fn paths(t: &TraceTable, h: &HostOps) -> Vec<Option<String>> {
     let mut path: Vec<Option<String>> = vec![None; n];
     // Parents come before children in time order on a thread; rows sorted by start do it.
     let mut rows: Vec<usize> = (0..n).filter(|&r| h.frame.member[r]).collect();
-    rows.sort_by_key(|&r| (h.frame.ts[r], std::cmp::Reverse(h.frame.end[r]), r));
+    crate::sort::sort_by_key(&mut rows, |&r| {
+        (h.frame.ts[r], std::cmp::Reverse(h.frame.end[r]), r)
+    });
     for r in rows {
         let p = h.parent[r];
         let above = if p == NONE {
@@ -126,7 +128,7 @@ fn tree_order(rows: Vec<ModuleRow>) -> Vec<ModuleRow> {
         children.entry(parent_of(&r.path)).or_default().push(r);
     }
     for v in children.values_mut() {
-        v.sort_by(|a, b| {
+        crate::sort::sort_by(v, |a, b| {
             b.host_us
                 .total_cmp(&a.host_us)
                 .then_with(|| a.path.cmp(&b.path))

@@ -148,7 +148,7 @@ pub fn operators_in(t: &TraceTable, h: &HostOps, by_shape: bool) -> OperatorsRes
         row.call_stack = call_stack(t, h, r);
     }
     add_kernels(t, h, &group_of, &mut rows);
-    rows.sort_by(|a, b| {
+    crate::sort::sort_by(&mut rows, |a, b| {
         b.device_total_us
             .total_cmp(&a.device_total_us)
             .then(b.host_total_us.total_cmp(&a.host_total_us))
@@ -202,7 +202,7 @@ fn add_kernels(t: &TraceTable, h: &HostOps, group_of: &[u32], rows: &mut [Operat
         per_group[g].push((name, calls, ns));
     }
     for (row, mut kernels) in rows.iter_mut().zip(per_group) {
-        kernels.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        crate::sort::sort_by(&mut kernels, |a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
         row.kernels = kernels
             .into_iter()
             .take(OP_KERNELS)

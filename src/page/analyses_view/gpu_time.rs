@@ -413,7 +413,7 @@ fn busy_by_rank(rows: &[TemporalBreakdown]) -> Vec<Part> {
     }
     let busy = |r: &TemporalBreakdown| r.compute_us + r.non_compute_us;
     let mut sorted: Vec<f64> = rows.iter().map(busy).collect();
-    sorted.sort_by(f64::total_cmp);
+    crate::sort::sort_by(&mut sorted, f64::total_cmp);
     let median = sorted[(sorted.len() - 1) / 2];
     let table_rows = rows
         .iter()

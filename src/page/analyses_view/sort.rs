@@ -117,7 +117,7 @@ pub fn sorted_order(rows: &[Vec<Cell>], sort: Option<SortBy>) -> Vec<usize> {
         .iter()
         .map(|r| r.get(column).map_or(Key::Missing, key))
         .collect();
-    order.sort_by(|&i, &j| {
+    crate::sort::sort_by(&mut order, |&i, &j| {
         let (a, b) = (&keys[i], &keys[j]);
         match (a == &Key::Missing, b == &Key::Missing) {
             (true, true) => Ordering::Equal,

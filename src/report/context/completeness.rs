@@ -190,7 +190,9 @@ fn merged(facts: &[&RankFacts]) -> Repeats {
 
 fn top_ops(facts: &[&RankFacts]) -> Vec<super::OpTotal> {
     let mut all: Vec<super::OpTotal> = facts.iter().flat_map(|f| f.top_ops.clone()).collect();
-    all.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    crate::sort::sort_by(&mut all, |a, b| {
+        b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+    });
     all.truncate(5);
     all
 }
@@ -227,7 +229,7 @@ pub fn data_loss_sentence(parts: &[&RankContextPart]) -> Option<String> {
         .filter(|p| !p.facts.data_loss.is_empty())
         .map(|p| file_loss(p))
         .collect();
-    lost.sort();
+    crate::sort::sort(&mut lost);
     (!lost.is_empty()).then(|| lost.join(" "))
 }
 

@@ -384,7 +384,9 @@ fn top_ops(t: &TraceTable, totals: &BTreeMap<u32, (u64, i64)>) -> Vec<OpTotal> {
             total_ns: *ns,
         })
         .collect();
-    v.sort_by(|a, b| b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name)));
+    crate::sort::sort_by(&mut v, |a, b| {
+        b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+    });
     v.truncate(TOP_OPS);
     v
 }
@@ -398,7 +400,7 @@ fn found(t: &TraceTable) -> String {
         }
     }
     let mut cats: Vec<(&str, u64)> = counts.into_iter().collect();
-    cats.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    crate::sort::sort_by(&mut cats, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let mut parts = Vec::new();
     if !cats.is_empty() {
         let list: Vec<String> = cats

@@ -211,7 +211,9 @@ fn parallelism_words(c: &Collectives) -> String {
 /// `link`: the GPUs' peer link when the device is known (NVLink is named only when they have it).
 pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<Vec<String>> {
     let mut uses: Vec<_> = c.parallelism.iter().collect();
-    uses.sort_by(|a, b| b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind)));
+    crate::sort::sort_by(&mut uses, |a, b| {
+        b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind))
+    });
     let out: Vec<String> = uses
         .iter()
         .map(|u| parallelism_action(u.kind, link))

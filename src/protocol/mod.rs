@@ -1,7 +1,10 @@
-//! The messages between the page and the worker, as serde enums sent as JSON strings.
+//! The messages between the page and the worker, as serde enums sent as JSON strings (native:
+//! both the page's layer and the worker import it, neither the other).
 //!
 //! Page → worker: a JS array `[json(ToWorker), File, File, ...]` (the `File` objects follow the
 //! command for [`ToWorker::Load`]). Worker → page: one JSON string of [`FromWorker`] per message.
+//! Every enum is externally tagged (`{"Variant":{...}}`), so a message is read in one pass, not
+//! buffered first to find its tag. What a shard worker tells its coordinator is in [`shard`].
 
 use serde::{Deserialize, Serialize};
 
@@ -11,19 +14,37 @@ use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::export::ExportFormat;
 use crate::report::context::TraceContext;
 use crate::report::diagnosis::DiagnosisReport;
-use crate::report::gather_parts::{RankContextPart, RankGatherPart};
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
 
-pub use super::shard_plan::{LoadPlan, ShardOf};
+pub mod shard;
+
+/// What the page asks of a load's split, and what a shard worker is told of its place.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadPlan {
+    /// At most this many ranks per worker, whatever the sizes (the page's `?ranks-per-worker=N`).
+    #[serde(default)]
+    pub ranks_per_worker: Option<usize>,
+    /// This worker is a shard of a split load: where its files are in the whole load.
+    #[serde(default)]
+    pub shard_of: Option<ShardOf>,
+}
+
+/// A shard's files in the whole load.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardOf {
+    /// Each file's index among all the files of the load (a rank with no number takes it).
+    pub load_indexes: Vec<usize>,
+    /// Files in the whole load.
+    pub file_count: usize,
+}
 
 /// What the page asks the worker to do.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "type")]
 pub enum ToWorker {
     /// Load the `File`s that follow in the message (one per rank) and keep the set; a big set is
-    /// split over shard workers ([`super::shard_plan::plan`]).
+    /// split over shard workers ([`crate::worker::shard_plan::plan`]).
     Load {
         #[serde(default)]
         plan: LoadPlan,
@@ -84,12 +105,12 @@ pub enum ToWorker {
     /// rank (transferred). Answered as a load is ([`FromWorker::Loaded`]), or by
     /// [`FromWorker::RestoreFailed`].
     Restore { ranks: usize },
-    /// (Coordinator → shard.) Run `request` and answer with [`FromWorker::Part`] tagged `id`.
+    /// (Coordinator → shard.) Run `request` and answer with [`shard::part_text`] tagged `id`.
     Part { id: u64, request: Box<ToWorker> },
-    /// (Coordinator → shard.) What each rank adds to the report's context: [`FromWorker::ContextParts`].
+    /// (Coordinator → shard.) What each rank adds to the report's context: [`shard::ShardOnly::ContextParts`].
     ContextParts,
     /// (Coordinator → shard.) Each rank's report figures over the window `context` chose:
-    /// [`FromWorker::GatherParts`].
+    /// [`shard::ShardOnly::GatherParts`].
     GatherParts { context: Box<TraceContext> },
     /// (Worker → its reader worker.) Read the `File`s that follow, one after the other, and send
     /// their JSON text as [`FromReader`] messages tagged `job`. Replaces any read in progress.
@@ -105,7 +126,6 @@ pub enum ToWorker {
 /// `[json(FromReader::Text), ArrayBuffer]` (the buffer is transferred, not copied). Per file: any
 /// number of `Text`, then perhaps `Corrupt` or `Failed`, then always one `End`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
 pub enum FromReader {
     /// The next piece of file `file_index`'s JSON text (inflated if the file is gzip) follows.
     /// `raw_bytes`: the file bytes behind all the text sent so far.
@@ -256,7 +276,6 @@ pub struct LoadedSet {
 
 /// What the worker tells the page.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "type")]
 pub enum FromWorker {
     /// The worker is running and waits for requests.
     Ready,
@@ -334,18 +353,5 @@ pub enum FromWorker {
     /// A request that could not be served (e.g. nothing loaded yet).
     Error {
         message: String,
-    },
-    /// (Shard → coordinator.) The answer to [`ToWorker::Part`] `id` (buffers, if any, follow).
-    Part {
-        id: u64,
-        message: Box<FromWorker>,
-    },
-    /// (Shard → coordinator.) Each rank's part of the report's context, in the shard's rank order.
-    ContextParts {
-        parts: Vec<RankContextPart>,
-    },
-    /// (Shard → coordinator.) Each rank's report figures, in the shard's rank order.
-    GatherParts {
-        parts: Vec<RankGatherPart>,
     },
 }
