@@ -5,6 +5,7 @@ use arrow2::bitmap::{Bitmap, MutableBitmap};
 use arrow2::datatypes::DataType;
 use arrow2::types::NativeType;
 
+use super::float_text::float_text;
 use super::intern::{same_bytes, FxHashMap, Interner};
 use super::{ArgColumn, ArgValues, IntColumn, TraceMetadata, TraceTable};
 use crate::trace::dialect::{
@@ -83,18 +84,6 @@ struct ArgBuilder {
     fixed: Option<FixedType>,
 }
 
-fn format_f64(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else if v.is_nan() {
-        "NaN".into()
-    } else if v > 0.0 {
-        "Infinity".into()
-    } else {
-        "-Infinity".into()
-    }
-}
-
 impl ArgBuilder {
     fn new(key: &[u8]) -> Self {
         ArgBuilder {
@@ -143,7 +132,7 @@ impl ArgBuilder {
         let texts: Vec<String> = match &self.data {
             ArgData::Empty => vec![String::new(); n_before],
             ArgData::Int(v) => v.iter().map(|x| x.to_string()).collect(),
-            ArgData::Float(v) => v.iter().map(|x| format_f64(*x)).collect(),
+            ArgData::Float(v) => v.iter().map(|x| float_text(*x)).collect(),
             ArgData::Bool(v) => v.iter().map(|x| x.to_string()).collect(),
             ArgData::Text(_) => return,
         };
@@ -212,7 +201,7 @@ impl ArgBuilder {
                     self.data = ArgData::Float(v);
                 }
                 ArgData::Bool(_) | ArgData::Text(_) => {
-                    self.push_text(format_f64(f).as_bytes(), false)
+                    self.push_text(float_text(f).as_bytes(), false)
                 }
             },
             ArgValue::Bool(b) => match &mut self.data {
