@@ -2,6 +2,7 @@
 
 mod common;
 
+use profile_model::analysis::options::Mode;
 use profile_model::analysis::sequences::{frequent_kernel_sequences, SequenceOptions};
 use profile_model::table::{load_bytes, load_path};
 
@@ -29,7 +30,7 @@ fn check_against_ref(case: &str, file: &str) {
             operator_name: op,
             min_pattern_len: 3,
             top_k: 0,
-            hta_compat: true,
+            mode: Mode::HtaCompat,
         },
     );
     assert_eq!(got.rows.len(), expected.len(), "{case}: {:#?}", got.rows);
@@ -227,7 +228,7 @@ fn matches_hta_on_every_reference_case() {
                     operator_name: op.into(),
                     min_pattern_len: 3,
                     top_k: 0,
-                    hta_compat: true,
+                    mode: Mode::HtaCompat,
                 },
             );
             checked += 1;
@@ -318,7 +319,11 @@ fn hta_compat_counts_kernels_on_streams_above_0_only() {
             &table,
             &SequenceOptions {
                 operator_name: op.into(),
-                hta_compat,
+                mode: if hta_compat {
+                    Mode::HtaCompat
+                } else {
+                    Mode::Exact
+                },
                 ..Default::default()
             },
         )
@@ -350,7 +355,7 @@ fn analyze_in_compat_mode_gives_compat_sequences() {
         let compat = frequent_kernel_sequences(
             &table,
             &SequenceOptions {
-                hta_compat: true,
+                mode: Mode::HtaCompat,
                 ..SequenceOptions::default()
             },
         );

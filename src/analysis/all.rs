@@ -103,7 +103,7 @@ pub fn analyze_timed(
     }
     // The sequences follow the mode like every other analysis.
     let seq_opts = SequenceOptions {
-        hta_compat: opts.mode == Mode::HtaCompat,
+        mode: opts.mode,
         ..SequenceOptions::default()
     };
     let kernel_breakdown = laps.time(AnalysisId::KernelBreakdown.key(), || {

@@ -1,5 +1,5 @@
 //! Shared preparation for the GPU analyses: selecting device rows per mode, joining launches by
-//! correlation, HTA-compatible rounding and step filter, kernel types, interval unions and statistics.
+//! correlation, HTA-compatible rounding and step filter, kernel types, HTA's interval merge and statistics.
 
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +7,10 @@ use super::frame::{in_frame, Frame};
 pub use super::names::{
     is_collective_name, is_hta_launch_call, is_hta_queue_launch_call, is_launch_call,
 };
-use super::names::{is_hta_collective_name, profiler_step_number, NameClasses};
+use super::names::{
+    is_dma_name, is_hta_collective_name, is_hta_memory_name, is_hta_other_name,
+    profiler_step_number, NameClasses,
+};
 use super::options::{AnalysisOptions, Mode};
 use super::step_filter::{hta_last_step_cut, LastStepCut};
 use crate::table::{EventKind, TraceTable};
@@ -41,9 +44,9 @@ impl KernelType {
 pub fn hta_kernel_type(name: &str) -> KernelType {
     if is_hta_collective_name(name) {
         KernelType::Communication
-    } else if name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma") {
+    } else if is_hta_memory_name(name) {
         KernelType::Memory
-    } else if name.contains("Memcpy") || name.starts_with("Memset") || name.contains("Sync") {
+    } else if is_hta_other_name(name) {
         KernelType::Other
     } else {
         KernelType::Computation
@@ -55,7 +58,7 @@ pub fn exact_kernel_type(kind: EventKind, name: &str) -> KernelType {
     match kind {
         EventKind::Memcpy | EventKind::Memset => KernelType::Memory,
         // Accelerator DMA (MTIA `dma_request`).
-        EventKind::AcceleratorOp if name.starts_with("dma") => KernelType::Memory,
+        EventKind::AcceleratorOp if is_dma_name(name) => KernelType::Memory,
         _ if is_collective_name(name) => KernelType::Communication,
         _ => KernelType::Computation,
     }
@@ -461,21 +464,6 @@ fn hta_step_cut(prep: &RankPrep) -> Option<LastStepCut> {
     hta_last_step_cut(prep.table, &f.member, &f.device, &f.ts)
 }
 
-/// Merges intervals (any order) into a sorted union; touching intervals merge. Empty or negative
-/// intervals are skipped.
-pub fn union(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
-    iv.retain(|(s, e)| e > s);
-    iv.sort_unstable();
-    let mut out: Vec<(i64, i64)> = Vec::with_capacity(iv.len());
-    for (s, e) in iv {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
 /// HTA's merge: sort by start, a new group starts when `ts > running max(end)`; a group is (first
 /// start, max end), so an event with a negative duration (from whole-µs rounding) alone makes a
 /// group of negative length. Only for HTA-compat mode.
@@ -489,11 +477,6 @@ pub fn hta_merge(mut iv: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
         }
     }
     out
-}
-
-/// Total length of a sorted, disjoint union.
-pub fn total(u: &[(i64, i64)]) -> i64 {
-    u.iter().map(|(s, e)| e - s).sum()
 }
 
 /// Sweeps tagged intervals (tag = bit mask) and returns time per exact combination of active tags
@@ -621,14 +604,6 @@ mod tests {
             [Some(0), Some(1), Some(3), None, None]
         );
         assert_eq!(CorrIndex::new(Vec::new()).get(0), None);
-    }
-
-    #[test]
-    fn union_merges_overlapping_and_touching() {
-        let u = union(vec![(5, 7), (0, 2), (2, 3), (1, 2), (10, 10), (8, 6)]);
-        assert_eq!(u, vec![(0, 3), (5, 7)]);
-        assert_eq!(total(&u), 5);
-        assert!(union(vec![]).is_empty());
     }
 
     #[test]

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::gpu::{describe, us, Describe, KernelType, RankPrep};
+use super::names::{is_memcpy_name, is_memset_name};
 use super::options::{AnalysisOptions, Mode};
 use crate::table::{EventKind, TraceSet};
 
@@ -75,9 +76,9 @@ fn hta_bandwidth_series(ops: &[(i64, i64, f64)]) -> Vec<f64> {
 /// HTA's group of a memory row (`get_memory_kernel_type`): `Memset`, the first 11 characters of a
 /// `Memcpy` name (`Memcpy HtoD`), else `Memcpy Unknown` (MTIA `dma_*`).
 fn hta_memory_label(name: &str) -> String {
-    if name.starts_with("Memset") {
+    if is_memset_name(name) {
         "Memset".into()
-    } else if name.starts_with("Memcpy") {
+    } else if is_memcpy_name(name) {
         name.chars().take(11).collect()
     } else {
         "Memcpy Unknown".into()
@@ -106,7 +107,7 @@ pub fn memory_prepared(rank: i64, prep: &RankPrep) -> Vec<MemoryOps> {
             if d.ktype != KernelType::Memory {
                 continue;
             }
-            if name.starts_with("Memset") {
+            if is_memset_name(name) {
                 "memset"
             } else {
                 "memcpy"

@@ -9,6 +9,7 @@ pub mod critical_path;
 pub mod frame;
 pub mod gpu;
 pub mod idle;
+pub mod intervals;
 pub mod kernel_merge;
 pub mod kernels;
 pub mod launch;

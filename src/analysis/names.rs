@@ -585,6 +585,78 @@ pub fn copy_words(name: &str) -> Option<String> {
     Some(format!("{what}{mem}"))
 }
 
+/// A copy by the name CUDA's profiler gives it (`Memcpy HtoD (Pageable -> Device)`).
+pub fn is_memcpy_name(name: &str) -> bool {
+    name.starts_with("Memcpy")
+}
+
+/// A memory set by the name CUDA's profiler gives it (`Memset (Device)`).
+pub fn is_memset_name(name: &str) -> bool {
+    name.starts_with("Memset")
+}
+
+/// An accelerator DMA by its name (MTIA `dma_request`).
+pub fn is_dma_name(name: &str) -> bool {
+    name.starts_with("dma")
+}
+
+/// HTA 0.5.0's memory kernels by name (`^Memcpy|^Memset|^dma`).
+pub fn is_hta_memory_name(name: &str) -> bool {
+    is_memcpy_name(name) || is_memset_name(name) || is_dma_name(name)
+}
+
+/// HTA 0.5.0's "other" kernels by name (`Memcpy|^Memset|Sync`), asked after its memory pattern.
+pub fn is_hta_other_name(name: &str) -> bool {
+    name.contains("Memcpy") || is_memset_name(name) || name.contains("Sync")
+}
+
+/// An NCCL kernel as HTA 0.5.0's straggler analysis picks them (`ncclKernel*`; not `ncclDevKernel*`).
+pub fn is_nccl_kernel_name(name: &str) -> bool {
+    name.starts_with("ncclKernel")
+}
+
+/// A kernel named like Triton's (`triton_…`), the code torch.compile generates.
+pub fn is_triton_kernel(name: &str) -> bool {
+    name.starts_with("triton_")
+}
+
+/// A host op of the backward pass (autograd's engine, a `*Backward*` node).
+pub fn is_backward_op(name: &str) -> bool {
+    name.starts_with("autograd::engine::evaluate_function") || name.contains("Backward")
+}
+
+/// The device-side synchronisation events of CUDA's profiler (category `cuda_sync`), by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceSyncEvent {
+    /// `cudaEventSynchronize`: the host waits for an event.
+    EventSync,
+    /// `cudaDeviceSynchronize`: the host waits for every stream.
+    ContextSync,
+    /// `cudaStreamSynchronize`: the host waits for one stream.
+    StreamSync,
+    /// `cudaStreamWaitEvent`: a stream waits for an event of another.
+    StreamWaitEvent,
+}
+
+/// The device-side sync event a name is, if any.
+pub fn device_sync_event(name: &str) -> Option<DeviceSyncEvent> {
+    match name {
+        "Event Sync" => Some(DeviceSyncEvent::EventSync),
+        "Context Sync" => Some(DeviceSyncEvent::ContextSync),
+        "Stream Sync" => Some(DeviceSyncEvent::StreamSync),
+        "Stream Wait Event" => Some(DeviceSyncEvent::StreamWaitEvent),
+        _ => None,
+    }
+}
+
+/// The sync events HTA 0.5.0 keeps as device rows whatever their stream (`Event Sync`, `Context Sync`).
+pub fn is_hta_device_sync_name(name: &str) -> bool {
+    matches!(
+        device_sync_event(name),
+        Some(DeviceSyncEvent::EventSync | DeviceSyncEvent::ContextSync)
+    )
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::gpu::union;
+use super::intervals::union;
 use super::names::{NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
 

@@ -35,10 +35,31 @@ pub struct AnalysisOptions {
     pub critical_path: CriticalPathOptions,
 }
 
+impl Mode {
+    /// The mode an "HTA-compatible" switch selects.
+    pub fn of_switch(hta_compat: bool) -> Mode {
+        if hta_compat {
+            Mode::HtaCompat
+        } else {
+            Mode::Exact
+        }
+    }
+
+    /// The mode's slot in a pair kept per mode (`[exact, hta-compat]`).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 impl AnalysisOptions {
     pub fn hta_compat() -> Self {
+        Self::of_mode(Mode::HtaCompat)
+    }
+
+    /// The default options in `mode`.
+    pub fn of_mode(mode: Mode) -> Self {
         AnalysisOptions {
-            mode: Mode::HtaCompat,
+            mode,
             ..Default::default()
         }
     }

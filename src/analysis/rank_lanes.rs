@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::gpu::union;
+use super::intervals::union;
 use super::timeline::{Classes, Lane, LaneView, TimelineRequest};
 use crate::table::{TraceSet, TraceTable};
 

@@ -23,9 +23,9 @@ pub struct SequenceOptions {
     pub min_pattern_len: usize,
     /// How many patterns to return (0 = all).
     pub top_k: usize,
-    /// HTA-compatible mode: drop the last ProfilerStep (when ≥ 2 steps) and round times to whole µs
-    /// (start = ceil, end = floor) before summing.
-    pub hta_compat: bool,
+    /// Which definitions to follow: [`Mode::HtaCompat`] drops the last ProfilerStep (when ≥ 2 steps)
+    /// and rounds times to whole µs (start = ceil, end = floor) before summing.
+    pub mode: Mode,
 }
 
 impl Default for SequenceOptions {
@@ -34,7 +34,7 @@ impl Default for SequenceOptions {
             operator_name: String::new(),
             min_pattern_len: 3,
             top_k: 10,
-            hta_compat: false,
+            mode: Mode::Exact,
         }
     }
 }
@@ -62,15 +62,10 @@ pub struct SequencesResult {
     pub note: String,
 }
 
-/// Frequent kernel sequences of a whole table, in the mode `opts.hta_compat` says.
+/// Frequent kernel sequences of a whole table, in the mode `opts.mode` says.
 pub fn frequent_kernel_sequences(table: &TraceTable, opts: &SequenceOptions) -> SequencesResult {
-    let mode = if opts.hta_compat {
-        Mode::HtaCompat
-    } else {
-        Mode::Exact
-    };
     let analysis = AnalysisOptions {
-        mode,
+        mode: opts.mode,
         ..AnalysisOptions::default()
     };
     frequent_kernel_sequences_in(&RankPrep::new(table, &analysis).frame(), table, opts)

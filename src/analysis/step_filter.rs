@@ -7,14 +7,14 @@
 //! carries a step name, pandas' maximum is NaN and every CPU row is dropped. The rows it keeps are
 //! the frame's window up to the cut ([`Frame::keep_window`](super::frame::Frame::keep_window)).
 
-use super::names::is_profiler_step_name;
+use super::names::{is_hta_device_sync_name, is_profiler_step_name};
 use crate::table::TraceTable;
 
 /// A row HTA 0.5.0 counts as device-side (its `_filter_gpu_kernels_with_cuda_sync`): an
 /// `args.stream` ≥ 0 with a correlation ≥ 0, or an `Event Sync` / `Context Sync` event.
 pub fn is_hta_device_row(t: &TraceTable, row: usize) -> bool {
     (t.args_stream_at(row).is_some_and(|s| s >= 0) && t.correlation_at(row).is_some_and(|c| c >= 0))
-        || matches!(t.name_at(row), "Event Sync" | "Context Sync")
+        || is_hta_device_sync_name(t.name_at(row))
 }
 
 /// Where HTA's filter cuts the CPU timeline.

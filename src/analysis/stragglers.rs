@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use super::gpu::{mean_std, KernelType, RankPrep, StepSpan};
+use super::names::is_nccl_kernel_name;
 use super::options::{AnalysisOptions, Mode};
 use crate::table::{EventKind, TraceSet};
 
@@ -417,7 +418,7 @@ fn hta_inputs(rank: i64, prep: &RankPrep) -> StragglerInputs {
         t_min = t_min.min(d.ts);
         t_max = t_max.max(d.end);
         iters.insert(it);
-        if it > 0 && t.name_of_id(d.name).starts_with("ncclKernel") {
+        if it > 0 && is_nccl_kernel_name(t.name_of_id(d.name)) {
             let c = cands.entry((d.stream, it, d.name)).or_default();
             c.push(((i64::from(d.row), i), d.ts, d.end - d.ts));
         }

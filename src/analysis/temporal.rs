@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::gpu::{hta_merge, round_to, total, union, us, KernelType, RankPrep};
+use super::gpu::{hta_merge, round_to, us, KernelType, RankPrep};
+use super::intervals::{length, union};
 use super::options::{AnalysisOptions, Mode};
 use crate::table::TraceSet;
 
@@ -41,8 +42,8 @@ pub fn temporal_prepared(rank: i64, prep: &RankPrep) -> Option<TemporalBreakdown
         _ => return None,
     };
     let window = end - start;
-    let busy = total(&all);
-    let compute = total(&comp);
+    let busy = length(&all);
+    let compute = length(&comp);
     let idle = window - busy;
     let non_compute = busy - compute;
     let pct = |x: i64| {

@@ -7,6 +7,7 @@ use arrow2::array::{Array, BooleanArray, MutableArray, MutableUtf8Array, Primiti
 use arrow2::chunk::Chunk;
 
 use super::schema::{ColumnType, ExportColumn, ExportSchema, NameMap, Source, DENSE_ARGS};
+use crate::table::float_text::float_text;
 use crate::table::{ArgColumn, ArgValues, RankTrace, TraceTable};
 
 /// One value of a column before it is typed.
@@ -16,20 +17,6 @@ enum Cell<'a> {
     Float(f64),
     Bool(bool),
     Text(Cow<'a, str>),
-}
-
-/// A float as JSON writes it (shortest text that reads back the same), and the names JavaScript gives
-/// the values JSON has none for.
-pub(super) fn float_text(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v}")
-    } else if v.is_nan() {
-        "NaN".into()
-    } else if v > 0.0 {
-        "Infinity".into()
-    } else {
-        "-Infinity".into()
-    }
 }
 
 impl Cell<'_> {

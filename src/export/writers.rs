@@ -7,8 +7,9 @@ use arrow2::array::{Array, BooleanArray, PrimitiveArray, Utf8Array};
 use arrow2::chunk::Chunk;
 use arrow2::datatypes::DataType;
 
-use super::columns::{float_text, rank_chunk};
+use super::columns::rank_chunk;
 use super::schema::ExportSchema;
+use crate::table::float_text::float_text;
 use crate::table::TraceSet;
 
 /// Why an encoder stopped: the arrow/parquet encoding failed, or the destination would not take the bytes.

@@ -433,7 +433,7 @@ impl PageState {
             effects.push(Effect::Post(ToWorker::Compare { baseline_files }));
         }
         effects.push(Effect::Post(ToWorker::Analyze {
-            hta_compat: self.hta_compat,
+            mode: Mode::of_switch(self.hta_compat),
         }));
         effects.push(Effect::Post(ToWorker::Query {
             query: self.query.clone(),
@@ -632,7 +632,9 @@ impl PageState {
     pub fn set_hta_compat(&mut self, on: bool) -> Vec<Effect> {
         self.hta_compat = on;
         if self.worker_answers() && self.analyses().is_none() {
-            return vec![Effect::Post(ToWorker::Analyze { hta_compat: on })];
+            return vec![Effect::Post(ToWorker::Analyze {
+                mode: Mode::of_switch(on),
+            })];
         }
         Vec::new()
     }

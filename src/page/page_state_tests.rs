@@ -81,7 +81,7 @@ fn a_load_runs_in_a_new_worker_and_replaces_the_old_one_only_when_it_succeeds() 
     assert!(has(&e, |e| matches!(e, Effect::PromoteLoadWorker)));
     assert!(has(&e, |e| matches!(
         e,
-        Effect::Post(ToWorker::Analyze { hta_compat: false })
+        Effect::Post(ToWorker::Analyze { mode: Mode::Exact })
     )));
     assert!(has(&e, |e| matches!(
         e,
@@ -232,7 +232,9 @@ fn the_hta_switch_keeps_the_exact_analyses_and_asks_only_for_what_is_missing() {
     let e = s.set_hta_compat(true);
     assert!(has(&e, |e| matches!(
         e,
-        Effect::Post(ToWorker::Analyze { hta_compat: true })
+        Effect::Post(ToWorker::Analyze {
+            mode: Mode::HtaCompat
+        })
     )));
     assert!(s.analyses().is_none(), "compat figures are not there yet");
     s.analysis(compat(), Vec::new());

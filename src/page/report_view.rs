@@ -90,19 +90,23 @@ impl ReportModel {
             Some(b) => (b.kind.label().to_string(), format!("{}.", b.reason)),
             None => ("Undetermined".to_string(), "No figures.".to_string()),
         };
-        let text = |v: &dyn erased_text::Text| v.text();
         ReportModel {
             main_finding: r.main_finding.clone(),
             main_finding_id: r
                 .main_finding_id
                 .map_or("none".into(), |i| i.as_str().to_string()),
             analysed: r.context.analysed.clone(),
-            holds: r.context.holds.iter().map(|h| text(h)).collect(),
+            holds: r
+                .context
+                .holds
+                .iter()
+                .map(|h| crate::stable_name::serde_name(h).to_string())
+                .collect(),
             idle: r
                 .idle_attribution
                 .iter()
                 .map(|s| IdleLine {
-                    cause: text(&s.cause),
+                    cause: s.cause.as_str().to_string(),
                     label: s.cause.label().to_string(),
                     time_us: s.time_us,
                     pct_of_window: s.pct_of_window,
@@ -251,20 +255,5 @@ mod tests {
         assert!(md.contains("I can also show: a, b."));
         assert!(m.findings.is_empty());
         assert!(md.contains(NOTHING_FOUND));
-    }
-}
-
-/// Serde's text of an enum value (`steady_state`, `data_loading`), as `report --json` writes it.
-mod erased_text {
-    pub trait Text {
-        fn text(&self) -> String;
-    }
-    impl<T: serde::Serialize> Text for T {
-        fn text(&self) -> String {
-            serde_json::to_value(self)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        }
     }
 }

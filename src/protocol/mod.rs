@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::all::{AllAnalyses, AnalysisTiming};
+use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
 use crate::analysis::summary::Summary;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::export::ExportFormat;
@@ -52,7 +52,7 @@ pub enum ToWorker {
     /// Run every analysis of the kept set (`analyze_all`), in HTA 0.5.0-compatible mode when asked.
     Analyze {
         #[serde(default)]
-        hta_compat: bool,
+        mode: Mode,
     },
     /// Build the diagnosis report of the kept set (names hashed when `redact`).
     Report {

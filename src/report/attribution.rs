@@ -33,8 +33,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::intervals::{covered, intersect, length, normalise, subtract, Intervals};
 use crate::analysis::gpu::RankPrep;
+use crate::analysis::intervals::{covered, intersect, length, subtract, union, Intervals};
 use crate::analysis::names::{is_data_loader_op, NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
 
@@ -178,7 +178,7 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     ) else {
         return out;
     };
-    let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+    let busy = union(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
     let gaps = subtract(&[(lo, hi)], &busy);
     out.window_ns = hi - lo;
     out.idle_ns = length(&gaps);
@@ -237,7 +237,7 @@ fn blocked_waits(busy: &[(i64, i64)], waits: &[(i64, i64)]) -> Intervals {
 /// The GPU idle a sync can cause: while it blocks, and after it until the next device work starts
 /// when the GPU had drained by its end. A sync that finds the GPU idle drains nothing: it causes none.
 fn sync_caused(busy: &[(i64, i64)], syncs: &[(i64, i64)]) -> Intervals {
-    normalise(
+    union(
         syncs
             .iter()
             .filter(|&&(s, e)| {

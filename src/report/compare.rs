@@ -12,17 +12,20 @@ use super::findings::FindingId;
 use super::gather::{gather, Gathered};
 use super::wording::short_name;
 use crate::analysis::all::AnalysisOptions;
+use crate::analysis::names::is_triton_kernel;
 use crate::analysis::steps::profiler_steps;
 use crate::table::{EventKind, TraceSet};
 
-/// What every figure of a comparison is divided by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Basis {
-    /// Per profiler step of one rank (both runs have steps): figures in ms per step.
-    PerStep,
-    /// Per ms of GPU window of one rank (a run without steps): figures in µs per ms.
-    PerMsOfWindow,
+crate::stable_enum! {
+    /// What every figure of a comparison is divided by.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Basis {
+        /// Per profiler step of one rank (both runs have steps): figures in ms per step.
+        PerStep,
+        /// Per ms of GPU window of one rank (a run without steps): figures in µs per ms.
+        PerMsOfWindow,
+    }
 }
 
 impl Basis {
@@ -78,13 +81,15 @@ impl Delta {
     }
 }
 
-/// Whether a named thing is in both runs or only one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Presence {
-    Both,
-    Added,
-    Removed,
+crate::stable_enum! {
+    /// Whether a named thing is in both runs or only one.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum Presence {
+        Both,
+        Added,
+        Removed,
+    }
 }
 
 /// A kernel or op of one name in both runs: time and calls per unit.
@@ -95,15 +100,17 @@ pub struct NamedDelta {
     pub calls: Delta,
 }
 
-/// How a finding changed between the runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FindingChangeKind {
-    Appeared,
-    Disappeared,
-    /// Its recoverable time changed by more than a tenth.
-    Changed,
-    Unchanged,
+crate::stable_enum! {
+    /// How a finding changed between the runs.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum FindingChangeKind {
+        Appeared,
+        Disappeared,
+        /// Its recoverable time changed by more than a tenth.
+        Changed,
+        Unchanged,
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -522,14 +529,9 @@ fn op_deltas(b: &Run, c: &Run, basis: Basis) -> Vec<(String, NamedDelta)> {
     named_deltas(b, op_map(b), c, op_map(c), basis)
 }
 
-/// Kernels named like Triton's (`triton_…`), the code torch.compile generates.
-fn is_compiled_kernel(name: &str) -> bool {
-    name.starts_with("triton_") || name.starts_with("triton__")
-}
-
 fn compiled_kernels(kernels: &[(String, NamedDelta)]) -> CompiledKernels {
     let mut out = CompiledKernels::default();
-    for (name, d) in kernels.iter().filter(|(n, _)| is_compiled_kernel(n)) {
+    for (name, d) in kernels.iter().filter(|(n, _)| is_triton_kernel(n)) {
         match d.presence {
             Presence::Added => {
                 out.added += 1;
@@ -692,7 +694,7 @@ fn warnings(b: &Run, c: &Run, kernels: &[(String, NamedDelta)]) -> Vec<String> {
     let shared = shared_kernel_share(kernels);
     let compiled_swap = kernels
         .iter()
-        .any(|(n, d)| is_compiled_kernel(n) && d.presence != Presence::Both);
+        .any(|(n, d)| is_triton_kernel(n) && d.presence != Presence::Both);
     if shared < 0.3 && !compiled_swap {
         out.push(format!(
             "Only {:.0}% of the kernel time is in kernels both runs have: are these the same model and workload?",
@@ -703,10 +705,7 @@ fn warnings(b: &Run, c: &Run, kernels: &[(String, NamedDelta)]) -> Vec<String> {
         if let Some(h) = run.gathered.context.blocking() {
             out.push(format!(
                 "The {label} trace holds nothing to compare ({}): {}",
-                serde_json::to_value(h)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                crate::stable_name::serde_name(&h),
                 run.report.main_finding
             ));
         }
@@ -755,7 +754,7 @@ fn headline(c: &Comparison) -> String {
     // A kernel is named when its change is at least 1% of the total.
     let notable = 0.01 * c.total.baseline.abs().max(c.total.candidate.abs());
     if let Some((name, d)) = c.kernels.iter().find(|(n, d)| {
-        d.presence == Presence::Both && !is_compiled_kernel(n) && d.time.change.abs() >= notable
+        d.presence == Presence::Both && !is_triton_kernel(n) && d.time.change.abs() >= notable
     }) {
         causes.push(format!(
             "`{}` {}",

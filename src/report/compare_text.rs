@@ -164,10 +164,7 @@ pub fn to_markdown(c: &Comparison) -> String {
             s,
             "| {} | {} | {} | {} |",
             f.id.as_str(),
-            serde_json::to_value(f.change)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
+            f.change.as_str(),
             num(f.impact.baseline),
             num(f.impact.candidate)
         );
@@ -213,10 +210,7 @@ pub fn to_csv(c: &Comparison, table: CompareTable) -> String {
                 s,
                 "{},{},{},{},{},{},{},{}",
                 csv_field(name),
-                serde_json::to_value(d.presence)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                d.presence.as_str(),
                 d.time.baseline,
                 d.time.candidate,
                 d.time.change,

@@ -17,7 +17,7 @@ pub use facts::{LossItem, OpTotal, RankDevice, RankFacts, Repeats};
 use serde::{Deserialize, Serialize};
 
 use super::host::HostTimeline;
-use super::intervals::{intersect, length};
+use crate::analysis::intervals::{intersect, length};
 use crate::table::{separate_runs_of, RankIdentity, RankTrace, TraceSet, TraceTable};
 use crate::trace::diagnostics::DiagnosticKind;
 
@@ -467,7 +467,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
     let mut marks = h.warmup_marks.clone();
     if h.graph_launches > 0 {
         // Captures before replays are set-up work.
-        marks = super::intervals::normalise(
+        marks = crate::analysis::intervals::union(
             marks
                 .into_iter()
                 .chain(h.captures.iter().copied())

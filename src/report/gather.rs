@@ -16,11 +16,11 @@ use super::gather_parts::{
 };
 use super::host::HostTimeline;
 use super::inputs::{DiagnosisInputs, RankFigure, SyncFigure, TimeFigures};
-use super::intervals::{covered, intersect, length, normalise, subtract};
 use super::patterns;
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
 use crate::analysis::all::AnalysisOptions;
 use crate::analysis::gpu::{KernelType, RankPrep};
+use crate::analysis::intervals::{covered, intersect, length, subtract, union};
 use crate::analysis::names::is_device_free_call;
 use crate::analysis::names::{is_data_loader_op, NameClass, NameClasses};
 use crate::table::{EventKind, TraceSet, TraceTable};
@@ -148,7 +148,7 @@ pub(super) fn rank_figures(
         .cloned()
         .collect();
     if !sync_rows.is_empty() {
-        let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+        let busy = union(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
         let copies: BTreeMap<usize, &str> = host
             .sync_copies
             .iter()
@@ -197,7 +197,7 @@ pub(super) fn rank_figures(
 /// Window, busy, compute, communication and memory unions of one rank, and its idle causes.
 fn time_figures(prep: &RankPrep, a: &RankAttribution) -> TimeFigures {
     let of = |ty: KernelType| {
-        normalise(
+        union(
             prep.dev
                 .iter()
                 .filter(|d| d.ktype == ty)
@@ -205,11 +205,11 @@ fn time_figures(prep: &RankPrep, a: &RankAttribution) -> TimeFigures {
                 .collect(),
         )
     };
-    let busy = normalise(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
+    let busy = union(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
     let compute = of(KernelType::Computation);
     let comm = of(KernelType::Communication);
     let memory = of(KernelType::Memory);
-    let kernels = normalise(compute.iter().chain(comm.iter()).copied().collect());
+    let kernels = union(compute.iter().chain(comm.iter()).copied().collect());
     TimeFigures {
         window_ns: a.window_ns,
         busy_ns: length(&busy),

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::intervals::{normalise, Intervals};
+use crate::analysis::intervals::{union, Intervals};
 use crate::analysis::names::{is_data_loader_op, profiler_step_number, NameClass, NameClasses};
 use crate::analysis::one_off::{one_offs, OneOffs};
 use crate::table::{EventKind, TraceTable};
@@ -208,11 +208,11 @@ impl HostTimeline {
                 Some((row, t.name_at(*copy).to_string()))
             })
             .collect();
-        h.warmup.compile_ns = super::intervals::length(&normalise(raw.compile.clone()));
+        h.warmup.compile_ns = crate::analysis::intervals::length(&union(raw.compile.clone()));
         let span = h.span.unwrap_or((0, 0));
         crate::sort::sort_by_key(&mut h.steps, |s| (s.1, s.0));
         h.alloc_recurs = allocation_recurs(&raw.alloc, span, &h.steps);
-        h.waits = normalise(raw.syncs.clone());
+        h.waits = union(raw.syncs.clone());
         if h.alloc_recurs {
             for &(row, ts, end) in &raw.frees {
                 h.sync_rows.push((row, t.name_at(row).to_string()));
@@ -224,19 +224,19 @@ impl HostTimeline {
         crate::sort::sort(&mut h.sync_rows);
         crate::sort::sort_by_key(&mut h.steps, |s| (s.1, s.0));
         h.steps.dedup();
-        h.captures = normalise(raw.captures);
-        h.warmup_marks = normalise(raw.warmup);
-        h.data_loader = normalise(raw.data_loader);
-        h.syncs = normalise(raw.syncs);
-        h.comm_ops = normalise(raw.comm);
+        h.captures = union(raw.captures);
+        h.warmup_marks = union(raw.warmup);
+        h.data_loader = union(raw.data_loader);
+        h.syncs = union(raw.syncs);
+        h.comm_ops = union(raw.comm);
         h.one_offs = one_offs(t, &classes);
-        h.startup = super::intervals::subtract(&h.one_offs.host_intervals(), &h.waits);
+        h.startup = crate::analysis::intervals::subtract(&h.one_offs.host_intervals(), &h.waits);
         h
     }
 
     /// Host step spans as intervals.
     pub fn step_intervals(&self) -> Intervals {
-        normalise(self.steps.iter().map(|&(_, s, e)| (s, e)).collect())
+        union(self.steps.iter().map(|&(_, s, e)| (s, e)).collect())
     }
 }
 
@@ -247,8 +247,8 @@ fn allocation_recurs(
     (lo, hi): (i64, i64),
     steps: &[(i64, i64, i64)],
 ) -> bool {
-    use super::intervals::{intersect, length};
-    let calls = normalise(alloc.to_vec());
+    use crate::analysis::intervals::{intersect, length};
+    let calls = union(alloc.to_vec());
     let pieces: Vec<(i64, i64)> = if steps.len() >= 2 {
         steps[1..].iter().map(|&(_, s, e)| (s, e)).collect()
     } else {

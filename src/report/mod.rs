@@ -21,7 +21,6 @@ pub mod gather;
 pub mod gather_parts;
 pub mod host;
 pub mod inputs;
-pub mod intervals;
 pub mod markdown;
 pub mod patterns;
 pub mod perfetto;

@@ -2,6 +2,7 @@
 //! the explorer's rows and CSV, the deeper analyses, the views and the timeline alike ([`redacted_name`] is the
 //! one definition; the others say which prefix a name gets).
 
+use crate::analysis::names::{is_memcpy_name, is_memset_name};
 use crate::analysis::timeline::{EventClass, EventDetails, Relation};
 use crate::analysis::views::RankViews;
 use crate::report::timeline_view::TimelineAnswer;
@@ -118,7 +119,7 @@ pub fn redact_event_page(mut page: EventPage) -> EventPage {
 
 /// A device event's name hashed as a kernel's, copies and sets (`Memcpy HtoD …`) kept.
 fn redact_device_name(name: &str) -> String {
-    if name.starts_with("Memcpy") || name.starts_with("Memset") {
+    if is_memcpy_name(name) || is_memset_name(name) {
         name.to_string()
     } else {
         redact_name(NameKind::Kernel, name)

@@ -23,6 +23,7 @@
 mod builder;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cache;
+pub mod float_text;
 pub mod intern;
 mod loader;
 pub mod query;

@@ -3,47 +3,51 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// How much a diagnostic matters to the figures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Severity {
-    /// Worth knowing; no figure is affected.
-    Info,
-    /// Some events or values were dropped or changed; figures may be affected.
-    DataLoss,
-    /// Input is malformed in a way that makes some figures unreliable.
-    Error,
+crate::stable_enum! {
+    /// How much a diagnostic matters to the figures.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Severity {
+        /// Worth knowing; no figure is affected.
+        Info,
+        /// Some events or values were dropped or changed; figures may be affected.
+        DataLoss,
+        /// Input is malformed in a way that makes some figures unreliable.
+        Error,
+    }
 }
 
-/// The kinds of oddity counted while loading.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DiagnosticKind {
-    UnknownPhase,
-    UnknownCategory,
-    MissingPhase,
-    MissingTimestamp,
-    MissingDuration,
-    NegativeDuration,
-    ImplausibleDuration,
-    MixedTypeArg,
-    WellKnownArgWrongType,
-    TruncatedTail,
-    GzipChecksum,
-    MissingClosingBrackets,
-    TrailingComma,
-    TrailingPadding,
-    TrailingData,
-    DuplicateTraceEvents,
-    NonObjectEvent,
-    UnpairedBegin,
-    UnpairedEnd,
-    BadFlowId,
-    MalformedEvent,
-    OversizedMetadata,
-    DuplicateRank,
-    MissingRank,
-    OutsideProfilingWindow,
+crate::stable_enum! {
+    /// The kinds of oddity counted while loading.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum DiagnosticKind {
+        UnknownPhase,
+        UnknownCategory,
+        MissingPhase,
+        MissingTimestamp,
+        MissingDuration,
+        NegativeDuration,
+        ImplausibleDuration,
+        MixedTypeArg,
+        WellKnownArgWrongType,
+        TruncatedTail,
+        GzipChecksum,
+        MissingClosingBrackets,
+        TrailingComma,
+        TrailingPadding,
+        TrailingData,
+        DuplicateTraceEvents,
+        NonObjectEvent,
+        UnpairedBegin,
+        UnpairedEnd,
+        BadFlowId,
+        MalformedEvent,
+        OversizedMetadata,
+        DuplicateRank,
+        MissingRank,
+        OutsideProfilingWindow,
+    }
 }
 
 impl DiagnosticKind {

@@ -9,8 +9,8 @@ use crate::page::collectives_chart::RankBars;
 use crate::page::roofline_chart::{
     ChartPoint, RooflineChart, BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH,
 };
+use crate::protocol::FindingLink;
 use crate::report::format;
-use crate::worker::protocol::FindingLink;
 
 fn px(v: f64) -> String {
     format!("{v:.1}")

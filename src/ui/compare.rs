@@ -173,10 +173,7 @@ fn sign_class(x: f64) -> &'static str {
 fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
     let c = comparison;
     let unit = c.basis.unit();
-    let basis = serde_json::to_value(c.basis)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let basis = c.basis.as_str();
     let total = c.total.clone();
     let csv_of = {
         let c = c.clone();
@@ -198,19 +195,19 @@ fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
         }
     };
     view! {
-        <section id="compare" class="panel" data-state="ready" data-basis=basis.clone()>
+        <section id="compare" class="panel" data-state="ready" data-basis=basis>
             <h2>"Comparison"</h2>
             <p class="compare-headline" data-metric="compare-headline" data-value=c.headline.clone()>{c.headline.clone()}</p>
             <div class="cards">
-                <div class="card" data-metric="compare-total-baseline" data-value=total.baseline.to_string() data-basis=basis.clone()>
+                <div class="card" data-metric="compare-total-baseline" data-value=total.baseline.to_string() data-basis=basis>
                     <div class="card-label">{format!("Baseline {} ({unit})", total.key)}</div>
                     <div class="card-figure">{ms(total.baseline)}</div>
                 </div>
-                <div class="card" data-metric="compare-total-candidate" data-value=total.candidate.to_string() data-basis=basis.clone()>
+                <div class="card" data-metric="compare-total-candidate" data-value=total.candidate.to_string() data-basis=basis>
                     <div class="card-label">{format!("Candidate {} ({unit})", total.key)}</div>
                     <div class="card-figure">{ms(total.candidate)}</div>
                 </div>
-                <div class="card" data-metric="compare-total-change" data-value=total.change.to_string() data-basis=basis.clone()>
+                <div class="card" data-metric="compare-total-change" data-value=total.change.to_string() data-basis=basis>
                     <div class="card-label">"Change"</div>
                     <div class=format!("card-figure {}", sign_class(total.change))>{format!("{} ({})", ms(total.change), pct(&total))}</div>
                 </div>
@@ -505,8 +502,8 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
                 </tr></thead>
                 <tbody>
                     {comparison.findings.iter().map(|f| {
-                        let change = serde_json::to_value(f.change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                        let change_attr = change.clone();
+                        let change = f.change.as_str();
+                        let change_attr = change;
                         let title = f.candidate_headline.clone().or_else(|| f.baseline_headline.clone()).unwrap_or_default();
                         view! {
                             <tr data-metric="compare-finding-impact-change" data-value=f.impact.change.to_string() data-finding=f.id.as_str() data-change=change_attr>

@@ -1,7 +1,6 @@
 //! Trace health: the oddities counted while loading, by file, and one line for the files without any.
 
 use leptos::prelude::*;
-use serde::Serialize;
 
 use super::summary::Notes;
 use super::AppState;
@@ -39,14 +38,6 @@ fn clean_line(ranks: &[RankSummary]) -> Option<String> {
 
 fn file_title(r: &RankSummary) -> String {
     format!("{} (rank {})", r.file, r.rank)
-}
-
-/// The serialised name of a category (its stable text).
-fn serde_name(x: impl Serialize) -> String {
-    serde_json::to_value(x)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 #[component]
@@ -102,9 +93,9 @@ fn DiagnosticItem(diagnostic: Diagnostic) -> impl IntoView {
         example,
         description,
     } = diagnostic;
-    let kind = serde_name(kind);
-    let severity = serde_name(severity);
-    let (kind_attr, severity_attr) = (kind.clone(), severity.clone());
+    let kind = kind.as_str();
+    let severity = severity.as_str();
+    let (kind_attr, severity_attr) = (kind, severity);
     view! {
         <li class="diagnostic" data-kind=kind_attr data-severity=severity_attr data-count=count.to_string()>
             <span class=format!("badge {severity}")>{severity.replace('-', " ")}</span>

@@ -497,10 +497,7 @@ fn IdleLegend(answer: Memo<Option<TimelineAnswer>>) -> impl IntoView {
                 .into_iter()
                 .map(|c| {
                     let style = format!("background: {}", idle_colour(c));
-                    let name = serde_json::to_value(c)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
+                    let name = c.as_str();
                     view! { <span data-idle-cause=name><i style=style></i>{c.label()}</span> }
                 })
                 .collect_view();

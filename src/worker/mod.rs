@@ -28,7 +28,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{DedicatedWorkerGlobalScope, File, MessageEvent};
 
 #[cfg(target_arch = "wasm32")]
-use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming};
+use crate::analysis::all::{analyze_timed, AllAnalyses, AnalysisOptions, AnalysisTiming, Mode};
 #[cfg(target_arch = "wasm32")]
 use crate::analysis::timeline::{event_details, TimelineIndex, TimelineRequest};
 #[cfg(target_arch = "wasm32")]
@@ -71,18 +71,14 @@ fn now_ms() -> f64 {
 #[cfg(target_arch = "wasm32")]
 fn with_analyses<R>(
     set: &TraceSet,
-    hta_compat: bool,
+    mode: Mode,
     f: impl FnOnce(&AllAnalyses, &[AnalysisTiming]) -> R,
 ) -> R {
     ANALYSES.with(|a| {
         let mut kept = a.borrow_mut();
-        let opts = if hta_compat {
-            AnalysisOptions::hta_compat()
-        } else {
-            AnalysisOptions::default()
-        };
+        let opts = AnalysisOptions::of_mode(mode);
         let (all, timings) =
-            kept[hta_compat as usize].get_or_insert_with(|| analyze_timed(set, &opts, &now_ms));
+            kept[mode.index()].get_or_insert_with(|| analyze_timed(set, &opts, &now_ms));
         f(all, timings)
     })
 }
@@ -253,8 +249,8 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
         }
         ToWorker::Credit { job, slices } => reader::credit(job, slices),
         ToWorker::Skip { job, file_index } => reader::skip(job, file_index),
-        ToWorker::Analyze { hta_compat } => with_set(|set| {
-            with_analyses(set, hta_compat, |all, timings| FromWorker::Analysis {
+        ToWorker::Analyze { mode } => with_set(|set| {
+            with_analyses(set, mode, |all, timings| FromWorker::Analysis {
                 analysis: all.clone(),
                 timings: timings.to_vec(),
             })

@@ -6,7 +6,7 @@ use wasm_bindgen::JsCast;
 
 use super::shards::{ask, to_page, with_shards, Ask, ShardSet};
 use super::{post, post_text, post_text_with_buffers, post_with_buffers};
-use crate::analysis::all::{AllAnalyses, AnalysisTiming};
+use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
 use crate::analysis::merge::merge_analyses;
 use crate::analysis::rank_lanes::{merge_rank_lanes, RankLanesView};
 use crate::analysis::timeline::TimelineRequest;
@@ -42,7 +42,7 @@ pub fn combine(how: Ask, answers: Vec<Answer>) {
 
 fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
     match how {
-        Ask::Analyze { hta_compat } => analyses(hta_compat, answers),
+        Ask::Analyze { mode } => analyses(mode, answers),
         Ask::ReportContext => {
             let parts: Vec<_> = answers
                 .into_iter()
@@ -155,7 +155,7 @@ fn lanes_of(answers: Vec<(usize, FromShard)>) -> Vec<RankLanesView> {
 }
 
 /// The whole set's analyses from the shards' (kept, like a single worker keeps its own).
-fn analyses(hta_compat: bool, answers: Vec<(usize, FromShard)>) {
+fn analyses(mode: Mode, answers: Vec<(usize, FromShard)>) {
     let mut parts = Vec::new();
     let mut timings: Vec<AnalysisTiming> = Vec::new();
     for (_, m) in answers {
@@ -171,7 +171,7 @@ fn analyses(hta_compat: bool, answers: Vec<(usize, FromShard)>) {
     let mut all: AllAnalyses = merge_analyses(parts);
     with_shards(|set| {
         set_notes_of_the_whole(set, &mut all);
-        set.analyses[hta_compat as usize] = Some((all.clone(), timings.clone()));
+        set.analyses[mode.index()] = Some((all.clone(), timings.clone()));
     });
     post(&FromWorker::Analysis {
         analysis: all,

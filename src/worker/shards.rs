@@ -21,7 +21,7 @@ use super::shard_plan::{
     combine_progress, estimated_text_bytes, merge_loaded, plan, LoadPlan, RankMap,
 };
 use super::{load, post, post_text, scope};
-use crate::analysis::all::{AllAnalyses, AnalysisTiming};
+use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
 use crate::analysis::timeline::TimelineRequest;
 use crate::protocol::shard::FromShard;
 use crate::protocol::{FromWorker, LoadedSet, Phase, Progress, ShardOf, ToWorker};
@@ -51,7 +51,7 @@ struct Shard {
 /// What the coordinator waits for from the shards, and what it does with their answers.
 pub(super) enum Ask {
     Analyze {
-        hta_compat: bool,
+        mode: Mode,
     },
     ReportContext,
     ReportGather {
@@ -307,12 +307,12 @@ pub(super) fn with_shards<R>(f: impl FnOnce(&mut ShardSet) -> R) -> Option<R> {
 fn dispatch(request: ToWorker) {
     with_shards(|set| {
         match request {
-        ToWorker::Analyze { hta_compat } => match &set.analyses[hta_compat as usize] {
+        ToWorker::Analyze { mode } => match &set.analyses[mode.index()] {
             Some((analysis, timings)) => post(&FromWorker::Analysis {
                 analysis: analysis.clone(),
                 timings: timings.clone(),
             }),
-            None => ask(set, None, ToWorker::Analyze { hta_compat }, Ask::Analyze { hta_compat }),
+            None => ask(set, None, ToWorker::Analyze { mode }, Ask::Analyze { mode }),
         },
         ToWorker::Report { .. } => match &set.report {
             Some(report) => post(report),

@@ -2,25 +2,12 @@
 // too, the empty page lists them after a reload, and "Open" explores the trace without its file (the
 // summary equals the CLI's, the explorer and the timeline answer). A damaged entry, a full quota and
 // "Forget saved traces" each say what happened and leave nothing half-stored.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import {
-  startServer, launchBrowser, openPage, openTab, metric, cliSummary, near, screenshotPath, trace, DIST,
-} from './harness.mjs';
+import { useBrowser, openPage, openTab, metric, cliSummary, near, screenshotPath, trace } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST}/index.html: run trunk build --release first`);
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const READY = '#summary[data-state="ready"]';
 const EXPLORE_ROWS = '#explore-table tr[data-row], #explore-table tr[data-key]';
@@ -45,7 +32,7 @@ const nothingStored = (counts) => counts === null || Object.values(counts).every
 
 /** A page with an empty cache (the browser profile is shared by the tests). */
 async function freshPage(opts) {
-  const { page, errors } = await openPage(browser.context, server.url, opts);
+  const { page, errors } = await openPage(env.browser.context, env.server.url, opts);
   await page.evaluate(() => new Promise((res) => {
     const r = indexedDB.deleteDatabase('profile-model');
     r.onsuccess = r.onerror = r.onblocked = () => res();
@@ -180,10 +167,10 @@ test('a damaged entry says so, is removed, and the page stays as it was', async 
 });
 
 test('a full quota: Keep says the storage is full, nothing stays stored and the results stay', async () => {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const errors = [];
   page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
-  await page.goto(server.url);
+  await page.goto(env.server.url);
   await page.waitForSelector('#file-input', { state: 'attached', timeout: 30_000 });
   await page.evaluate(() => new Promise((res) => {
     const r = indexedDB.deleteDatabase('profile-model');

@@ -1,25 +1,13 @@
 // Comparing two runs in the built page: pick a baseline and a candidate, read the headline and the
 // figures, and check them against `profile-model diff --json`; two files of separate runs dropped
 // together are offered a comparison instead of being called a straggler.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startServer, launchBrowser, openPage, cliJson, near, screenshotPath, trace, ROOT,
-} from './harness.mjs';
+import { useBrowser, openPage, cliJson, near, screenshotPath, trace, ROOT } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const BASE = 'hta__trace_compare_base.json.gz';
 const TEST = 'hta__trace_compare_test.json.gz';
@@ -32,7 +20,7 @@ async function figure(page, name, attrs = {}) {
 
 test('compare two runs: the headline and the figures equal the CLI\'s diff', async () => {
   const cli = cliJson(['diff', '--json', trace(BASE), trace(TEST)]);
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.locator('#compare-picker > summary').click();
   await page.setInputFiles('#compare-baseline', trace(BASE));
   await page.setInputFiles('#compare-candidate', trace(TEST));
@@ -62,7 +50,7 @@ test('compare two runs: the headline and the figures equal the CLI\'s diff', asy
 });
 
 test('two files of separate runs are offered a comparison, not called a straggler', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   // The same file twice: two runs of rank 0 (distributedInfo), not two ranks.
   fs.mkdirSync(path.join(ROOT, 'test-output'), { recursive: true });
   const dir = fs.mkdtempSync(path.join(ROOT, 'test-output', 'runs-'));
@@ -84,7 +72,7 @@ test('two files of separate runs are offered a comparison, not called a straggle
 
 test('a loaded trace is compared with a run picked afterwards', async () => {
   const cli = cliJson(['diff', '--json', trace(BASE), trace(TEST)]);
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(BASE));
   await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000 });
   await page.setInputFiles('#compare-with', trace(TEST));

@@ -1,25 +1,15 @@
 // "Download table" in the explorer: the worker builds the whole event table as Parquet, Arrow IPC or CSV;
 // the file downloaded has the format's magic bytes, the summary's row count (CSV) and is byte for byte
 // the CLI's `profile-model export` of the same trace.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startServer, launchBrowser, openPage, openTab, cliSummary, trace, ROOT } from './harness.mjs';
+import { useBrowser, openPage, openTab, cliSummary, trace, ROOT } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 function cliPath() {
   return process.env.PROFILE_MODEL_CLI
@@ -59,7 +49,7 @@ test('download table: Parquet, Arrow IPC and CSV of every event, equal to the CL
   const name = 'hta__nccl_data.json.gz';
   const file = trace(name);
   const cli = cliSummary(file);
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', file);
   await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000, state: 'attached' });
   await openTab(page, 'explore');

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { before, after } from 'node:test';
+import assert from 'node:assert/strict';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = process.env.PROFILE_MODEL_DIST || path.join(ROOT, 'dist');
@@ -129,4 +131,26 @@ export async function openTab(page, name) {
   // The view tabs (overview, operators, ...) share one panel, labelled by the tab shown.
   await page.waitForSelector(`[role="tabpanel"][aria-labelledby="tab-${name}"]:not([hidden])`, { state: 'attached' });
   await page.waitForSelector(`#tab-${name}[aria-selected="true"]`);
+}
+
+/**
+ * The set-up every test file shares: before its tests, checks that the page is built, runs `prepare`
+ * (when given; `false` from it skips the rest), starts the static server and the browser; after them,
+ * closes both and runs `cleanUp`. Returns the handles, filled in once the tests run:
+ * `{ server, browser }`.
+ */
+export function useBrowser({ prepare, cleanUp } = {}) {
+  const env = { server: null, browser: null };
+  before(async () => {
+    assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST}/index.html: run trunk build --release first`);
+    if (prepare && (await prepare()) === false) return;
+    env.server = await startServer();
+    env.browser = await launchBrowser();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.close();
+    await cleanUp?.();
+  });
+  return env;
 }

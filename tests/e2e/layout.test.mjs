@@ -2,25 +2,13 @@
 // view with the tab in the URL hash (back/forward and reload restore it), no sideways scrolling, sortable
 // analysis tables, the redact switch in every view, a loading shell, a skip link and visible focus, and
 // both colour schemes. Screenshots go to test-output/.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  startServer, launchBrowser, openPage, openTab, cliJson, screenshotPath, trace, ROOT,
-} from './harness.mjs';
+import { useBrowser, openPage, openTab, cliJson, screenshotPath, trace, ROOT } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const NAME = 'hta__nccl_data.json.gz';
 const VERDICT = '#verdict[data-state="ready"]';
@@ -44,7 +32,7 @@ async function shownTab(page) {
 }
 
 test('the first screen after a load shows the header and the verdict, above the tab bar', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await load(page);
   const top = await page.locator('#verdict').evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
   assert.ok(top < 900, `the verdict starts ${top} px down (< 900)`);
@@ -72,7 +60,7 @@ test('the first screen after a load shows the header and the verdict, above the 
 });
 
 test('the tab bar switches panels and the hash; back, forward and reload restore the tab', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await load(page);
   await page.waitForFunction(() => /timeline=/.test(location.hash), null, { timeout: 60_000 });
   for (const tab of TABS) {
@@ -120,7 +108,7 @@ test('the tab bar switches panels and the hash; back, forward and reload restore
 });
 
 test('no sideways page scroll at 800 px and 1400 px; the tables fit their panel at 1400 px', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await load(page);
   await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
@@ -155,7 +143,7 @@ test('no sideways page scroll at 800 px and 1400 px; the tables fit their panel 
 });
 
 test('a click on an analysis table\'s header sorts its rows (aria-sort says how)', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await load(page);
   await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
@@ -191,7 +179,7 @@ test('a click on an analysis table\'s header sorts its rows (aria-sort says how)
 });
 
 test('redact hashes the names in the explorer, its CSV and the analyses too', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await load(page);
   const plain = cliJson(['report', '--json', trace(NAME)]);
   const redacted = cliJson(['report', '--json', '--redact', trace(NAME)]);
@@ -234,14 +222,14 @@ test('redact hashes the names in the explorer, its CSV and the analyses too', as
 test('a loading shell shows before the app runs; a skip link and visible focus; both colour schemes', async () => {
   const html = fs.readFileSync(path.join(ROOT, 'dist', 'index.html'), 'utf8');
   assert.match(html, /<noscript>[\s\S]*JavaScript[\s\S]*<\/noscript>/, 'a <noscript> message');
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const errors = [];
   page.on('pageerror', (err) => errors.push(err.message));
   // Hold the app's wasm back for a moment: the shell is what shows meanwhile.
   let release;
   const held = new Promise((r) => { release = r; });
   await page.route(/profile-model-[^/]*_bg\.wasm/, async (route) => { await held; await route.continue(); });
-  await page.goto(server.url, { waitUntil: 'commit' });
+  await page.goto(env.server.url, { waitUntil: 'commit' });
   await page.waitForSelector('#boot-shell .drop-zone');
   assert.match(await page.locator('#boot-shell').textContent(), /Profile Model[\s\S]*Drop trace files/);
   await page.screenshot({ path: screenshotPath('layout-loading-shell') });

@@ -1,32 +1,22 @@
 // End-to-end tests of the built page (dist/) in headless Chromium, against the page contract
 // (notes/page-contract.md); figures are compared with the native CLI on the same files.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import {
-  startServer, launchBrowser, openPage, openTab, metric, cliJson, cliSummary, near, screenshotPath, trace, ROOT,
+  useBrowser, openPage, openTab, metric, cliJson, cliSummary, near, screenshotPath, trace, ROOT,
 } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const READY = '#summary[data-state="ready"]';
 const EXPLORE_ANSWERED = '#explore-status[data-metric="explore-matched"]';
 
 async function loadOne(name, timeout = 120_000) {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(name));
   await page.waitForSelector(READY, { timeout });
   return { page, errors };
@@ -79,7 +69,7 @@ test('every shared trace: summary equals the CLI\'s, non-Kineto files are refuse
   assert.ok(names.length >= 5, `traces found in ${dir}`);
   for (const name of names) {
     if (/NOT_KINETO/.test(name)) {
-      const { page, errors } = await openPage(browser.context, server.url, { allow: /trace|timeline|kineto/i });
+      const { page, errors } = await openPage(env.browser.context, env.server.url, { allow: /trace|timeline|kineto/i });
       await page.setInputFiles('#file-input', trace(name));
       await page.waitForFunction(() => (document.querySelector('#error')?.textContent || '').length > 20,
         null, { timeout: 60_000 });
@@ -100,7 +90,7 @@ test('every shared trace: summary equals the CLI\'s, non-Kineto files are refuse
 test('two ranks: ranks table with per-rank figures equal to the CLI\'s', async () => {
   const files = ['hta__sampled_rank-0.json.gz', 'hta__sampled_rank-1.json.gz'];
   const cli = files.map((f) => cliSummary(trace(f)));
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', files.map(trace));
   await page.waitForSelector(READY, { timeout: 120_000 });
   await page.waitForSelector('#ranks tr[data-rank="1"]', { timeout: 30_000 });
@@ -223,7 +213,7 @@ test('explore events: filter, group, page and export match the CLI; findings ope
 test('a non-Kineto file shows an error and keeps the loaded summary', async () => {
   const good = 'hta__simple_add_kineto.json.gz';
   const cli = cliSummary(trace(good));
-  const { page, errors } = await openPage(browser.context, server.url, { allow: /execution trace/i });
+  const { page, errors } = await openPage(env.browser.context, env.server.url, { allow: /execution trace/i });
   await page.setInputFiles('#file-input', trace(good));
   await page.waitForSelector(READY, { timeout: 120_000 });
   await page.setInputFiles('#file-input', trace('hta__simple_add_execution_trace_NOT_KINETO.json.gz'));
@@ -252,7 +242,7 @@ test('a non-Kineto file shows an error and keeps the loaded summary', async () =
 test('a worker that dies mid-load is reported in plain words; the loaded summary stays; the next load works', async () => {
   const good = 'hta__simple_add_kineto.json.gz';
   const cli = cliSummary(trace(good));
-  const { page, errors } = await openPage(browser.context, server.url, { allow: /simulated worker crash/ });
+  const { page, errors } = await openPage(env.browser.context, env.server.url, { allow: /simulated worker crash/ });
   // Every worker of this page throws (an uncaught error, as a WebAssembly trap would) when asked to load
   // a file named crash-me.json; any other file loads as usual.
   await page.route('**/worker_loader.js', (route) => route.fulfill({
@@ -301,7 +291,7 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
     const maker = process.env.MAKE_BIG_TRACE || path.resolve(ROOT, '../shared/tools/make-big-trace');
     execFileSync('python3', [maker, trace('hta__negative_queue_length__rank0.json.gz'), '--mb', '1200', '-o', big],
       { stdio: 'inherit' });
-    const { page, errors } = await openPage(browser.context, server.url);
+    const { page, errors } = await openPage(env.browser.context, env.server.url);
     await page.evaluate(() => {
       window.__ticks = [];
       setInterval(() => window.__ticks.push(performance.now()), 20);
@@ -362,7 +352,7 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
 
     // The whole file, in a fresh page: the CLI's figures, and the worker's memory well under the JSON's size
     // (the target is half; doubling columns took 0.7x).
-    const { page: full, errors: fullErrors } = await openPage(browser.context, server.url);
+    const { page: full, errors: fullErrors } = await openPage(env.browser.context, env.server.url);
     await full.setInputFiles('#file-input', big);
     await full.waitForSelector(READY, { timeout: 300_000 });
     await compareSummary(full, cliSummary(big), 'big1200');
@@ -381,7 +371,7 @@ test('a large load keeps the page responsive, shows progress and can be cancelle
 test('saved results say what needs the file again; the explorer does not wait for a worker that has no trace', async () => {
   const good = 'hta__simple_add_kineto.json.gz';
   const cli = cliSummary(trace(good));
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(good));
   await page.waitForSelector(READY, { timeout: 120_000 });
   await page.click('#keep');
@@ -423,7 +413,7 @@ test('saved results say what needs the file again; the explorer does not wait fo
 });
 
 test('a full IndexedDB loses nothing: Keep says the storage is full and the results stay', async () => {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const errors = [];
   page.on('pageerror', (err) => errors.push(`page error: ${err.message}`));
   // Every write to IndexedDB fails as a full quota does.
@@ -432,7 +422,7 @@ test('a full IndexedDB loses nothing: Keep says the storage is full and the resu
       throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
     };
   });
-  await page.goto(server.url);
+  await page.goto(env.server.url);
   await page.waitForSelector('#file-input', { state: 'attached', timeout: 30_000 });
   const good = 'hta__critical_path_simple_add.json.gz';
   await page.setInputFiles('#file-input', trace(good));

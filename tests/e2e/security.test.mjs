@@ -1,38 +1,28 @@
 // Provably private: the built page asks nothing of any origin but its own, its Content-Security-Policy
 // is in force (a fetch to another origin is refused), and names from a trace are shown as text, never
 // run as HTML.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startServer, launchBrowser, openPage, openTab, screenshotPath, trace, ROOT } from './harness.mjs';
+import { useBrowser, openPage, openTab, screenshotPath, trace, ROOT } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const READY = '#summary[data-state="ready"]';
 const INJECTED = '<img src=x onerror="window.__pwned=1">';
 
 test('no request leaves the page\'s origin while a trace is loaded and analysed', async () => {
-  const origin = new URL(server.url).origin;
+  const origin = new URL(env.server.url).origin;
   const requests = [];
   const record = (r) => requests.push(r.url());
-  browser.context.on('request', record);
-  const { page, errors } = await openPage(browser.context, server.url);
+  env.browser.context.on('request', record);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace('hta__sampled_rank-0.json.gz'));
   await page.waitForSelector(READY, { timeout: 120_000 });
   await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
-  browser.context.off('request', record);
+  env.browser.context.off('request', record);
   const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('data:') && !u.startsWith('blob:'));
   assert.ok(requests.length > 0, 'requests were recorded');
   assert.deepEqual(foreign, [], 'every request stays on the page\'s origin');
@@ -41,7 +31,7 @@ test('no request leaves the page\'s origin while a trace is loaded and analysed'
 });
 
 test('the Content-Security-Policy is in force: a fetch to another origin is refused', async () => {
-  const { page } = await openPage(browser.context, server.url, { allow: /Content Security Policy|Refused to connect|Failed to fetch/ });
+  const { page } = await openPage(env.browser.context, env.server.url, { allow: /Content Security Policy|Refused to connect|Failed to fetch/ });
   const policy = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
   assert.match(policy, /default-src 'self'/);
   assert.match(policy, /connect-src 'self'/);
@@ -86,7 +76,7 @@ test('names from a trace are shown as text, never run as HTML', async () => {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${INJECTED.replace(/\//g, '_')}.json`);
   fs.writeFileSync(file, hostileTrace());
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', file);
   await page.waitForSelector(READY, { timeout: 60_000 });
   await openTab(page, 'analyses');

@@ -2,15 +2,13 @@
 // same set loaded in one worker shows: the ranks, the report, the deeper analyses, the explorer, the
 // timeline of a rank in another worker and the rank lanes; the progress names every file and its worker.
 // The set: 4 ranks made by make-big-trace from a real trace, rank 2 slowed (a straggler).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import {
-  startServer, launchBrowser, openPage, openTab, screenshotPath, trace, TRACES, DIST,
-} from './harness.mjs';
+import { useBrowser, openPage, openTab, screenshotPath, trace, TRACES } from './harness.mjs';
 
 const RANKS = 4;
 const SLOW_RANK = 2;
@@ -18,25 +16,20 @@ const TOOL = path.join(TRACES, '..', 'tools', 'make-big-trace');
 const READY = '#summary[data-state="ready"]';
 const DRAWN = '#timeline:not([data-drawn-items="0"])[data-drawn-items]';
 
-let server;
-let browser;
 let dir;
 let files = [];
-before(async () => {
-  assert.ok(fs.existsSync(path.join(DIST, 'index.html')), `${DIST}/index.html: run trunk build --release first`);
-  if (!fs.existsSync(TOOL)) return;
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-shards-'));
-  const python = process.env.PYTHON || 'python3';
-  execFileSync(python, [TOOL, trace('hta__negative_queue_length__rank0.json.gz'), '--mb', '3', '--ranks', String(RANKS),
-    '--slow-rank', String(SLOW_RANK), '--slow', '1.3', '-o', `${dir}/`]);
-  files = [...Array(RANKS).keys()].map((r) => path.join(dir, `rank${r}.json.gz`));
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+const env = useBrowser({
+  prepare: () => {
+    if (!fs.existsSync(TOOL)) return false;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pm-shards-'));
+    const python = process.env.PYTHON || 'python3';
+    execFileSync(python, [TOOL, trace('hta__negative_queue_length__rank0.json.gz'), '--mb', '3', '--ranks', String(RANKS),
+      '--slow-rank', String(SLOW_RANK), '--slow', '1.3', '-o', `${dir}/`]);
+    files = [...Array(RANKS).keys()].map((r) => path.join(dir, `rank${r}.json.gz`));
+  },
+  cleanUp: () => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  },
 });
 
 /** Every `[data-metric]` figure in `scope`, with its context attributes, as sorted text lines. */
@@ -52,7 +45,7 @@ function figures(page, scope) {
 
 /** Loads the set in a page (split when `query` asks) and reads what it shows. */
 async function loadAndRead(query) {
-  const { page, errors } = await openPage(browser.context, `${server.url}${query}`);
+  const { page, errors } = await openPage(env.browser.context, `${env.server.url}${query}`);
   // Record every file bar the progress shows (the load of 4 small files is quick).
   await page.evaluate(() => {
     window.seenBars = {};

@@ -1,23 +1,12 @@
 // The timeline in the built page: it draws the picked rank, wheel/drag/keys change the visible range
 // as a Perfetto user expects, a clicked kernel shows its launch (the CLI's row of the same
 // correlation) and "Go to it" jumps there; the view lives in the URL hash.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import { startServer, launchBrowser, openPage, openTab, cliJson, screenshotPath, trace, ROOT } from './harness.mjs';
+import { useBrowser, openPage, openTab, cliJson, screenshotPath, trace } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  assert.ok(fs.existsSync(path.join(ROOT, 'dist', 'index.html')), 'dist/index.html: run trunk build --release first');
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const NAME = 'hta__critical_path_alexnet.json.gz';
 const DRAWN = '#timeline:not([data-drawn-items="0"])[data-visible-start-us]:not([data-visible-start-us=""])';
@@ -39,7 +28,7 @@ async function settled(page, before) {
 }
 
 test('wheel, drag and W/A/S/D change the visible range; the range is in the URL', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector('#verdict', { timeout: 120_000 });
   await openTab(page, 'timeline');
@@ -113,7 +102,7 @@ test('a clicked kernel shows its launch, and "Go to it" shows the launch', async
   // Open the page on a range around the kernel (the URL hash names the view).
   const startNs = Math.round(k.ts_us * 1000 - k.dur_us * 1000);
   const endNs = Math.round(k.ts_us * 1000 + 2 * k.dur_us * 1000);
-  const { page, errors } = await openPage(browser.context, `${server.url}#timeline=0:${startNs}-${endNs}`);
+  const { page, errors } = await openPage(env.browser.context, `${env.server.url}#timeline=0:${startNs}-${endNs}`);
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector(DRAWN, { timeout: 120_000 });
   const canvas = page.locator('#timeline');
@@ -150,7 +139,7 @@ test('a clicked kernel shows its launch, and "Go to it" shows the launch', async
 
 test('"Download for Perfetto" writes the trace with the idle causes and the critical path added', async () => {
   const cli = cliJson(['summary', '--json', trace(NAME)]);
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector('#verdict', { timeout: 120_000 });
   await openTab(page, 'timeline');
@@ -173,7 +162,7 @@ test('"Download for Perfetto" writes the trace with the idle causes and the crit
 
 test('a finding\'s "Show on timeline" zooms to its evidence and shows it', async () => {
   const name = 'hta__negative_queue_length__rank0.json.gz';
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(name));
   await page.waitForSelector('#verdict', { timeout: 120_000 });
   await openTab(page, 'timeline');
@@ -200,7 +189,7 @@ test('a finding\'s "Show on timeline" zooms to its evidence and shows it', async
 
 test('rank lanes: one row per rank with its GPU busy share; a clicked row picks that rank', async () => {
   const files = ['hta__sampled_rank-0.json.gz', 'hta__sampled_rank-1.json.gz'];
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', files.map(trace));
   await page.waitForSelector('#verdict', { timeout: 120_000 });
   await openTab(page, 'timeline');
@@ -232,7 +221,7 @@ test('rank lanes: one row per rank with its GPU busy share; a clicked row picks 
 });
 
 test('shift-drag selects a range: its duration is shown and kept in the URL, a reload restores it, Escape clears it', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector('#verdict', { timeout: 120_000 });
   await openTab(page, 'timeline');
@@ -261,7 +250,7 @@ test('shift-drag selects a range: its duration is shown and kept in the URL, a r
   await page.screenshot({ path: screenshotPath('timeline-selection'), fullPage: false });
 
   // A copied link restores the selection.
-  const { page: again, errors: errors2 } = await openPage(browser.context, `${server.url}${hash}`);
+  const { page: again, errors: errors2 } = await openPage(env.browser.context, `${env.server.url}${hash}`);
   await again.setInputFiles('#file-input', trace(NAME));
   await again.waitForSelector(DRAWN, { timeout: 120_000 });
   const restored = again.locator('[data-metric="selection-dur-us"]');

@@ -1,19 +1,10 @@
 // The TensorBoard-style views in the built page: each tab's figures equal the CLI twins'
 // (`ops`, `kernels`, `memory`, `steps --json`), with a screenshot of each view.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage, openTab, cliJson, near, screenshotPath, trace } from './harness.mjs';
+import { useBrowser, openPage, openTab, cliJson, near, screenshotPath, trace } from './harness.mjs';
 
-let server;
-let browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const env = useBrowser();
 
 const NAME = 'hta__df_index_resolver.json.gz';
 
@@ -26,7 +17,7 @@ async function openView(page, id) {
 const value = async (loc) => Number(await loc.first().getAttribute('data-value'));
 
 test('overview, operators, kernels, memory and modules equal the CLI twins', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector('#views[data-state="ready"]', { timeout: 180_000, state: 'attached' });
 
@@ -118,7 +109,7 @@ test('overview, operators, kernels, memory and modules equal the CLI twins', asy
   await page.uncheck('#redact-names');
 
   // A link to a view opens it.
-  await page.goto(`${server.url}#tab=memory`);
+  await page.goto(`${env.server.url}#tab=memory`);
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector('#views[data-view="memory"][data-state="ready"]', { timeout: 180_000 });
   assert.equal(await page.locator('#tab-memory').getAttribute('aria-selected'), 'true');

@@ -5,8 +5,11 @@
 use serde_json::Value;
 
 use super::kind::{dtype_bytes, CollectiveKind};
-use crate::analysis::gpu::{union, RankPrep};
-use crate::analysis::names::{collective_kind_of, is_data_loader_op, is_gloo_op, NameClass};
+use crate::analysis::gpu::RankPrep;
+use crate::analysis::intervals::union;
+use crate::analysis::names::{
+    collective_kind_of, is_backward_op, is_data_loader_op, is_gloo_op, NameClass,
+};
 use crate::table::{ArgColumn, EventKind, TraceTable};
 
 /// The args a collective can carry, on its kernel or on its `record_param_comms` op.
@@ -196,11 +199,6 @@ impl HostComms {
         crate::sort::sort_by_key(&mut out, |s| (s.1, s.0));
         out
     }
-}
-
-/// A host op of the backward pass (autograd's engine, a `*Backward*` node).
-fn is_backward_op(name: &str) -> bool {
-    name.starts_with("autograd::engine::evaluate_function") || name.contains("Backward")
 }
 
 /// Host intervals of one rank the phase and late-cause tests read: backward and DataLoader ops.

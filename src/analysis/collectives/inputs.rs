@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use super::host_comms::{covered, uncovered, CommArgColumns, CommArgs, HostComms, HostMarks};
 use super::kind::{CollectiveKind, CollectiveLibrary};
-use crate::analysis::gpu::{union, KernelType, RankPrep};
+use crate::analysis::gpu::{KernelType, RankPrep};
+use crate::analysis::intervals::union;
 use crate::analysis::names::{collective_kind_of, collective_library_of};
 
 crate::stable_enum! {

@@ -8,6 +8,7 @@ use super::result::EdgeType;
 use super::rows::{
     arg_i64, Rows, F_EVENT_RECORD, F_HTA_LAUNCH, F_LAUNCH, F_STREAM_WAIT_CALL, F_WAITS_DEVICE,
 };
+use crate::analysis::names::{device_sync_event, is_hta_device_sync_name, DeviceSyncEvent};
 use crate::table::intern::FxHashMap;
 
 /// A launch call of the whole frame (HTA's `_get_cuda_runtime_calls_df`).
@@ -232,7 +233,7 @@ fn gpu_rows_in_order(r: &Rows, clip: &[bool]) -> Vec<u32> {
     let mut gk: Vec<(i64, u32)> = Vec::new();
     for i in (0..clip.len()).filter(|&i| clip[i] && r.ic[i] >= 0) {
         let take = if r.compat {
-            r.stream[i] != -1 || matches!(t.name_at(i), "Event Sync" | "Context Sync")
+            r.stream[i] != -1 || is_hta_device_sync_name(t.name_at(i))
         } else {
             r.gpu[i]
         };
@@ -260,9 +261,9 @@ pub fn add_gpu_edges(r: &Rows, clip: &[bool], links: &mut SyncLinks, g: &mut Gra
 
 /// The edges of one sync event.
 fn add_sync_edges(r: &Rows, eu: usize, links: &SyncLinks, st: &mut StreamState, g: &mut Graph) {
-    let name = r.t.name_at(eu);
+    let sync = device_sync_event(r.t.name_at(eu));
     let call = r.ic[eu];
-    if name == "Stream Wait Event" || name == "Event Sync" {
+    if let Some(wait @ (DeviceSyncEvent::StreamWaitEvent | DeviceSyncEvent::EventSync)) = sync {
         let Some(&prev) = arg_i64(r.t, "wait_on_cuda_event_record_corr_id", eu)
             .and_then(|c| links.record_prev.get(&c))
         else {
@@ -272,7 +273,7 @@ fn add_sync_edges(r: &Rows, eu: usize, links: &SyncLinks, st: &mut StreamState, 
         if src_kernel < 0 || call < 0 {
             return;
         }
-        if name == "Stream Wait Event" {
+        if wait == DeviceSyncEvent::StreamWaitEvent {
             let Some(&next) = links.wait_next.get(&(call as u32)) else {
                 return;
             };
@@ -297,14 +298,18 @@ fn add_sync_edges(r: &Rows, eu: usize, links: &SyncLinks, st: &mut StreamState, 
         return;
     }
     let dst = g.end_node[call as usize];
-    if name == "Context Sync" {
-        for &(_, node) in &st.last_on {
-            g.add(node, dst, EdgeType::SyncDependency, false);
+    match sync {
+        Some(DeviceSyncEvent::ContextSync) => {
+            for &(_, node) in &st.last_on {
+                g.add(node, dst, EdgeType::SyncDependency, false);
+            }
         }
-    } else if name == "Stream Sync" {
-        if let Some(last) = st.last(r.stream[eu]) {
-            g.add(last, dst, EdgeType::SyncDependency, false);
+        Some(DeviceSyncEvent::StreamSync) => {
+            if let Some(last) = st.last(r.stream[eu]) {
+                g.add(last, dst, EdgeType::SyncDependency, false);
+            }
         }
+        _ => {}
     }
 }
 

@@ -9,24 +9,26 @@ use serde::{Deserialize, Serialize};
 /// has hundreds of thousands, too many to send to the page or print.
 pub const DEFAULT_PATH_ROWS: usize = 1000;
 
-/// What bounds a path segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum BoundBy {
-    #[serde(rename = "cpu_bound")]
-    Cpu,
-    #[serde(rename = "data_loading")]
-    DataLoading,
-    #[serde(rename = "gpu_compute_bound")]
-    GpuCompute,
-    #[serde(rename = "gpu_communication_bound")]
-    GpuCommunication,
-    #[serde(rename = "gpu_kernel_kernel_overhead")]
-    GpuKernelKernelOverhead,
-    #[serde(rename = "gpu_kernel_launch_overhead")]
-    GpuKernelLaunchOverhead,
-    /// A zero-weight dependency (sequencing or synchronisation): bounded by nothing, "".
-    #[serde(rename = "")]
-    Nothing,
+crate::stable_enum! {
+    /// What bounds a path segment.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum BoundBy {
+        #[serde(rename = "cpu_bound")]
+        Cpu,
+        #[serde(rename = "data_loading")]
+        DataLoading,
+        #[serde(rename = "gpu_compute_bound")]
+        GpuCompute,
+        #[serde(rename = "gpu_communication_bound")]
+        GpuCommunication,
+        #[serde(rename = "gpu_kernel_kernel_overhead")]
+        GpuKernelKernelOverhead,
+        #[serde(rename = "gpu_kernel_launch_overhead")]
+        GpuKernelLaunchOverhead,
+        /// A zero-weight dependency (sequencing or synchronisation): bounded by nothing, "".
+        #[serde(rename = "")]
+        Nothing,
+    }
 }
 
 /// The bounds the shares are given for, in the summary's order.
@@ -40,53 +42,31 @@ pub const BOUND_BY: [BoundBy; 6] = [
 ];
 
 impl BoundBy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BoundBy::Cpu => "cpu_bound",
-            BoundBy::DataLoading => "data_loading",
-            BoundBy::GpuCompute => "gpu_compute_bound",
-            BoundBy::GpuCommunication => "gpu_communication_bound",
-            BoundBy::GpuKernelKernelOverhead => "gpu_kernel_kernel_overhead",
-            BoundBy::GpuKernelLaunchOverhead => "gpu_kernel_launch_overhead",
-            BoundBy::Nothing => "",
-        }
-    }
-
     /// Position in [`BOUND_BY`] (`None` for [`BoundBy::Nothing`]).
     pub fn share_index(self) -> Option<usize> {
         BOUND_BY.iter().position(|b| *b == self)
     }
 }
 
-/// HTA's edge type of a path segment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum EdgeType {
-    /// The span of an operation, or CPU nesting / sequencing on a thread.
-    #[serde(rename = "critical_path_operator")]
-    Operator,
-    /// Zero-weight dependency between consecutive top-level operations of a thread.
-    #[serde(rename = "critical_path_dependency")]
-    Dependency,
-    /// Runtime call start → kernel start.
-    #[serde(rename = "critical_path_kernel_launch_delay")]
-    KernelLaunchDelay,
-    /// Gap between consecutive kernels on a stream.
-    #[serde(rename = "critical_path_kernel_kernel_delay")]
-    KernelKernelDelay,
-    /// Zero-weight synchronisation (GPU → CPU or GPU → GPU).
-    #[serde(rename = "critical_path_sync_dependency")]
-    SyncDependency,
-}
-
-impl EdgeType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EdgeType::Operator => "critical_path_operator",
-            EdgeType::Dependency => "critical_path_dependency",
-            EdgeType::KernelLaunchDelay => "critical_path_kernel_launch_delay",
-            EdgeType::KernelKernelDelay => "critical_path_kernel_kernel_delay",
-            EdgeType::SyncDependency => "critical_path_sync_dependency",
-        }
+crate::stable_enum! {
+    /// HTA's edge type of a path segment.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum EdgeType {
+        /// The span of an operation, or CPU nesting / sequencing on a thread.
+        #[serde(rename = "critical_path_operator")]
+        Operator,
+        /// Zero-weight dependency between consecutive top-level operations of a thread.
+        #[serde(rename = "critical_path_dependency")]
+        Dependency,
+        /// Runtime call start → kernel start.
+        #[serde(rename = "critical_path_kernel_launch_delay")]
+        KernelLaunchDelay,
+        /// Gap between consecutive kernels on a stream.
+        #[serde(rename = "critical_path_kernel_kernel_delay")]
+        KernelKernelDelay,
+        /// Zero-weight synchronisation (GPU → CPU or GPU → GPU).
+        #[serde(rename = "critical_path_sync_dependency")]
+        SyncDependency,
     }
 }
 
@@ -175,18 +155,6 @@ impl fmt::Display for CriticalPathStatus {
             CriticalPathStatus::Cycle => f.write_str("the graph has a cycle"),
             CriticalPathStatus::Saved { message } => f.write_str(message),
         }
-    }
-}
-
-impl fmt::Display for BoundBy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl fmt::Display for EdgeType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
     }
 }
 

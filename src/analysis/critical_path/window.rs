@@ -4,6 +4,7 @@
 use super::result::CriticalPathStatus;
 use super::rows::Rows;
 use super::CriticalPathOptions;
+use crate::analysis::names::{device_sync_event, DeviceSyncEvent};
 use crate::table::EventKind;
 
 /// The analysed time range, ns (both ends inclusive for CPU starts).
@@ -96,7 +97,8 @@ pub fn clip_rows(r: &Rows, w: Window) -> Vec<bool> {
     }
     for i in (0..n).filter(|&i| r.sel[i]) {
         let linked = if r.compat {
-            r.stream[i] != -1 && t.name_at(i) == "Stream Wait Event"
+            r.stream[i] != -1
+                && device_sync_event(t.name_at(i)) == Some(DeviceSyncEvent::StreamWaitEvent)
         } else {
             // Sync events linked to a clipped call.
             r.gpu[i] && t.kind_at(i) == EventKind::Sync && r.ic[i] >= 0 && clip[r.ic[i] as usize]

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::super::host::HostTimeline;
-use super::super::intervals::covered;
+use crate::analysis::intervals::covered;
 use crate::analysis::names::{NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
 use crate::trace::dialect::{

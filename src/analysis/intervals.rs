@@ -1,10 +1,12 @@
-//! Sorted, disjoint interval lists (ns): intersection, difference, length. The idle attribution's algebra.
+//! Sorted, disjoint interval lists (ns): union, intersection, difference, length; the one interval
+//! algebra of the analyses and the diagnosis.
 
 /// A sorted list of disjoint, non-empty `[start, end)` intervals.
 pub type Intervals = Vec<(i64, i64)>;
 
-/// Sorts and merges any intervals (touching ones merge; empty ones are dropped).
-pub fn normalise(mut iv: Vec<(i64, i64)>) -> Intervals {
+/// Merges intervals (any order) into a sorted union; touching intervals merge, empty or negative
+/// ones are dropped.
+pub fn union(mut iv: Vec<(i64, i64)>) -> Intervals {
     iv.retain(|(s, e)| e > s);
     iv.sort_unstable();
     let mut out: Intervals = Vec::with_capacity(iv.len());
@@ -17,7 +19,7 @@ pub fn normalise(mut iv: Vec<(i64, i64)>) -> Intervals {
     out
 }
 
-/// Total length.
+/// Total length of a sorted, disjoint list.
 pub fn length(a: &[(i64, i64)]) -> i64 {
     a.iter().map(|(s, e)| e - s).sum()
 }
@@ -106,7 +108,7 @@ mod tests {
         };
         for _ in 0..300 {
             let mut mk = || {
-                normalise(
+                union(
                     (0..rand(6))
                         .map(|_| {
                             let s = rand(100);
@@ -128,13 +130,21 @@ mod tests {
     }
 
     #[test]
+    fn union_merges_overlapping_and_touching() {
+        let u = union(vec![(5, 7), (0, 2), (2, 3), (1, 2), (10, 10), (8, 6)]);
+        assert_eq!(u, vec![(0, 3), (5, 7)]);
+        assert_eq!(length(&u), 5);
+        assert!(union(vec![]).is_empty());
+    }
+
+    #[test]
     fn gaps() {
         assert_eq!(
             gaps_within(&[(2, 4), (6, 8)], 0, 10),
             vec![(0, 2), (4, 6), (8, 10)]
         );
         assert_eq!(
-            normalise(vec![(5, 7), (0, 2), (1, 3), (3, 4), (9, 9)]),
+            union(vec![(5, 7), (0, 2), (1, 3), (3, 4), (9, 9)]),
             vec![(0, 4), (5, 7)]
         );
     }
