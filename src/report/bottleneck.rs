@@ -85,20 +85,32 @@ pub struct Bottleneck {
     pub compute_pct: f64,
 }
 
+/// An intensity below this fraction of the ridge point is far left of it: only bandwidth can bound
+/// such a kernel (element-wise work), however little of it the kernel reaches.
+pub const FAR_LEFT_OF_RIDGE: f64 = 0.125;
+
 /// Whether memory bandwidth sets a kernel's time: by its arithmetic intensity where the shapes give
-/// it, but only when it reaches a fair share of that roof (far under both roofs, latency or
-/// occupancy sets its time, not bandwidth), else by its name (element-wise, copy, reduction).
+/// it: far left of the ridge point, or below it and reaching a fair share of that roof (a GEMM or
+/// attention near the ridge and far under both roofs is bound by latency or occupancy, not
+/// bandwidth); else by its name (element-wise, copy, reduction).
 pub fn sets_by_bandwidth(i: &DiagnosisInputs, name: &str) -> bool {
     use crate::analysis::roofline::Bound;
-    match i
+    let lead = i
         .roofline
         .leads
         .iter()
-        .find(|l| l.name == name && l.bound.is_some())
-    {
+        .find(|l| l.name == name && l.bound.is_some());
+    match lead {
         Some(l) if l.bound == Some(Bound::Compute) => false,
         Some(l) => {
-            is_fusable_memory_bound(name)
+            let far_left = match (l.intensity, l.peak_tflops, l.roof_gbps) {
+                (Some(x), Some(peak), Some(bw)) if bw > 0.0 => {
+                    x < FAR_LEFT_OF_RIDGE * peak * 1e3 / bw
+                }
+                _ => true,
+            };
+            far_left
+                || is_fusable_memory_bound(name)
                 || l.pct_of_roof >= super::roofline_rules::FAR_UNDER_ROOF_PCT
         }
         None => is_fusable_memory_bound(name),
