@@ -1258,3 +1258,50 @@ fn a_sync_that_waits_for_queued_kernels_still_drains_the_queue() {
         r.to_markdown()
     );
 }
+
+/// Steps of kernels of `kernel_us` every 50 µs, each launched 15 µs before it starts: the GPU
+/// waits for the next launch between kernels (dispatch idle of 50 - `kernel_us` µs each).
+fn dispatch_paced(kernel_us: f64) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    let names = ["gemm_a", "gemm_b", "gemm_c", "gemm_d"];
+    let mut t = 0.0;
+    for s in 0..6 {
+        let start = t;
+        for k in 0..40 {
+            b.cpu_op("aten::mm", t, 30.0);
+            b.kernel(
+                names[k % names.len()],
+                7,
+                t + 5.0,
+                10.0,
+                t + 20.0,
+                kernel_us,
+            );
+            t += 50.0;
+        }
+        b.step(s + 1, start, t - start);
+    }
+    b
+}
+
+#[test]
+fn a_small_dispatch_gap_on_a_busy_gpu_is_a_note_not_the_bottleneck() {
+    // 45 of every 50 µs busy: the GPU is busy 90% of the window, idle 10% waiting for launches.
+    let r = one(&dispatch_paced(45.0));
+    invariants(&r, "busy gpu");
+    let busy = 100.0 - idle_pct(&r);
+    assert!(busy >= 85.0, "busy {busy}%\n{}", r.to_markdown());
+    assert_eq!(
+        bottleneck(&r),
+        BottleneckKind::Compute,
+        "{}",
+        r.to_markdown()
+    );
+    assert!(
+        r.main_finding_id
+            .and_then(BottleneckKind::of_finding)
+            .is_none_or(|k| k != BottleneckKind::Cpu),
+        "{}",
+        r.to_markdown()
+    );
+}

@@ -662,7 +662,7 @@ fn fp32_gemm_on_tensor_core_hardware_gets_tf32_or_bf16_advice() {
         "aten::mm",
         json!({"Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["float", "float"]}),
         "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<float, Simt>>>",
-        30_000.0,
+        100_000.0,
         5,
     );
     let r = diagnose(&set_of(&b));
@@ -672,17 +672,34 @@ fn fp32_gemm_on_tensor_core_hardware_gets_tf32_or_bf16_advice() {
         advice.contains("allow_tf32") && advice.contains("bfloat16"),
         "{advice}"
     );
-    // 2·4096³ / 30 ms = 4.58 TFLOP/s: 23.5% of fp32's 19.5 TFLOP/s, but 2.9% of what TF32 tensor
-    // cores give (156 TFLOP/s; intensity 683 FLOP/byte, far right of the ridge).
+    // 2·4096³ / 100 ms = 1.37 TFLOP/s: nothing shows TF32 (no tf32/xmma/tensorop in the name), so
+    // it is judged against fp32's 19.5 TFLOP/s (7.0%), and TF32's 156 TFLOP/s is the way up.
     close(
         f.value,
-        100.0 * (2.0 * 4096f64.powi(3) / 30e-3 / 1e12) / 156.0,
-        "% of the TF32 roof",
+        100.0 * (2.0 * 4096f64.powi(3) / 100e-3 / 1e12) / 19.5,
+        "% of the fp32 roof",
     );
     assert!(
-        f.headline.contains("in fp32") && f.headline.contains("156 TFLOP/s with TF32"),
+        f.headline.contains("in fp32")
+            && f.headline.contains("19.5 TFLOP/s fp32 roof")
+            && f.headline
+                .contains("TF32 tensor cores, when enabled, reach 156 TFLOP/s"),
         "{}",
         f.headline
+    );
+    // The same work at 30 ms is 23.5% of the fp32 roof: not far under it (TF32 is not assumed).
+    let b = steps_of(
+        "aten::mm",
+        json!({"Input Dims": [[4096, 4096], [4096, 4096]], "Input type": ["float", "float"]}),
+        "void cutlass::Kernel<cutlass::gemm::kernel::Gemm<cutlass::gemm::threadblock::MmaPipelined<float, Simt>>>",
+        30_000.0,
+        5,
+    );
+    let r = diagnose(&set_of(&b));
+    assert!(
+        r.findings.iter().all(|f| f.id != FindingId::FarUnderRoof),
+        "{}",
+        r.to_markdown()
     );
 }
 

@@ -31,6 +31,13 @@ pub fn is_launch_call(name: &str) -> bool {
     ) || name.starts_with("runFunction")
 }
 
+/// A launch call that copies or fills memory (`cudaMemsetAsync`, `hipMemcpyAsync`, `urEnqueueUSMFill`)
+/// rather than launching a kernel: a zero-byte copy or fill runs nothing on the device, so its
+/// device event may be absent without anything being lost.
+pub fn is_copy_or_fill_call(name: &str) -> bool {
+    name.contains("Memcpy") || name.contains("Memset") || name.contains("USMFill")
+}
+
 /// HTA 0.5.0's launch calls for queue length (its `get_runtime_launch_events_query`: exact names).
 pub fn is_hta_queue_launch_call(name: &str) -> bool {
     matches!(

@@ -85,22 +85,51 @@ pub struct Bottleneck {
     pub compute_pct: f64,
 }
 
+/// An intensity below this fraction of the ridge point is far left of it: only bandwidth can bound
+/// such a kernel (element-wise work), however little of it the kernel reaches.
+pub const FAR_LEFT_OF_RIDGE: f64 = 0.125;
+
+/// Whether memory bandwidth sets a kernel's time: by its arithmetic intensity where the shapes give
+/// it: far left of the ridge point, or below it and reaching a fair share of that roof (a GEMM or
+/// attention near the ridge and far under both roofs is bound by latency or occupancy, not
+/// bandwidth); else by its name (element-wise, copy, reduction).
+pub fn sets_by_bandwidth(i: &DiagnosisInputs, name: &str) -> bool {
+    use crate::analysis::roofline::Bound;
+    let lead = i
+        .roofline
+        .leads
+        .iter()
+        .find(|l| l.name == name && l.bound.is_some());
+    match lead {
+        Some(l) if l.bound == Some(Bound::Compute) => false,
+        Some(l) => {
+            let far_left = match (l.intensity, l.peak_tflops, l.roof_gbps) {
+                (Some(x), Some(peak), Some(bw)) if bw > 0.0 => {
+                    x < FAR_LEFT_OF_RIDGE * peak * 1e3 / bw
+                }
+                _ => true,
+            };
+            far_left
+                || is_fusable_memory_bound(name)
+                || l.pct_of_roof >= super::roofline_rules::FAR_UNDER_ROOF_PCT
+        }
+        None => is_fusable_memory_bound(name),
+    }
+}
+
 /// The main finding is about kernels whose time memory bandwidth sets: fusion candidates, or one
-/// dominant element-wise/copy/reduction kernel.
+/// dominant kernel (or one far under its roof) that bandwidth bounds ([`sets_by_bandwidth`]).
 fn memory_bound_kernels(i: &DiagnosisInputs, main: &Finding) -> bool {
     match main.id {
         FindingId::FusionCandidates => true,
-        // By arithmetic intensity where the shapes give it, else by the kernel's name.
-        FindingId::DominantKernel => i.kernels.first().is_some_and(|k| {
-            super::roofline_rules::bound_of_kernel(i, &k.name).map_or_else(
-                || is_fusable_memory_bound(&k.name),
-                |b| b != crate::analysis::roofline::Bound::Compute,
-            )
-        }),
-        FindingId::FarUnderRoof => main.evidence.first().is_some_and(|e| {
-            super::roofline_rules::bound_of_kernel(i, &e.name)
-                .is_some_and(|b| b != crate::analysis::roofline::Bound::Compute)
-        }),
+        FindingId::DominantKernel => i
+            .kernels
+            .first()
+            .is_some_and(|k| sets_by_bandwidth(i, &k.name)),
+        FindingId::FarUnderRoof => main
+            .evidence
+            .first()
+            .is_some_and(|e| sets_by_bandwidth(i, &e.name)),
         _ => false,
     }
 }
@@ -153,9 +182,9 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
             100.0 - pct(t.comm_exposed_ns, t.comm_ns)
         ),
         BottleneckKind::Memory if bandwidth => format!(
-            "memory-bound kernels (element-wise, copy, reduction) take {:.1}% of kernel time: memory bandwidth, not arithmetic, sets their time; GPU busy {busy:.1}% of the window",
+            "memory-bound kernels (element-wise, copy, reduction, or below the ridge point near their roof) take {:.1}% of kernel time: memory bandwidth, not arithmetic, sets their time; GPU busy {busy:.1}% of the window",
             pct(
-                i.kernels.iter().filter(|k| is_fusable_memory_bound(&k.name)).map(|k| k.total_ns).sum(),
+                i.kernels.iter().filter(|k| sets_by_bandwidth(i, &k.name)).map(|k| k.total_ns).sum(),
                 i.kernel_time_ns
             )
         ),

@@ -6,6 +6,7 @@
 
 mod completeness;
 mod facts;
+pub mod host_only;
 pub mod microbench;
 
 pub use completeness::{
@@ -177,6 +178,9 @@ pub struct TraceContext {
     /// What a file that is not a PyTorch trace holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
+    /// A trace without device work: its host, summarised (the rank with the longest span).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_only: Option<host_only::HostOnly>,
 }
 
 impl TraceContext {

@@ -116,8 +116,19 @@ pub const NOTHING_FOUND: &str =
 /// A finding below this share (%) of the window never states the main finding.
 pub const MAIN_FINDING_MIN_PCT: f64 = 2.0;
 
+/// When the GPU is busy at least [`super::bottleneck::COMPUTE_BOUND_BUSY_PCT`] of the window, an
+/// idle cause under this share (%) of it is a note, not what limits the run: the job is GPU-bound.
+pub const MINOR_IDLE_PCT: f64 = 15.0;
+
+/// Whether `f` is an idle cause too small to be the main finding of a run the GPU keeps busy.
+pub fn minor_idle(f: &Finding, i: &DiagnosisInputs) -> bool {
+    i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT
+        && BottleneckKind::of_finding(f.id) == Some(BottleneckKind::Cpu)
+        && f.impact.pct_of_gpu_time.unwrap_or(0.0) < MINOR_IDLE_PCT
+}
+
 /// The finding the main sentence states: a limit of the trace itself, else the largest recoverable
-/// time (findings come sorted so).
+/// time (findings come sorted so) that is not a minor idle cause of a busy GPU.
 fn pick_main<'a>(findings: &'a [Finding], i: &DiagnosisInputs) -> Option<&'a Finding> {
     let busy = i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT;
     findings
@@ -126,6 +137,7 @@ fn pick_main<'a>(findings: &'a [Finding], i: &DiagnosisInputs) -> Option<&'a Fin
             f.id.is_about_the_trace()
                 || f.id == FindingId::Warmup && f.impact.time_ns == 0
                 || f.impact.pct_of_gpu_time.unwrap_or(0.0) >= MAIN_FINDING_MIN_PCT
+                    && !minor_idle(f, i)
         })
         .or_else(|| {
             findings

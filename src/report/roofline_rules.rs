@@ -51,6 +51,9 @@ pub struct RoofLead {
     pub roof_gbps: Option<f64>,
     /// The device's peak for its type, TFLOP/s.
     pub peak_tflops: Option<f64>,
+    /// For an fp32 matrix product: the TF32 tensor-core peak `allow_tf32` would give, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tf32_peak_tflops: Option<f64>,
     pub bound: Option<Bound>,
     pub bytes_per_call: f64,
     pub evidence: EvidenceRef,
@@ -111,38 +114,29 @@ fn ns(us: f64) -> i64 {
     (us * 1000.0).round() as i64
 }
 
-/// What the hardware could do for a kernel: its own roof, except that an fp32 matrix product on a
-/// device with tensor cores is judged against TF32's (what `allow_tf32` gives without code changes).
+/// What the hardware could do for a kernel: the roof of the type it runs in. An fp32 matrix product
+/// is judged against the fp32 peak unless its kernel shows TF32 (a `tf32`/`xf32` name or a
+/// tensor-op kernel: then the roofline already typed it TF32): `sgemm` alone says neither, and
+/// `allow_tf32` is off by default for matmuls, so the TF32 peak is named as the way up, not as
+/// the roof ([`RoofLead::tf32_peak_tflops`]).
 type HardwareRoof = (Option<Dtype>, Option<f64>, f64, Option<Bound>);
 
-fn hardware_roof(r: &RankRoofline, k: &KernelRoofline) -> Option<HardwareRoof> {
+fn hardware_roof(k: &KernelRoofline) -> Option<HardwareRoof> {
     let j = &k.judged;
-    let tf32 = r.roof.peaks.tf32.filter(|_| {
-        j.dtype == Some(Dtype::Fp32) && k.family.is_some_and(OpFamily::has_main_kernel)
-    });
-    match (tf32, j.intensity) {
-        (Some(peak), Some(i)) if r.roof.memory_gbps > 0.0 && j.tflops > 0.0 => {
-            let at_intensity = i * r.roof.memory_gbps / 1e3;
-            let roof = peak.min(at_intensity);
-            let bound = if at_intensity >= peak {
-                Bound::Compute
-            } else {
-                Bound::Memory
-            };
-            Some((
-                Some(Dtype::Fp32),
-                Some(roof),
-                100.0 * j.tflops / roof,
-                Some(bound),
-            ))
-        }
-        _ => Some((j.dtype, j.roof_tflops, j.pct_of_roof?, j.bound)),
-    }
+    Some((j.dtype, j.roof_tflops, j.pct_of_roof?, j.bound))
+}
+
+/// The TF32 tensor-core peak an fp32 matrix product could reach with `allow_tf32`, when the device
+/// has one.
+fn tf32_way_up(r: &RankRoofline, k: &KernelRoofline) -> Option<f64> {
+    r.roof.peaks.tf32.filter(|_| {
+        k.judged.dtype == Some(Dtype::Fp32) && k.family.is_some_and(OpFamily::has_main_kernel)
+    })
 }
 
 fn lead_of(rank: i64, prep: &RankPrep, r: &RankRoofline, k: &KernelRoofline) -> Option<RoofLead> {
     let j = &k.judged;
-    let (dtype, roof_tflops, pct_of_roof, bound) = hardware_roof(r, k)?;
+    let (dtype, roof_tflops, pct_of_roof, bound) = hardware_roof(k)?;
     let t = prep.table;
     let memory = k.judged.bound == Some(Bound::HostLink) || k.family == Some(OpFamily::Copy);
     let rows: Vec<u32> = prep
@@ -167,6 +161,7 @@ fn lead_of(rank: i64, prep: &RankPrep, r: &RankRoofline, k: &KernelRoofline) -> 
         roof_tflops,
         roof_gbps: j.roof_gbps,
         peak_tflops: dtype.and_then(|d| r.roof.peaks.of(d)),
+        tf32_peak_tflops: tf32_way_up(r, k),
         bound,
         bytes_per_call: j.bytes / k.calls_with_figures.max(1) as f64,
         evidence: EvidenceRef {
@@ -239,10 +234,14 @@ fn against_roof(f: &RooflineFigures, l: &RoofLead) -> String {
             if l.dtype == Some(Dtype::Fp32) && l.family.is_some_and(OpFamily::has_main_kernel) =>
         {
             format!(
-            "{} TFLOP/s in fp32, {}% of {dev} {} TFLOP/s with TF32 tensor cores at its intensity",
-            sig(l.tflops),
-            sig(l.pct_of_roof),
-            sig(roof)
+                "{} TFLOP/s in fp32, {}% of {dev} {} TFLOP/s fp32 roof at its intensity{}",
+                sig(l.tflops),
+                sig(l.pct_of_roof),
+                sig(roof),
+                l.tf32_peak_tflops.map_or(String::new(), |p| format!(
+                    " (TF32 tensor cores, when enabled, reach {} TFLOP/s)",
+                    sig(p)
+                ))
             )
         }
         (Some(Bound::Compute), Some(roof), _) => format!(

@@ -3,9 +3,7 @@
 //! findings never claim the same idle time; kernel-side rules read kernel names and times.
 
 use super::attribution::{IdleCause, IdleShare};
-use super::context::{
-    legacy_ops_words, withheld_findings, TraceContext, TraceHolds, TraceOrigin, RECORD_KINETO,
-};
+use super::context::{withheld_findings, TraceContext, TraceHolds, TraceOrigin};
 use super::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId, Impact, Severity,
 };
@@ -18,6 +16,7 @@ use super::wording::{blocking_words, dur, us};
 pub use super::wording::{short_name, short_names};
 
 pub(crate) mod collectives;
+mod host_only;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
 pub const SMALL_KERNEL_NS: i64 = 10_000;
@@ -114,7 +113,7 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
     }
     if ctx.holds(TraceHolds::ColdStart) {
         out.push(format!(
-            "This trace is one cold pass (one-off start-up costs dominate its GPU window): its launch, dispatch and idle figures describe start-up, not a steady state. {}",
+            "This trace is one cold pass (one-off start-up costs dominate its window): its launch, dispatch and idle figures describe start-up, not a steady state. {}",
             super::cold::RECORD_AFTER_WARMUP
         ));
     }
@@ -315,14 +314,10 @@ fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
             ),
             "Re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check the log for CUPTI errors (CUPTI must be loadable and not in use by another profiler such as Nsight).".to_string(),
         ),
-        TraceHolds::CpuOnly => (
-            FindingId::NoGpuKernels,
-            format!(
-                "No GPU work in this trace: no kernel launches and no kernels, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA){}.",
-                legacy_ops_words(ctx)
-            ),
-            "If the job uses a GPU, re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check that the model and inputs are on the device.".to_string(),
-        ),
+        TraceHolds::CpuOnly => {
+            let (headline, action) = host_only::headline_and_action(ctx);
+            (FindingId::NoGpuKernels, headline, action)
+        }
         TraceHolds::Empty => (
             FindingId::InsufficientTrace,
             "The capture is empty: a PyTorch profiler file with no operation in it (no CPU operator, runtime call or device operation), so there is nothing to diagnose. The profiler was most likely stopped before the code ran, or its schedule never reached an active step.".to_string(),
@@ -333,14 +328,10 @@ fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
             "The file is cut off before any device event was read: the profiler writes the device events after the host's, so nothing says whether the GPU worked, and the trace cannot be diagnosed.".to_string(),
             "Load the whole file (re-copy or re-download it: it ends mid-write), or re-record and let the profiler finish writing (leave the `with torch.profiler.profile(...)` block, or call `prof.stop()`, before the process exits).".to_string(),
         ),
-        TraceHolds::Insufficient if ctx.origin == Some(TraceOrigin::PytorchLegacy) => (
-            FindingId::InsufficientTrace,
-            format!(
-                "This is a legacy `torch.autograd.profiler` export with CPU operators only and no device timeline, so GPU time cannot be measured{}.",
-                legacy_ops_words(ctx)
-            ),
-            format!("Record a Kineto trace with torch.profiler: {RECORD_KINETO}."),
-        ),
+        TraceHolds::Insufficient if ctx.origin == Some(TraceOrigin::PytorchLegacy) => {
+            let (headline, action) = host_only::headline_and_action(ctx);
+            (FindingId::InsufficientTrace, headline, action)
+        }
         TraceHolds::WarmupOnly => (
             FindingId::Warmup,
             format!(

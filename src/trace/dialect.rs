@@ -81,6 +81,9 @@ crate::stable_enum! {
         Npu,
         /// Intel GPUs (XPU: SYCL / Level Zero / Unified Runtime).
         Xpu,
+        /// Apple GPUs through Metal Performance Shaders (`aten::_mps_*` operators; the PyTorch
+        /// profiler records no MPS device activity).
+        Mps,
         /// No accelerator: the trace holds host events only.
         Cpu,
         /// Nothing in the trace says.
@@ -139,6 +142,23 @@ pub fn device_kind_of_runtime(name: &str) -> Option<DeviceKind> {
         Some(DeviceKind::Xpu)
     } else if name.starts_with("mtia") || name.starts_with("runFunction") {
         Some(DeviceKind::Mtia)
+    } else {
+        None
+    }
+}
+
+/// The device a host operator's name says it ran on: cuDNN, cuBLAS, NCCL and `*_cuda` operators
+/// run only on an NVIDIA GPU, MIOpen and RCCL on an AMD GPU, `_mps` operators on an Apple GPU;
+/// `None` for operators that run anywhere (`aten::mm`) or on the CPU (`mkldnn`).
+pub fn device_kind_of_op_name(name: &str) -> Option<DeviceKind> {
+    let lower = name.to_ascii_lowercase();
+    let has = |p: &str| lower.contains(p);
+    if has("miopen") || has("rccl") {
+        Some(DeviceKind::Rocm)
+    } else if has("cudnn") || has("cublas") || has("nccl") || has("_cuda") || has("cuda::") {
+        Some(DeviceKind::Cuda)
+    } else if has("_mps") || has("mps_") || has("mps::") {
+        Some(DeviceKind::Mps)
     } else {
         None
     }

@@ -101,11 +101,31 @@ pub(super) fn before_replay(
             // The legacy export records CUDA work only with `use_cuda=True`: no device event
             // says nothing of where the model ran.
             holds.push(TraceHolds::Insufficient);
-            c.top_ops = top_ops(&facts);
+            host_only_figures(&facts, c, holds);
         } else {
             holds.push(TraceHolds::CpuOnly);
-            c.top_ops = top_ops(&facts);
+            host_only_figures(&facts, c, holds);
         }
+    }
+}
+
+/// One-off first calls above this share (%) of the host's span make a trace without device work
+/// one cold pass (as [`crate::report::cold::COLD_START_PCT`] does of a GPU window).
+pub const HOST_COLD_START_PCT: f64 = crate::report::cold::COLD_START_PCT;
+
+/// A trace without device work: its operators by self time, its host (the rank with the longest
+/// span), and `cold_start` when one-off first calls fill most of that span.
+fn host_only_figures(facts: &[&RankFacts], c: &mut TraceContext, holds: &mut Vec<TraceHolds>) {
+    c.top_ops = top_ops(facts);
+    c.host_only = facts
+        .iter()
+        .filter_map(|f| f.host_only.clone())
+        .max_by_key(|h| h.span_ns);
+    let cold = c.host_only.as_ref().is_some_and(|h| {
+        h.span_ns > 0 && crate::report::inputs::pct(h.one_off_ns, h.span_ns) >= HOST_COLD_START_PCT
+    });
+    if cold {
+        holds.push(TraceHolds::ColdStart);
     }
 }
 
@@ -191,9 +211,9 @@ fn merged(facts: &[&RankFacts]) -> Repeats {
 fn top_ops(facts: &[&RankFacts]) -> Vec<super::OpTotal> {
     let mut all: Vec<super::OpTotal> = facts.iter().flat_map(|f| f.top_ops.clone()).collect();
     crate::sort::sort_by(&mut all, |a, b| {
-        b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
+        b.self_ns.cmp(&a.self_ns).then(a.name.cmp(&b.name))
     });
-    all.truncate(5);
+    all.truncate(super::host_only::TOP_OPS);
     all
 }
 
@@ -368,6 +388,7 @@ fn kind_words(k: DeviceKind) -> &'static str {
         DeviceKind::Mtia => "Meta MTIA accelerator",
         DeviceKind::Npu => "Ascend NPU",
         DeviceKind::Xpu => "Intel GPU",
+        DeviceKind::Mps => "Apple GPU (MPS)",
         DeviceKind::Cpu => "CPU",
         DeviceKind::Unknown => "unknown device",
     }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::host::HostTimeline;
 use crate::analysis::intervals::covered;
-use crate::analysis::names::{NameClass, NameClasses};
+use crate::analysis::names::{is_copy_or_fill_call, NameClass, NameClasses};
 use crate::table::{EventKind, TraceTable};
 use crate::trace::dialect::{
     device_kind_of_device_name, device_kind_of_runtime, process_role, DeviceKind, ProcessRole,
@@ -61,6 +61,13 @@ pub struct OpTotal {
     pub name: String,
     pub calls: u64,
     pub total_ns: i64,
+    /// Time in the operator itself, not in the operators it calls (exclusive time), ns.
+    #[serde(default)]
+    pub self_ns: i64,
+    /// The outermost `aten::` operator around most of that self time (`aten::dropout` for
+    /// `aten::bernoulli_`), when it is another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub called_in: Option<String>,
 }
 
 /// The facts of one rank (serde: they travel with its context part).
@@ -95,12 +102,14 @@ pub struct RankFacts {
     /// What the file holds when it is not a PyTorch trace: its main categories and processes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
+    /// Traces without device work: the host's span, ns, and what it does (see
+    /// [`super::host_only::HostOnly`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_only: Option<super::host_only::HostOnly>,
 }
 
 /// How many launching operator names a micro-benchmark check keeps.
 const LAUNCHING_NAMES: usize = 4;
-/// How many CPU operators a legacy export's summary lists.
-const TOP_OPS: usize = 5;
 
 impl RankFacts {
     /// Reads the facts of `t` (`h` its host timeline).
@@ -116,7 +125,6 @@ impl RankFacts {
         let mut devices: BTreeSet<i64> = BTreeSet::new();
         let mut runtime_names: BTreeSet<u32> = BTreeSet::new();
         let mut kernel_names: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
-        let mut op_totals: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
         let mut trace_span = false;
         for row in 0..t.len() {
             let kind = t.kind_at(row);
@@ -143,7 +151,8 @@ impl RankFacts {
                     f.ops += 1;
                     runtime_names.insert(t.name_id(row));
                     let class = classes.of_row(t, row);
-                    if class.has(NameClass::LAUNCH) {
+                    // Kernel launches only: a zero-byte copy or fill has no device event to lose.
+                    if class.has(NameClass::LAUNCH) && !is_copy_or_fill_call(t.name_at(row)) {
                         if let (Some(c), Some(ts)) = (t.correlation_at(row), t.ts_at(row)) {
                             launches.push((c, ts));
                         }
@@ -156,12 +165,6 @@ impl RankFacts {
                         continue;
                     }
                     f.cpu_ops += 1;
-                    let Some(dur) = t.dur_at(row) else {
-                        continue;
-                    };
-                    let e = op_totals.entry(t.name_id(row)).or_default();
-                    e.0 += 1;
-                    e.1 += dur;
                 }
                 EventKind::PythonFunction => {
                     f.ops += 1;
@@ -209,7 +212,15 @@ impl RankFacts {
         f.repeats.linked = linked;
         f.repeats.launching_ops = ops;
         if f.legacy || h.device_ops == 0 {
-            f.top_ops = top_ops(t, &op_totals);
+            let host_only = super::host_only::HostOnly::of(t, h, &classes, &runtime_names);
+            f.top_ops = host_only.top_ops.clone();
+            if f.device.kind == DeviceKind::Cpu {
+                // No runtime call or device name: the operators' own names may still say a device.
+                if let Some(k) = host_only.evidence_kind {
+                    f.device.kind = k;
+                }
+            }
+            f.host_only = Some(host_only);
         }
         if h.host_events == 0 && h.device_ops == 0 {
             f.found = Some(found(t));
@@ -373,22 +384,6 @@ fn launching_ops(t: &TraceTable, top: Option<u32>) -> (u64, Vec<String>) {
         .map(|id| t.name_of_id(*id).to_string())
         .collect();
     (linked, names)
-}
-
-fn top_ops(t: &TraceTable, totals: &BTreeMap<u32, (u64, i64)>) -> Vec<OpTotal> {
-    let mut v: Vec<OpTotal> = totals
-        .iter()
-        .map(|(id, (calls, ns))| OpTotal {
-            name: t.name_of_id(*id).to_string(),
-            calls: *calls,
-            total_ns: *ns,
-        })
-        .collect();
-    crate::sort::sort_by(&mut v, |a, b| {
-        b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
-    });
-    v.truncate(TOP_OPS);
-    v
 }
 
 /// "categories `devtools.timeline` (812), `v8` (40); processes `Browser`, `Renderer`".
