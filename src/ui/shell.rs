@@ -235,8 +235,8 @@ fn VerdictFolded(verdict: Verdict, state: AppState) -> impl IntoView {
             data-main-finding=main_finding_id aria-labelledby="verdict-title">
             {data_loss.map(|loss| view! { <p class="verdict-loss" role="alert" id="verdict-loss">{loss}</p> })}
             <p class="verdict-line">
-                <span class="badge" data-metric="bottleneck" data-value=bottleneck.clone()>{bottleneck.clone()}</span>" "
-                <strong id="verdict-title" class="verdict-main">{main_finding}</strong>" "
+                <span class="badge" data-metric="bottleneck" data-value=bottleneck.clone()>{bottleneck.clone()}</span>
+                <strong id="verdict-title" class="verdict-main" title=main_finding.clone()>{main_finding.clone()}</strong>
                 <button type="button" class="link" data-goto-tab=Tab::Report.as_str()
                     on:click=move |_| go_to_tab(state, Tab::Report)>"The full report"</button>
             </p>

@@ -265,7 +265,7 @@ test('a loading shell shows before the app runs; a skip link and visible focus; 
 });
 
 test('outside the report the verdict folds into one line and the view gets the screen', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setViewportSize({ width: 1440, height: 900 });
   await load(page);
   const full = (await page.locator('#verdict').boundingBox()).height;

@@ -443,7 +443,7 @@ test('a cut file says so first, and is never called a CPU-only run', async () =>
   const whole = zlib.gunzipSync(fs.readFileSync(trace('hta__nccl_data.json.gz')));
   const cut = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pm-cut-')), 'cut.json');
   fs.writeFileSync(cut, whole.subarray(0, 300_000));
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setInputFiles('#file-input', cut);
   await page.waitForSelector('#verdict[data-state="ready"]', { timeout: 120_000 });
   const first = await page.locator('#verdict > *').first().getAttribute('id');
@@ -459,7 +459,7 @@ test('a cut file says so first, and is never called a CPU-only run', async () =>
 });
 
 test('"Try a sample" loads the 4-rank sample in one click; "How to record a trace" shows the recipe', async () => {
-  const { page, errors } = await openPage(browser.context, server.url);
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.click('#how-to-record > summary');
   assert.match(await page.locator('#how-to-record pre').innerText(), /schedule\(wait=1, warmup=2, active=3\)/);
   await page.click('#try-sample');
