@@ -2,6 +2,8 @@
 //! the generator's output byte for byte, and the diagnosis finds what the generator put in (its
 //! constants, not the report, give the expected figures).
 
+mod common;
+
 use profile_model::sample::{
     file_names, sample_files, LATE_LOADER_EXTRA_US, LATE_RANK, STEPS, WORLD,
 };
@@ -13,16 +15,7 @@ fn samples_dir() -> PathBuf {
 }
 
 fn cli_json(args: &[&str]) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&common::cli_ok(args)).unwrap()
 }
 
 #[test]

@@ -414,16 +414,7 @@ fn memory_peak_is_the_largest_total_allocated() {
 }
 
 fn cli(args: &[&str]) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::cli_ok(args)
 }
 
 /// `ops`, `kernels`, `memory` and `steps` give the library's figures as JSON, and CSV with one

@@ -331,7 +331,7 @@ fn window_parts(run: &Run) -> Vec<(String, i64)> {
     let other_busy = t.busy_ns - t.compute_ns - t.comm_exposed_ns - t.memory_exposed_ns;
     let mut parts = vec![
         ("computation kernels".to_string(), t.compute_ns),
-        ("exposed communication".to_string(), t.comm_exposed_ns),
+        (EXPOSED_COMMUNICATION.to_string(), t.comm_exposed_ns),
         ("exposed copies and sets".to_string(), t.memory_exposed_ns),
         ("other device work".to_string(), other_busy.max(0)),
     ];
@@ -359,6 +359,12 @@ fn part_values(run: &Run, basis: Basis) -> Vec<(String, f64)> {
         })
         .collect()
 }
+
+/// The waterfall's key of exposed communication (the regression gate watches it).
+pub(crate) const EXPOSED_COMMUNICATION: &str = "exposed communication";
+
+/// The keys of [`Comparison::categories`]: computation, communication, memory.
+pub(crate) const CATEGORY_KEYS: [&str; 3] = ["computation", "communication", "memory"];
 
 /// An idle cause as a part of the window, in a few words.
 pub(crate) fn idle_part_name(cause: IdleCause) -> &'static str {
@@ -397,9 +403,9 @@ fn categories(b: &Run, c: &Run, basis: Basis) -> Vec<Delta> {
             .sum();
         let copies: i64 = i.copies.iter().map(|k| k.total_ns).sum();
         [
-            ("computation", i.kernel_time_ns - comm),
-            ("communication", comm),
-            ("memory", copies),
+            (CATEGORY_KEYS[0], i.kernel_time_ns - comm),
+            (CATEGORY_KEYS[1], comm),
+            (CATEGORY_KEYS[2], copies),
         ]
     };
     sums(b)

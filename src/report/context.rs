@@ -10,8 +10,8 @@ pub mod host_only;
 pub mod microbench;
 
 pub use completeness::{
-    data_loss_sentence, device_line, idle_withheld, legacy_ops_words, trace_lines,
-    withheld_findings, DeviceContext, RECORD_KINETO,
+    data_loss_sentence, device_line, idle_withheld, trace_lines, withheld_findings, DeviceContext,
+    RECORD_KINETO,
 };
 pub use facts::{LossItem, OpTotal, RankDevice, RankFacts, Repeats};
 

@@ -9,7 +9,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::attribution::IdleCause;
-use super::compare::{idle_part_name, Basis, Comparison, Delta};
+use super::compare::{
+    idle_part_name, Basis, Comparison, Delta, CATEGORY_KEYS, EXPOSED_COMMUNICATION,
+};
 
 crate::stable_enum! {
     /// A headline figure the gate can watch (idle causes are watched by their own names too).
@@ -133,11 +135,12 @@ pub fn parse_conditions(text: &str) -> Result<Vec<GateCondition>, String> {
 }
 
 fn parse_condition(text: &str) -> Result<GateCondition, String> {
-    let at = text.find(['>', '<']).ok_or_else(|| {
+    let no_op = || {
         format!(
             "--fail-if: expected METRIC>LIMIT or METRIC<LIMIT (as 'step_time>+5%'), found {text:?}"
         )
-    })?;
+    };
+    let at = text.find(['>', '<']).ok_or_else(no_op)?;
     let name = text[..at].trim();
     let metric = GateMetric::parse(name).ok_or_else(|| {
         format!(
@@ -146,7 +149,7 @@ fn parse_condition(text: &str) -> Result<GateCondition, String> {
         )
     })?;
     let rest = &text[at..];
-    let (op, rest) = split_op(rest);
+    let (op, rest) = split_op(rest).ok_or_else(no_op)?;
     let (limit, kind) = parse_limit(rest.trim(), metric).ok_or_else(|| {
         format!(
             "--fail-if: expected a limit such as +5% or +2ms after {:?} in {text:?}",
@@ -161,18 +164,16 @@ fn parse_condition(text: &str) -> Result<GateCondition, String> {
     })
 }
 
-fn split_op(text: &str) -> (GateOp, &str) {
-    for (sign, op) in [
+/// The comparison at the start of `text` and what follows it.
+fn split_op(text: &str) -> Option<(GateOp, &str)> {
+    [
         (">=", GateOp::AtLeast),
         ("<=", GateOp::AtMost),
         (">", GateOp::Above),
         ("<", GateOp::Below),
-    ] {
-        if let Some(rest) = text.strip_prefix(sign) {
-            return (op, rest);
-        }
-    }
-    unreachable!("the caller found > or < at the start")
+    ]
+    .into_iter()
+    .find_map(|(sign, op)| text.strip_prefix(sign).map(|rest| (op, rest)))
 }
 
 /// `+5%`, `-3pp`, `2ms`, `0.5`: the number and how it is measured. Units must fit the figure:
@@ -221,10 +222,10 @@ fn figure(c: &Comparison, metric: GateMetric) -> Result<Delta, String> {
         GateMetric::Figure(GateFigure::GpuBusy) => {
             Delta::new("gpu_busy", c.baseline.busy_pct, c.candidate.busy_pct)
         }
-        GateMetric::Figure(GateFigure::Computation) => category("computation"),
-        GateMetric::Figure(GateFigure::Communication) => category("communication"),
-        GateMetric::Figure(GateFigure::Memory) => category("memory"),
-        GateMetric::Figure(GateFigure::ExposedCommunication) => part("exposed communication"),
+        GateMetric::Figure(GateFigure::Computation) => category(CATEGORY_KEYS[0]),
+        GateMetric::Figure(GateFigure::Communication) => category(CATEGORY_KEYS[1]),
+        GateMetric::Figure(GateFigure::Memory) => category(CATEGORY_KEYS[2]),
+        GateMetric::Figure(GateFigure::ExposedCommunication) => part(EXPOSED_COMMUNICATION),
         GateMetric::Figure(GateFigure::Idle) => {
             let parts: Vec<Delta> = IdleCause::ALL
                 .iter()

@@ -108,6 +108,17 @@ pub struct EventRow {
     pub args: Map<String, Value>,
 }
 
+impl EventRow {
+    /// The row's other args as one line of JSON text (empty without any), as the explorer shows them.
+    pub fn args_text(&self) -> String {
+        if self.args.is_empty() {
+            String::new()
+        } else {
+            Value::Object(self.args.clone()).to_string()
+        }
+    }
+}
+
 /// Aggregates of one group of matched rows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EventGroup {

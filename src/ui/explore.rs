@@ -82,11 +82,7 @@ fn num(v: Option<f64>) -> String {
 }
 
 fn row_view(r: EventRow) -> impl IntoView {
-    let args = if r.args.is_empty() {
-        String::new()
-    } else {
-        serde_json::Value::Object(r.args.clone()).to_string()
-    };
+    let args = r.args_text();
     view! {
         <tr data-row=r.row data-rank=r.rank data-dur-us=r.dur_us.map(|d| d.to_string()).unwrap_or_default()>
             <td class="num">{r.rank}</td>

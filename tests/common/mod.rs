@@ -485,3 +485,17 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
         b.idle_pct
     );
 }
+
+/// The CLI's stdout for `args`; panics (with its stderr) when it does not exit 0.
+pub fn cli_ok(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

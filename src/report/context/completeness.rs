@@ -404,26 +404,3 @@ fn rank_list(ranks: &[i64]) -> String {
             .join(", "),
     }
 }
-
-/// "; its CPU operators: `aten::conv2d` (120 calls, 1.20 s), ..." for a legacy export.
-pub fn legacy_ops_words(ctx: &TraceContext) -> String {
-    if ctx.top_ops.is_empty() {
-        return String::new();
-    }
-    let list: Vec<String> = ctx
-        .top_ops
-        .iter()
-        .map(|o| {
-            format!(
-                "`{}` ({} calls, {})",
-                crate::report::wording::short_name(&o.name),
-                o.calls,
-                dur(o.total_ns)
-            )
-        })
-        .collect();
-    format!(
-        "; its CPU operators with most time (nested ones counted in their parents too): {}",
-        list.join(", ")
-    )
-}
