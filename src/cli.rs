@@ -10,7 +10,7 @@ use crate::report::compare_text::CompareTable;
 use crate::report::markdown::summary_markdown;
 use crate::report::text::{render_analyses, render_timings};
 use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
-use crate::table::{load_path, EventKind, TraceSet, TraceTable};
+use crate::table::{load_path, trace_files_in, EventKind, TraceSet, TraceTable};
 use crate::trace::LoadError;
 
 const USAGE: &str = "\
@@ -684,22 +684,6 @@ fn events(set: &TraceSet, args: &Args) -> String {
     }
 }
 
-/// Trace files of a folder: `*.json`, `*.json.gz`, `*.gz` (not recursive), sorted by name.
-fn trace_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_ascii_lowercase())
-                .unwrap_or_default();
-            p.is_file() && (n.ends_with(".json") || n.ends_with(".gz"))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
 /// Loads one trace file, through the cache in `cache` when given (its notes go to stderr).
 fn load_file(path: &Path, cache: Option<&Path>) -> Result<TraceTable, LoadError> {
     let Some(dir) = cache else {
@@ -728,8 +712,9 @@ fn load_set(path: &Path, cache: Option<&Path>) -> Result<TraceSet, i32> {
         Ok(f) if !f.is_empty() => f,
         Ok(_) => {
             eprintln!(
-                "profile-model: {} holds no .json or .json.gz files",
-                path.display()
+                "profile-model: {} holds no .json or .json.gz files (nor do its subfolders, {} levels down)",
+                path.display(),
+                crate::table::loader::NESTED_TRACE_DEPTH
             );
             return Err(1);
         }
