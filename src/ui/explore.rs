@@ -126,7 +126,7 @@ fn sort_header(state: AppState, query: &EventQuery, label: &str, by: SortBy) -> 
         q.descending = if q.sort == by {
             !q.descending
         } else {
-            by != SortBy::Name
+            !matches!(by, SortBy::Name | SortBy::Start)
         };
         q.sort = by;
         q.offset = 0;

@@ -286,10 +286,16 @@ test('rows of Explore and GPU kernels open their event on the timeline; Explore 
   // Explore: a click on "Dur (µs)" sorts by duration, longest first; the first row opens on the timeline.
   await openTab(page, 'explore');
   await page.waitForSelector('#explore-table', { timeout: 60_000 });
+  // The first query is by duration, longest first: a click turns it around, a second one back.
+  const durations = () => page.locator('#explore-table tbody tr').evaluateAll(
+    (trs) => trs.map((tr) => Number(tr.dataset.durUs || 0)));
+  await page.locator('#explore-table th[data-sort="duration"] button').click();
+  await page.waitForSelector('#explore-table th[data-sort="duration"][aria-sort="ascending"]', { timeout: 30_000 });
+  const up = await durations();
+  assert.deepEqual(up, [...up].sort((a, b) => a - b), 'sorted by duration, shortest first');
   await page.locator('#explore-table th[data-sort="duration"] button').click();
   await page.waitForSelector('#explore-table th[data-sort="duration"][aria-sort="descending"]', { timeout: 30_000 });
-  const durs = await page.locator('#explore-table tbody tr').evaluateAll(
-    (trs) => trs.map((tr) => Number(tr.dataset.durUs || 0)));
+  const durs = await durations();
   assert.deepEqual(durs, [...durs].sort((a, b) => b - a), 'sorted by duration, longest first');
   const first = page.locator('#explore-table tbody tr').first();
   const want = Number(await first.getAttribute('data-dur-us'));
