@@ -113,7 +113,7 @@ fn impact(f: &Finding) -> (String, f64) {
 }
 
 /// `text` without its Markdown code-span backticks.
-fn plain_text(text: &str) -> String {
+pub fn plain_text(text: &str) -> String {
     super::report_view::inline_parts(text)
         .into_iter()
         .map(|(_, part)| part)

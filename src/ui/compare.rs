@@ -542,7 +542,7 @@ fn finding_words(f: &crate::report::compare::FindingChange) -> String {
     if f.title.is_empty() {
         f.id.as_str().replace('_', " ")
     } else {
-        f.title.clone()
+        crate::page::first_screen::plain_text(&f.title)
     }
 }
 
