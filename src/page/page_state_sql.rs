@@ -23,7 +23,10 @@ impl PageState {
         if !self.worker_answers() {
             return Vec::new();
         }
-        if self.sql_mut().is_some_and(|sql| sql.open()) {
+        let events = self.shown().map_or(0, |s| {
+            s.loaded.ranks.iter().map(|r| r.summary.events).sum::<u64>()
+        });
+        if self.sql_mut().is_some_and(|sql| sql.open(events)) {
             vec![Effect::SqlStart, Effect::Post(ToWorker::SqlTables)]
         } else {
             Vec::new()
@@ -32,11 +35,19 @@ impl PageState {
 
     /// The worker's tables came: the engine makes them (the buffers came with the message).
     pub fn sql_tables(&mut self, parts: Vec<SqlPart>) -> Vec<Effect> {
-        match self.sql() {
-            Some(sql) if sql.status == crate::page::sql::SqlStatus::Starting => {
-                vec![Effect::SqlLoad { parts }]
-            }
-            _ => Vec::new(),
+        let bytes = parts.iter().map(|p| p.bytes).sum();
+        let events = parts
+            .iter()
+            .filter(|p| p.table == SqlTable::Events)
+            .map(|p| p.rows)
+            .sum();
+        let fits = self.sql_mut().is_some_and(|sql| {
+            sql.status == crate::page::sql::SqlStatus::Starting && sql.tables_fit(bytes, events)
+        });
+        if fits {
+            vec![Effect::SqlLoad { parts }]
+        } else {
+            Vec::new()
         }
     }
 

@@ -11,6 +11,21 @@ use serde::Deserialize;
 pub const MAX_ROWS: usize = 100_000;
 /// Rows per page of the answer's table.
 pub const PAGE_ROWS: usize = 100;
+/// Events the SQL tab takes (all ranks together): DuckDB-WASM holds its own copy of the table in its
+/// own 4 GiB of WebAssembly memory, beside the trace's worker (README, "SQL": measured).
+pub const MAX_EVENTS: u64 = 3_000_000;
+/// Arrow IPC bytes the SQL tab hands DuckDB (all parts): it copies them into its memory, then makes
+/// its table from them, so twice this must fit its 4 GiB with room to query.
+pub const MAX_TABLE_BYTES: u64 = 1_200_000_000;
+
+/// What the tab says instead of starting when a trace has more events than [`MAX_EVENTS`].
+pub fn too_big_text(events: u64) -> String {
+    format!(
+        "This trace has {events} events; the SQL tab takes up to {MAX_EVENTS} (DuckDB in the browser holds its own \
+         copy of every event). Query it with DuckDB on this machine instead: `profile-model export --format parquet \
+         TRACE -o events.parquet`, then `duckdb -c \"select ... from 'events.parquet'\"`."
+    )
+}
 
 /// One click away: what a Perfetto user asks first.
 pub const EXAMPLES: [(&str, &str); 6] = [
@@ -340,9 +355,14 @@ pub struct SqlState {
 }
 
 impl SqlState {
-    /// The tab opened: true when the engine must be started (the first time only).
-    pub fn open(&mut self) -> bool {
+    /// The tab opened on a set of `events` events: true when the engine must be started (the first
+    /// time only, and not for a set over [`MAX_EVENTS`], which the tab refuses in words).
+    pub fn open(&mut self, events: u64) -> bool {
         if self.status != SqlStatus::Closed {
+            return false;
+        }
+        if events > MAX_EVENTS {
+            self.status = SqlStatus::Failed(too_big_text(events));
             return false;
         }
         self.status = SqlStatus::Starting;
@@ -350,6 +370,21 @@ impl SqlState {
             self.query = EXAMPLES[0].1.to_string();
         }
         true
+    }
+
+    /// The worker's tables came (`bytes` of Arrow IPC in all): true when the engine may make them;
+    /// over [`MAX_TABLE_BYTES`] the tab says so instead.
+    pub fn tables_fit(&mut self, bytes: u64, events: u64) -> bool {
+        if bytes <= MAX_TABLE_BYTES {
+            return true;
+        }
+        self.status = SqlStatus::Failed(format!(
+            "{} The tables would take {} MB in the engine, over its {} MB.",
+            too_big_text(events),
+            bytes / 1_000_000,
+            MAX_TABLE_BYTES / 1_000_000
+        ));
+        false
     }
 
     pub fn ready(&mut self, events: u64, load_ms: f64) {

@@ -132,8 +132,8 @@ fn an_error_without_a_place_keeps_its_words() {
 #[test]
 fn the_engine_starts_once_and_runs_one_query_at_a_time() {
     let mut s = SqlState::default();
-    assert!(s.open());
-    assert!(!s.open());
+    assert!(s.open(10));
+    assert!(!s.open(10));
     assert!(s.query.contains("ProfilerStep#"));
     assert!(!s.run("select 1"), "not before the engine is ready");
     s.ready(10, 5.0);
@@ -145,4 +145,25 @@ fn the_engine_starts_once_and_runs_one_query_at_a_time() {
         s.error.as_ref().map(|e| e.message.as_str()),
         Some("Parser Error: x")
     );
+}
+
+#[test]
+fn a_set_over_the_limit_is_refused_in_words_without_starting() {
+    let mut s = SqlState::default();
+    assert!(!s.open(MAX_EVENTS + 1));
+    match &s.status {
+        SqlStatus::Failed(text) => assert!(text.contains("profile-model export"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    let mut fits = SqlState::default();
+    assert!(fits.open(MAX_EVENTS));
+}
+
+#[test]
+fn tables_over_the_engine_budget_are_refused_in_words() {
+    let mut s = SqlState::default();
+    assert!(s.open(10));
+    assert!(s.tables_fit(MAX_TABLE_BYTES, 10));
+    assert!(!s.tables_fit(MAX_TABLE_BYTES + 1, 10));
+    assert!(matches!(&s.status, SqlStatus::Failed(t) if t.contains("MB in the engine")));
 }
