@@ -152,7 +152,8 @@ mod tests {
                 "timeline",
                 "analyses",
                 "explore",
-                "compare"
+                "compare",
+                "sql"
             ]
         );
         for t in Tab::ALL {
