@@ -36,6 +36,14 @@ fn ints(a: &dyn Array) -> Vec<Option<i64>> {
     a.iter().map(|v| v.copied()).collect()
 }
 
+/// A number column (`ts`, `dur`: Int64 or Float64 as the trace wrote them) as floats.
+fn nums(a: &dyn Array) -> Vec<Option<f64>> {
+    match a.as_any().downcast_ref::<PrimitiveArray<f64>>() {
+        Some(f) => f.iter().map(|v| v.copied()).collect(),
+        None => ints(a).into_iter().map(|v| v.map(|i| i as f64)).collect(),
+    }
+}
+
 fn two_ranks() -> TraceSet {
     let mut tables = Vec::new();
     for rank in 0..2 {
@@ -83,14 +91,14 @@ fn events_hold_every_row_with_rank_and_kind() {
             .map(|(_, n)| n.clone())
             .collect();
         assert_eq!(kernel_rows, vec![Some("gemm_kernel".to_string())]);
-        let dur = ints(chunk.arrays()[at("dur")].as_ref());
-        let ts = ints(chunk.arrays()[at("ts")].as_ref());
+        let dur = nums(chunk.arrays()[at("dur")].as_ref());
+        let ts = nums(chunk.arrays()[at("ts")].as_ref());
         let kernel = kinds
             .iter()
             .position(|k| k.as_deref() == Some("kernel"))
             .unwrap();
-        assert_eq!(ts[kernel], Some(300 + 100 * i as i64));
-        assert_eq!(dur[kernel], Some(50));
+        assert_eq!(ts[kernel], Some(300.0 + 100.0 * i as f64));
+        assert_eq!(dur[kernel], Some(50.0));
     }
 }
 
