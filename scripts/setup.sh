@@ -67,7 +67,9 @@ else
 fi
 
 # 4. npm packages (binaryen's wasm-opt, playwright-core), pinned by package-lock.json
+DUCKDB_DIST="$ROOT/node_modules/@duckdb/duckdb-wasm/dist"
 if [ -x "$ROOT/node_modules/.bin/wasm-opt" ] && [ -d "$ROOT/node_modules/playwright-core" ] \
+   && [ -f "$DUCKDB_DIST/duckdb-eh.wasm" ] \
    && [ "$ROOT/node_modules/.package-lock.json" -nt "$ROOT/package-lock.json" ]; then
   say "node_modules: up to date"
 else
@@ -75,6 +77,20 @@ else
   (cd "$ROOT" && npm ci --no-audit --no-fund) || die "npm ci"
 fi
 wasm-opt --version | grep -q 'version 132' || die "wasm-opt is not binaryen 132: $(wasm-opt --version)"
+
+# 4b. The SQL tab's engine, served from the page's own origin: the three browser files of the pinned
+# @duckdb/duckdb-wasm (its `eh` build: the wasm, its worker, and Apache Arrow JS to read its answers),
+# copied to vendor/duckdb/ (gitignored), which Trunk copies to dist/duckdb/ (index.html).
+VENDOR="$ROOT/vendor/duckdb"
+mkdir -p "$VENDOR"
+for pair in "$DUCKDB_DIST/duckdb-eh.wasm:duckdb-eh.wasm" \
+            "$DUCKDB_DIST/duckdb-browser-eh.worker.js:duckdb-browser-eh.worker.js" \
+            "$ROOT/node_modules/apache-arrow/Arrow.es2015.min.js:arrow.js"; do
+  src="${pair%%:*}"; dst="$VENDOR/${pair##*:}"
+  [ -f "$src" ] || die "missing $src (npm ci)"
+  if [ ! -f "$dst" ] || ! cmp -s "$src" "$dst"; then cp "$src" "$dst"; fi
+done
+say "vendor/duckdb: $(du -sk "$VENDOR" | cut -f1) KB (DuckDB-WASM $(node -p "require('$ROOT/node_modules/@duckdb/duckdb-wasm/package.json').version"))"
 
 # 5. Debian chromium (+ chromedriver) for the end-to-end tests
 if [ -x /usr/bin/chromium ]; then

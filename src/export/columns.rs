@@ -150,6 +150,9 @@ fn cells<'a>(
         Source::Tid => rows.map(|r| id_cell(t.tid_at(r), column.ty)).collect(),
         Source::Id => rows.map(|r| t.flow_id_at(r).map(Cell::Int)).collect(),
         Source::Rank => rows.map(|_| Some(Cell::Int(rank.rank))).collect(),
+        Source::Kind => rows
+            .map(|r| Some(Cell::Text(Cow::Borrowed(t.kind_at(r).as_str()))))
+            .collect(),
         Source::Arg(key) => arg_cells(t, key),
     }
 }

@@ -33,6 +33,7 @@
 mod columns;
 mod parquet;
 mod schema;
+pub mod sql;
 mod writers;
 
 use std::io::Write;

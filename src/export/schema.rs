@@ -42,6 +42,9 @@ pub enum Source {
     Id,
     /// The rank of the row's file (only when several ranks are exported).
     Rank,
+    /// The event's kind as the table resolved it (`EventKind::as_str`: `kernel`, `cpu_op`...; the
+    /// SQL tab's tables only, not the export).
+    Kind,
     /// One `args` key, as written in the trace.
     Arg(String),
 }

@@ -20,5 +20,6 @@ pub mod profile_views;
 pub mod report_view;
 pub mod roofline_chart;
 pub mod saved;
+pub mod sql;
 pub mod tabs;
 pub mod timeline_select;

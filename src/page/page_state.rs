@@ -35,6 +35,8 @@ pub struct Shown {
     pub comparison: Option<Comparison>,
     /// The TensorBoard-style views of every rank, once asked for.
     pub views: Option<Vec<RankViews>>,
+    /// The SQL tab (its engine started when the tab first opens).
+    pub sql: crate::page::sql::SqlState,
 }
 
 impl Shown {
@@ -183,6 +185,14 @@ pub enum Effect {
     StoreTables { format: u32, bytes: Vec<u64> },
     /// Bring the timeline into view.
     ScrollToTimeline,
+    /// Fetch and start the SQL engine (once per page).
+    SqlStart,
+    /// Make the SQL tables from the buffers that came with the message (one per part).
+    SqlLoad {
+        parts: Vec<crate::protocol::SqlPart>,
+    },
+    /// Run this query in the SQL engine.
+    SqlRun(String),
 }
 
 /// The exploration view's first query: every event, longest first.
@@ -797,6 +807,7 @@ impl PageState {
                 analyses,
                 comparison: None,
                 views: None,
+                sql: Default::default(),
             }),
             why: Detached::Saved,
         };
@@ -1022,6 +1033,9 @@ mod views;
 
 #[path = "page_state_messages.rs"]
 mod messages;
+
+#[path = "page_state_sql.rs"]
+mod sql;
 
 #[cfg(test)]
 #[path = "page_state_tests.rs"]

@@ -94,6 +94,11 @@ impl PageState {
                 Vec::new()
             }
             FromWorker::Tables { format, bytes } => vec![Effect::StoreTables { format, bytes }],
+            FromWorker::SqlTables { parts } => self.sql_tables(parts),
+            FromWorker::SqlTablesFailed { message } => {
+                self.sql_failed(message);
+                Vec::new()
+            }
             FromWorker::TablesFailed { message } => {
                 let mut effects = vec![Effect::Warn(format!("tables not stored: {message}"))];
                 if let Some(key) = self.tables_wanted() {

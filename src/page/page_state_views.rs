@@ -97,6 +97,9 @@ impl PageState {
         self.pick_rank(at.rank_index);
         self.timeline_focus = Some(at);
         self.tab = crate::page::tabs::Tab::Timeline;
+        if at.row == Located::NO_ROW {
+            return Vec::new();
+        }
         self.ask_event_details(at.row)
     }
 

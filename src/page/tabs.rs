@@ -31,6 +31,8 @@ crate::stable_enum! {
         Explore,
         /// Two runs compared.
         Compare,
+        /// SQL over every event (DuckDB-WASM, fetched when the tab first opens).
+        Sql,
     }
 }
 
@@ -48,6 +50,7 @@ impl Tab {
             Tab::Timeline => "Timeline",
             Tab::Explore => "Explore",
             Tab::Compare => "Compare",
+            Tab::Sql => "SQL",
         }
     }
 
@@ -149,7 +152,8 @@ mod tests {
                 "timeline",
                 "analyses",
                 "explore",
-                "compare"
+                "compare",
+                "sql"
             ]
         );
         for t in Tab::ALL {

@@ -105,6 +105,10 @@ pub enum ToWorker {
     /// rank (transferred). Answered as a load is ([`FromWorker::Loaded`]), or by
     /// [`FromWorker::RestoreFailed`].
     Restore { ranks: usize },
+    /// The SQL tab's tables as Arrow IPC streams (`events` in the export's schema with `rank`, and
+    /// `idle`): answered by [`FromWorker::SqlTables`], one `ArrayBuffer` per part transferred (a
+    /// set split over shard workers: each shard's parts, appended by the page into one table).
+    SqlTables,
     /// (Coordinator → shard.) Run `request` and answer with [`shard::part_text`] tagged `id`.
     Part { id: u64, request: Box<ToWorker> },
     /// (Coordinator → shard.) What each rank adds to the report's context: [`shard::ShardOnly::ContextParts`].
@@ -169,6 +173,24 @@ impl FromReader {
     }
 }
 
+crate::stable_enum! {
+    /// A table of the SQL tab that the worker hands over (the views are made over them by the page).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum SqlTable {
+        Events,
+        Idle,
+    }
+}
+
+/// One Arrow IPC stream of a SQL table (a table may come in several parts: one per shard worker).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SqlPart {
+    pub table: SqlTable,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
 /// An event found for a finding's evidence: where the timeline zooms.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Located {
@@ -176,6 +198,11 @@ pub struct Located {
     pub row: u32,
     pub start_ns: i64,
     pub dur_ns: i64,
+}
+
+impl Located {
+    /// `row` of a place that is no row of the table (a SQL answer's span).
+    pub const NO_ROW: u32 = u32::MAX;
 }
 
 /// A finding of the report and the events behind it, for the page to open in the exploration view
@@ -351,6 +378,15 @@ pub enum FromWorker {
     Tables {
         format: u32,
         bytes: Vec<u64>,
+    },
+    /// The SQL tab's tables: the message is `[json, ArrayBuffer, ...]`, one Arrow IPC stream per
+    /// part, in the order of `parts`, transferred.
+    SqlTables {
+        parts: Vec<SqlPart>,
+    },
+    /// The SQL tab's tables could not be made.
+    SqlTablesFailed {
+        message: String,
     },
     /// The tables could not be prepared for the cache.
     TablesFailed {

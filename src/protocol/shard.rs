@@ -71,6 +71,7 @@ pub enum FromShard {
         mime: String,
         bytes: u64,
     },
+    SqlTables(Vec<super::SqlPart>),
     Error(String),
     Only(ShardOnly),
     /// About one of the shard's ranks (a timeline, an event's details), `rank_index` the shard's:
@@ -127,6 +128,11 @@ struct RankIndexRead {
 struct TablesRead {
     format: u32,
     bytes: Vec<u64>,
+}
+
+#[derive(Deserialize)]
+struct SqlTablesRead {
+    parts: Vec<super::SqlPart>,
 }
 
 #[derive(Deserialize)]
@@ -197,6 +203,7 @@ impl FromShard {
                     bytes: read.bytes,
                 }
             }
+            "SqlTables" => FromShard::SqlTables(typed::<SqlTablesRead>(&name, content)?.parts),
             "Error" => FromShard::Error(typed::<MessageRead>(&name, content)?.message),
             "ContextParts" | "GatherParts" => {
                 FromShard::Only(serde_json::from_str(text).map_err(|e| e.to_string())?)
@@ -282,6 +289,7 @@ impl FromShard {
                 mime,
                 bytes,
             }),
+            FromShard::SqlTables(parts) => page(FromWorker::SqlTables { parts }),
             FromShard::Error(message) => page(FromWorker::Error { message }),
             FromShard::OfRank { rank_index, json } => {
                 with_rank_index(&json, global(rank_index)).ok()

@@ -17,6 +17,7 @@ mod report_view;
 mod sample;
 mod saved;
 mod shell;
+mod sql;
 mod status;
 mod summary;
 mod timeline;
@@ -148,7 +149,9 @@ fn run_effect(state: AppState, effect: Effect) {
             file_name,
         } => view::download(&text, &mime, &file_name),
         // Only a worker's message brings buffers ([`run_message_effect`]).
-        Effect::DownloadBuffer { .. } | Effect::StoreTables { .. } => {}
+        Effect::DownloadBuffer { .. } | Effect::StoreTables { .. } | Effect::SqlLoad { .. } => {}
+        Effect::SqlStart => sql::start(state),
+        Effect::SqlRun(query) => sql::run(state, query),
         Effect::ScrollToTimeline => scroll_to(state.timeline_panel),
     }
 }
@@ -393,6 +396,7 @@ fn run_message_effect(state: AppState, effect: Effect, buffers: &[JsValue]) {
         Effect::StoreTables { format, bytes } => {
             store_tables(state, format, bytes, buffers.to_vec())
         }
+        Effect::SqlLoad { parts } => sql::tables_came(state, parts, buffers),
         other => run_effect(state, other),
     }
 }

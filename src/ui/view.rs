@@ -84,6 +84,7 @@ fn results(state: AppState) -> impl IntoView {
         <TabPanel state tab=Tab::Timeline><super::timeline::TimelinePanel state/></TabPanel>
         <TabPanel state tab=Tab::Analyses>{deeper(state)}</TabPanel>
         <TabPanel state tab=Tab::Explore>{super::explore::explore(state)}</TabPanel>
+        <TabPanel state tab=Tab::Sql>{super::sql::sql_panel(state)}</TabPanel>
         <TabPanel state tab=Tab::Compare>
             <super::compare::CompareWith state=state/>
             <super::compare::CompareView state=state/>

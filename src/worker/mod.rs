@@ -16,6 +16,8 @@ mod shard_answers;
 pub mod shard_plan;
 #[cfg(target_arch = "wasm32")]
 mod shards;
+#[cfg(target_arch = "wasm32")]
+mod sql;
 
 #[cfg(target_arch = "wasm32")]
 use std::cell::RefCell;
@@ -300,6 +302,7 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
             views: crate::analysis::views::all_views(set),
         }),
         ToWorker::StoreTables => saved::store_tables(),
+        ToWorker::SqlTables => sql::sql_tables(),
         ToWorker::Restore { .. } => saved::restore(array.iter().skip(1).collect()),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks

@@ -28,6 +28,7 @@ pub fn combine(how: Ask, answers: Vec<Answer>) {
             .for_each(|a| export_part(a, part, parts)),
         Ask::Locate => locate(answers),
         Ask::StoreTables => store_tables(answers),
+        Ask::SqlTables => sql_tables(answers),
         other => {
             if let Some(message) = answers.iter().find_map(|(_, m, _)| match m {
                 FromShard::Error(message) => Some(message.clone()),
@@ -128,7 +129,8 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
             let views = lanes_of(answers);
             post(&FromWorker::RankLanes(Box::new(merge_rank_lanes(views))));
         }
-        Ask::Forward | Ask::ExportPart { .. } | Ask::Locate | Ask::StoreTables => {}
+        Ask::Forward | Ask::ExportPart { .. } | Ask::Locate | Ask::StoreTables | Ask::SqlTables => {
+        }
     }
 }
 
@@ -292,6 +294,30 @@ fn store_tables(answers: Vec<Answer>) {
     }
     if !post_with_buffers(&FromWorker::Tables { format, bytes }, &buffers) {
         post(&FromWorker::TablesFailed {
+            message: "the worker could not send the tables to the page".into(),
+        });
+    }
+}
+
+/// Every shard's SQL tables, appended (the page makes one table of each name's parts).
+fn sql_tables(answers: Vec<Answer>) {
+    let mut parts = Vec::new();
+    let mut buffers = Vec::new();
+    for (shard, msg, bufs) in answers {
+        match msg {
+            FromShard::SqlTables(p) => {
+                for (part, buf) in p.into_iter().zip(bufs) {
+                    if let Ok(buf) = buf.dyn_into::<js_sys::ArrayBuffer>() {
+                        parts.push(part);
+                        buffers.push(buf);
+                    }
+                }
+            }
+            other => return forward((shard, other, bufs)),
+        }
+    }
+    if !post_with_buffers(&FromWorker::SqlTables { parts }, &buffers) {
+        post(&FromWorker::SqlTablesFailed {
             message: "the worker could not send the tables to the page".into(),
         });
     }

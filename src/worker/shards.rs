@@ -67,6 +67,7 @@ pub(super) enum Ask {
     Lanes,
     Locate,
     StoreTables,
+    SqlTables,
     /// One shard's answer, its rank index mapped to the whole set's, goes to the page.
     Forward,
     /// One shard's part of the table export: named as a part.
@@ -372,6 +373,7 @@ fn dispatch(request: ToWorker) {
         ToWorker::Locate { query } => ask(set, None, ToWorker::Locate { query }, Ask::Locate),
         ToWorker::Views => ask(set, None, ToWorker::Views, Ask::Views),
         ToWorker::StoreTables => ask(set, None, ToWorker::StoreTables, Ask::StoreTables),
+        ToWorker::SqlTables => ask(set, None, ToWorker::SqlTables, Ask::SqlTables),
         _ => post(&FromWorker::Error {
             message: "the worker got a request a split set cannot serve".into(),
         }),

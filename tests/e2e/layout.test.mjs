@@ -12,7 +12,7 @@ const env = useBrowser();
 
 const NAME = 'hta__nccl_data.json.gz';
 const VERDICT = '#verdict[data-state="ready"]';
-const TABS = ['report', 'overview', 'operators', 'kernels', 'memory', 'modules', 'timeline', 'analyses', 'explore', 'compare'];
+const TABS = ['report', 'overview', 'operators', 'kernels', 'memory', 'modules', 'timeline', 'analyses', 'explore', 'compare', 'sql'];
 const VIEWS = ['overview', 'operators', 'kernels', 'memory', 'modules'];
 // The view tabs share one panel.
 const panelOf = (tab) => (VIEWS.includes(tab) ? 'panel-views' : `panel-${tab}`);
@@ -74,12 +74,12 @@ test('the tab bar switches panels and the hash; back, forward and reload restore
   await openTab(page, 'analyses');
   await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
   await page.goBack();
-  await page.waitForSelector('#tab-compare[aria-selected="true"]');
+  await page.waitForSelector('#tab-sql[aria-selected="true"]');
   await page.goBack();
-  await page.waitForSelector('#tab-explore[aria-selected="true"]');
-  assert.deepEqual((await shownTab(page)).panels, ['panel-explore']);
-  await page.goForward();
   await page.waitForSelector('#tab-compare[aria-selected="true"]');
+  assert.deepEqual((await shownTab(page)).panels, ['panel-compare']);
+  await page.goForward();
+  await page.waitForSelector('#tab-sql[aria-selected="true"]');
   await page.goForward();
   await page.waitForSelector('#tab-analyses[aria-selected="true"]');
   // Arrow keys move along the tab bar.
