@@ -1,10 +1,10 @@
-//! A trace file, or a folder with one trace file per rank, loaded into a [`TraceSet`] (native: files in
+//! A trace file, or a folder with one trace file per rank (or of per-rank folders), loaded into a [`TraceSet`] (native: files in
 //! parallel, through the `--cache` when given). Shared by the CLI and the MCP server; it writes nothing
 //! to stdout (the cache's notes go to stderr), so the MCP server's protocol stream stays clean.
 
 use std::path::{Path, PathBuf};
 
-use crate::table::{load_path, TraceSet, TraceTable};
+use crate::table::{load_path, trace_files_in, TraceSet, TraceTable};
 use crate::trace::LoadError;
 
 /// Why nothing could be loaded: one line per reason (a file's load error, each skipped file of a
@@ -24,22 +24,6 @@ impl std::fmt::Display for LoadFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.lines.join("\n"))
     }
-}
-
-/// Trace files of a folder: `*.json`, `*.json.gz`, `*.gz` (not recursive), sorted by name.
-pub fn trace_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let n = p
-                .file_name()
-                .map(|n| n.to_string_lossy().to_ascii_lowercase())
-                .unwrap_or_default();
-            p.is_file() && (n.ends_with(".json") || n.ends_with(".gz"))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
 }
 
 /// Loads one trace file, through the cache in `cache` when given (its notes go to stderr).
@@ -67,8 +51,9 @@ pub fn load_set(path: &Path, cache: Option<&Path>) -> Result<TraceSet, LoadFailu
         Ok(f) if !f.is_empty() => f,
         Ok(_) => {
             return Err(LoadFailure::one(format!(
-                "{} holds no .json or .json.gz files",
-                path.display()
+                "{} holds no .json or .json.gz files (nor do its subfolders, {} levels down)",
+                path.display(),
+                crate::table::loader::NESTED_TRACE_DEPTH
             )))
         }
         Err(e) => return Err(LoadFailure::one(format!("{}: {e}", path.display()))),

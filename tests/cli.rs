@@ -70,6 +70,33 @@ fn summary_of_a_rank_folder() {
 }
 
 #[test]
+fn a_folder_of_per_rank_folders_loads_its_nested_traces() {
+    let dir = std::env::temp_dir().join(format!("pm-cli-nested-{}", std::process::id()));
+    for r in [0, 1] {
+        let sub = dir.join(format!("rank{r}_pt")).join("OUTPUT");
+        std::fs::create_dir_all(&sub).unwrap();
+        let name = format!("hta__sampled_rank-{r}.json.gz");
+        std::fs::copy(common::trace(&name), sub.join("trace_view.json.gz")).unwrap();
+    }
+    let (code, out, err) = cli(&["summary", "--json", dir.to_str().unwrap()]);
+    let empty = dir.join("rank0_pt").join("OUTPUT").join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let (code_empty, _, err_empty) = cli(&["summary", empty.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let ranks: Vec<i64> = v["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ranks, [0, 1], "both nested rank files are read");
+    assert_eq!(code_empty, 1);
+    assert!(err_empty.contains("subfolders"), "{err_empty}");
+}
+
+#[test]
 fn bad_input_exits_non_zero_with_a_message() {
     let et = common::trace("hta__simple_add_execution_trace_NOT_KINETO.json.gz");
     let (code, out, err) = cli(&["summary", "--json", et.to_str().unwrap()]);

@@ -359,17 +359,23 @@ fn comparing_within_one_loaded_set_gives_the_same_figures_and_keeps_the_set() {
         &set_of(&[("a.json", trace(&steps(work), Some((0, 1))))]),
         &set_of(&[("b.json", trace(&steps(more), Some((0, 1))))]),
     );
-    let mut both = set_of(&[("a.json", a), ("b.json", b)]);
-    let order: Vec<String> = both.ranks.iter().map(|r| r.table.file.clone()).collect();
-    let within =
-        profile_model::report::compare::compare_within(&mut both, &["a.json".to_string()]).unwrap();
+    let both = set_of(&[("a.json", a), ("b.json", b)]);
+    let (base, cand) =
+        profile_model::report::compare::split_runs(both, &["a.json".to_string()]).unwrap();
+    let files =
+        |s: &TraceSet| -> Vec<String> { s.ranks.iter().map(|r| r.table.file.clone()).collect() };
+    assert_eq!(
+        (files(&base), files(&cand)),
+        (vec!["a.json".to_string()], vec!["b.json".to_string()])
+    );
+    let within = compare(&base, &cand);
     assert_eq!(within.headline, alone.headline);
     assert_eq!(within.kernels, alone.kernels);
-    let after: Vec<String> = both.ranks.iter().map(|r| r.table.file.clone()).collect();
-    assert_eq!(after, order, "the set is as it was");
-    let err = profile_model::report::compare::compare_within(&mut both, &[]).unwrap_err();
+    let mut both = base;
+    both.ranks.extend(cand.ranks);
+    let (back, err) = profile_model::report::compare::split_runs(both, &[]).unwrap_err();
     assert!(err.contains("both sides"), "{err}");
-    assert_eq!(both.len(), 2);
+    assert_eq!(back.len(), 2, "the set comes back whole");
 }
 
 /// Σ dur (ms) per step of host ops whose name contains `DataLoader`, read from the JSON itself.

@@ -14,7 +14,7 @@ use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::page::saved::{CacheProblem, SavedEntry, SavedList};
 use crate::page::tabs::Tab;
-use crate::protocol::{FindingLink, LoadedSet, Located, Progress, ToWorker};
+use crate::protocol::{FindingLink, LoadedSet, Located, Progress, RunShown, ToWorker};
 use crate::report::compare::Comparison;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::timeline_view::TimelineAnswer;
@@ -35,6 +35,51 @@ pub struct Shown {
     pub comparison: Option<Comparison>,
     /// The TensorBoard-style views of every rank, once asked for.
     pub views: Option<Vec<RankViews>>,
+}
+
+impl Shown {
+    /// After a comparison, the one run the worker holds: its ranks (each keeping its load time)
+    /// and notes replace the set's; what was computed over both runs is dropped.
+    fn show_one_run(&mut self, run: RunShown) {
+        let load_ms_of = |file: &str| {
+            self.loaded
+                .ranks
+                .iter()
+                .find(|r| r.file == file)
+                .map_or(0.0, |r| r.load_ms)
+        };
+        let ranks = run
+            .ranks
+            .into_iter()
+            .map(|mut r| {
+                r.load_ms = load_ms_of(&r.file);
+                r
+            })
+            .collect();
+        self.loaded.ranks = ranks;
+        self.loaded.notes = run.notes;
+        self.loaded.runs = None;
+        self.report = None;
+        self.analyses = [None, None];
+        self.views = None;
+    }
+}
+
+/// A file of one of two runs picked to compare, renamed so that files of the same name in both
+/// runs stay apart: `baseline: NAME` or `candidate: NAME`.
+pub fn file_of_run(run: &str, name: &str) -> String {
+    format!("{run}{RUN_SEPARATOR}{name}")
+}
+
+/// The two runs of a comparison, as [`file_of_run`] names their files.
+pub const RUNS: [&str; 2] = ["baseline", "candidate"];
+const RUN_SEPARATOR: &str = ": ";
+
+/// The name a file was picked under, without the run [`file_of_run`] put before it.
+pub fn picked_name(file: &str) -> &str {
+    RUNS.iter()
+        .find_map(|run| file.strip_prefix(run)?.strip_prefix(RUN_SEPARATOR))
+        .unwrap_or(file)
 }
 
 /// The diagnosis as it is, and with kernel and op names replaced by hashes.
@@ -372,16 +417,28 @@ impl PageState {
         })]
     }
 
-    /// The current worker's comparison of two runs.
-    pub fn compared(&mut self, comparison: Comparison) {
+    /// The current worker's comparison of two runs. When the worker now holds the candidate run
+    /// alone (`shown`), the page shows that run: its ranks replace the set's, and what was shown of
+    /// both runs mixed (report, analyses, views, timeline, events) is asked again for it.
+    pub fn compared(&mut self, comparison: Comparison, shown: Option<RunShown>) -> Vec<Effect> {
         if !self.worker_answers() {
-            return;
+            return Vec::new();
         }
         self.comparing = false;
-        if let Some(s) = self.shown_mut() {
-            s.comparison = Some(comparison);
-        }
         self.revision += 1;
+        let Some(s) = self.shown_mut() else {
+            return Vec::new();
+        };
+        s.comparison = Some(comparison);
+        let Some(run) = shown else {
+            return Vec::new();
+        };
+        s.show_one_run(run);
+        self.clear_views();
+        self.rank_index = 0;
+        self.query = first_query();
+        self.events = Events::Waiting;
+        self.first_requests()
     }
 
     /// One file of the load could not be read (the others go on).
@@ -414,10 +471,22 @@ impl PageState {
         }
         self.query = first_query();
         self.events = Events::Waiting;
-        // The timeline's first frame first (its index only, a fraction of the report's time), then
-        // the report, then the rest.
-        let mut effects = vec![
-            Effect::PromoteLoadWorker,
+        let mut effects = vec![Effect::PromoteLoadWorker];
+        if let Some(baseline_files) = self.pending_compare.take() {
+            // Two runs: compared first; the worker then holds the candidate alone and the page
+            // asks for its report and views (never both runs mixed as ranks of one job).
+            self.comparing = true;
+            effects.push(Effect::Post(ToWorker::Compare { baseline_files }));
+            return effects;
+        }
+        effects.extend(self.first_requests());
+        effects
+    }
+
+    /// What the page asks of a set it now shows: the timeline's first frame first (its index only,
+    /// a fraction of the report's time), then the report, the analyses and the first events.
+    fn first_requests(&self) -> Vec<Effect> {
+        vec![
             Effect::Post(ToWorker::Timeline {
                 rank_index: self.rank_index,
                 request: TimelineRequest {
@@ -427,18 +496,13 @@ impl PageState {
                 },
             }),
             Effect::Post(ToWorker::Report { redact: false }),
-        ];
-        if let Some(baseline_files) = self.pending_compare.take() {
-            self.comparing = true;
-            effects.push(Effect::Post(ToWorker::Compare { baseline_files }));
-        }
-        effects.push(Effect::Post(ToWorker::Analyze {
-            mode: Mode::of_switch(self.hta_compat),
-        }));
-        effects.push(Effect::Post(ToWorker::Query {
-            query: self.query.clone(),
-        }));
-        effects
+            Effect::Post(ToWorker::Analyze {
+                mode: Mode::of_switch(self.hta_compat),
+            }),
+            Effect::Post(ToWorker::Query {
+                query: self.query.clone(),
+            }),
+        ]
     }
 
     /// Ends a load without a result: what was shown before comes back, with its worker.

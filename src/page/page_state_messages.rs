@@ -101,10 +101,7 @@ impl PageState {
                 }
                 effects
             }
-            FromWorker::Compared { comparison } => {
-                self.compared(*comparison);
-                Vec::new()
-            }
+            FromWorker::Compared { comparison, shown } => self.compared(*comparison, shown),
             FromWorker::Timeline(answer) => {
                 self.timeline_answer(*answer);
                 Vec::new()

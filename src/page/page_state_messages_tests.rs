@@ -277,6 +277,7 @@ fn views_and_comparisons_are_kept() {
         WorkerRole::Current,
         FromWorker::Compared {
             comparison: Box::new(super::super::tests::a_comparison()),
+            shown: None,
         },
     );
     assert!(s.shown().unwrap().comparison.is_some());

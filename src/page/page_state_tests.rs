@@ -392,14 +392,61 @@ fn a_compare_load_asks_for_the_comparison_once_loaded_and_only_then() {
         posts_compare(&effects),
         Some(vec!["before.json".to_string()])
     );
+    assert!(
+        !has(&effects, |e| matches!(
+            e,
+            Effect::Post(ToWorker::Report { .. })
+        )),
+        "no report of both runs mixed is asked for"
+    );
     assert!(s.comparing);
-    s.compared(a_comparison());
+    s.compared(a_comparison(), None);
     assert!(!s.comparing);
     assert!(s.shown().unwrap().comparison.is_some());
     // A plain load afterwards compares nothing.
     s.start_load(None);
     assert!(posts_compare(&s.loaded(set("other.json"))).is_none());
     assert!(s.shown().unwrap().comparison.is_none());
+}
+
+#[test]
+fn after_a_comparison_the_page_shows_the_candidate_run_alone() {
+    let mut s = PageState::default();
+    s.start_load(None);
+    let mut two = set("run-a.json");
+    two.ranks.push(set("run-b.json").ranks.remove(0));
+    two.ranks[1].load_ms = 7.0;
+    two.runs = Some(crate::table::RunsSplit {
+        why: "both say they are rank 0".into(),
+        baseline: vec!["run-a.json".into()],
+        candidate: vec!["run-b.json".into()],
+    });
+    s.loaded(two);
+    s.compare_runs();
+    let mut candidate = set("run-b.json").ranks;
+    candidate[0].load_ms = 0.0;
+    let effects = s.compared(
+        a_comparison(),
+        Some(RunShown {
+            ranks: candidate,
+            notes: Vec::new(),
+        }),
+    );
+    let shown = s.shown().unwrap();
+    let files: Vec<&str> = shown.loaded.ranks.iter().map(|r| r.file.as_str()).collect();
+    assert_eq!(files, ["run-b.json"], "the header names one run");
+    assert_eq!(shown.loaded.ranks[0].load_ms, 7.0, "its load time is kept");
+    assert!(shown.loaded.runs.is_none() && shown.report.is_none());
+    assert!(shown.comparison.is_some());
+    for asked in ["report", "timeline", "analyses"] {
+        let found = has(&effects, |e| match e {
+            Effect::Post(ToWorker::Report { .. }) => asked == "report",
+            Effect::Post(ToWorker::Timeline { .. }) => asked == "timeline",
+            Effect::Post(ToWorker::Analyze { .. }) => asked == "analyses",
+            _ => false,
+        });
+        assert!(found, "the page asks again for the {asked} of the one run");
+    }
 }
 
 #[test]
@@ -431,7 +478,7 @@ fn separate_runs_are_compared_by_the_worker_that_holds_them() {
     assert!(s.compare_runs().is_empty());
     assert!(s.request_error.is_some());
     // A comparison that arrives for a trace no worker holds is not shown.
-    s.compared(a_comparison());
+    s.compared(a_comparison(), None);
     assert!(s.shown().unwrap().comparison.is_none());
 }
 
@@ -972,4 +1019,13 @@ fn an_entry_of_another_storage_format_is_removed_not_opened() {
     ));
     assert!(s.saved.is_empty());
     assert_eq!(s.notice.as_deref(), Some(CacheProblem::Corrupt.message()));
+}
+
+#[test]
+fn a_run_file_shows_the_name_it_was_picked_under() {
+    for run in RUNS {
+        assert_eq!(picked_name(&file_of_run(run, "rank0.json")), "rank0.json");
+    }
+    assert_eq!(picked_name("baseline.json"), "baseline.json");
+    assert_eq!(picked_name("other: a.json"), "other: a.json");
 }

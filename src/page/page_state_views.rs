@@ -8,6 +8,7 @@ use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::protocol::{FindingLink, Located, ToWorker};
 use crate::report::timeline_view::TimelineAnswer;
+use crate::table::query::EventQuery;
 
 impl PageState {
     /// The timeline asks what is visible of the picked rank. Refused (nothing posted) when no
@@ -58,12 +59,34 @@ impl PageState {
 
     /// "Show on timeline": ask where a finding's evidence is.
     pub fn locate(&mut self, link: &FindingLink) -> Vec<Effect> {
+        self.locate_events(link.query.clone())
+    }
+
+    /// "Show on timeline" on a row naming events: ask where the longest of them is.
+    pub fn locate_events(&mut self, query: EventQuery) -> Vec<Effect> {
         if !self.worker_answers() {
             return Vec::new();
         }
-        vec![Effect::Post(ToWorker::Locate {
-            query: link.query.clone(),
-        })]
+        vec![Effect::Post(ToWorker::Locate { query })]
+    }
+
+    /// "Show on timeline" on one event of the explorer (its rank, row, `ts` and `dur` in µs): the
+    /// timeline goes straight to it, nothing to ask.
+    pub fn show_event(&mut self, rank: i64, row: u32, ts_us: f64, dur_us: f64) -> Vec<Effect> {
+        let Some(rank_index) = self
+            .shown()
+            .and_then(|s| s.loaded.ranks.iter().position(|r| r.rank == rank))
+        else {
+            return Vec::new();
+        };
+        let mut effects = self.located(Located {
+            rank_index,
+            row,
+            start_ns: (ts_us * 1e3).round() as i64,
+            dur_ns: (dur_us * 1e3).round() as i64,
+        });
+        effects.push(Effect::ScrollToTimeline);
+        effects
     }
 
     /// The evidence was found: its rank is picked, the timeline zooms to it and shows its details.

@@ -351,6 +351,7 @@ fn operators_table(o: &OperatorsResult) -> Table {
         ],
         rows,
     )
+    .locating(0, super::analyses_view::CPU_OPS)
 }
 
 fn op_details(o: &OperatorsResult) -> Vec<OpDetail> {
@@ -467,6 +468,7 @@ fn kernels_table(k: &KernelsResult) -> Table {
         ],
         rows,
     )
+    .locating(0, super::analyses_view::DEVICE_EVENTS)
 }
 
 fn kernels_view(v: &RankViews) -> View {

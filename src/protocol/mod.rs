@@ -274,6 +274,13 @@ pub struct LoadedSet {
     pub skipped: Vec<crate::table::SkippedFile>,
 }
 
+/// The run the worker holds after a comparison: its ranks and the notes about them alone.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunShown {
+    pub ranks: Vec<RankSummary>,
+    pub notes: Vec<String>,
+}
+
 /// What the worker tells the page.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum FromWorker {
@@ -307,9 +314,12 @@ pub enum FromWorker {
     Exported {
         csv: String,
     },
-    /// Two runs compared.
+    /// Two runs compared. The worker then holds the candidate run alone (`shown`), so every other
+    /// answer is about that one run.
     Compared {
         comparison: Box<crate::report::compare::Comparison>,
+        #[serde(default)]
+        shown: Option<RunShown>,
     },
     /// What the timeline shows.
     Timeline(Box<TimelineAnswer>),

@@ -116,6 +116,9 @@ crate::stable_enum! {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FindingChange {
     pub id: FindingId,
+    /// The finding's title in words (from the run that has it; the candidate's first).
+    #[serde(default)]
+    pub title: String,
     pub change: FindingChangeKind,
     /// Recoverable time in the basis's unit (0 when absent).
     pub impact: Delta,
@@ -276,38 +279,39 @@ pub fn compare(baseline: &TraceSet, candidate: &TraceSet) -> Comparison {
     out
 }
 
-/// Compares the files of one loaded set named in `baseline` with its other files. The ranks are moved
-/// into two sets and back (never copied), so the set is as it was afterwards.
-pub fn compare_within(set: &mut TraceSet, baseline: &[String]) -> Result<Comparison, String> {
-    let ranks = std::mem::take(&mut set.ranks);
-    let (b, c): (Vec<_>, Vec<_>) = ranks
+/// The two runs of one loaded set: the files named in `baseline`, then the others. The ranks are
+/// moved, not copied; each side's notes see only its own ranks. When a side would be empty the set
+/// comes back whole, with why.
+pub fn split_runs(
+    mut set: TraceSet,
+    baseline: &[String],
+) -> Result<(TraceSet, TraceSet), (TraceSet, String)> {
+    let in_baseline = |r: &crate::table::RankTrace| baseline.contains(&r.table.file);
+    let baseline_count = set.ranks.iter().filter(|r| in_baseline(r)).count();
+    let candidate_count = set.ranks.len() - baseline_count;
+    if baseline_count == 0 || candidate_count == 0 {
+        let why = format!(
+            "a comparison needs files on both sides: {baseline_count} baseline and {candidate_count} candidate file(s) are loaded"
+        );
+        return Err((set, why));
+    }
+    let (b, c): (Vec<_>, Vec<_>) = std::mem::take(&mut set.ranks)
         .into_iter()
-        .enumerate()
-        .partition(|(_, r)| baseline.contains(&r.table.file));
-    let (bi, b): (Vec<usize>, Vec<_>) = b.into_iter().unzip();
-    let (ci, c): (Vec<usize>, Vec<_>) = c.into_iter().unzip();
-    let part = |ranks| TraceSet {
-        ranks,
-        ..Default::default()
-    };
-    let (bs, cs) = (part(b), part(c));
-    let result = if bs.is_empty() || cs.is_empty() {
-        Err(format!(
-            "a comparison needs files on both sides: {} baseline and {} candidate file(s) are loaded",
-            bs.len(),
-            cs.len()
-        ))
-    } else {
-        Ok(compare(&bs, &cs))
-    };
-    let mut back: Vec<(usize, crate::table::RankTrace)> = bi
-        .into_iter()
-        .zip(bs.ranks)
-        .chain(ci.into_iter().zip(cs.ranks))
+        .partition(in_baseline);
+    Ok((run_of(b), run_of(c)))
+}
+
+/// One run's ranks as a set of their own, with the notes about its ranks alone.
+fn run_of(ranks: Vec<crate::table::RankTrace>) -> TraceSet {
+    let ids: Vec<(i64, String)> = ranks
+        .iter()
+        .map(|r| (r.rank, r.table.file.clone()))
         .collect();
-    crate::sort::sort_by_key(&mut back, |(i, _)| *i);
-    set.ranks = back.into_iter().map(|(_, r)| r).collect();
-    result
+    TraceSet {
+        ranks,
+        notes: crate::table::set::rank_notes(&ids),
+        ..Default::default()
+    }
 }
 
 fn total(b: &Run, c: &Run, basis: Basis) -> Delta {
@@ -646,6 +650,7 @@ fn finding_changes(b: &Run, c: &Run, basis: Basis) -> Vec<FindingChange> {
             };
             FindingChange {
                 id,
+                title: fc.or(fb).map_or_else(String::new, |f| f.title.clone()),
                 change,
                 impact,
                 baseline_headline: fb.map(|f| f.headline.clone()),

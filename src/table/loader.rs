@@ -362,3 +362,43 @@ fn load_path_in_this_thread(
     }
     loader.finish()
 }
+
+/// Whether a file's name says it may hold a trace: `*.json`, `*.json.gz` or `*.gz`, not hidden.
+/// The page's file picker and the CLI's folder scan both read files by this one rule.
+pub fn is_trace_file_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    !lower.starts_with('.') && (lower.ends_with(".json") || lower.ends_with(".gz"))
+}
+
+/// How deep the CLI looks into a folder without trace files of its own: profilers that write one
+/// folder per rank nest the trace a few levels down (`rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/…`).
+pub const NESTED_TRACE_DEPTH: usize = 4;
+
+/// The trace files of a folder, sorted by path: its own when it has some, else those of its
+/// subfolders (down to [`NESTED_TRACE_DEPTH`] levels), so a folder of per-rank folders loads as
+/// the ranks of one job.
+pub fn trace_files_in(dir: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let own = trace_files_at(dir, 0)?;
+    if !own.is_empty() {
+        return Ok(own);
+    }
+    let mut nested = trace_files_at(dir, NESTED_TRACE_DEPTH)?;
+    nested.sort();
+    Ok(nested)
+}
+
+/// Trace files in `dir` and, while `depth` > 0, in its subfolders (unreadable subfolders skipped).
+fn trace_files_at(dir: &std::path::Path, depth: usize) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)?.filter_map(Result::ok) {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_file() && is_trace_file_name(&name) {
+            files.push(path);
+        } else if depth > 0 && path.is_dir() && !name.starts_with('.') {
+            files.extend(trace_files_at(&path, depth - 1).unwrap_or_default());
+        }
+    }
+    files.sort();
+    Ok(files)
+}

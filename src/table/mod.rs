@@ -25,7 +25,7 @@ mod builder;
 pub mod cache;
 pub mod float_text;
 pub mod intern;
-mod loader;
+pub mod loader;
 pub mod query;
 pub mod set;
 pub mod store;
@@ -40,7 +40,7 @@ use crate::trace::Diagnostics;
 pub use builder::TableBuilder;
 #[cfg(not(target_arch = "wasm32"))]
 pub use loader::load_path;
-pub use loader::{load_bytes, TraceLoader};
+pub use loader::{is_trace_file_name, load_bytes, trace_files_in, TraceLoader};
 pub use set::{
     runs_split_of, separate_runs_of, RankIdentity, RankTrace, RunsSplit, SkippedFile, TraceSet,
 };

@@ -8,12 +8,13 @@ use leptos::tachys::html::attribute::custom::custom_attribute;
 use wasm_bindgen::JsCast;
 
 use super::charts::{RankBarsView, RooflineView};
-use super::AppState;
+use super::{AppState, LocateEvents};
 use crate::page::analyses_view::sort::SortBy;
 use crate::page::analyses_view::{
     AnalysesModel, AnalysisId, BarPart, Block, Cell, Fact, Figure, Inline, Part, Table,
 };
 use crate::report::format;
+use crate::table::query::EventQuery;
 
 /// Every block, then the mode line. `open` holds the blocks the user opened: they stay open
 /// when the blocks are built again (another rank picked, the other mode shown).
@@ -203,6 +204,10 @@ fn FigureTable(table: Table) -> impl IntoView {
             }
         })
         .collect_view();
+    let locate = table
+        .locate
+        .zip(use_context::<LocateEvents>())
+        .map(|(by, LocateEvents(on_locate))| (by, on_locate));
     let rows = move || {
         table
             .sorted_rows(sort.get())
@@ -210,7 +215,16 @@ fn FigureTable(table: Table) -> impl IntoView {
             .map(|row| {
                 let cells = row
                     .into_iter()
-                    .map(|cell| view! { <CellView cell/> })
+                    .enumerate()
+                    .map(|(i, cell)| match (locate, &cell) {
+                        (Some((by, on_locate)), Cell::Name(name))
+                            if by.column == i && !name.is_empty() =>
+                        {
+                            let query = by.query(name);
+                            view! { <LocatedName name=name.clone() query on_locate/> }.into_any()
+                        }
+                        _ => view! { <CellView cell/> }.into_any(),
+                    })
                     .collect_view();
                 view! { <tr>{cells}</tr> }
             })
@@ -219,6 +233,21 @@ fn FigureTable(table: Table) -> impl IntoView {
     view! {
         <div class="table-wrap"><table class="figures sortable"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>
         {cut.map(|text| view! { <p class="muted">{text}</p> })}
+    }
+}
+
+/// A name cell whose events can be shown: the name (full on hover) and a "Show on timeline" button
+/// that opens the longest of them.
+#[component]
+fn LocatedName(name: String, query: EventQuery, on_locate: Callback<EventQuery>) -> impl IntoView {
+    let title = name.clone();
+    view! {
+        <td class="name located" title=title>
+            <button type="button" class="link locate" title="Show on timeline (the longest of these events)"
+                aria-label="Show on timeline" data-locate=name.clone()
+                on:click=move |_| on_locate.run(query.clone())>"⌖"</button>
+            {name}
+        </td>
     }
 }
 

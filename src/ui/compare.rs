@@ -148,7 +148,7 @@ pub fn CompareView(state: AppState) -> impl IntoView {
 }
 
 fn ms(x: f64) -> String {
-    format!("{x:.3}")
+    crate::report::format::decimal(x, 3)
 }
 
 fn pct(d: &Delta) -> String {
@@ -175,6 +175,7 @@ fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
     let unit = c.basis.unit();
     let basis = c.basis.as_str();
     let total = c.total.clone();
+    let units = (c.baseline.units, c.candidate.units);
     let csv_of = {
         let c = c.clone();
         move |table: CompareTable| {
@@ -221,9 +222,9 @@ fn ComparisonPanel(comparison: Comparison) -> impl IntoView {
             <h3>"Kernel time by type " {csv_button(CompareTable::Categories)}</h3>
             <DeltaTable rows=c.categories.clone() first="type" metric="compare-category-change" unit=unit/>
             <h3>"Kernels " {csv_button(CompareTable::Kernels)}</h3>
-            <NamedTable rows=c.kernels.clone() first="kernel" metric="compare-kernel-change" unit=unit/>
+            <NamedTable rows=c.kernels.clone() first="kernel" metric="compare-kernel-change" unit=unit units=units/>
             <h3>"CPU operators (inclusive time) " {csv_button(CompareTable::Ops)}</h3>
-            <NamedTable rows=c.ops.clone() first="operator" metric="compare-op-change" unit=unit/>
+            <NamedTable rows=c.ops.clone() first="operator" metric="compare-op-change" unit=unit units=units/>
             <h3>"Ranks " {csv_button(CompareTable::Ranks)}</h3>
             <DeltaTable rows=c.ranks.clone() first="rank" metric="compare-rank-change" unit=unit/>
             {c.steps.clone().map(|(b, k)| view! { <StepsTable baseline=b candidate=k/> })}
@@ -242,7 +243,11 @@ fn RunLines(comparison: Comparison) -> impl IntoView {
             .unwrap_or_else(|| "no profiler steps".into());
         format!(
             "{label}: {} — {} rank(s), {steps}, GPU busy {:.1}% of {:.1} ms, {}",
-            s.files.join(", "),
+            s.files
+                .iter()
+                .map(|f| crate::page::page_state::picked_name(f))
+                .collect::<Vec<_>>()
+                .join(", "),
             s.ranks,
             s.busy_pct,
             s.window_ms,
@@ -280,7 +285,7 @@ fn Waterfall(parts: Vec<Delta>, unit: &'static str) -> impl IntoView {
                                 <span class=format!("waterfall-bar {side} {}", sign_class(d.change)) style=width></span>
                             </span>
                             <span class="num" data-metric="compare-part-change" data-part=d.key.clone() data-value=d.change.to_string()>
-                                {format!("{:+.3}", d.change)}
+                                {format!("{:+.3} {unit}", d.change)}
                             </span>
                         </div>
                     }
@@ -368,6 +373,7 @@ fn SortableTable(
                         let cells = r.values.iter().enumerate().map(|(i, v)| {
                             let text = match (i, v) {
                                 (3, _) => pct(&r.change),
+                                (4.., Some(x)) => crate::report::format::int(*x as u64),
                                 (_, Some(x)) => ms(*x),
                                 (_, None) => "—".into(),
                             };
@@ -411,15 +417,18 @@ fn DeltaTable(
     first: &'static str,
     metric: &'static str,
     unit: &'static str,
-) -> impl IntoView {
+) -> AnyView {
     let headers = vec![
         first.to_string(),
         format!("baseline ({unit})"),
-        "candidate".into(),
-        "change".into(),
+        format!("candidate ({unit})"),
+        format!("change ({unit})"),
         "change %".into(),
     ];
-    view! { <SortableTable headers=headers rows=rows.iter().map(delta_row).collect() metric=metric/> }
+    if rows.is_empty() {
+        return view! { <p class="muted empty-table" data-table=metric>{format!("No {first} has a figure in either run.")}</p> }.into_any();
+    }
+    view! { <SortableTable headers=headers rows=rows.iter().map(delta_row).collect() metric=metric/> }.into_any()
 }
 
 #[component]
@@ -428,12 +437,18 @@ fn NamedTable(
     first: &'static str,
     metric: &'static str,
     unit: &'static str,
-) -> impl IntoView {
+    /// What each run's per-unit figures are divided by (its steps × ranks, or ms of window): the
+    /// calls are shown as counts, per-unit calls times this.
+    units: (f64, f64),
+) -> AnyView {
+    if rows.is_empty() {
+        return view! { <p class="muted empty-table" data-table=metric>{format!("Neither run recorded a {first} in its analysed window.")}</p> }.into_any();
+    }
     let headers = vec![
         first.to_string(),
         format!("baseline ({unit})"),
-        "candidate".into(),
-        "change".into(),
+        format!("candidate ({unit})"),
+        format!("change ({unit})"),
         "change %".into(),
         "calls, baseline".into(),
         "calls, candidate".into(),
@@ -453,13 +468,14 @@ fn NamedTable(
                 Some(d.time.candidate),
                 Some(d.time.change),
                 d.time.change_pct,
-                Some(d.calls.baseline),
-                Some(d.calls.candidate),
+                Some((d.calls.baseline * units.0).round()),
+                Some((d.calls.candidate * units.1).round()),
             ],
             change: d.time.clone(),
         })
         .collect();
     view! { <SortableTable headers=headers rows=rows metric=metric key_attr="data-name"/> }
+        .into_any()
 }
 
 /// Mean and spread of the analysed steps of each run.
@@ -498,7 +514,7 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
             <table>
                 <thead><tr>
                     <th>"finding"</th><th>"change"</th>
-                    <th class="num">{format!("recoverable, baseline ({unit})")}</th><th class="num">"candidate"</th>
+                    <th class="num">{format!("recoverable, baseline ({unit})")}</th><th class="num">{format!("candidate ({unit})")}</th>
                 </tr></thead>
                 <tbody>
                     {comparison.findings.iter().map(|f| {
@@ -507,8 +523,8 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
                         let title = f.candidate_headline.clone().or_else(|| f.baseline_headline.clone()).unwrap_or_default();
                         view! {
                             <tr data-metric="compare-finding-impact-change" data-value=f.impact.change.to_string() data-finding=f.id.as_str() data-change=change_attr>
-                                <td title=title>{f.id.as_str()}</td>
-                                <td>{change}</td>
+                                <td title=title>{finding_words(f)}</td>
+                                <td>{change_words(f.change)}</td>
                                 <td class="num">{ms(f.impact.baseline)}</td>
                                 <td class="num">{ms(f.impact.candidate)}</td>
                             </tr>
@@ -517,5 +533,25 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// A finding as the page names it: its title, or its id in words for a comparison saved before
+/// titles were kept.
+fn finding_words(f: &crate::report::compare::FindingChange) -> String {
+    if f.title.is_empty() {
+        f.id.as_str().replace('_', " ")
+    } else {
+        f.title.clone()
+    }
+}
+
+fn change_words(kind: crate::report::compare::FindingChangeKind) -> &'static str {
+    use crate::report::compare::FindingChangeKind as K;
+    match kind {
+        K::Appeared => "new in the candidate",
+        K::Disappeared => "gone in the candidate",
+        K::Changed => "changed",
+        K::Unchanged => "about the same",
     }
 }

@@ -78,13 +78,25 @@ fn apply(state: AppState, form: Form) {
 }
 
 fn num(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".to_string(), |x| format!("{x:.3}"))
+    v.map_or_else(|| "–".to_string(), |x| crate::report::format::decimal(x, 3))
 }
 
-fn row_view(r: EventRow) -> impl IntoView {
+/// "Show on timeline" for a row with a time: the timeline goes to that event.
+fn show_button(state: AppState, r: &EventRow) -> Option<impl IntoView> {
+    let (rank, row, ts_us) = (r.rank, r.row, r.ts_us?);
+    let dur_us = r.dur_us.unwrap_or(0.0);
+    Some(view! {
+        <button type="button" class="link locate" title="Show on timeline" aria-label="Show on timeline"
+            on:click=move |_| super::apply(state, |p| p.show_event(rank, row, ts_us, dur_us))>"⌖"</button>
+    })
+}
+
+fn row_view(state: AppState, r: EventRow) -> impl IntoView {
     let args = r.args_text();
+    let show = show_button(state, &r);
     view! {
         <tr data-row=r.row data-rank=r.rank data-dur-us=r.dur_us.map(|d| d.to_string()).unwrap_or_default()>
+            <td class="locate-cell">{show}</td>
             <td class="num">{r.rank}</td>
             <td class="num">{num(r.start_ms)}</td>
             <td class="num">{num(r.dur_us)}</td>
@@ -96,12 +108,43 @@ fn row_view(r: EventRow) -> impl IntoView {
     }
 }
 
+/// A header that sorts the query by `by` on a click (again: the other way); it shows the order.
+fn sort_header(state: AppState, query: &EventQuery, label: &str, by: SortBy) -> impl IntoView {
+    let active = query.sort == by;
+    let aria = match (active, query.descending) {
+        (false, _) => "none",
+        (true, true) => "descending",
+        (true, false) => "ascending",
+    };
+    let mark = match aria {
+        "descending" => " ▼",
+        "ascending" => " ▲",
+        _ => "",
+    };
+    let on_click = move |_| {
+        let mut q = state.page.with_untracked(|p| p.query.clone());
+        q.descending = if q.sort == by {
+            !q.descending
+        } else {
+            by != SortBy::Name
+        };
+        q.sort = by;
+        q.offset = 0;
+        super::run_query(state, q);
+    };
+    view! {
+        <th aria-sort=aria data-sort=by.as_str()>
+            <button type="button" class="sort" on:click=on_click>{label.to_string()}{mark}</button>
+        </th>
+    }
+}
+
 fn group_view(g: EventGroup) -> impl IntoView {
     view! {
         <tr data-key=g.key.clone() data-count=g.count data-total-us=g.total_us.to_string()>
             <td class="name" title=g.key.clone()>{g.key.clone()}</td>
             <td class="num">{g.count}</td>
-            <td class="num">{format!("{:.3}", g.total_us)}</td>
+            <td class="num">{crate::report::format::decimal(g.total_us, 3)}</td>
             <td class="num">{num(g.mean_us)}</td>
             <td class="num">{num(g.min_us)}</td>
             <td class="num">{num(g.max_us)}</td>
@@ -130,7 +173,15 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
     let body = if grouped {
         view! {
             <table class="events" id="explore-table" data-grouped="true">
-                <thead><tr><th>{page.query.group_by.map(|g| g.as_str()).unwrap_or("")}</th><th>"Count"</th><th>"Total (µs)"</th><th>"Mean (µs)"</th><th>"Min (µs)"</th><th>"Max (µs)"</th><th>"%"</th></tr></thead>
+                <thead><tr>
+                    {sort_header(state, &page.query, page.query.group_by.map(|g| g.as_str()).unwrap_or(""), SortBy::Name)}
+                    {sort_header(state, &page.query, "Count", SortBy::Count)}
+                    {sort_header(state, &page.query, "Total (µs)", SortBy::Total)}
+                    {sort_header(state, &page.query, "Mean (µs)", SortBy::Mean)}
+                    <th>"Min (µs)"</th>
+                    {sort_header(state, &page.query, "Max (µs)", SortBy::Max)}
+                    <th>"%"</th>
+                </tr></thead>
                 <tbody>{page.groups.into_iter().map(group_view).collect_view()}</tbody>
             </table>
         }
@@ -138,8 +189,16 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
     } else {
         view! {
             <table class="events" id="explore-table" data-grouped="false">
-                <thead><tr><th>"Rank"</th><th>"Start (ms)"</th><th>"Dur (µs)"</th><th>"Kind"</th><th>"Stream"</th><th>"Name"</th><th>"Args"</th></tr></thead>
-                <tbody>{page.rows.into_iter().map(row_view).collect_view()}</tbody>
+                <thead><tr>
+                    <th><span class="visually-hidden">"Show on timeline"</span></th>
+                    <th>"Rank"</th>
+                    {sort_header(state, &page.query, "Start (ms)", SortBy::Start)}
+                    {sort_header(state, &page.query, "Dur (µs)", SortBy::Duration)}
+                    <th>"Kind"</th><th>"Stream"</th>
+                    {sort_header(state, &page.query, "Name", SortBy::Name)}
+                    <th>"Args"</th>
+                </tr></thead>
+                <tbody>{page.rows.into_iter().map(|r| row_view(state, r)).collect_view()}</tbody>
             </table>
         }
         .into_any()

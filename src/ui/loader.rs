@@ -12,11 +12,6 @@ use super::AppState;
 /// What the file inputs accept.
 const ACCEPT: &str = ".json,.gz,application/json,application/gzip";
 
-fn is_trace_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    !lower.starts_with('.') && (lower.ends_with(".json") || lower.ends_with(".gz"))
-}
-
 /// Every file picked in a file input.
 pub(super) fn trace_files_of(list: Option<web_sys::FileList>) -> Vec<File> {
     files_of(list, false)
@@ -28,7 +23,7 @@ fn files_of(list: Option<web_sys::FileList>, only_traces: bool) -> Vec<File> {
     };
     (0..list.length())
         .filter_map(|i| list.get(i))
-        .filter(|f| !only_traces || is_trace_name(&f.name()))
+        .filter(|f| !only_traces || crate::table::is_trace_file_name(&f.name()))
         .collect()
 }
 
@@ -55,7 +50,7 @@ async fn files_of_entries(mut stack: Vec<FileSystemEntry>) -> Vec<File> {
     let mut files = Vec::new();
     while let Some(entry) = stack.pop() {
         if entry.is_file() {
-            if !is_trace_name(&entry.name()) {
+            if !crate::table::is_trace_file_name(&entry.name()) {
                 continue;
             }
             let file_entry: FileSystemFileEntry = entry.unchecked_into();

@@ -75,6 +75,11 @@ impl AppState {
     }
 }
 
+/// "Show on timeline" for the rows of any table that names events (given to the tables as a
+/// context, so that the generic table component needs no page state).
+#[derive(Clone, Copy)]
+pub struct LocateEvents(pub Callback<EventQuery>);
+
 /// Runs a transition of the state machine, then carries out what it asks for.
 fn apply(state: AppState, f: impl FnOnce(&mut PageState) -> Vec<Effect>) {
     let effects = state.page.try_update(f).unwrap_or_default();
@@ -404,10 +409,11 @@ pub fn start_compare(state: AppState, baseline: Vec<File>, candidate: Vec<File>)
     let side = |files: &[File], label: &str| -> Vec<File> {
         files
             .iter()
-            .filter_map(|f| renamed(f, &format!("{label}: {}", f.name())))
+            .filter_map(|f| renamed(f, &crate::page::page_state::file_of_run(label, &f.name())))
             .collect()
     };
-    let (b, c) = (side(&baseline, "baseline"), side(&candidate, "candidate"));
+    let [b_run, c_run] = crate::page::page_state::RUNS;
+    let (b, c) = (side(&baseline, b_run), side(&candidate, c_run));
     if b.len() != baseline.len() || c.len() != candidate.len() || b.is_empty() || c.is_empty() {
         state.page.update(|p| {
             p.errors =
@@ -729,6 +735,9 @@ pub fn mount() {
     }
     leptos::mount::mount_to_body(|| {
         let state = AppState::new();
+        provide_context(LocateEvents(Callback::new(move |query: EventQuery| {
+            apply(state, |p| p.locate_events(query))
+        })));
         ensure_spare(state);
         list_saved(state);
         view::app(state)

@@ -11,10 +11,10 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, FileReaderSync, MessageEvent, Worker, WorkerOptions};
 
-use super::{post, ANALYSES, BUSY, LOADED, TIMELINES};
+use super::{post, ANALYSES, BASELINE, BUSY, LOADED, TIMELINES};
 use crate::analysis::summary::summarize;
 use crate::protocol::{
-    FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, ShardOf, ToWorker,
+    FromReader, FromWorker, LoadedSet, Phase, Progress, RankSummary, RunShown, ShardOf, ToWorker,
 };
 use crate::table::{SkippedFile, TraceLoader, TraceSet, TraceTable};
 use crate::trace::{LoadError, LoadErrorKind};
@@ -126,6 +126,7 @@ pub fn load(files: Vec<File>, shard_of: Option<ShardOf>) {
 /// Drops the loaded set, what was computed from it and any load in progress.
 pub(super) fn forget_set() {
     LOADED.with(|l| *l.borrow_mut() = None);
+    BASELINE.with(|b| *b.borrow_mut() = None);
     ANALYSES.with(|a| *a.borrow_mut() = [None, None]);
     TIMELINES.with(|t| t.borrow_mut().clear());
     BUSY.with(|b| b.borrow_mut().clear());
@@ -529,17 +530,7 @@ pub(super) fn keep_set(
     started_ms: f64,
     read_mode: &str,
 ) -> LoadedSet {
-    let ranks = set
-        .ranks
-        .iter()
-        .map(|r| {
-            let load_ms = times
-                .iter()
-                .find(|(f, _)| *f == r.table.file)
-                .map_or(0.0, |t| t.1);
-            rank_summary(r.rank, r.rank_source, &r.table, load_ms)
-        })
-        .collect();
+    let ranks = rank_summaries(&set, times);
     // The first rank's timeline index is the load's last step, so that the timeline draws as soon
     // as the summary shows.
     super::keep_timeline(&set, 0);
@@ -555,6 +546,28 @@ pub(super) fn keep_set(
     };
     LOADED.with(|l| *l.borrow_mut() = Some(set));
     loaded
+}
+
+/// Each rank's summary for the page (`times`: each file's load time, ms).
+fn rank_summaries(set: &TraceSet, times: &[(String, f64)]) -> Vec<RankSummary> {
+    set.ranks
+        .iter()
+        .map(|r| {
+            let load_ms = times
+                .iter()
+                .find(|(f, _)| *f == r.table.file)
+                .map_or(0.0, |t| t.1);
+            rank_summary(r.rank, r.rank_source, &r.table, load_ms)
+        })
+        .collect()
+}
+
+/// What the page shows of one run of a compared set: its ranks and the notes about them alone.
+pub(super) fn run_summaries(run: &TraceSet) -> RunShown {
+    RunShown {
+        ranks: rank_summaries(run, &[]),
+        notes: run.notes.clone(),
+    }
 }
 
 /// Size of this worker's WebAssembly memory, bytes.

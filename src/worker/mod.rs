@@ -47,6 +47,8 @@ use crate::table::TraceSet;
 #[cfg(target_arch = "wasm32")]
 thread_local! {
     static LOADED: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
+    /// After a comparison: the baseline run, held apart from the loaded (candidate) run.
+    static BASELINE: RefCell<Option<TraceSet>> = const { RefCell::new(None) };
     /// The analyses of the kept set, run once per mode: `[exact, HTA-compatible]` (the report and
     /// the deeper views share the exact ones; the HTA-compatible ones run only when asked for).
     static ANALYSES: RefCell<[Option<(AllAnalyses, Vec<AnalysisTiming>)>; 2]> = const { RefCell::new([None, None]) };
@@ -508,21 +510,35 @@ fn timeline(set: &TraceSet, rank_index: usize, request: &TimelineRequest) -> Fro
     })
 }
 
-/// Compares two runs of the kept set (its ranks are moved out and back, not copied).
+/// Compares two runs of the kept set, then keeps the candidate run alone as the loaded set (and
+/// the baseline beside it), so every other answer is about one run, never both mixed as ranks of
+/// one job. The ranks are moved, not copied.
 #[cfg(target_arch = "wasm32")]
 fn compare_runs(baseline_files: &[String]) {
-    let msg = LOADED.with(|l| match l.borrow_mut().as_mut() {
-        Some(set) => match crate::report::compare::compare_within(set, baseline_files) {
-            Ok(c) => FromWorker::Compared {
-                comparison: Box::new(c),
-            },
-            Err(message) => FromWorker::Error { message },
-        },
-        None => FromWorker::Error {
+    let Some(set) = LOADED.with(|l| l.borrow_mut().take()) else {
+        post(&FromWorker::Error {
             message: "no trace is loaded in the worker; load the files again".into(),
-        },
-    });
-    post(&msg);
+        });
+        return;
+    };
+    match crate::report::compare::split_runs(set, baseline_files) {
+        Ok((baseline, candidate)) => {
+            let comparison = crate::report::compare::compare(&baseline, &candidate);
+            let shown = load::run_summaries(&candidate);
+            load::forget_set();
+            keep_timeline(&candidate, 0);
+            LOADED.with(|l| *l.borrow_mut() = Some(candidate));
+            BASELINE.with(|b| *b.borrow_mut() = Some(baseline));
+            post(&FromWorker::Compared {
+                comparison: Box::new(comparison),
+                shown: Some(shown),
+            });
+        }
+        Err((set, message)) => {
+            LOADED.with(|l| *l.borrow_mut() = Some(set));
+            post(&FromWorker::Error { message });
+        }
+    }
 }
 
 #[cfg(target_arch = "wasm32")]

@@ -44,6 +44,23 @@ test('compare two runs: the headline and the figures equal the CLI\'s diff', asy
   const names = await page.locator('#compare tr[data-metric="compare-kernel-change"]').evaluateAll(
     (trs) => trs.map((tr) => tr.getAttribute('data-name')));
   assert.deepEqual(names, [...names].sort(), 'sorted by name');
+  // Counts as counts, units on every figure column, findings named in words.
+  const calls = await page.locator('#compare table[data-table="compare-kernel-change"] tbody tr').first()
+    .locator('td').evaluateAll((tds) => tds.slice(-2).map((td) => td.textContent.trim()));
+  for (const c of calls) assert.match(c, /^\d{1,3}(,\d{3})*$/, `calls shown as a count: ${c}`);
+  const heads = await page.locator('#compare table[data-table="compare-kernel-change"] th').allInnerTexts();
+  for (const h of heads.slice(1, 4)) assert.match(h, /\(ms per step|\(µs per ms/, `unit in "${h}"`);
+  const findings = await page.locator('#compare tr[data-metric="compare-finding-impact-change"]').evaluateAll(
+    (trs) => trs.map((tr) => [tr.dataset.finding, tr.querySelector('td').textContent.trim()]));
+  for (const [id, shown] of findings) assert.notEqual(shown, id, `finding ${id} shown in words`);
+  // The single-run frame shows the candidate alone: one rank, its file, its own diagnosis.
+  const header = await page.locator('#trace-header').innerText();
+  assert.match(header, /\b1 rank\b/, header);
+  assert.ok(header.includes('compare_test') && !header.includes('compare_base'), header);
+  const candidate = cliJson(['report', '--json', trace(TEST)]);
+  await page.waitForSelector('#verdict[data-state="ready"]', { timeout: 120_000 });
+  assert.equal(await page.locator('#verdict').getAttribute('data-main-finding'), candidate.main_finding_id ?? 'none',
+    'the verdict is the candidate run\'s own');
   await page.screenshot({ path: screenshotPath('compare'), fullPage: true });
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();

@@ -267,3 +267,38 @@ test('shift-drag selects a range: its duration is shown and kept in the URL, a r
   await page.close();
   await again.close();
 });
+
+test('rows of Explore and GPU kernels open their event on the timeline; Explore sorts by its headers', async () => {
+  const name = 'hta__negative_queue_length__rank0.json.gz';
+  const kernels = cliJson(['kernels', '--json', trace(name)])[0].result;
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setInputFiles('#file-input', trace(name));
+  await page.waitForSelector('#verdict', { timeout: 120_000 });
+  // GPU kernels: the top kernel's button opens its longest call (the row's Max).
+  await openTab(page, 'kernels');
+  await page.waitForSelector('#views[data-view="kernels"][data-state="ready"]', { timeout: 120_000 });
+  const top = kernels.rows[0];
+  await page.locator(`#views button.locate[data-locate="${top.name}"]`).first().click();
+  await page.waitForSelector('#tab-timeline[aria-selected="true"]', { timeout: 30_000 });
+  await page.waitForSelector('#event-details [data-metric="event-dur-us"]', { timeout: 30_000 });
+  const dur = Number(await page.locator('#event-details [data-metric="event-dur-us"]').getAttribute('data-value'));
+  assert.ok(Math.abs(dur - top.max_us) <= 1e-3 * Math.max(1, top.max_us), `longest call ${dur} = max ${top.max_us}`);
+  // Explore: a click on "Dur (µs)" sorts by duration, longest first; the first row opens on the timeline.
+  await openTab(page, 'explore');
+  await page.waitForSelector('#explore-table', { timeout: 60_000 });
+  await page.locator('#explore-table th[data-sort="duration"] button').click();
+  await page.waitForSelector('#explore-table th[data-sort="duration"][aria-sort="descending"]', { timeout: 30_000 });
+  const durs = await page.locator('#explore-table tbody tr').evaluateAll(
+    (trs) => trs.map((tr) => Number(tr.dataset.durUs || 0)));
+  assert.deepEqual(durs, [...durs].sort((a, b) => b - a), 'sorted by duration, longest first');
+  const first = page.locator('#explore-table tbody tr').first();
+  const want = Number(await first.getAttribute('data-dur-us'));
+  await first.locator('button.locate').click();
+  await page.waitForSelector('#tab-timeline[aria-selected="true"]', { timeout: 30_000 });
+  await page.waitForFunction((w) => {
+    const el = document.querySelector('#event-details [data-metric="event-dur-us"]');
+    return el && Math.abs(Number(el.dataset.value) - w) <= 1e-3 * Math.max(1, w);
+  }, want, { timeout: 30_000 });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

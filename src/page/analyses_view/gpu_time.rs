@@ -153,6 +153,7 @@ fn kernel_table(kernels: &[KernelStats], scope: &str) -> Table {
         ],
         rows,
     )
+    .locating(0, super::DEVICE_EVENTS)
 }
 
 pub fn temporal(rows: &[TemporalBreakdown], ctx: &Ctx) -> Block {

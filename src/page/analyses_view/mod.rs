@@ -128,6 +128,37 @@ pub struct Table {
     pub rows: Vec<Vec<Cell>>,
     /// Rows there are in all.
     pub total: usize,
+    /// When a row's name can be shown on the timeline: which column holds it, and what kind of
+    /// event it names (None when the names are hashed: they no longer match an event).
+    pub locate: Option<LocateBy>,
+}
+
+/// Which column of a table names events, and of what kind: its rows open the longest such event
+/// on the timeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocateBy {
+    pub column: usize,
+    pub kinds: &'static [crate::table::EventKind],
+}
+
+/// What a device-time table's names stand for: kernels, copies and sets.
+pub const DEVICE_EVENTS: &[crate::table::EventKind] = &[
+    crate::table::EventKind::Kernel,
+    crate::table::EventKind::Memcpy,
+    crate::table::EventKind::Memset,
+];
+/// What an operator table's names stand for.
+pub const CPU_OPS: &[crate::table::EventKind] = &[crate::table::EventKind::CpuOp];
+
+impl LocateBy {
+    /// The events a row's `name` stands for.
+    pub fn query(self, name: &str) -> crate::table::query::EventQuery {
+        crate::table::query::EventQuery {
+            names: vec![name.to_string()],
+            kinds: self.kinds.to_vec(),
+            ..Default::default()
+        }
+    }
 }
 
 impl Table {
@@ -138,6 +169,15 @@ impl Table {
             num_columns: num.to_vec(),
             rows: rows.into_iter().take(MAX_ROWS).collect(),
             total,
+            locate: None,
+        }
+    }
+
+    /// The table whose `column` names events of `kinds`, each row able to show its event.
+    pub fn locating(self, column: usize, kinds: &'static [crate::table::EventKind]) -> Table {
+        Table {
+            locate: Some(LocateBy { column, kinds }),
+            ..self
         }
     }
 

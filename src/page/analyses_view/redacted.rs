@@ -83,6 +83,7 @@ fn redact_table(t: Table) -> Table {
                     .collect()
             })
             .collect(),
+        locate: None,
         ..t
     }
 }
