@@ -22,13 +22,23 @@ pub fn bound_text(text: &str, line_offset: usize, max_bytes: Option<usize>, tool
     let first = line_offset.min(lines.len());
     let (sent, end) = take_lines(&lines[first..], max);
     let end = first + end;
-    if first == 0 && end == lines.len() {
+    if first == 0 && sent.len() == text.len() {
         return Bounded {
             text: sent,
             note: None,
         };
     }
-    let note = cut_note(first, end, lines.len(), sent.len(), text.len(), tool);
+    // The last line sent was itself cut (one line longer than max_bytes).
+    let line_cut = sent.len() < lines[first..end].iter().map(|l| l.len()).sum::<usize>();
+    let note = cut_note(
+        first,
+        end,
+        lines.len(),
+        sent.len(),
+        text.len(),
+        tool,
+        line_cut,
+    );
     Bounded {
         text: sent,
         note: Some(note),
@@ -68,12 +78,15 @@ fn cut_note(
     sent: usize,
     total: usize,
     tool: &str,
+    line_cut: bool,
 ) -> String {
     let mut note = format!("[cut: lines {first}..{end} of {lines} sent ({sent} of {total} bytes).");
     if end < lines {
         note += &format!(
             " Call {tool} again with line_offset={end} for the next part, or with a larger max_bytes (at most {MAX_BYTES})."
         );
+    } else if line_cut {
+        note += &format!(" Line {} was longer than max_bytes: call {tool} again with a larger max_bytes (at most {MAX_BYTES}).", end - 1);
     }
     note.push(']');
     note
@@ -107,7 +120,11 @@ mod tests {
     fn one_line_longer_than_the_bound_is_cut_at_a_char_boundary() {
         let b = bound_text("ééé\n", 0, Some(3), "events");
         assert_eq!(b.text, "é");
-        assert!(b.note.is_some());
+        let note = b.note.expect("a cut line is said");
+        assert!(
+            note.contains("2 of 7 bytes") && note.contains("larger max_bytes"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -109,10 +109,10 @@ pub struct AnalysisParams {
     /// Follow HTA 0.5.0's definitions (whole-µs rounding, last-ProfilerStep filter) instead of the exact ones.
     #[serde(default)]
     pub hta_compat: bool,
-    /// Only the profiler steps from this one (with last_step).
+    /// Only the profiler steps from this one (alone: this step only).
     #[serde(default)]
     pub first_step: Option<i64>,
-    /// Only the profiler steps up to this one, included (with first_step).
+    /// Only the profiler steps up to this one, included (alone: this step only).
     #[serde(default)]
     pub last_step: Option<i64>,
     #[serde(flatten)]
