@@ -30,13 +30,16 @@ export PROFILE_MODEL_CLI="$TARGET/checked/profile-model"
 
 # The export read by the tools people use (pyarrow, pandas, DuckDB, polars), from a venv of pinned wheels
 # (tests/python/requirements.txt; ~50 s to install cold, ~15 s to check).
-step "export read by pyarrow, pandas, DuckDB and polars (tests/python/check_export.py)"
+step "export read by pyarrow, pandas, DuckDB and polars (tests/python/check_export.py); the MCP server (check_mcp.py)"
 VENV="${PROFILE_MODEL_VENV:-$ROOT/.venv-check}"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV" || { echo "[test] FAILED: python3 -m venv (scripts/setup.sh installs python3-venv)" >&2; exit 1; }
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check -r tests/python/requirements.txt
 "$VENV/bin/python" tests/python/check_export.py "$PROFILE_MODEL_CLI" "$PROFILE_MODEL_TRACES"
+# `profile-model mcp` driven by the official Python MCP client: tools listed, a shared trace opened, the
+# report and an events query compared with the CLI's output (~10 s).
+"$VENV/bin/python" tests/python/check_mcp.py "$PROFILE_MODEL_CLI" "$PROFILE_MODEL_TRACES"
 
 # The many-ranks recipes (docs/recipes/: DuckDB SQL and Dask over per-rank Parquet exports) and
 # `profile-model merge`, against `analyze --json` on the folder, over a generated 16-rank set (~20 s).

@@ -4,14 +4,13 @@ use std::path::{Path, PathBuf};
 
 use crate::analysis::all::{analyze_timed, AnalysisOptions, Mode};
 use crate::analysis::critical_path::CriticalPathOptions;
-use crate::analysis::summary::summarize;
-use crate::export::{export_schema, export_to, ExportError, ExportFormat};
+use crate::commands::{self, OutputFormat, ProfileView};
+use crate::export::ExportFormat;
+use crate::load;
 use crate::report::compare_text::CompareTable;
-use crate::report::markdown::summary_markdown;
 use crate::report::text::{render_analyses, render_timings};
-use crate::table::query::{export_csv, query_events, EventPage, EventQuery, GroupBy, SortBy};
-use crate::table::{load_path, trace_files_in, EventKind, TraceSet, TraceTable};
-use crate::trace::LoadError;
+use crate::table::query::{EventQuery, GroupBy, SortBy};
+use crate::table::{EventKind, TraceSet};
 
 const USAGE: &str = "\
 profile-model: why is my PyTorch job slow? (reads torch.profiler Kineto traces, .json or .json.gz)
@@ -77,6 +76,10 @@ usage:
       --columns: only these columns, in this order. OUT '-' is stdout. A folder of ranks adds a
       'rank' column. Mixed-type args columns are strings; if encoding fails, every args_* column
       is written as strings.
+  profile-model mcp                                                  a Model Context Protocol server on stdin/stdout
+                                                                     for AI agents: open a trace once, then ask
+                                                                     the report, analyses, views, events, diff
+                                                                     and export (README: Agents (MCP))
   profile-model help                                                 this text
 
 --cache DIR (any command that reads traces): keep each trace file's table in DIR
@@ -119,6 +122,19 @@ struct Args {
     /// `--cache DIR`: where trace files' tables are kept (none: nothing is written).
     cache: Option<PathBuf>,
     positional: Vec<String>,
+}
+
+impl Args {
+    /// `--json`, `--csv` or text.
+    fn output_format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else if self.csv {
+            OutputFormat::Csv
+        } else {
+            OutputFormat::Text
+        }
+    }
 }
 
 fn number<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
@@ -303,6 +319,9 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     if command == Some("collectives") {
         return collectives(&args);
     }
+    if command == Some("mcp") {
+        return crate::mcp::serve(args.cache.clone()).map(|()| String::new());
+    }
     let path = match args.positional.get(1) {
         Some(p) if args.positional.len() == 2 => PathBuf::from(p),
         _ => {
@@ -326,7 +345,7 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     }
     let set = load_set(&path, args.cache.as_deref())?;
     Ok(match command {
-        Some("summary") => summary(&set, args.json, path.is_dir()),
+        Some("summary") => commands::summary_text(&set, args.json, path.is_dir()),
         Some("analyze") => analyze(&set, &args),
         Some("report") => report(&set, &args),
         Some("events") => events(&set, &args),
@@ -336,58 +355,10 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     })
 }
 
-/// `ops`, `kernels`, `memory` and `steps`: one view per rank, as text, CSV or JSON.
+/// `ops`, `kernels`, `memory`, `modules` and `steps`: one view per rank, as text, CSV or JSON.
 fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
-    use crate::analysis::views::{kernel_table, memory, modules, operators, per_rank, step_time};
-    use crate::report::views_text as vt;
-    fn json<T: serde::Serialize>(v: &T) -> String {
-        serde_json::to_string_pretty(v).expect("json") + "\n"
-    }
-    let grid_out = |g: vt::Grid| if args.csv { g.to_csv() } else { g.to_text(90) };
-    match view {
-        "ops" => {
-            let r = per_rank(set, |t| operators::operators(t, args.by_shape));
-            if args.json {
-                json(&r)
-            } else {
-                grid_out(vt::operators_grid(&r))
-            }
-        }
-        "kernels" => {
-            let r = per_rank(set, kernel_table::kernels);
-            if args.json {
-                json(&r)
-            } else {
-                grid_out(vt::kernels_grid(&r))
-            }
-        }
-        "modules" => {
-            let r = per_rank(set, modules::modules);
-            if args.json {
-                json(&r)
-            } else {
-                grid_out(vt::modules_grid(&r))
-            }
-        }
-        "memory" => {
-            let r = per_rank(set, memory::memory);
-            if args.json {
-                json(&r)
-            } else if args.csv {
-                vt::memory_curve_grid(&r).to_csv()
-            } else {
-                vt::memory_text(&r)
-            }
-        }
-        _ => {
-            let r = per_rank(set, step_time::step_time);
-            if args.json {
-                json(&r)
-            } else {
-                grid_out(vt::steps_grid(&r))
-            }
-        }
-    }
+    let view = ProfileView::parse(view).unwrap_or(ProfileView::Steps);
+    commands::view_text(view, set, args.by_shape, args.output_format())
 }
 
 /// `roofline`: achieved against the device's roof per kernel, operator and (`--per-step`) step.
@@ -416,13 +387,7 @@ fn diff(args: &Args) -> Result<String, i32> {
     let b = load_set(Path::new(baseline), args.cache.as_deref())?;
     let c = load_set(Path::new(candidate), args.cache.as_deref())?;
     let comparison = crate::report::compare::compare(&b, &c);
-    let text = if let Some(table) = args.diff_csv {
-        crate::report::compare_text::to_csv(&comparison, table)
-    } else if args.json {
-        serde_json::to_string_pretty(&comparison).expect("json") + "\n"
-    } else {
-        crate::report::compare_text::to_markdown(&comparison)
-    };
+    let text = commands::diff_text(&comparison, args.json, args.diff_csv);
     if args.fail_if.is_empty() {
         return Ok(text);
     }
@@ -514,36 +479,32 @@ fn export(args: &Args, path: &Path) -> Result<String, i32> {
         code
     };
     let set = load_set(path, args.cache.as_deref()).map_err(failed)?;
-    let schema = export_schema(&set, args.columns.as_deref()).map_err(|e| {
-        eprintln!("profile-model: {e}");
-        failed(2)
-    })?;
     let written = match file {
-        Some(f) => export_to(&set, &schema, format, &mut std::io::BufWriter::new(f)),
-        None => export_to(&set, &schema, format, &mut std::io::stdout().lock()),
+        Some(f) => commands::export_set(
+            &set,
+            args.columns.as_deref(),
+            format,
+            &mut std::io::BufWriter::new(f),
+        ),
+        None => commands::export_set(
+            &set,
+            args.columns.as_deref(),
+            format,
+            &mut std::io::stdout().lock(),
+        ),
     };
     let report = written.map_err(|e| {
-        eprintln!("profile-model: {output}: {e}");
-        failed(match e {
-            ExportError::Io(_) => EXIT_OUTPUT_FAILED,
-            _ => 1,
-        })
+        if e.exit_code == 2 {
+            eprintln!("profile-model: {}", e.message);
+        } else {
+            eprintln!("profile-model: {output}: {}", e.message);
+        }
+        failed(e.exit_code)
     })?;
-    if !report.mixed_to_text.is_empty() {
-        eprintln!(
-            "profile-model: note: mixed-type args written as strings: {}",
-            report.mixed_to_text.join(", ")
-        );
+    for note in commands::export_notes(&report) {
+        eprintln!("profile-model: {note}");
     }
-    if let Some(why) = &report.first_failure {
-        eprintln!("profile-model: note: written with every args_* column as strings, as encoding them typed failed: {why}");
-    }
-    let line = format!(
-        "wrote {} rows, {} columns ({}) to {output}\n",
-        report.rows,
-        report.columns.len(),
-        format
-    );
+    let line = commands::export_line(&report, format, &output);
     if to_stdout {
         eprint!("profile-model: {line}");
         Ok(String::new())
@@ -606,12 +567,7 @@ fn analyze(set: &TraceSet, args: &Args) -> String {
         eprint!("{}", render_timings(&timings));
     }
     if args.json {
-        // Through `Value`, whose map sorts the keys: the documented, stable key order.
-        let mut doc = serde_json::to_value(&all).unwrap_or(serde_json::Value::Null);
-        if !set.skipped.is_empty() {
-            doc["skipped_files"] = serde_json::to_value(&set.skipped).unwrap_or_default();
-        }
-        serde_json::to_string_pretty(&doc).expect("json") + "\n"
+        commands::pretty_json(&commands::analyses_json(set, &all))
     } else {
         render_analyses(&all)
     }
@@ -630,7 +586,7 @@ fn collectives(args: &Args) -> Result<String, i32> {
         }
         [one] => load_set(one, args.cache.as_deref())?,
         many => {
-            let set = TraceSet::from_loads(load_parallel(many, args.cache.as_deref()));
+            let set = TraceSet::from_loads(load::load_parallel(many, args.cache.as_deref()));
             for f in &set.skipped {
                 eprintln!("profile-model: {}", f.reason);
             }
@@ -660,235 +616,34 @@ fn collectives(args: &Args) -> Result<String, i32> {
 }
 
 fn report(set: &TraceSet, args: &Args) -> String {
-    let mut r = crate::report::diagnosis::diagnose(set);
-    if args.redact {
-        r = r.redacted();
-    }
-    if args.json {
-        r.to_json() + "\n"
-    } else {
-        r.to_markdown()
-    }
+    commands::report_text(
+        &crate::report::diagnosis::diagnose(set),
+        args.json,
+        args.redact,
+    )
 }
 
 fn events(set: &TraceSet, args: &Args) -> String {
-    if args.csv {
-        export_csv(set, &args.query)
+    // `--csv` wins over `--json` here (every matched row), as it always has.
+    let format = if args.csv {
+        OutputFormat::Csv
     } else {
-        let page = query_events(set, &args.query);
-        if args.json {
-            serde_json::to_string_pretty(&page).expect("json") + "\n"
-        } else {
-            render_page(&page)
-        }
-    }
-}
-
-/// Loads one trace file, through the cache in `cache` when given (its notes go to stderr).
-fn load_file(path: &Path, cache: Option<&Path>) -> Result<TraceTable, LoadError> {
-    let Some(dir) = cache else {
-        return load_path(path);
+        args.output_format()
     };
-    let (table, notes) = crate::table::cache::load_path_cached(path, dir);
-    for note in notes {
-        eprintln!("{note}");
-    }
-    table
+    commands::events_text(set, &args.query, format)
 }
 
-/// Loads a file, or every trace file of a folder (in parallel, one thread per core), through the
-/// cache in `cache` when given.
+/// Loads a file or a rank folder (see [`load::load_set`]); says why on stderr when nothing could be
+/// loaded (exit 1), and the folder's notes when it could.
 fn load_set(path: &Path, cache: Option<&Path>) -> Result<TraceSet, i32> {
-    if !path.is_dir() {
-        return match load_file(path, cache) {
-            Ok(t) => Ok(TraceSet::single(t)),
-            Err(e) => {
-                eprintln!("profile-model: {e}");
-                Err(1)
-            }
-        };
-    }
-    let files = match trace_files_in(path) {
-        Ok(f) if !f.is_empty() => f,
-        Ok(_) => {
-            eprintln!(
-                "profile-model: {} holds no .json or .json.gz files (nor do its subfolders, {} levels down)",
-                path.display(),
-                crate::table::loader::NESTED_TRACE_DEPTH
-            );
-            return Err(1);
+    let set = load::load_set(path, cache).map_err(|failure| {
+        for line in &failure.lines {
+            eprintln!("profile-model: {line}");
         }
-        Err(e) => {
-            eprintln!("profile-model: {}: {e}", path.display());
-            return Err(1);
-        }
-    };
-    let set = TraceSet::from_loads(load_parallel(&files, cache));
-    if set.is_empty() {
-        for f in &set.skipped {
-            eprintln!("profile-model: {}", f.reason);
-        }
-        eprintln!(
-            "profile-model: no file in {} could be loaded",
-            path.display()
-        );
-        return Err(1);
-    }
+        1
+    })?;
     for note in &set.notes {
         eprintln!("profile-model: note: {note}");
     }
     Ok(set)
-}
-
-fn load_parallel(files: &[PathBuf], cache: Option<&Path>) -> Vec<Result<TraceTable, LoadError>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut slots: Vec<Option<Result<TraceTable, LoadError>>> =
-        (0..files.len()).map(|_| None).collect();
-    let results = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= files.len() {
-                    break;
-                }
-                let r = load_file(&files[i], cache);
-                results.lock().expect("no poisoned lock")[i] = Some(r);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|r| r.expect("every file loaded"))
-        .collect()
-}
-
-fn summary_json(t: &TraceTable) -> serde_json::Value {
-    let mut v = serde_json::to_value(summarize(t)).expect("summary serialises");
-    v["file"] = serde_json::Value::from(t.file.clone());
-    v["diagnostics"] = serde_json::to_value(t.diagnostics.list()).expect("diagnostics serialise");
-    v
-}
-
-fn summary(set: &TraceSet, json: bool, folder: bool) -> String {
-    use std::fmt::Write;
-    if json {
-        let v = if folder {
-            let ranks: Vec<serde_json::Value> = set
-                .ranks
-                .iter()
-                .map(|r| {
-                    let mut v = summary_json(&r.table);
-                    v["rank"] = serde_json::Value::from(r.rank);
-                    v["rank_source"] = serde_json::Value::from(r.rank_source);
-                    v
-                })
-                .collect();
-            serde_json::json!({ "ranks": ranks, "notes": set.notes, "skipped_files": set.skipped })
-        } else {
-            summary_json(&set.ranks[0].table)
-        };
-        return serde_json::to_string_pretty(&v).expect("json") + "\n";
-    }
-    let mut s = String::new();
-    for r in &set.ranks {
-        if set.len() > 1 {
-            let _ = writeln!(
-                s,
-                "# Rank {} ({}, rank from {})\n",
-                r.rank, r.table.file, r.rank_source
-            );
-        }
-        s += &summary_markdown(&summarize(&r.table));
-        for d in r.table.diagnostics.list() {
-            let _ = writeln!(
-                s,
-                "- note ({:?}, {}×): {} — e.g. {}",
-                d.severity, d.count, d.description, d.example
-            );
-        }
-        s.push('\n');
-    }
-    for f in &set.skipped {
-        let _ = writeln!(s, "- not loaded: {}", f.reason);
-    }
-    s
-}
-
-fn cell_f(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| format!("{x:.3}"))
-}
-
-/// A page of `events` as a plain-text table.
-fn render_page(p: &EventPage) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{} events matched, {:.3} us in total",
-        p.matched, p.matched_dur_us
-    );
-    let shown = p.rows.len().max(p.groups.len());
-    let of = if p.query.group_by.is_some() {
-        p.group_count
-    } else {
-        p.matched
-    };
-    let _ = writeln!(
-        s,
-        "showing {}..{} of {}",
-        p.query.offset,
-        p.query.offset + shown,
-        of
-    );
-    if let Some(by) = p.query.group_by {
-        let _ = writeln!(
-            s,
-            "{:>9} {:>14} {:>12} {:>12} {:>12} {:>7}  {}",
-            "count",
-            "total_us",
-            "mean_us",
-            "min_us",
-            "max_us",
-            "%",
-            by.as_str()
-        );
-        for g in &p.groups {
-            let _ = writeln!(
-                s,
-                "{:>9} {:>14.3} {:>12} {:>12} {:>12} {:>7.2}  {}",
-                g.count,
-                g.total_us,
-                cell_f(g.mean_us),
-                cell_f(g.min_us),
-                cell_f(g.max_us),
-                g.pct_of_matched,
-                g.key
-            );
-        }
-    } else {
-        let _ = writeln!(
-            s,
-            "{:>5} {:>9} {:>12} {:>12} {:<16} {:>7}  {}",
-            "rank", "row", "start_ms", "dur_us", "kind", "stream", "name"
-        );
-        for r in &p.rows {
-            let _ = writeln!(
-                s,
-                "{:>5} {:>9} {:>12} {:>12} {:<16} {:>7}  {}",
-                r.rank,
-                r.row,
-                cell_f(r.start_ms),
-                cell_f(r.dur_us),
-                r.kind,
-                r.stream.map_or_else(|| "-".to_string(), |x| x.to_string()),
-                r.name
-            );
-        }
-    }
-    s
 }

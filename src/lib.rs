@@ -3,7 +3,7 @@
 //! Layers point one way: [`trace`] (bytes → events, resumable across chunks) → [`table`] (arrow2
 //! columns, one table per rank) → [`analysis`] (pure, deterministic analyses) → [`report`] (the diagnosis: plain serde
 //! structs and Markdown) → [`page`] (the page's state and view models, native). Browser-only code (`ui`, `worker`) sits behind `cfg(target_arch = "wasm32")`;
-//! the native command line lives in [`cli`].
+//! the native command line lives in [`cli`], the MCP server for agents in [`mcp`], both over [`commands`].
 
 pub mod analysis;
 pub mod export;
@@ -17,9 +17,18 @@ pub mod trace;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cli;
+/// What the commands write, shared by the CLI and the MCP server (native).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod commands;
 /// Harnesses of the fuzz targets (`fuzz/`) and the stable smoke test.
 #[cfg(not(target_arch = "wasm32"))]
 pub mod fuzzing;
+/// A trace file or a rank folder → a `TraceSet` (native: files in parallel, the `--cache`).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod load;
+/// The MCP server for AI agents (`profile-model mcp`, native).
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mcp;
 /// The sample trace ("Try a sample", `profile-model sample DIR`).
 pub mod sample;
 

@@ -42,6 +42,14 @@ pub fn render_analyses(a: &AllAnalyses) -> String {
     s
 }
 
+/// One analysis's text section (what `analyze` writes for it), headed by the mode and the ranks.
+pub fn render_analysis(a: &AllAnalyses, id: AnalysisId) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Analyses ({:?} mode), ranks {:?}", a.mode, a.ranks);
+    section(&mut s, id, a);
+    s
+}
+
 /// The text section of one analysis.
 fn section(s: &mut String, id: AnalysisId, a: &AllAnalyses) {
     match id {
