@@ -193,6 +193,9 @@ pub struct DiagnosisInputs {
     pub attention: AttentionFigures,
     /// `deviceProperties[0].name`, when the trace has it.
     pub device_name: Option<String>,
+    /// The device family (the context's), for the words and the advice that fit it.
+    #[serde(default)]
+    pub device_kind: crate::trace::dialect::DeviceKind,
     /// Kernels judged against the device's roof.
     #[serde(default)]
     pub roofline: super::roofline_rules::RooflineFigures,
@@ -229,6 +232,20 @@ impl DiagnosisInputs {
         } else {
             self.kernel_time_ns as f64 / self.kernel_count as f64
         }
+    }
+
+    /// Device time in operations that wait rather than compute ([`crate::analysis::names::is_device_wait_op`]), ns.
+    pub fn device_wait_ns(&self) -> i64 {
+        self.kernels
+            .iter()
+            .filter(|k| crate::analysis::names::is_device_wait_op(&k.name))
+            .map(|k| k.total_ns)
+            .sum()
+    }
+
+    /// What the report calls the device ("GPU", "NPU", ...).
+    pub fn device_word(&self) -> &'static str {
+        self.device_kind.device_word()
     }
 
     /// The attribution row of one cause.

@@ -5,6 +5,7 @@ use super::{
     short_name, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
     RECOVERABLE_SHARE, SOFTMAX_PCT,
 };
+use crate::analysis::names::is_device_wait_op;
 use crate::report::findings::{Finding, FindingId, Severity};
 use crate::report::inputs::{pct, DiagnosisInputs};
 use crate::report::patterns::{
@@ -191,7 +192,7 @@ fn fp32_action(i: &DiagnosisInputs) -> String {
 pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
     let top = i.kernels.first()?;
     let share = pct(top.total_ns, i.kernel_time_ns);
-    if share <= DOMINANT_KERNEL_PCT || top.communication {
+    if share <= DOMINANT_KERNEL_PCT || top.communication || is_device_wait_op(&top.name) {
         return None;
     }
     let short = short_name(&top.name);
@@ -211,7 +212,13 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
             value: share,
             time_ns: 0,
             explanation: format!("Speeding up `{short}` bounds the whole gain; it is {share:.1}% of kernel time."),
-            actions: vec![if is_fusable_memory_bound(&top.name) {
+            actions: vec![if !i.device_kind.has_cuda_toolbox() {
+                format!(
+                    "Check that `{short}` is the fast variant for its shapes on the {}: compare its achieved FLOP/s or bytes/s ({} per call) with the device's peak, and try the precision and layout its vendor library is tuned for.",
+                    i.device_word(),
+                    us(top.total_ns as f64 / top.calls.max(1) as f64)
+                )
+            } else if is_fusable_memory_bound(&top.name) {
                 format!(
                     "`{short}` is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise, bf16/fp16 halves the bytes, and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory.",
                     us(top.total_ns as f64 / top.calls.max(1) as f64)

@@ -171,11 +171,22 @@ fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
     } else {
         "partly"
     };
+    let device = i.device_word();
     format!(
-        "GPU is idle {idle_pct:.1}% of the GPU window, {mostly} {what} ({} of {}).",
+        "{} is idle {idle_pct:.1}% of the {} window, {mostly} {what} ({} of {}).",
+        capitalised(device),
+        if device == "GPU" { "GPU" } else { "device" },
         dur(cause_ns),
         dur(t.window_ns)
     )
+}
+
+/// "GPU", "NPU", "MTIA accelerator" at the start of a sentence.
+pub(super) fn capitalised(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// The host ops of a cause as "`a` (12 ms), `b` (3 ms)".
