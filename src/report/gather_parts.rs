@@ -228,6 +228,7 @@ impl NameFigures {
             f.calls += k.calls;
             f.total_ns += k.total_ns;
             f.small_calls += k.small_calls;
+            f.max_ns = f.max_ns.max(k.max_ns);
             f.communication = k.communication;
             f.evidence.extend(k.evidence);
         }

@@ -14,6 +14,9 @@ pub struct KernelFigure {
     pub total_ns: i64,
     /// Launches shorter than [`SMALL_KERNEL_NS`](super::rules::SMALL_KERNEL_NS).
     pub small_calls: u64,
+    /// The longest single call, ns.
+    #[serde(default)]
+    pub max_ns: i64,
     /// A communication kernel ([`crate::analysis::names::is_collective_name`]).
     pub communication: bool,
     /// Where the rows are: one reference per rank (first rows only).

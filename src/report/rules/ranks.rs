@@ -9,6 +9,35 @@ use crate::report::findings::{
 use crate::report::inputs::{pct, DiagnosisInputs};
 use crate::report::wording::dur;
 
+/// One collective call this share (%) of a rank's communication time or more is named on its own.
+pub const ONE_COLLECTIVE_PCT: f64 = 50.0;
+
+/// The one collective call that is most of the communication, in words: "one `ncclAllGather…` call
+/// lasts 1.20 s, 90.0% of a rank's communication time (mean over 2 ranks)", when there is one.
+pub(super) fn one_collective_words(i: &DiagnosisInputs) -> Option<String> {
+    let comms: Vec<_> = i.kernels.iter().filter(|k| k.communication).collect();
+    let total: i64 = comms.iter().map(|k| k.total_ns).sum();
+    let ranks = i.ranks.len().max(1) as i64;
+    let per_rank = total / ranks;
+    let top = comms
+        .iter()
+        .max_by_key(|k| (k.max_ns, std::cmp::Reverse(&k.name)))?;
+    let share = pct(top.max_ns, per_rank);
+    if per_rank <= 0 || share < ONE_COLLECTIVE_PCT {
+        return None;
+    }
+    Some(format!(
+        "one `{}` call lasts {}, {share:.1}% of a rank's communication time{}",
+        short_name(&top.name),
+        dur(top.max_ns),
+        if ranks > 1 {
+            format!(" (mean over {ranks} ranks)")
+        } else {
+            String::new()
+        }
+    ))
+}
+
 /// Communication that is not hidden behind compute, and host waits in communication calls.
 pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     if i.collectives.split {
@@ -35,9 +64,10 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::Communication,
         headline: format!(
-            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}).",
+            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}){}.",
             dur(ns),
-            dur(t.window_ns)
+            dur(t.window_ns),
+            one_collective_words(i).map_or(String::new(), |w| format!(": {w}"))
         ),
         title: "Communication not overlapped with compute".into(),
         threshold: format!("communication with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
