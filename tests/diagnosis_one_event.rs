@@ -1,6 +1,7 @@
 //! Diagnosis scenarios where one event instance is most of an aggregate (issue 30): a single final
 //! all-gather that is most of the communication time is named in the main finding with its duration;
-//! ten equal collectives are not.
+//! ten equal collectives are not. And advice that contradicts the copies measured: no `pin_memory`
+//! for copies already pinned.
 
 mod common;
 
@@ -56,4 +57,45 @@ fn equal_collectives_are_not_one_event() {
         r.to_markdown()
     );
     assert!(!r.main_finding.contains("one `"), "{}", r.main_finding);
+}
+
+/// Four steps: 2 ms of GEMM, then 5.4 ms in the DataLoader with the GPU idle, then a pinned (or
+/// pageable) host-to-device copy of the batch.
+fn loader(copy: &str) -> DiagnosisReport {
+    let mut b = TraceBuilder::new();
+    for s in 0..4 {
+        let t = 10_000.0 * s as f64;
+        b.step(s, t, 10_000.0);
+        b.kernel(GEMM, 7, t + 50.0, 5.0, t + 100.0, 2_000.0);
+        b.cpu_op(
+            "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+            t + 2_200.0,
+            5_400.0,
+        );
+        b.memcpy(copy, 1 << 24, 7, t + 7_650.0, 10.0, t + 7_700.0, 600.0);
+    }
+    diagnose(&TraceSet::single(b.table("trace.json")))
+}
+
+#[test]
+fn pinned_copies_get_no_pin_memory_advice() {
+    let pinned = loader("Memcpy HtoD (Pinned -> Device)");
+    let f = pinned
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::DataLoading)
+        .unwrap_or_else(|| panic!("{}", pinned.to_markdown()));
+    let actions = f.actions.join("\n");
+    assert!(!actions.contains("pin_memory=True"), "{actions}");
+    assert!(
+        actions.contains("4 host-to-device copies already come from pinned memory"),
+        "{actions}"
+    );
+    let pageable = loader("Memcpy HtoD (Pageable -> Device)");
+    let f = pageable
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::DataLoading)
+        .expect("data loading");
+    assert!(f.actions.join("\n").contains("pin_memory=True"));
 }

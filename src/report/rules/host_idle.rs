@@ -66,9 +66,30 @@ fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
     } else {
         out.push("Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".to_string());
     }
-    out.push("Use `pin_memory=True` and `.to(device, non_blocking=True)` so the host-to-device copy overlaps compute.".into());
+    out.push(pinned_copy_action(i));
     out.push("Move decoding and augmentation off the critical path (GPU transforms, NVIDIA DALI) or precompute them.".into());
     out
+}
+
+/// The host-to-device copy advice, from the copies measured: already pinned, only `non_blocking`.
+fn pinned_copy_action(i: &DiagnosisInputs) -> String {
+    use crate::analysis::names::{copy_kind, CopyDirection, HostMemory};
+    let h2d: Vec<_> = i
+        .copies
+        .iter()
+        .filter_map(|c| copy_kind(&c.name).map(|k| (k, c.count)))
+        .filter(|(k, _)| k.0 == CopyDirection::HostToDevice)
+        .collect();
+    let pinned: u64 = h2d
+        .iter()
+        .filter(|(k, _)| k.1 == Some(HostMemory::Pinned))
+        .map(|(_, n)| n)
+        .sum();
+    if pinned > 0 && h2d.iter().all(|(k, _)| k.1 == Some(HostMemory::Pinned)) {
+        format!("The {pinned} host-to-device copies already come from pinned memory: copy them with `.to(device, non_blocking=True)` (or prefetch the next batch on a side stream) so they overlap compute.")
+    } else {
+        "Use `pin_memory=True` and `.to(device, non_blocking=True)` so the host-to-device copy overlaps compute.".into()
+    }
 }
 
 /// The GPU waits for host work between steps (logging, checkpointing, evaluation, optimizer on CPU).
