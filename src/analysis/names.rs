@@ -664,6 +664,18 @@ pub fn is_hta_device_sync_name(name: &str) -> bool {
     )
 }
 
+/// A device operation that waits (for an event, another queue, a notify) rather than computes:
+/// MTIA's `event_wait`, Ascend's `EVENT_WAIT` / `Notify_Wait` tasks, a CUDA `Stream Wait Event`.
+/// Its time on the device is not compute, whatever the kernel figures count it as.
+pub fn is_device_wait_op(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    matches!(
+        n.as_str(),
+        "event_wait" | "notify_wait" | "stream wait event" | "wait_event"
+    ) || n.starts_with("event_wait")
+        || n.starts_with("notify_wait")
+}
+
 /// The classes of one name, as a set of bits: every predicate of this module, worked out once per
 /// interned name by [`NameClasses`] (the tests are text comparisons, too slow to repeat per row).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -134,6 +134,26 @@ fn memory_bound_kernels(i: &DiagnosisInputs, main: &Finding) -> bool {
     }
 }
 
+/// Device-side waits (`event_wait`, ...) from this share (%) of the operation time keep a busy device
+/// from being called compute-bound.
+pub const DEVICE_WAIT_PCT: f64 = 25.0;
+
+/// Whether device-side waits take at least [`DEVICE_WAIT_PCT`] of the operation time.
+pub fn waits_most(i: &DiagnosisInputs) -> bool {
+    pct(i.device_wait_ns(), i.kernel_time_ns) >= DEVICE_WAIT_PCT
+}
+
+/// The device-side wait operations, largest first: "`event_wait` (352.6 ms)".
+fn wait_names(i: &DiagnosisInputs) -> String {
+    i.kernels
+        .iter()
+        .filter(|k| crate::analysis::names::is_device_wait_op(&k.name))
+        .take(2)
+        .map(|k| format!("`{}` {}", k.name, super::wording::dur(k.total_ns)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// GPU busy share (%) from which a run without findings is compute-bound.
 pub const COMPUTE_BOUND_BUSY_PCT: f64 = 75.0;
 
@@ -163,12 +183,13 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
     b.kind = match main.and_then(|f| BottleneckKind::of_finding(f.id)) {
         Some(BottleneckKind::Compute) if bandwidth => BottleneckKind::Memory,
         Some(k) => k,
-        None if busy >= COMPUTE_BOUND_BUSY_PCT => BottleneckKind::Compute,
+        None if busy >= COMPUTE_BOUND_BUSY_PCT && !waits_most(i) => BottleneckKind::Compute,
         None => BottleneckKind::Undetermined,
     };
     b.reason = match b.kind {
         BottleneckKind::Cpu => format!(
-            "GPU idle {:.1}% of the window; {}",
+            "{} idle {:.1}% of the window; {}",
+            i.device_word(),
             b.idle_pct,
             main.map_or(String::new(), |f| format!(
                 "the largest cause: {} ({:.1}% of the window)",
@@ -193,15 +214,24 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
             b.memory_exposed_pct
         ),
         BottleneckKind::Compute => format!(
-            "GPU busy {busy:.1}% of the window, {:.1}% in compute kernels; idle {:.1}%",
-            b.compute_pct, b.idle_pct
+            "{} busy {busy:.1}% of the window, {:.1}% in compute kernels; idle {:.1}%",
+            i.device_word(),
+            b.compute_pct,
+            b.idle_pct
         ),
         BottleneckKind::Undetermined if main.is_some_and(|f| f.id == FindingId::WaitOutsideTrace) => format!(
             "GPU idle {:.1}% of the window while the host waits for work this trace does not show; the trace cannot tell what bounds the job",
             b.idle_pct
         ),
+        BottleneckKind::Undetermined if waits_most(i) => format!(
+            "{} busy {busy:.1}% of the window, but {:.1}% of its operation time is device-side waits ({}), not compute: it waits on events of other queues or of the host",
+            i.device_word(),
+            pct(i.device_wait_ns(), i.kernel_time_ns),
+            wait_names(i)
+        ),
         BottleneckKind::Undetermined => format!(
-            "GPU busy {busy:.1}% of the window and idle {:.1}%, but no single cause explains the idle time (see where it goes)",
+            "{} busy {busy:.1}% of the window and idle {:.1}%, but no single cause explains the idle time (see where it goes)",
+            i.device_word(),
             b.idle_pct
         ),
     };

@@ -113,6 +113,24 @@ pub const NOTHING_FOUND: &str =
     "Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels \
      (bf16/TF32 tensor cores, `torch.compile`) or give each step more work (a larger batch).";
 
+/// What the report says when no rule fires, in the words of the device: CUDA's toolbox (TF32, tensor
+/// cores) only where it applies.
+pub fn nothing_found(kind: crate::trace::dialect::DeviceKind, b: Option<&Bottleneck>) -> String {
+    if b.is_some_and(|b| b.kind != BottleneckKind::Compute) {
+        // Not kept busy: the bottleneck line says what the device does instead.
+        return "No rule's threshold is crossed, and the trace does not show the device computing most of the time: see the bottleneck line and where the idle time goes.".into();
+    }
+    if kind.has_cuda_toolbox() {
+        NOTHING_FOUND.to_string()
+    } else {
+        format!(
+            "Nothing crosses a rule's threshold: the {} is kept busy. Speed up the top operations (lower precision where the {} supports it, `torch.compile`) or give each step more work (a larger batch).",
+            kind.device_word(),
+            kind.device_word()
+        )
+    }
+}
+
 /// A finding below this share (%) of the window never states the main finding.
 pub const MAIN_FINDING_MIN_PCT: f64 = 2.0;
 
@@ -184,15 +202,27 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
 /// "No major inefficiency: GPU busy 96.1% of the window, ...; `gemm` takes 62.0% of kernel time.", or,
 /// when the GPU is mostly idle for causes the trace cannot show, that.
 fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> String {
+    if super::bottleneck::waits_most(i) {
+        return format!(
+            "No rule fires, but the device is not computing most of the time: {}.",
+            b.reason
+        );
+    }
     if b.kind == BottleneckKind::Undetermined && b.idle_pct > 0.0 {
         let why = match i.idle.iter().max_by_key(|s| (s.time_us * 1000.0) as i64).map(|s| s.cause) {
-            Some(IdleCause::Other) => "the launches of the device work are not in the trace (no CUDA runtime events), so the waits cannot be attributed",
-            Some(IdleCause::DeviceSide) => "the work was already queued, so the GPU waited on stream or event dependencies, not on the host",
-            _ => "no single cause explains it",
+            Some(IdleCause::Other) => format!("the launches of the device work are not linked to it in the trace (no {} correlated with the device operations), so the waits cannot be attributed", i.device_kind.runtime_words()),
+            Some(IdleCause::DeviceSide) => format!("the work was already queued, so the {} waited on stream or event dependencies, not on the host", i.device_word()),
+            _ => "no single cause explains it".to_string(),
         };
         return format!(
-            "GPU is idle {:.1}% of the GPU window, and the trace cannot say why: {why}.",
-            b.idle_pct
+            "The {} is idle {:.1}% of the {} window, and the trace cannot say why: {why}.",
+            i.device_word(),
+            b.idle_pct,
+            if i.device_word() == "GPU" {
+                "GPU"
+            } else {
+                "device"
+            },
         );
     }
     let top = i.kernels.first().map_or(String::new(), |k| {
@@ -345,7 +375,11 @@ impl DiagnosisReport {
         self.idle_markdown(&mut out);
         let _ = writeln!(out, "### Recommendations\n");
         if self.findings.is_empty() {
-            let _ = writeln!(out, "1. {NOTHING_FOUND}\n");
+            let _ = writeln!(
+                out,
+                "1. {}\n",
+                nothing_found(self.context.device.kind, self.bottleneck.as_ref())
+            );
         }
         for (n, f) in self.findings.iter().enumerate() {
             finding_markdown(&mut out, n + 1, f);

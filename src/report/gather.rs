@@ -32,6 +32,7 @@ struct Acc {
     time_ns: i64,
     small: u64,
     bytes: i64,
+    max_ns: i64,
     rows: Vec<u32>,
 }
 
@@ -39,6 +40,7 @@ impl Acc {
     fn add(&mut self, row: usize, dur: i64) {
         self.count += 1;
         self.time_ns += dur;
+        self.max_ns = self.max_ns.max(dur);
         if self.rows.len() < MAX_EVIDENCE_ROWS {
             self.rows.push(row as u32);
         }
@@ -262,6 +264,7 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut NameFigures, inputs: &mut 
         f.calls += a.count;
         f.total_ns += a.time_ns;
         f.small_calls += a.small;
+        f.max_ns = f.max_ns.max(a.max_ns);
         f.communication = ty == KernelType::Communication;
         f.evidence
             .push(a.evidence(EvidenceKind::Kernel, rank, name));

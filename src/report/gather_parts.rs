@@ -107,6 +107,7 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
         inputs.ranks.push(p.figure);
         attributions.push(p.attribution);
     }
+    inputs.device_kind = ctx.device.kind;
     let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
     context::check_sufficient(
         &mut ctx,
@@ -227,6 +228,7 @@ impl NameFigures {
             f.calls += k.calls;
             f.total_ns += k.total_ns;
             f.small_calls += k.small_calls;
+            f.max_ns = f.max_ns.max(k.max_ns);
             f.communication = k.communication;
             f.evidence.extend(k.evidence);
         }

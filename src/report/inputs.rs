@@ -14,6 +14,9 @@ pub struct KernelFigure {
     pub total_ns: i64,
     /// Launches shorter than [`SMALL_KERNEL_NS`](super::rules::SMALL_KERNEL_NS).
     pub small_calls: u64,
+    /// The longest single call, ns.
+    #[serde(default)]
+    pub max_ns: i64,
     /// A communication kernel ([`crate::analysis::names::is_collective_name`]).
     pub communication: bool,
     /// Where the rows are: one reference per rank (first rows only).
@@ -193,6 +196,9 @@ pub struct DiagnosisInputs {
     pub attention: AttentionFigures,
     /// `deviceProperties[0].name`, when the trace has it.
     pub device_name: Option<String>,
+    /// The device family (the context's), for the words and the advice that fit it.
+    #[serde(default)]
+    pub device_kind: crate::trace::dialect::DeviceKind,
     /// Kernels judged against the device's roof.
     #[serde(default)]
     pub roofline: super::roofline_rules::RooflineFigures,
@@ -229,6 +235,20 @@ impl DiagnosisInputs {
         } else {
             self.kernel_time_ns as f64 / self.kernel_count as f64
         }
+    }
+
+    /// Device time in operations that wait rather than compute ([`crate::analysis::names::is_device_wait_op`]), ns.
+    pub fn device_wait_ns(&self) -> i64 {
+        self.kernels
+            .iter()
+            .filter(|k| crate::analysis::names::is_device_wait_op(&k.name))
+            .map(|k| k.total_ns)
+            .sum()
+    }
+
+    /// What the report calls the device ("GPU", "NPU", ...).
+    pub fn device_word(&self) -> &'static str {
+        self.device_kind.device_word()
     }
 
     /// The attribution row of one cause.

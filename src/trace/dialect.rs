@@ -92,6 +92,38 @@ crate::stable_enum! {
     }
 }
 
+impl DeviceKind {
+    /// What the report calls the device: "GPU", "NPU", "MTIA accelerator".
+    pub fn device_word(self) -> &'static str {
+        match self {
+            DeviceKind::Npu => "NPU",
+            DeviceKind::Mtia => "MTIA accelerator",
+            DeviceKind::Cpu => "CPU",
+            _ => "GPU",
+        }
+    }
+
+    /// The host runtime whose calls launch and wait for its work, in words.
+    pub fn runtime_words(self) -> &'static str {
+        match self {
+            DeviceKind::Rocm => "HIP runtime events",
+            DeviceKind::Npu => "CANN/AscendCL runtime events",
+            DeviceKind::Mtia => "MTIA runtime events",
+            DeviceKind::Xpu => "SYCL/Level Zero runtime events",
+            _ => "CUDA runtime events",
+        }
+    }
+
+    /// Whether CUDA's toolbox applies (CUDA graphs, TF32, cuDNN/MIOpen autotuning, NVLink/xGMI):
+    /// NVIDIA and AMD GPUs, and a device nothing names (a GPU trace without its properties).
+    pub fn has_cuda_toolbox(self) -> bool {
+        matches!(
+            self,
+            DeviceKind::Cuda | DeviceKind::Rocm | DeviceKind::Unknown
+        )
+    }
+}
+
 /// The device kind a `deviceProperties` name says (`NVIDIA A100-SXM4-80GB`, `AMD Instinct MI300X`,
 /// `Intel(R) Data Center GPU Max 1550`, `Ascend910B`), if any.
 pub fn device_kind_of_device_name(name: &str) -> Option<DeviceKind> {

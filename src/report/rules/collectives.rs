@@ -168,9 +168,10 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         Draft {
             id: FindingId::Communication,
             headline: format!(
-                "Moving data in collectives with no compute running takes {p:.1}% of GPU time ({} of {}).",
+                "Moving data in collectives with no compute running takes {p:.1}% of GPU time ({} of {}){}.",
                 dur(exposed),
-                dur(i.time.window_ns)
+                dur(i.time.window_ns),
+                super::ranks::one_collective_words(i).map_or(String::new(), |w| format!(": {w}"))
             ),
             title: "Communication not overlapped with compute".into(),
             threshold: format!("collective transfer (after the last rank arrives) with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),

@@ -1,0 +1,271 @@
+//! The GPU idle while the host does other work: loading data, between steps, dispatching kernels
+//! (launch or host overhead), and warm-up or one-off start-up work inside the window.
+
+use super::{
+    idle_headline, ops_words, top_evidence, Draft, IDLE_CAUSE_PCT, MIN_KERNELS_FOR_LAUNCH,
+    SMALL_KERNEL_NS, SMALL_KERNEL_SHARE_PCT,
+};
+use crate::report::attribution::IdleCause;
+use crate::report::findings::{Finding, FindingId};
+use crate::report::inputs::{pct, DiagnosisInputs};
+use crate::report::wording::{dur, us};
+
+/// The GPU waits while the CPU loads data.
+pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::DataLoading);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let inside = ops_words(i.idle_share(IdleCause::DataLoading), 3);
+    Some(
+        Draft {
+            id: FindingId::DataLoading,
+            headline: idle_headline(i, ns, "waiting for the DataLoader"),
+            title: "GPU starved by the DataLoader".into(),
+            threshold: format!(
+                "GPU idle while a DataLoader op runs ≥ {IDLE_CAUSE_PCT:.0}% of the window"
+            ),
+            measured: format!(
+                "{} of GPU idle inside DataLoader ops ({p:.1}% of the window)",
+                dur(ns)
+            ),
+            value: p,
+            time_ns: ns,
+            explanation: format!(
+                "The GPU sits idle for {} while the host fetches the next batch{}.",
+                dur(ns),
+                if inside.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the host is busy in {inside}")
+                }
+            ),
+            actions: data_loader_actions(i),
+            evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
+        }
+        .finish(i),
+    )
+}
+
+/// What to change about the DataLoader, from how it runs: in the main process or with workers.
+fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
+    let single = i
+        .data_loader_ops
+        .iter()
+        .any(|o| o.name.contains("SingleProcess"));
+    let multi = i
+        .data_loader_ops
+        .iter()
+        .any(|o| o.name.contains("MultiProcessing"));
+    let mut out = Vec::new();
+    if single {
+        out.push("The DataLoader runs in the training process (its single-process iterator, `num_workers=0`): set `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, and `persistent_workers=True`.".to_string());
+    } else if multi {
+        out.push("The DataLoader already uses worker processes and they cannot keep up: raise `num_workers` and `prefetch_factor` (2-4), and profile the dataset's `__getitem__`/collate: decoding and augmentation are the usual cost.".to_string());
+    } else {
+        out.push("Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".to_string());
+    }
+    out.push(pinned_copy_action(i));
+    out.push("Move decoding and augmentation off the critical path (GPU transforms, NVIDIA DALI) or precompute them.".into());
+    out
+}
+
+/// The host-to-device copy advice, from the copies measured: already pinned, only `non_blocking`.
+fn pinned_copy_action(i: &DiagnosisInputs) -> String {
+    use crate::analysis::names::{copy_kind, CopyDirection, HostMemory};
+    let h2d: Vec<_> = i
+        .copies
+        .iter()
+        .filter_map(|c| copy_kind(&c.name).map(|k| (k, c.count)))
+        .filter(|(k, _)| k.0 == CopyDirection::HostToDevice)
+        .collect();
+    let pinned: u64 = h2d
+        .iter()
+        .filter(|(k, _)| k.1 == Some(HostMemory::Pinned))
+        .map(|(_, n)| n)
+        .sum();
+    if pinned > 0 && h2d.iter().all(|(k, _)| k.1 == Some(HostMemory::Pinned)) {
+        format!("The {pinned} host-to-device copies already come from pinned memory: copy them with `.to(device, non_blocking=True)` (or prefetch the next batch on a side stream) so they overlap compute.")
+    } else {
+        "Use `pin_memory=True` and `.to(device, non_blocking=True)` so the host-to-device copy overlaps compute.".into()
+    }
+}
+
+/// The GPU waits for host work between steps (logging, checkpointing, evaluation, optimizer on CPU).
+pub fn between_steps(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::BetweenSteps);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::BetweenSteps), 3);
+    Some(Draft {
+        id: FindingId::HostBound,
+        headline: idle_headline(i, ns, "waiting for host work between steps"),
+        title: "GPU waiting for host work between steps".into(),
+        threshold: format!("GPU idle outside every ProfilerStep ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
+        measured: format!("{} of GPU idle between steps ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Between the end of one step and the start of the next the host does other work{} while the GPU has nothing queued.",
+            if ops.is_empty() { String::new() } else { format!(" ({ops})") }
+        ),
+        actions: vec![
+            if ops.is_empty() {
+                "Find what runs between steps (logging, metrics, checkpointing, evaluation) and run it every N steps or in a background thread.".into()
+            } else {
+                format!("Move {ops} out of the step loop, run it every N steps, or overlap it with the next step's GPU work.")
+            },
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// Share (%) of kernels under 10 µs.
+fn small_share(i: &DiagnosisInputs) -> f64 {
+    pct(i.small_kernel_count as i64, i.kernel_count as i64)
+}
+
+/// Launch-bound: most kernels are tiny, so the launch cost sets the pace.
+fn launch_bound(i: &DiagnosisInputs) -> bool {
+    i.kernel_count >= MIN_KERNELS_FOR_LAUNCH
+        && (small_share(i) >= SMALL_KERNEL_SHARE_PCT || i.median_kernel_ns < SMALL_KERNEL_NS)
+}
+
+/// The GPU waits inside steps for the host to dispatch work: launch overhead (tiny kernels) or host
+/// overhead (Python/ATen dispatch slower than the kernels).
+pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
+    let launch = launch_bound(i);
+    let late = i.time.idle(IdleCause::DispatchOverhead);
+    // With tiny kernels the GPU-side gaps between queued kernels are launch latency too.
+    let ns = late
+        + if launch {
+            i.time.idle(IdleCause::DeviceSide)
+        } else {
+            0
+        };
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::DispatchOverhead), 3);
+    let gaps = if i.dispatch_gaps > 0 {
+        format!(
+            " in {} gaps (mean {})",
+            i.dispatch_gaps,
+            us(late as f64 / i.dispatch_gaps as f64)
+        )
+    } else {
+        String::new()
+    };
+    let distribution = format!(
+        "{} kernels, {:.0}% under 10 µs, median {}",
+        i.kernel_count,
+        small_share(i),
+        us(i.median_kernel_ns as f64)
+    );
+    if launch {
+        return Some(Draft {
+            id: FindingId::LaunchOverhead,
+            headline: idle_headline(i, ns, &format!("between tiny kernels ({distribution}): launch overhead sets the pace")),
+            title: "Many tiny kernels: kernel launch overhead".into(),
+            threshold: format!("≥ {SMALL_KERNEL_SHARE_PCT:.0}% of kernels under 10 µs (or median under 10 µs) and the GPU idle ≥ {IDLE_CAUSE_PCT:.0}% waiting for launches"),
+            measured: format!("{distribution}; GPU idle {} waiting for launches{gaps}", dur(ns)),
+            value: small_share(i),
+            time_ns: ns,
+            explanation: format!(
+                "The kernels finish faster than the host can launch the next one ({} launch calls, median {} and 90th percentile {} on the CPU), so the GPU waits {p:.1}% of the GPU window.",
+                i.launch_calls,
+                us(i.launch_call_median_ns as f64),
+                us(i.launch_call_p90_ns as f64)
+            ),
+            actions: vec![
+                graph_action(i),
+                "Fuse the small kernels with `torch.compile(model)`; use fused optimizers (`foreach=True`/`fused=True`) and fused layers.".into(),
+                "Give each kernel more work: a larger batch, or fewer, larger tensors (e.g. `torch._foreach_*` instead of per-parameter loops).".into(),
+            ],
+            evidence: top_evidence(i.kernels.iter().filter(|k| k.small_calls > 0).flat_map(|k| k.evidence.iter().cloned()), 5),
+        }
+        .finish(i));
+    }
+    Some(Draft {
+        id: FindingId::HostOverhead,
+        headline: idle_headline(i, ns, "waiting for the CPU to dispatch work inside steps"),
+        title: "GPU waiting for CPU dispatch inside steps".into(),
+        threshold: format!("GPU idle with nothing queued inside steps ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
+        measured: format!("GPU idle {} with nothing queued{gaps}; {distribution}", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Inside the steps the host is slower than the GPU: the next kernel is launched only after the GPU ran dry{}.",
+            if ops.is_empty() { String::new() } else { format!("; meanwhile the host is in {ops}") }
+        ),
+        actions: vec![
+            if ops.is_empty() {
+                "Cut the host work between kernels: Python loops over tensors, per-sample ops, `.item()`/`.tolist()`.".into()
+            } else {
+                format!("Cut the host time of {ops}: batch the work into fewer, larger ops, and avoid Python loops over tensors.")
+            },
+            if i.device_kind.has_cuda_toolbox() {
+                "Compile the model with `torch.compile(model)` to remove Python and dispatcher overhead; with a steady shape, `mode=\"reduce-overhead\"` also replays the step as a CUDA graph.".into()
+            } else {
+                format!("Compile the model with `torch.compile(model)` (with the {}'s backend) to remove Python and dispatcher overhead.", i.device_word())
+            },
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// Replaying the step as one graph launch: CUDA/HIP graphs where the device has them.
+fn graph_action(i: &DiagnosisInputs) -> String {
+    if i.device_kind.has_cuda_toolbox() {
+        "Capture the steady-state step in a CUDA graph: `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.graphs.make_graphed_callables`, so one launch replays every kernel.".into()
+    } else {
+        format!("Launch fewer, larger operations on the {}: compile the step with `torch.compile` (its backend fuses small operations) and use the vendor's graph mode where it has one, so one submission runs many operations.", i.device_word())
+    }
+}
+
+/// Warm-up work (set-up calls, algorithm search, compilation) still inside the analysed window.
+pub fn residual_warmup(i: &DiagnosisInputs) -> Option<Finding> {
+    if let Some(cold) = crate::report::cold::cold_pass(i) {
+        return Some(cold);
+    }
+    let ns = i.time.idle(IdleCause::Warmup)
+        + i.time.idle(IdleCause::GraphCapture)
+        + i.time.idle(IdleCause::Startup);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT {
+        return None;
+    }
+    let ops = [
+        ops_words(i.idle_share(IdleCause::Warmup), 3),
+        crate::report::cold::startup_words(i).unwrap_or_default(),
+    ]
+    .into_iter()
+    .filter(|s| !s.is_empty())
+    .collect::<Vec<_>>()
+    .join("; ");
+    Some(Draft {
+        id: FindingId::Warmup,
+        headline: idle_headline(i, ns, "during warm-up and one-off start-up work (allocation, algorithm search, compilation, graph capture, first calls)"),
+        title: "Warm-up inside the analysed window".into(),
+        threshold: format!("GPU idle during warm-up calls and one-off start-up work ≥ {IDLE_CAUSE_PCT:.0}% of the GPU window"),
+        measured: format!("{} of GPU idle during warm-up calls and one-off start-up work ({p:.1}% of the GPU window)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Set-up work is still running in the analysed window{}. It is paid once, so longer runs amortise it.",
+            if ops.is_empty() { String::new() } else { format!(": {ops}") }
+        ),
+        actions: vec![
+            "Profile later steps (`schedule(wait=…, warmup=…, active=…)` with a larger warmup) to see the steady state.".into(),
+            "If allocation repeats every step (cudaMalloc/cudaFree), keep shapes static or set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; if recompilation repeats, check `torch._dynamo` recompiles (`TORCH_LOGS=recompiles`).".into(),
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}

@@ -1,0 +1,236 @@
+//! Kernel-side findings from kernel names and times: unfused attention, fusable memory-bound kernels,
+//! fp32 GEMMs without tensor cores, one dominant kernel.
+
+use super::{
+    short_name, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
+    RECOVERABLE_SHARE, SOFTMAX_PCT,
+};
+use crate::analysis::names::is_device_wait_op;
+use crate::report::findings::{Finding, FindingId, Severity};
+use crate::report::inputs::{pct, DiagnosisInputs};
+use crate::report::patterns::{
+    generation_without_tf32, is_convolution_kernel, is_fp32_simt_gemm, is_fusable_memory_bound,
+    is_fused_attention_kernel, is_softmax_kernel,
+};
+use crate::report::wording::{dur, us};
+
+/// Kernel time of the kernels whose name passes `test`, and their figures.
+fn kernels_where(
+    i: &DiagnosisInputs,
+    test: fn(&str) -> bool,
+) -> (i64, Vec<&crate::report::inputs::KernelFigure>) {
+    let ks: Vec<&crate::report::inputs::KernelFigure> =
+        i.kernels.iter().filter(|k| test(&k.name)).collect();
+    (ks.iter().map(|k| k.total_ns).sum(), ks)
+}
+
+/// Attention as softmax + batched matmuls, without a fused attention kernel.
+pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
+    let (softmax_ns, softmax) = kernels_where(i, is_softmax_kernel);
+    let (fused_ns, _) = kernels_where(i, is_fused_attention_kernel);
+    let share = pct(softmax_ns, i.kernel_time_ns);
+    if share < SOFTMAX_PCT || fused_ns >= softmax_ns {
+        return None;
+    }
+    let shape = i
+        .attention
+        .softmax_shape
+        .as_ref()
+        .map(|(s, n)| format!(" on inputs {s} ({n} calls)"))
+        .unwrap_or_default();
+    let bmm = if i.attention.bmm_ops > 0 {
+        format!(" and {} `aten::bmm`/`baddbmm` calls", i.attention.bmm_ops)
+    } else {
+        String::new()
+    };
+    let gpu_pct = i.time.pct(softmax_ns);
+    Some(Draft {
+        id: FindingId::UnfusedAttention,
+        headline: format!(
+            "Attention runs unfused: softmax kernels take {share:.1}% of kernel time ({}) with no fused attention kernel.",
+            dur(softmax_ns)
+        ),
+        title: "Attention computed unfused (softmax + batched matmul)".into(),
+        threshold: format!("softmax kernels ≥ {SOFTMAX_PCT:.0}% of kernel time and less time in fused attention kernels"),
+        measured: format!(
+            "softmax {} ({share:.1}% of kernel time, {gpu_pct:.1}% of the window){shape}{bmm}; fused attention {}",
+            dur(softmax_ns),
+            dur(fused_ns)
+        ),
+        value: share,
+        time_ns: softmax_ns,
+        explanation: format!(
+            "The attention scores are materialised as [.., L, L] matrices and normalised by `{}`{shape}; a fused kernel (FlashAttention / memory-efficient attention) never writes them to memory.",
+            short_name(&softmax[0].name)
+        ),
+        actions: vec![
+            "Compute attention with `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=..., is_causal=...)` (PyTorch ≥ 2.0 picks FlashAttention or memory-efficient kernels), or `nn.MultiheadAttention` / Hugging Face `attn_implementation=\"sdpa\"` or `\"flash_attention_2\"`.".into(),
+            "Run attention in fp16/bf16 (`torch.autocast`): the flash kernels need half precision.".into(),
+        ],
+        evidence: top_evidence(softmax.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// Memory-bound element-wise / copy / reduction kernels with a large share: fusion.
+pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
+    let (ns, ks) = kernels_where(i, is_fusable_memory_bound);
+    let share = pct(ns, i.kernel_time_ns);
+    // One kind of kernel alone (a micro-benchmark of one op) has nothing to fuse with.
+    if share < FUSABLE_PCT || ks.is_empty() || i.kernels.len() < 2 {
+        return None;
+    }
+    let calls: u64 = ks.iter().map(|k| k.calls).sum();
+    let names: Vec<String> = ks
+        .iter()
+        .take(3)
+        .map(|k| {
+            format!(
+                "`{}` ({}, {} calls)",
+                short_name(&k.name),
+                dur(k.total_ns),
+                k.calls
+            )
+        })
+        .collect();
+    let recoverable = (ns as f64 * RECOVERABLE_SHARE) as i64;
+    Some(Draft {
+        id: FindingId::FusionCandidates,
+        headline: format!(
+            "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {calls} calls): fusing them would save about half.",
+            dur(ns)
+        ),
+        title: "Memory-bound kernels worth fusing".into(),
+        threshold: format!("unfused element-wise/copy/reduction kernels ≥ {FUSABLE_PCT:.0}% of kernel time"),
+        measured: format!("{} in {calls} calls ({share:.1}% of kernel time); largest: {}", dur(ns), names.join(", ")),
+        value: share,
+        time_ns: recoverable,
+        explanation: "Each of these kernels reads and writes whole tensors to do little arithmetic, so memory bandwidth sets their time; fused into one kernel the intermediate tensors never leave the registers.".into(),
+        actions: vec![
+            "Compile the model or the hot function with `torch.compile` (Inductor fuses element-wise chains, reductions and copies into Triton kernels).".into(),
+            "Use fused implementations where they exist: fused optimizers (`fused=True`), fused LayerNorm/RMSNorm, fused bias+activation, and avoid `.contiguous()`/`torch.cat` copies inside the step.".into(),
+        ],
+        evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// fp32 GEMMs without tensor cores.
+pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
+    let (ns, ks) = kernels_where(i, is_fp32_simt_gemm);
+    let share = pct(ns, i.kernel_time_ns);
+    if share < FP32_GEMM_PCT || ks.is_empty() {
+        return None;
+    }
+    let conv_ns: i64 = ks
+        .iter()
+        .filter(|k| is_convolution_kernel(&k.name))
+        .map(|k| k.total_ns)
+        .sum();
+    let what = if conv_ns * 2 >= ns {
+        "fp32 convolutions and matrix multiplies"
+    } else if conv_ns > 0 {
+        "fp32 matrix multiplies and convolutions"
+    } else {
+        "fp32 matrix multiplies"
+    };
+    Some(Draft {
+        id: FindingId::Fp32Matmul,
+        headline: format!(
+            "{what} without tensor cores take {share:.1}% of kernel time ({}).",
+            dur(ns)
+        ),
+        title: "fp32 GEMMs and convolutions without tensor cores".into(),
+        threshold: format!(
+            "fp32 SIMT GEMM and convolution kernels (`sgemm`, `scudnn`, `<float>` cuDNN engines) ≥ {FP32_GEMM_PCT:.0}% of kernel time"
+        ),
+        measured: format!(
+            "{} in {} calls of {}",
+            dur(ns),
+            ks.iter().map(|k| k.calls).sum::<u64>(),
+            ks.iter().take(2).map(|k| format!("`{}`", short_name(&k.name))).collect::<Vec<_>>().join(", ")
+        ),
+        value: share,
+        time_ns: (ns as f64 * RECOVERABLE_SHARE) as i64,
+        explanation: "These kernels run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
+        actions: vec![fp32_action(i)],
+        evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// What to do about fp32 GEMMs: TF32 or bf16 where the GPU has them, fp16 autocast where it has not
+/// (the device name, or else the GPU generation the kernel names say).
+fn fp32_action(i: &DiagnosisInputs) -> String {
+    let device = i.device_name.clone().unwrap_or_default();
+    let named_without_tf32 = [
+        "V100",
+        "T4",
+        "P100",
+        "P40",
+        "K80",
+        "TITAN V",
+        "Quadro RTX",
+        "RTX 20",
+    ]
+    .iter()
+    .any(|d| device.contains(d));
+    let gpu = if named_without_tf32 {
+        Some(device.clone())
+    } else if device.is_empty() {
+        generation_without_tf32(i.kernels.iter().map(|k| k.name.as_str())).map(str::to_string)
+    } else {
+        None
+    };
+    match gpu {
+        Some(gpu) => format!("{gpu} has no TF32: use mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so GEMMs and convolutions run on tensor cores; for convolutions also use channels-last (`model.to(memory_format=torch.channels_last)`)."),
+        None => "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into(),
+    }
+}
+
+/// One kernel takes most of the kernel time: normal for compute-bound work; a pointer, not a cost.
+pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
+    let top = i.kernels.first()?;
+    let share = pct(top.total_ns, i.kernel_time_ns);
+    if share <= DOMINANT_KERNEL_PCT || top.communication || is_device_wait_op(&top.name) {
+        return None;
+    }
+    let short = short_name(&top.name);
+    Some(Finding {
+        severity: Severity::Info,
+        ..Draft {
+            id: FindingId::DominantKernel,
+            headline: format!(
+                "No major inefficiency found: the GPU is busy {:.1}% of the window and `{short}` takes {share:.1}% of kernel time ({} in {} calls).",
+                i.time.pct(i.time.busy_ns),
+                dur(top.total_ns),
+                top.calls
+            ),
+            title: format!("One kernel dominates: `{short}`"),
+            threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time"),
+            measured: format!("{share:.1}% of kernel time, mean {}", us(top.total_ns as f64 / top.calls.max(1) as f64)),
+            value: share,
+            time_ns: 0,
+            explanation: format!("Speeding up `{short}` bounds the whole gain; it is {share:.1}% of kernel time."),
+            actions: vec![if !i.device_kind.has_cuda_toolbox() {
+                format!(
+                    "Check that `{short}` is the fast variant for its shapes on the {}: compare its achieved FLOP/s or bytes/s ({} per call) with the device's peak, and try the precision and layout its vendor library is tuned for.",
+                    i.device_word(),
+                    us(top.total_ns as f64 / top.calls.max(1) as f64)
+                )
+            } else if is_fusable_memory_bound(&top.name) {
+                format!(
+                    "`{short}` is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise, bf16/fp16 halves the bytes, and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory.",
+                    us(top.total_ns as f64 / top.calls.max(1) as f64)
+                )
+            } else {
+                format!(
+                    "Check that `{short}` is the fast variant for its shapes (tensor cores under bf16/fp16 or TF32, `torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8)."
+                )
+            }],
+            evidence: top.evidence.clone(),
+        }
+        .finish(i)
+        .with_action(crate::report::roofline_rules::roof_words(i, &top.name))
+    })
+}

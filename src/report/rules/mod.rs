@@ -1,0 +1,210 @@
+//! The diagnosis rules: each a pure function of the context and [`DiagnosisInputs`] giving at most one
+//! [`Finding`] with its recoverable time. Idle-based rules read the exclusive idle attribution, so two
+//! findings never claim the same idle time; kernel-side rules read kernel names and times.
+
+use super::attribution::IdleShare;
+use super::context::{withheld_findings, TraceContext, TraceHolds};
+use super::findings::{EvidenceFilter, EvidenceRef, Finding, FindingId, Impact, Severity};
+use super::inputs::DiagnosisInputs;
+use super::wording::dur;
+pub use super::wording::{short_name, short_names};
+
+pub(crate) mod collectives;
+mod host_idle;
+mod host_only;
+mod kernels;
+mod limits;
+mod memory;
+mod notes;
+mod ranks;
+mod sync;
+
+pub use host_idle::{between_steps, data_loading, dispatch, residual_warmup};
+pub use kernels::{dominant_kernel, fp32_matmul, fusion_candidates, unfused_attention};
+use limits::trace_limit;
+pub use memory::memory_traffic;
+pub use notes::notes;
+pub use ranks::{communication, straggler};
+pub use sync::{synchronization, wait_outside_trace};
+
+/// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
+pub const SMALL_KERNEL_NS: i64 = 10_000;
+/// A copy moving fewer bytes than this is "small".
+pub const SMALL_COPY_BYTES: i64 = 64 * 1024;
+/// Fewest kernels for the launch-overhead rule.
+pub const MIN_KERNELS_FOR_LAUNCH: u64 = 20;
+/// An idle cause becomes a finding from this share (%) of the GPU window.
+pub const IDLE_CAUSE_PCT: f64 = 5.0;
+/// Synchronisations become a finding from this share (%): each one is cheap to remove.
+pub const SYNC_PCT: f64 = 2.0;
+/// Kernel launch overhead: at least this share (%) of kernels under 10 µs...
+pub const SMALL_KERNEL_SHARE_PCT: f64 = 50.0;
+/// One kernel dominates above this share (%) of kernel time.
+pub const DOMINANT_KERNEL_PCT: f64 = 50.0;
+/// Softmax kernels above this share (%) of kernel time, without fused attention, are unfused attention.
+pub const SOFTMAX_PCT: f64 = 5.0;
+/// Fusable memory-bound kernels above this share (%) of kernel time are worth fusing.
+pub const FUSABLE_PCT: f64 = 20.0;
+/// The share of their time fusion (or TF32/bf16) is expected to save.
+pub const RECOVERABLE_SHARE: f64 = 0.5;
+/// fp32 SIMT GEMMs above this share (%) of kernel time.
+pub const FP32_GEMM_PCT: f64 = 10.0;
+/// Exposed copies/sets above this share (%) of the GPU window, or pageable copies above 1%.
+pub const MEMORY_EXPOSED_PCT: f64 = 5.0;
+pub const PAGEABLE_PCT: f64 = 1.0;
+/// At least this many copies, most of them small, is "many small copies".
+pub const MANY_SMALL_COPIES: u64 = 100;
+/// Communication not hidden behind compute above this share (%) of the GPU window.
+pub const EXPOSED_COMM_PCT: f64 = 5.0;
+/// A rank whose GPU busy time exceeds the median rank's by this share (%) is a straggler.
+pub const STRAGGLER_PCT: f64 = 10.0;
+
+/// Every rule's finding, most important first (the trace's own limits, then by recoverable time).
+pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
+    if let Some(f) = trace_limit(inputs, ctx) {
+        return vec![f];
+    }
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 14] = [
+        data_loading,
+        synchronization,
+        wait_outside_trace,
+        between_steps,
+        dispatch,
+        residual_warmup,
+        communication,
+        straggler,
+        unfused_attention,
+        fusion_candidates,
+        fp32_matmul,
+        memory_traffic,
+        dominant_kernel,
+        super::roofline_rules::far_under_roof,
+    ];
+    let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
+    if ctx.holds(TraceHolds::ColdStart) {
+        // A cold pass's idle is start-up, not a steady state's dispatch: no CUDA graphs for it.
+        out.retain(|f| !matches!(f.id, FindingId::LaunchOverhead | FindingId::HostOverhead));
+    }
+    let withheld = withheld_findings(ctx);
+    out.retain(|f| !withheld.contains(&f.id));
+    if ctx.holds(TraceHolds::SeparateRuns) {
+        // Separate runs are not ranks of one job: one being slower is not a straggler.
+        out.retain(|f| f.id != FindingId::Straggler);
+    }
+    for f in &mut out {
+        if f.filter.is_none() {
+            f.filter = EvidenceFilter::of(&f.evidence);
+        }
+    }
+    crate::sort::sort_by_key(&mut out, |f| f.rank_key());
+    out
+}
+
+pub(super) fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {
+    Impact {
+        pct_of_gpu_time: (i.time.window_ns > 0).then(|| i.time.pct(time_ns)),
+        ms_per_step: i.ms_per_step(time_ns),
+        time_ns,
+    }
+}
+
+/// Severity from the recoverable share of the window: ≥ 20% critical, ≥ 5% warning, else info.
+pub(super) fn severity_of(pct_of_window: f64) -> Severity {
+    if pct_of_window >= 20.0 {
+        Severity::Critical
+    } else if pct_of_window >= 5.0 {
+        Severity::Warning
+    } else {
+        Severity::Info
+    }
+}
+
+/// A finding with the fields every rule fills the same way.
+struct Draft {
+    id: FindingId,
+    headline: String,
+    title: String,
+    threshold: String,
+    measured: String,
+    value: f64,
+    time_ns: i64,
+    explanation: String,
+    actions: Vec<String>,
+    evidence: Vec<EvidenceRef>,
+}
+
+impl Draft {
+    fn finish(self, i: &DiagnosisInputs) -> Finding {
+        let imp = impact(i, self.time_ns);
+        Finding {
+            id: self.id,
+            headline: self.headline,
+            title: self.title,
+            severity: severity_of(imp.pct_of_gpu_time.unwrap_or(0.0)),
+            threshold: self.threshold,
+            measured: self.measured,
+            value: self.value,
+            impact: imp,
+            explanation: self.explanation,
+            actions: self.actions,
+            evidence: self.evidence,
+            filter: None,
+        }
+    }
+}
+
+fn top_evidence(refs: impl Iterator<Item = EvidenceRef>, n: usize) -> Vec<EvidenceRef> {
+    let mut v: Vec<EvidenceRef> = refs.collect();
+    crate::sort::sort_by(&mut v, |a, b| {
+        b.time_ns.cmp(&a.time_ns).then(a.name.cmp(&b.name))
+    });
+    v.truncate(n);
+    v
+}
+
+/// "GPU is idle 50.0% of the GPU window, mostly waiting for the DataLoader (313 ms of 1.29 s)."
+fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
+    let t = &i.time;
+    let idle_pct = t.pct(t.idle_ns);
+    let mostly = if 2 * cause_ns >= t.idle_ns {
+        "mostly"
+    } else {
+        "partly"
+    };
+    let device = i.device_word();
+    format!(
+        "{} is idle {idle_pct:.1}% of the {} window, {mostly} {what} ({} of {}).",
+        capitalised(device),
+        if device == "GPU" { "GPU" } else { "device" },
+        dur(cause_ns),
+        dur(t.window_ns)
+    )
+}
+
+/// "GPU", "NPU", "MTIA accelerator" at the start of a sentence.
+pub(super) fn capitalised(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// The host ops of a cause as "`a` (12 ms), `b` (3 ms)".
+fn ops_words(share: Option<&IdleShare>, n: usize) -> String {
+    share
+        .map(|s| {
+            s.top_ops
+                .iter()
+                .take(n)
+                .map(|o| {
+                    format!(
+                        "`{}` ({})",
+                        short_name(&o.name),
+                        dur((o.time_us * 1000.0) as i64)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,201 @@
+//! Synchronising calls: the GPU's queue drained by a host wait, and waits for work the trace does not
+//! hold; the advice follows the call, its calling op and the copy it made.
+
+use super::{idle_headline, top_evidence, Draft, SYNC_PCT};
+use crate::report::attribution::IdleCause;
+use crate::report::findings::{Finding, FindingId};
+use crate::report::inputs::DiagnosisInputs;
+use crate::report::wording::dur;
+
+/// What a synchronising call's calling op means, in the user's code; `copy` is the device copy a
+/// copy call made (its direction and host memory).
+fn sync_cause_words(call: &str, caller: &str, copy: Option<&str>) -> String {
+    use crate::analysis::names::{copy_kind, copy_words, CopyDirection};
+    let has = |m: &str| caller.contains(m);
+    let direction = copy_kind(copy.unwrap_or(call)).map(|k| k.0);
+    match (direction, copy.and_then(copy_words)) {
+        (Some(CopyDirection::HostToDevice), Some(words)) => {
+            return format!("a blocking {words}: the host waits until it is done (`.to(device)`/`.cuda()` of a CPU tensor that is not pinned): pin the source (`tensor.pin_memory()`, `DataLoader(pin_memory=True)`) and copy with `.to(device, non_blocking=True)`, or create the tensor on the device");
+        }
+        (Some(CopyDirection::DeviceToDevice | CopyDirection::PeerToPeer), Some(words)) => {
+            return format!("a blocking {words}: copy on a stream with `non_blocking=True` (`copy_`), or avoid the copy (views, in-place ops)");
+        }
+        _ => {}
+    }
+    let d2h = direction == Some(CopyDirection::DeviceToHost);
+    sync_cause_words_of_caller(call, caller, d2h, has).to_string()
+}
+
+/// The words for a synchronising call from the op it is called in; `d2h` when it is known to be a
+/// device-to-host copy.
+fn sync_cause_words_of_caller(
+    call: &str,
+    caller: &str,
+    d2h: bool,
+    has: impl Fn(&str) -> bool,
+) -> &'static str {
+    let _ = caller;
+    if crate::analysis::names::is_device_free_call(call) {
+        "the caching allocator returns memory to the device every step, and each free synchronises the device: find what empties the cache (`torch.cuda.empty_cache()` in the loop, memory pressure near the limit, `PYTORCH_NO_CUDA_MEMORY_CACHING`), keep shapes static, and check `torch.cuda.memory_stats()` (`num_alloc_retries`) — a smaller batch or `expandable_segments:True` in `PYTORCH_CUDA_ALLOC_CONF` stops the churn"
+    } else if has("_local_scalar_dense") || has("aten::item") {
+        "`.item()` (or `float(tensor)`, `if tensor:`) reads a GPU value on the host: keep it on the GPU, or read it every N steps"
+    } else if has("nonzero")
+        || has("masked_select")
+        || has("aten::unique")
+        || has("index_put") && has("bool")
+    {
+        "an op whose output size depends on the data (`nonzero`, boolean-mask indexing, `unique`) must wait for the GPU: use fixed-size forms (`torch.where(mask, x, 0)`) or move it out of the step"
+    } else if d2h || has("cpu") || has("numpy") || has("tolist") {
+        "a device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`, `.to(\"cpu\")`) waits for the GPU: keep the tensor on the GPU, or copy with `non_blocking=True` into pinned memory and read it later"
+    } else if has("aten::to") || has("aten::copy_") || has("aten::_to_copy") {
+        "a copy between host and device (`.to()`, `copy_`) that blocks the host: for a host-to-device copy pin the source and use `non_blocking=True`; for a device-to-host read keep the value on the GPU or read it later"
+    } else if has("synchronize") {
+        "an explicit `torch.cuda.synchronize()`: remove it from the step (time with CUDA events instead)"
+    } else {
+        "it waits for the GPU: move it out of the step or do it every N steps"
+    }
+}
+
+/// Synchronising calls drain the GPU's queue; it waits until the host refills it.
+pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::Synchronization);
+    let p = i.time.pct(ns);
+    if p < SYNC_PCT || i.syncs.is_empty() {
+        return None;
+    }
+    let n: u64 = i.syncs.iter().map(|s| s.count).sum();
+    let top = &i.syncs[0];
+    let from = top
+        .callers
+        .first()
+        .map(|(c, _)| format!(" from `{c}`"))
+        .unwrap_or_default();
+    let mut actions: Vec<String> = i
+        .syncs
+        .iter()
+        .take(3)
+        .map(|s| {
+            let from = s
+                .callers
+                .iter()
+                .take(2)
+                .map(|(c, n)| format!("`{c}` ({n}×)"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let first = s.callers.first().map_or("", |(c, _)| c.as_str());
+            let what = s
+                .copy
+                .as_deref()
+                .and_then(crate::analysis::names::copy_words)
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
+            format!(
+                "{} × `{}`{what} ({} blocked), from {from}: {}.",
+                s.count,
+                s.name,
+                dur(s.total_ns),
+                sync_cause_words(&s.name, first, s.copy.as_deref())
+            )
+        })
+        .collect();
+    actions.push("Keep values on the GPU (accumulate losses/metrics as tensors, read them once per logging interval) so the host stays ahead of the GPU.".into());
+    Some(Draft {
+        id: FindingId::Synchronization,
+        headline: idle_headline(
+            i,
+            ns,
+            &format!("after synchronising calls (`{}`{from}) drain its queue", top.name),
+        ),
+        title: "Synchronisations drain the GPU queue".into(),
+        threshold: format!("GPU idle caused by synchronising calls ≥ {SYNC_PCT:.0}% of the window"),
+        measured: format!("{n} synchronising calls; GPU idle {} because of them ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "Each synchronising call makes the host wait until the GPU finishes, so the GPU then idles until the host has launched new work: {} in total.",
+            dur(ns)
+        ),
+        actions,
+        evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// Calls that wait for the device block the host while the traced GPU runs nothing: removing them
+/// would not give the time back, since the host waits for work this trace does not hold.
+pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::BlockedWait);
+    let p = i.time.pct(ns);
+    if p < SYNC_PCT {
+        return None;
+    }
+    let blocked_idle: i64 = i.syncs.iter().map(|s| s.gpu_idle_ns).sum();
+    let mut syncs: Vec<_> = i.syncs.iter().filter(|s| s.gpu_idle_ns > 0).collect();
+    crate::sort::sort_by(&mut syncs, |a, b| {
+        b.gpu_idle_ns.cmp(&a.gpu_idle_ns).then(a.name.cmp(&b.name))
+    });
+    let top = syncs.first()?;
+    let from = top
+        .callers
+        .first()
+        .map(|(c, _)| format!(" from `{c}`"))
+        .unwrap_or_default();
+    let calls = syncs
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!(
+                "{} × `{}` blocked {}, {} of it with the GPU running nothing",
+                s.count,
+                s.name,
+                dur(s.total_ns),
+                dur(s.gpu_idle_ns)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let copy = crate::analysis::names::is_blocking_copy_call(&top.name);
+    let to_device = top
+        .copy
+        .as_deref()
+        .and_then(crate::analysis::names::copy_kind)
+        .map(|k| k.0)
+        == Some(crate::analysis::names::CopyDirection::HostToDevice);
+    Some(Draft {
+        id: FindingId::WaitOutsideTrace,
+        headline: idle_headline(
+            i,
+            ns,
+            &format!(
+                "while the host blocks in `{}`{from} with nothing queued on the GPU: it waits for work this trace does not show",
+                top.name
+            ),
+        ),
+        title: "The host waits for work outside the trace".into(),
+        threshold: format!("GPU idle while the host blocks in a wait with nothing queued ≥ {SYNC_PCT:.0}% of the window"),
+        measured: format!("{calls}; GPU idle {} because of them ({p:.1}%)", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "A synchronising call normally waits for the GPU to finish what was queued. Here the GPU of this trace ran nothing for {} of the {} the calls blocked, so the host was waiting for something the profiler did not record: work launched before it started, another process or device (a tensor-parallel peer, a separate scheduler), or device activity it did not trace. Removing the call would not give this time back; the trace cannot say what the job waits for.",
+            dur(blocked_idle),
+            dur(syncs.iter().map(|s| s.total_ns).sum()),
+        ),
+        actions: vec![
+            format!(
+                "Find what `{}`{from} waits for: profile every process and device of the job at once (all ranks, and the scheduler or server process), with `ProfilerActivity.CUDA` on.",
+                top.name
+            ),
+            "Profile several iterations after a warm-up with `torch.profiler.schedule(wait=1, warmup=1, active=3)`, so the trace holds whole iterations and the work the host waits for, not one call in the middle of a wait.".into(),
+            if copy && to_device {
+                format!("`{}` is a blocking {}: the host cannot queue more work until it is done; pin the source and copy with `non_blocking=True` so it overlaps.", top.name, top.copy.as_deref().and_then(crate::analysis::names::copy_words).unwrap_or_else(|| "host-to-device copy".into()))
+            } else if copy {
+                format!("If `{}` reads a result back (`.tolist()`, `.item()`, `.cpu()`), check which stream and which launch produce it: on a server, overlap the next batch's scheduling with this read (an overlap scheduler, `non_blocking=True` into pinned memory).", top.name)
+            } else {
+                "Check for waits on events recorded by other streams or processes (`stream.wait_event`, inter-process events, NCCL barriers).".into()
+            },
+        ],
+        evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
