@@ -50,7 +50,8 @@ if [ "$E2E" = 1 ]; then
 step "trunk build --release -> dist/"
 trunk build --release --dist "$ROOT/dist"
 [ -f "$ROOT/dist/index.html" ] || { echo "[test] FAILED: dist/index.html missing" >&2; exit 1; }
-# The page and its worker together stay under 1,622,672 B gzip: the measured 1,606,605 + 1% (README, Size: what was
+# The page and its worker together stay under 1,675,700 B gzip: the measured 1,659,073 (worker at opt-level z, SQL tab
+# included) + 1% (README, Size: what was
 # won back from 2,171,069, and what is left of the way to 1.5 MB, issue #31).
 WASM_GZIP=0
 for w in "$ROOT"/dist/*.wasm; do
@@ -58,8 +59,8 @@ for w in "$ROOT"/dist/*.wasm; do
   WASM_GZIP=$((WASM_GZIP + gz))
   echo "[test] $(basename "$w"): $(stat -c %s "$w") bytes raw, $gz bytes gzip"
 done
-echo "[test] wasm together: $WASM_GZIP bytes gzip (budget 1622672)"
-[ "$WASM_GZIP" -le 1622672 ] || { echo "[test] FAILED: the wasm is over the 1,622,672 B gzip budget" >&2; exit 1; }
+echo "[test] wasm together: $WASM_GZIP bytes gzip (budget 1675700)"
+[ "$WASM_GZIP" -le 1675700 ] || { echo "[test] FAILED: the wasm is over the 1,675,700 B gzip budget" >&2; exit 1; }
 
 step "end-to-end tests (headless Chromium)"
 mkdir -p "$ROOT/test-output"
