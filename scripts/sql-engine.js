@@ -27,8 +27,11 @@
 
   function onMessage(event) {
     const m = event.data;
+    // Progress reports carry the request's id too (INSTANTIATE_PROGRESS while the wasm compiles,
+    // PROGRESS_UPDATE during a query): only the final answer settles a request.
+    if (m.type === "INSTANTIATE_PROGRESS" || m.type === "PROGRESS_UPDATE" || m.type === "LOG") return;
     const w = waiting.get(m.requestId);
-    if (!w) return; // progress and log messages
+    if (!w) return;
     waiting.delete(m.requestId);
     if (m.type === "ERROR") w.reject(new Error(m.data && m.data.message ? m.data.message : String(m.data)));
     else w.resolve(m.data);
