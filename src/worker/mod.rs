@@ -116,13 +116,18 @@ fn post_text(json: &str) {
 /// A message as JSON, wrapped ([`protocol::shard::part_text`]) while a shard answers its coordinator.
 #[cfg(target_arch = "wasm32")]
 fn encode(msg: &impl serde::Serialize) -> String {
-    let json = serde_json::to_string(msg).unwrap_or_else(|e| {
+    wrapped(&json_of(msg))
+}
+
+/// A message as JSON, never wrapped (an error message when it cannot be written).
+#[cfg(target_arch = "wasm32")]
+fn json_of(msg: &impl serde::Serialize) -> String {
+    serde_json::to_string(msg).unwrap_or_else(|e| {
         serde_json::to_string(&FromWorker::Error {
             message: format!("cannot encode a message: {e}"),
         })
         .unwrap_or_default()
-    });
-    wrapped(&json)
+    })
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -152,7 +157,9 @@ pub fn message_parts(data: JsValue) -> Option<(String, Vec<JsValue>)> {
 /// Posts `[json(msg), buffers...]`, the buffers transferred, not copied; false when it failed.
 #[cfg(target_arch = "wasm32")]
 fn post_with_buffers(msg: &FromWorker, buffers: &[js_sys::ArrayBuffer]) -> bool {
-    post_text_with_buffers(&encode(msg), buffers)
+    // Wrapped once, by `post_text_with_buffers` (not by `encode` as well: a shard's answer wrapped
+    // twice reached its coordinator as a part inside a part, and was never combined).
+    post_text_with_buffers(&json_of(msg), buffers)
 }
 
 /// Posts `[json, buffers...]` (`json` already written, wrapped while a shard answers its

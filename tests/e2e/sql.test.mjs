@@ -96,9 +96,7 @@ test('the SQL tab answers from every event, fetched from this origin only once t
   await page.close();
 });
 
-// Skipped: on a set split over shard workers the tables never arrive (the tab stays 'starting'); the
-// coordinator's combining of the shards' SqlTables answers is to fix (issue #34, stop 38's note).
-test('ranks split over shard workers are one events table', { skip: 'shard workers do not answer SqlTables yet (#34)' }, async () => {
+test('ranks split over shard workers are one events table', async () => {
   const files = [trace('hta__sampled_rank-0.json.gz'), trace('hta__sampled_rank-1.json.gz')];
   const { page, errors } = await openPage(env.browser.context, `${env.server.url}?ranks-per-worker=1`);
   await page.setInputFiles('#file-input', files);
