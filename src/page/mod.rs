@@ -13,6 +13,7 @@
 pub mod analyses_view;
 pub mod arrival_marks;
 pub mod collectives_chart;
+pub mod compared_runs;
 pub mod first_screen;
 pub mod overview_verdict;
 pub mod page_state;

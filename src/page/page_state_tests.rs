@@ -1020,12 +1020,3 @@ fn an_entry_of_another_storage_format_is_removed_not_opened() {
     assert!(s.saved.is_empty());
     assert_eq!(s.notice.as_deref(), Some(CacheProblem::Corrupt.message()));
 }
-
-#[test]
-fn a_run_file_shows_the_name_it_was_picked_under() {
-    for run in RUNS {
-        assert_eq!(picked_name(&file_of_run(run, "rank0.json")), "rank0.json");
-    }
-    assert_eq!(picked_name("baseline.json"), "baseline.json");
-    assert_eq!(picked_name("other: a.json"), "other: a.json");
-}

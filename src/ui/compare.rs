@@ -245,7 +245,7 @@ fn RunLines(comparison: Comparison) -> impl IntoView {
             "{label}: {} — {} rank(s), {steps}, GPU busy {:.1}% of {:.1} ms, {}",
             s.files
                 .iter()
-                .map(|f| crate::page::page_state::picked_name(f))
+                .map(|f| crate::page::compared_runs::picked_name(f))
                 .collect::<Vec<_>>()
                 .join(", "),
             s.ranks,

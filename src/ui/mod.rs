@@ -413,10 +413,15 @@ pub fn start_compare(state: AppState, baseline: Vec<File>, candidate: Vec<File>)
     let side = |files: &[File], label: &str| -> Vec<File> {
         files
             .iter()
-            .filter_map(|f| renamed(f, &crate::page::page_state::file_of_run(label, &f.name())))
+            .filter_map(|f| {
+                renamed(
+                    f,
+                    &crate::page::compared_runs::file_of_run(label, &f.name()),
+                )
+            })
             .collect()
     };
-    let [b_run, c_run] = crate::page::page_state::RUNS;
+    let [b_run, c_run] = crate::page::compared_runs::RUNS;
     let (b, c) = (side(&baseline, b_run), side(&candidate, c_run));
     if b.len() != baseline.len() || c.len() != candidate.len() || b.is_empty() || c.is_empty() {
         state.page.update(|p| {
