@@ -67,11 +67,12 @@ mkdir -p "$ROOT/test-output"
 node --test --test-concurrency=1 tests/e2e/
 fi
 
-# Fuzzing, bounded (PROFILE_MODEL_FUZZ_SECONDS per target at most, default 30; 0 skips): cargo-fuzz on
-# nightly when the machine has it (tests/fuzz_smoke.rs runs the same harnesses on stable either way). A fixed
-# seed and a fixed number of executions make it the same inputs on every machine, so a run is reproducible;
-# a long, random run is `scripts/fuzz.sh 3600`.
-FUZZ_SECONDS="${PROFILE_MODEL_FUZZ_SECONDS:-30}"
+# Coverage-guided fuzzing (cargo-fuzz, nightly) only when asked: PROFILE_MODEL_FUZZ_SECONDS=N runs each
+# target for at most N s (seed 1, 10000 executions: the same inputs on every machine). Off by default: its
+# build instruments every crate with AddressSanitizer in one codegen unit (over 10 min on 2 cores, most of
+# a CI run's budget), while tests/fuzz_smoke.rs runs the same harnesses on stable in `cargo test` below,
+# deterministically. A long, random run is `scripts/fuzz.sh 3600`.
+FUZZ_SECONDS="${PROFILE_MODEL_FUZZ_SECONDS:-0}"
 if [ "$FUZZ_SECONDS" != 0 ]; then
   step "fuzzing, at most ${FUZZ_SECONDS} s per target (seed 1, 10000 executions)"
   FUZZ_SEED=1 FUZZ_RUNS=10000 bash scripts/fuzz.sh "$FUZZ_SECONDS"

@@ -1,7 +1,7 @@
 //! The analyses in HTA-compat mode against what HTA 0.5.0 computed (../shared/ref), plus small traces
 //! built in code for edge cases, checked against values computed by hand.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions, Mode};
 use profile_model::table::{load_bytes, load_path, TraceSet};
@@ -1264,8 +1264,8 @@ fn exact_mode_on_real_traces_differs_from_hta_where_hta_is_wrong() {
     }
 }
 
-/// Timing on a large trace: `PROFILE_MODEL_BIG=path cargo test --release --test analyses_vs_hta
-/// analyses_are_fast -- --ignored --nocapture`.
+/// Timing on a large trace: `PROFILE_MODEL_BIG=path cargo test --profile checked --test all
+/// analyses_vs_hta::analyses_are_fast -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn analyses_are_fast_on_a_large_trace() {
@@ -1464,8 +1464,8 @@ fn critical_path_window_and_missing_annotation() {
     assert!(a.critical_path[0].result.error().is_some());
 }
 
-/// A synthetic trace of about 1M events: `cargo test --release --test analyses_vs_hta
-/// critical_path_is_fast -- --ignored --nocapture`.
+/// A synthetic trace of about 1M events: `cargo test --profile checked --test all
+/// analyses_vs_hta::critical_path_is_fast -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn critical_path_is_fast_on_a_million_events() {

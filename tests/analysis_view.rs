@@ -2,7 +2,7 @@
 //! real trace builds, every figure's value equals the analysis result it comes from, every figure
 //! name is documented, and a figure is named once per context.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

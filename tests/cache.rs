@@ -1,11 +1,11 @@
 //! `--cache DIR`: a table read from the cache gives the same output as the trace's JSON (every shared trace, `summary` and `analyze --json`); a changed file is a miss; a damaged entry is said in one line and replaced; the entry's name is the FNV-1a of the key.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 
 struct Run {
     ok: bool,

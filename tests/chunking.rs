@@ -1,7 +1,7 @@
 //! Chunk boundaries: the same table whether the bytes arrive in 1-byte, 7-byte, 4 KiB or 1 MiB chunks,
 //! compressed or not.
 
-mod common;
+use crate::common;
 
 use profile_model::table::{TraceLoader, TraceTable};
 use profile_model::trace::source::TextSource;

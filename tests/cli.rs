@@ -1,6 +1,6 @@
 //! The command line: figures equal the library's, folders load as ranks, bad input exits non-zero with a message.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

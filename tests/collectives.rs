@@ -2,9 +2,9 @@
 //! known delay, a bandwidth-limited all-reduce, matching by `Seq` and by order, the parallelism
 //! kinds, split versus merged), plus the real two-rank set of `../shared/traces`.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::analysis::all::{analyze, AnalysisOptions};
 use profile_model::analysis::collectives::{
     collectives_prepared, BandwidthBasis, CollectiveKind, Collectives, LateCause, Parallelism,

@@ -2,9 +2,9 @@
 //! what the test wrote), a real trace against itself, a real pair against an independent count, the CLI,
 //! and telling separate runs from ranks of one job.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::report::compare::{compare, Basis, Comparison, Presence};
 use profile_model::report::diagnosis::diagnose;
 use profile_model::report::findings::FindingId;

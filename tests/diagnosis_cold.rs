@@ -3,9 +3,9 @@
 //! (a frame that only waits is never named), copies by direction and memory kind, one gate and one
 //! cut, and reconciled figures (compile time by union, denominators named, unique short names).
 
-mod common;
+use crate::common;
 
-use common::{TraceBuilder, HOST_PID};
+use crate::common::{TraceBuilder, HOST_PID};
 use profile_model::analysis::all::AnalysisOptions;
 use profile_model::analysis::launch::kernel_launch_stats;
 use profile_model::report::attribution::IdleCause;

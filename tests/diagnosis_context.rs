@@ -2,9 +2,9 @@
 //! empty, GPU-only, dropped events, fused ranks, micro-benchmarks, cut files, legacy exports, Ascend
 //! NPU runs), each with the report's invariants.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::report::context::TraceHolds;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
 use profile_model::report::findings::FindingId;

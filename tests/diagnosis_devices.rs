@@ -3,9 +3,7 @@
 //! toolbox (CUDA graphs, TF32, tensor cores, cuDNN autotuning) is never advised on an MTIA, and
 //! device-side waits (`event_wait`) are never called compute.
 
-mod common;
-
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::report::bottleneck::BottleneckKind;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
 use profile_model::report::findings::FindingId;

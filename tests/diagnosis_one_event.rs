@@ -3,9 +3,7 @@
 //! ten equal collectives are not. And advice that contradicts the copies measured: no `pin_memory`
 //! for copies already pinned.
 
-mod common;
-
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
 use profile_model::report::findings::FindingId;
 use profile_model::table::TraceSet;

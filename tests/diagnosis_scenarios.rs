@@ -2,9 +2,9 @@
 //! idle attribution, kernel-side patterns, ranks), each checked for its main finding, bottleneck, context
 //! and figures computed here from the timestamps the test wrote.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::report::attribution::IdleCause;
 use profile_model::report::bottleneck::BottleneckKind;
 use profile_model::report::context::TraceHolds;

@@ -2,9 +2,9 @@
 //! in code (expected values computed from what the test wrote) and on every real trace (against an
 //! independent serde_json pass over the file).
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::table::query::{export_csv, query_events, EventQuery, GroupBy, SortBy};
 use profile_model::table::{load_path, EventKind, TraceSet};
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! and real traces written as Arrow IPC and Parquet, read back with arrow2's readers and compared with
 //! values read straight from the JSON with serde_json.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

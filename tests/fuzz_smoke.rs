@@ -2,7 +2,7 @@
 //! the shared traces cut small) mutated by bit flips, cuts, insertions and repeats. `scripts/fuzz.sh`
 //! runs the same harnesses under cargo-fuzz (coverage-guided, nightly) for as long as asked.
 
-mod common;
+use crate::common;
 
 use profile_model::fuzzing::{analyses_and_report, gzip_and_reader, reader_in_pieces};
 

@@ -4,7 +4,7 @@
 //! set `PROFILE_MODEL_ANALYZE_BASELINE` to a folder holding `NAME.exact.json` and `NAME.hta.json`
 //! written by an earlier build's `analyze --json [--compat hta] NAME`.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::all::AllAnalyses;
 use serde_json::Value;

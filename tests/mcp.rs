@@ -3,7 +3,7 @@
 //! and the errors an agent meets. Figures are checked against the CLI's own output (`report --json`,
 //! `events --json`, run as a separate process) and against counts made here from the trace's JSON.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};

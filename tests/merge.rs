@@ -2,7 +2,7 @@
 //! `analyze --json` over the folder (a rank set made by `make-big-trace`, and two real ranks through
 //! the library); outputs that do not fit together exit 2 with a message.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! kernels, kernel time and names, and carries the added tracks (why the GPU was idle, the
 //! critical path) with the durations they were computed with.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::critical_path::{critical_path_mode, CriticalPathOptions};
 use profile_model::analysis::options::Mode;

@@ -1,7 +1,7 @@
 //! The views' model (overview, operators, kernels, memory, modules): every figure is the view
 //! result's own number, every `data-metric` name is documented, and no figure repeats in a context.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

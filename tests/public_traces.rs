@@ -4,7 +4,7 @@
 //! expert names and mention what really costs the time. Without the folder the test says so loudly and
 //! checks only that the expectations are well formed (CI has no access to the repositories).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

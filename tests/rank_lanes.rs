@@ -3,9 +3,9 @@
 //! copies and sets over all streams), computed here straight from the table; an answer holds at
 //! most a pixel per pixel of width.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::analysis::rank_lanes::{rank_lanes, BusyIndex};
 use profile_model::analysis::timeline::TimelineRequest;
 use profile_model::table::{load_path, TraceSet, TraceTable};

@@ -1,7 +1,7 @@
 //! Every real trace in ../shared/traces loads (or is refused with the right message), and the summary's
 //! figures equal an independent count made by walking the JSON with serde_json.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::summary::summarize;
 use profile_model::table::{load_path, TraceLoader};

@@ -1,7 +1,7 @@
 //! The diagnosis report of every real trace renders in the fixed order, its top-kernel table equals
 //! summarize()'s, its time figures equal the analyses', and the redacted export leaks no kernel name.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::all::{analyze, AnalysisOptions};
 use profile_model::analysis::gpu::KernelType;

@@ -2,9 +2,9 @@
 //! them), each giving per-rank parts that go through JSON, reduces to the very report of the whole set
 //! (plain and redacted), for every contiguous split in two and one rank per part in shuffled order.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::analysis::all::AnalysisOptions;
 use profile_model::report::context::TraceHolds;
 use profile_model::report::diagnosis::{diagnose, diagnose_reduced};

@@ -1,7 +1,7 @@
 //! Early exits never hang, output errors are reported, gzip damage is caught: the edges a new user hits
 //! (a refused file of any size, `| head`, a full disk, a damaged or doubly compressed file, a bad rank file).
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

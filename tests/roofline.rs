@@ -3,9 +3,9 @@
 //! copies, Inductor's args, MFU per step), missing shapes reported as such, the device table and its
 //! fallback; then real traces.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::analysis::all::AnalysisOptions;
 use profile_model::analysis::roofline::device::{device_roof, DeviceProps};
 use profile_model::analysis::roofline::{

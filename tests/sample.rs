@@ -2,7 +2,7 @@
 //! the generator's output byte for byte, and the diagnosis finds what the generator put in (its
 //! constants, not the report, give the expected figures).
 
-mod common;
+use crate::common;
 
 use profile_model::sample::{
     file_names, sample_files, LATE_LOADER_EXTRA_US, LATE_RANK, STEPS, WORLD,

@@ -1,9 +1,9 @@
 //! Scenario tests: small synthetic Kineto traces built in code, each showing one problem, checked for the
 //! main finding, the bottleneck and figures computed here from the timestamps the test wrote.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::report::bottleneck::BottleneckKind;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
 use profile_model::report::findings::{EvidenceFilter, EvidenceKind, Finding};

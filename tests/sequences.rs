@@ -1,6 +1,6 @@
 //! Frequent kernel sequences: against HTA's reference outputs and small traces built in code.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::options::Mode;
 use profile_model::analysis::sequences::{frequent_kernel_sequences, SequenceOptions};

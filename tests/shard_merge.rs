@@ -3,7 +3,7 @@
 //! pages and CSV (`shard_query` / `merge_pages` / `merge_csv`) and the rank lanes
 //! (`merge_rank_lanes`), for every contiguous split of two real rank sets into two shards.
 
-mod common;
+use crate::common;
 
 use profile_model::analysis::all::{analyze, AllAnalyses, AnalysisOptions};
 use profile_model::analysis::kernel_merge::MEDIAN_NOTE;

@@ -1,11 +1,9 @@
 //! The SQL tab's tables as the worker hands them to DuckDB: Arrow IPC streams read back here with
 //! arrow2's stream reader; rows, columns and values checked against the trace built in code.
 
-mod common;
-
+use crate::common::TraceBuilder;
 use arrow2::array::{Array, PrimitiveArray, Utf8Array};
 use arrow2::io::ipc::read::{read_stream_metadata, StreamReader, StreamState};
-use common::TraceBuilder;
 use profile_model::export::sql::{events_schema, events_stream, idle_stream, IdleRow};
 use profile_model::table::{load_bytes, TraceSet};
 
@@ -177,4 +175,35 @@ fn idle_rows_are_in_microseconds_with_their_cause() {
     );
     let (_, none) = read(&idle_stream(&[]).unwrap());
     assert!(none.is_empty(), "no idle interval: a schema and no batch");
+}
+
+/// The examples join on `args_External id` and bucket by `args_bytes`: a trace with neither arg (one
+/// step annotation) still has both columns, null on every row; a trace with them has each once.
+#[test]
+fn the_args_the_examples_read_are_always_columns() {
+    let mut b = TraceBuilder::new();
+    b.step(1, 0.0, 5.0);
+    let set = TraceSet::single(b.table("one.json"));
+    let (bytes, _) = events_stream(&set).expect("encodes");
+    let (names, chunks) = read(&bytes);
+    for column in ["args_External id", "args_bytes"] {
+        let at = names
+            .iter()
+            .position(|n| n == column)
+            .unwrap_or_else(|| panic!("{column} in {names:?}"));
+        if column == "args_bytes" {
+            assert!(ints(chunks[0].arrays()[at].as_ref())
+                .iter()
+                .all(Option::is_none));
+        }
+    }
+    let (bytes, _) = events_stream(&two_ranks()).expect("encodes");
+    let (names, _) = read(&bytes);
+    for column in ["args_External id", "args_bytes"] {
+        let copies = names
+            .iter()
+            .filter(|n| n.eq_ignore_ascii_case(column))
+            .count();
+        assert_eq!(copies, 1, "{column} once: {names:?}");
+    }
 }

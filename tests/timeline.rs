@@ -3,9 +3,9 @@
 //! of the trace's events in that range, computed here straight from the table; an answer stays
 //! O(width) per lane; tracks come in the usual order with their nesting depth.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::analysis::timeline::{TimelineIndex, TimelineRequest, TrackKey};
 use profile_model::table::{load_path, EventKind, TraceTable};
 

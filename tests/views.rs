@@ -1,7 +1,7 @@
 //! The TensorBoard-style views (operators, kernels, step time, memory) against independent
 //! computations straight from the JSON of the shared traces, and their CLI twins.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::Read;

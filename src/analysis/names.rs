@@ -255,35 +255,32 @@ pub fn is_library_kernel(name: &str) -> bool {
 pub fn is_collective_name(name: &str) -> bool {
     let b = name.as_bytes();
     let starts = |p: &str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
-    if starts("nccl")
-        || starts("rccl")
-        || starts("hccl")
-        || starts("hcom")
-        || starts("ccl")
-        || starts("msccl")
-    {
-        return true;
-    }
-    const MARKS: [&str; 16] = [
-        "ncclKernel",
-        "ncclDevKernel",
-        "nvshmem",
-        "deep_ep::",
-        "dpsk::ep",
-        "multimem_all_reduce",
-        "multimem_all_gather",
-        "cross_device_reduce",
-        "one_shot_all_reduce",
-        "two_shot_all_reduce",
-        "symm_mem",
-        "all_to_all",
-        "alltoall",
-        "AllToAll",
-        "all_gather_into_tensor_kernel",
-        "mscclpp",
-    ];
-    MARKS.iter().any(|m| name.contains(m))
+    COLLECTIVE_PREFIXES.iter().any(|p| starts(p))
+        || COLLECTIVE_MARKS.iter().any(|m| name.contains(m))
 }
+
+/// [`is_collective_name`]'s prefixes, matched without regard to case.
+pub const COLLECTIVE_PREFIXES: [&str; 6] = ["nccl", "rccl", "hccl", "hcom", "ccl", "msccl"];
+
+/// [`is_collective_name`]'s marks, found anywhere in the name, case as written.
+pub const COLLECTIVE_MARKS: [&str; 16] = [
+    "ncclKernel",
+    "ncclDevKernel",
+    "nvshmem",
+    "deep_ep::",
+    "dpsk::ep",
+    "multimem_all_reduce",
+    "multimem_all_gather",
+    "cross_device_reduce",
+    "one_shot_all_reduce",
+    "two_shot_all_reduce",
+    "symm_mem",
+    "all_to_all",
+    "alltoall",
+    "AllToAll",
+    "all_gather_into_tensor_kernel",
+    "mscclpp",
+];
 
 /// The operation a collective's text names: a kernel (`ncclDevKernel_AllReduce_Sum_f32_RING_LL`,
 /// `void vllm::cross_device_reduce_1stage<...>`), a `Collective name` arg (`allreduce`,

@@ -27,8 +27,13 @@ fn column(name: &str, source: Source, ty: ColumnType) -> ExportColumn {
     }
 }
 
+/// The args columns `events` always has (null where the trace has no such arg): the page's example queries
+/// join kernels to their ops by `args_External id` and bucket copies by `args_bytes`, on any trace.
+pub const ALWAYS_ARGS: [&str; 2] = ["External id", "bytes"];
+
 /// The `events` schema of `set`: the export's columns, `rank` added after `id` when the export
-/// leaves it out (one rank), then `kind`; names unique whatever their case.
+/// leaves it out (one rank), then `kind`, and the [`ALWAYS_ARGS`] the trace lacks; names unique whatever
+/// their case.
 pub fn events_schema(set: &TraceSet) -> ExportSchema {
     let mut schema = ExportSchema::of(set);
     let after_id = schema
@@ -46,6 +51,18 @@ pub fn events_schema(set: &TraceSet) -> ExportSchema {
     schema
         .columns
         .insert(at, column("kind", Source::Kind, ColumnType::Utf8));
+    for key in ALWAYS_ARGS {
+        if !schema
+            .columns
+            .iter()
+            .any(|c| c.source == Source::Arg(key.into()))
+        {
+            let name = format!("args_{key}");
+            schema
+                .columns
+                .push(column(&name, Source::Arg(key.into()), ColumnType::Int64));
+        }
+    }
     let mut seen: Vec<String> = Vec::new();
     for c in &mut schema.columns {
         let base = c.name.to_lowercase();

@@ -109,3 +109,7 @@ impl PageState {
         vec![Effect::ScrollToTimeline]
     }
 }
+
+#[cfg(test)]
+#[path = "page_state_sql_tests.rs"]
+mod tests;

@@ -27,50 +27,65 @@ pub fn too_big_text(events: u64) -> String {
     )
 }
 
+/// The collective example: the kernels `analysis::names` calls collective (its prefixes without regard to
+/// case, its marks as written), so the query counts what the analyses count.
+fn collective_example() -> String {
+    use crate::analysis::names::{COLLECTIVE_MARKS, COLLECTIVE_PREFIXES};
+    let prefixes = COLLECTIVE_PREFIXES
+        .iter()
+        .map(|p| format!("starts_with(lower(name), '{p}')"));
+    let marks = COLLECTIVE_MARKS
+        .iter()
+        .map(|m| format!("contains(name, '{m}')"));
+    let condition = prefixes.chain(marks).collect::<Vec<_>>().join("\n   OR ");
+    format!(
+        "-- Time in collective kernels (NCCL, RCCL, HCCL, NVSHMEM, DeepEP, custom all-reduce...) per rank\n\
+         SELECT rank, count(*) AS kernels, sum(dur) AS total_us, max(dur) AS longest_us\n\
+         FROM kernels\nWHERE {condition}\n\
+         GROUP BY rank ORDER BY rank"
+    )
+}
+
 /// One click away: what a Perfetto user asks first.
-pub const EXAMPLES: [(&str, &str); 6] = [
+pub fn examples() -> [(&'static str, String); 6] {
+    [
     (
         "Top kernels in a step",
         "-- The kernels that ran inside one ProfilerStep#N span of each rank (the first by name: change it)\n\
          WITH step AS (\n  SELECT rank, ts AS t0, ts + dur AS t1 FROM events\n  WHERE kind = 'user_annotation'\n    AND name = (SELECT min(name) FROM events WHERE name LIKE 'ProfilerStep#%')\n)\n\
          SELECT k.name, count(*) AS calls, sum(k.dur) AS total_us, max(k.dur) AS max_us\n\
          FROM kernels k JOIN step s ON k.rank = s.rank AND k.ts >= s.t0 AND k.ts < s.t1\n\
-         GROUP BY k.name ORDER BY total_us DESC LIMIT 20",
+         GROUP BY k.name ORDER BY total_us DESC LIMIT 20".to_string(),
     ),
     (
         "Ops behind the longest kernels",
         "-- Each of the 20 longest kernels with the CPU op that launched it (same External id)\n\
          SELECT k.rank, k.ts, k.dur, k.name AS kernel, o.name AS op\n\
          FROM kernels k LEFT JOIN ops o\n  ON o.rank = k.rank AND o.\"args_External id\" = k.\"args_External id\"\n\
-         ORDER BY k.dur DESC LIMIT 20",
+         ORDER BY k.dur DESC LIMIT 20".to_string(),
     ),
     (
         "Copies by direction and size",
         "-- Memory copies by direction (the copy's name) and size bucket\n\
          SELECT name AS direction,\n  CASE WHEN \"args_bytes\" < 1024 THEN '< 1 KiB' WHEN \"args_bytes\" < 1048576 THEN '< 1 MiB' ELSE '>= 1 MiB' END AS size,\n\
          count(*) AS copies, sum(\"args_bytes\") AS bytes, sum(dur) AS total_us\n\
-         FROM memcpy GROUP BY ALL ORDER BY total_us DESC",
+         FROM memcpy GROUP BY ALL ORDER BY total_us DESC".to_string(),
     ),
-    (
-        "Collective time per rank",
-        "-- Time in NCCL/collective kernels per rank\n\
-         SELECT rank, count(*) AS kernels, sum(dur) AS total_us, max(dur) AS longest_us\n\
-         FROM kernels WHERE name ILIKE '%nccl%' OR name ILIKE '%allreduce%' OR name ILIKE '%all_gather%' OR name ILIKE '%reduce_scatter%'\n\
-         GROUP BY rank ORDER BY rank",
-    ),
+    ("Collective time per rank", collective_example()),
     (
         "Idle time by cause",
         "-- Where the GPU sat idle, and why (the diagnosis's attribution)\n\
          SELECT rank, cause, count(*) AS gaps, sum(dur) AS idle_us\n\
-         FROM idle GROUP BY ALL ORDER BY idle_us DESC",
+         FROM idle GROUP BY ALL ORDER BY idle_us DESC".to_string(),
     ),
     (
         "Tables and columns",
         "-- The tables (events, idle) and views (kernels, ops, runtime, memcpy) with their columns\n\
          SELECT table_name, column_name, data_type FROM information_schema.columns\n\
-         ORDER BY table_name, ordinal_position",
+         ORDER BY table_name, ordinal_position".to_string(),
     ),
-];
+    ]
+}
 
 /// How far the engine and its tables have come.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -367,7 +382,7 @@ impl SqlState {
         }
         self.status = SqlStatus::Starting;
         if self.query.is_empty() {
-            self.query = EXAMPLES[0].1.to_string();
+            self.query = examples()[0].1.clone();
         }
         true
     }

@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::AppState;
-use crate::page::sql::{SqlAnswer, SqlCell, SqlError, SqlState, SqlStatus, EXAMPLES, MAX_ROWS};
+use crate::page::sql::{SqlAnswer, SqlCell, SqlError, SqlState, SqlStatus, MAX_ROWS};
 use crate::protocol::SqlPart;
 use crate::report::format;
 
@@ -253,13 +253,13 @@ pub fn sql_panel(state: AppState) -> impl IntoView {
         let q = text.get_untracked();
         super::apply(state, |p| p.run_sql(&q));
     };
-    let examples = EXAMPLES
-        .iter()
+    let examples = crate::page::sql::examples()
+        .into_iter()
         .enumerate()
         .map(|(i, (title, query))| {
             view! {
                 <button type="button" class="secondary" data-example=i.to_string()
-                    on:click=move |_| { text.set(query.to_string()); run_now(); }>{*title}</button>
+                    on:click=move |_| { text.set(query.clone()); run_now(); }>{title}</button>
             }
         })
         .collect_view();
