@@ -50,7 +50,7 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, String) {
             format!("Re-record with {RECORD_DEVICE} so the kernels and copies are in the trace (and check the log for CUPTI errors)."),
         ),
         (false, None) if !gpu_visible(ctx) => (
-            "A CPU-only run: no device was visible to the profiler (no `deviceProperties`), no kernel launch and no operator that runs on a GPU: a CPU deployment".to_string(),
+            "A CPU-only run: no device was visible to the profiler (no `deviceProperties`), no kernel launch and no operator that runs on a GPU: a CPU deployment, or a rank or host without a GPU".to_string(),
             CPU_ACTION.to_string(),
         ),
         (false, None) => (
