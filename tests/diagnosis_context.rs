@@ -600,3 +600,163 @@ fn zero_byte_fills_without_device_events_are_not_dropped_events() {
     );
     invariants(&r, "dropped");
 }
+
+/// The steady loop of [`model`] (4 steps of 10 kernels, 2 ms of device work ending at 1,980 µs),
+/// then a host wait starting at `sync_ts` for `sync_us`.
+fn model_then_wait(call: &str, sync_ts: f64, sync_us: f64) -> DiagnosisReport {
+    let mut b = model(4, 10);
+    b.runtime(call, sync_ts, sync_us);
+    report_of(&b.json())
+}
+
+#[test]
+fn a_wait_that_outlasts_the_last_recorded_kernel_says_the_record_is_incomplete() {
+    // The last kernel ends at 39 × 50 + 20 + 40 = 2,010 µs; the sync returns 50 ms later.
+    let last_kernel_end = 39.0 * 50.0 + 20.0 + 40.0;
+    let r = model_then_wait("cudaDeviceSynchronize", 1_990.0, 52_000.0);
+    assert!(
+        r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    let tail_ns = ((1_990.0 + 52_000.0 - last_kernel_end) * 1000.0) as i64;
+    assert_eq!(r.context.unrecorded.waits, 1);
+    assert_eq!(r.context.unrecorded.tail_ns, tail_ns);
+    let md = r.to_markdown();
+    assert!(md.contains("The device record is incomplete"), "{md}");
+    assert!(md.contains("`cudaDeviceSynchronize`"), "{md}");
+    // Only the kernels' finding (the softmax-named kernel) stands; the bottleneck says the record
+    // is incomplete instead of how busy the GPU was, and the kernel launches dropped nothing.
+    let b = r.bottleneck.as_ref().unwrap();
+    assert!(b.reason.contains("incomplete"), "{md}");
+    assert!(
+        !md.contains("kernel launches have no device operation"),
+        "{md}"
+    );
+    assert!(
+        !r.main_finding.contains("busy") || r.main_finding.contains("unknown"),
+        "{}",
+        r.main_finding
+    );
+    invariants(&r, "sync past the last kernel");
+    // A wait that ends with the last kernel (0.5 ms late at most) is whole.
+    let r = model_then_wait("cudaDeviceSynchronize", 1_990.0, 520.0);
+    assert!(
+        !r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    // A wait that begins before any recorded device work may wait for work launched before the
+    // trace began: not counted.
+    let mut b = model(4, 10);
+    b.runtime("cudaStreamSynchronize", -60_000.0, 59_990.0);
+    let r = report_of(&b.json());
+    assert!(
+        !r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    // A short tail beside a long recorded window is not "by far": 8 steps end at 3,990 + 20 µs,
+    // and a 1.12 ms tail is under half the 3.99 ms recorded.
+    let mut b = model(8, 10);
+    b.runtime("cudaStreamSynchronize", 3_990.0, 1_120.0);
+    let r = report_of(&b.json());
+    assert!(
+        !r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+}
+
+#[test]
+fn graph_replays_whose_kernels_are_missing_make_the_record_incomplete() {
+    // 12 replays, each followed by a 3 ms stream sync; only the first two replays' kernels
+    // (12 of 200 µs each) recorded.
+    let mut b = TraceBuilder::new();
+    let mut t = 0.0;
+    for s in 0..12 {
+        b.step(s + 1, t, 4_000.0);
+        let kernels: Vec<(&str, f64, f64)> = if s < 2 {
+            (0..12)
+                .map(|k| {
+                    (
+                        ["gemm_a", "relu_b"][k % 2],
+                        t + 20.0 + 200.0 * k as f64,
+                        200.0,
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        b.graph_launch(7, t + 5.0, 10.0, &kernels);
+        b.runtime("cudaStreamSynchronize", t + 20.0, 3_000.0);
+        t += 4_000.0;
+    }
+    let r = report_of(&b.json());
+    assert!(
+        r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    assert_eq!(
+        (r.context.graph_orphans, r.context.graph_correlated),
+        (10, 12)
+    );
+    let md = r.to_markdown();
+    assert!(md.contains("10 of 12 graph launches"), "{md}");
+    assert!(!md.contains("Too little"), "{md}");
+    assert!(!md.contains("GPU busy 100"), "{md}");
+    // The ten later syncs return 3 ms after the last recorded kernel (step 2's, at 6,420 µs).
+    assert_eq!(r.context.unrecorded.waits, 10);
+    assert_eq!(r.context.unrecorded.tail_ns, 10 * 3_000_000);
+    invariants(&r, "graph replays under-recorded");
+    // Every replay recorded whole: nothing dropped.
+    let mut b = TraceBuilder::new();
+    let mut t = 0.0;
+    for s in 0..12 {
+        b.step(s + 1, t, 4_000.0);
+        b.graph_launch(
+            7,
+            t + 5.0,
+            10.0,
+            &[
+                ("gemm_a", t + 20.0, 2_000.0),
+                ("relu_b", t + 2_030.0, 900.0),
+            ],
+        );
+        b.runtime("cudaStreamSynchronize", t + 20.0, 2_950.0);
+        t += 4_000.0;
+    }
+    let r = report_of(&b.json());
+    assert!(
+        !r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    assert_eq!(r.context.graph_orphans, 0);
+}
+
+#[test]
+fn a_cpu_deployment_with_no_device_visible_is_not_told_to_move_to_cuda() {
+    // No `deviceProperties`, no runtime call: the profiler saw no device.
+    let text = host_ops(
+        &[("aten::linear", 0.0, 1000.0), ("aten::addmm", 100.0, 800.0)],
+        true,
+    );
+    let r = report_of(&text);
+    assert!(
+        r.context.holds(TraceHolds::CpuOnly),
+        "{:?}",
+        r.context.holds
+    );
+    let md = r.to_markdown();
+    assert!(!md.contains("model.to(\"cuda\")"), "{md}");
+    assert!(
+        r.main_finding.contains("CPU deployment"),
+        "{}",
+        r.main_finding
+    );
+    assert!(md.contains("torch.set_num_threads"), "{md}");
+    invariants(&r, "cpu deployment");
+}

@@ -1305,3 +1305,287 @@ fn a_small_dispatch_gap_on_a_busy_gpu_is_a_note_not_the_bottleneck() {
         r.to_markdown()
     );
 }
+
+// Advice the trace contradicts (issue 30) ---------------------------------------------------------
+
+/// [`tiny_kernels_launched_late_are_launch_overhead`]'s 2000 tiny kernels launched late, named
+/// `names`, after `graphs` graph replays of one 50 µs kernel each.
+fn tiny_kernels(names: [&str; 4], graphs: usize) -> DiagnosisReport {
+    let mut b = TraceBuilder::new();
+    let n = 2000;
+    b.step(0, 0.0, 1_000.0 + 10.0 * n as f64);
+    for g in 0..graphs {
+        let t = 100.0 + 200.0 * g as f64;
+        b.graph_launch(7, t, 5.0, &[(GEMM, t + 10.0, 50.0)]);
+    }
+    for i in 0..n {
+        let t = 1_000.0 + 10.0 * i as f64;
+        b.cpu_op("aten::add", t - 6.0, 5.5);
+        b.kernel(names[i % 4], 7, t - 5.0, 4.0, t, 3.0);
+    }
+    one(&b)
+}
+
+#[test]
+fn graphs_and_compilation_already_in_use_are_not_advised_again() {
+    let eager = tiny_kernels(
+        ["add_kernel", "mul_kernel", "sigmoid_kernel", "neg_kernel"],
+        0,
+    );
+    let f = finding(&eager, FindingId::LaunchOverhead);
+    let actions = f.actions.join("\n");
+    assert!(
+        actions.contains("Capture the steady-state step in a CUDA graph"),
+        "{actions}"
+    );
+    assert!(
+        actions.contains("Fuse the small kernels with `torch.compile(model)`"),
+        "{actions}"
+    );
+    assert!(eager.context.in_use.compiled.is_none() && eager.context.in_use.graph_launches == 0);
+    let compiled = [
+        "triton_poi_fused_add_0",
+        "triton_poi_fused_mul_1",
+        "triton_red_fused_sum_2",
+        "triton_poi_fused_neg_3",
+    ];
+    let r = tiny_kernels(compiled, 4);
+    invariants(&r, "graphs and compiled code in use");
+    assert_eq!(r.context.in_use.graph_launches, 4);
+    assert!(r.context.in_use.compiled.is_some());
+    let f = finding(&r, FindingId::LaunchOverhead);
+    let actions = f.actions.join("\n");
+    assert!(
+        !actions.contains("Capture the steady-state step in a CUDA graph"),
+        "{actions}"
+    );
+    assert!(
+        !actions.contains("Fuse the small kernels with `torch.compile(model)`"),
+        "{actions}"
+    );
+    assert!(actions.contains("already replays 4 graphs"), "{actions}");
+    assert!(actions.contains("already compiled"), "{actions}");
+    let md = r.to_markdown();
+    assert!(!md.contains("mode=\"reduce-overhead\""), "{md}");
+}
+
+#[test]
+fn fp32_gemms_beside_half_precision_ones_are_not_told_to_enable_mixed_precision() {
+    // 20 steps: a 600 µs sgemm, a 300 µs fp16 GEMM, a 100 µs fp32 norm.
+    let mut b = TraceBuilder::new();
+    b.step(0, 0.0, 21_000.0);
+    for i in 0..20 {
+        let t = 500.0 + 1_000.0 * i as f64;
+        let h = 100.0 + 20.0 * i as f64;
+        b.cpu_op("aten::mm", h, 7.0);
+        b.kernel(SGEMM, 7, h + 1.0, 5.0, t, 600.0);
+        b.kernel(GEMM_NN, 7, h + 8.0, 5.0, t + 600.0, 300.0);
+        b.kernel(BN, 7, h + 14.0, 5.0, t + 900.0, 100.0);
+    }
+    let r = one(&b);
+    invariants(&r, "mixed precision in use");
+    assert_eq!(r.context.in_use.low_precision.as_deref(), Some(GEMM_NN));
+    let f = finding(&r, FindingId::Fp32Matmul);
+    close(f.value, 100.0 * 600.0 / 1_000.0, "sgemm % of kernel time");
+    let actions = f.actions.join("\n");
+    assert!(!actions.contains("Enable TF32"), "{actions}");
+    assert!(
+        actions.contains("Reduced precision is already in use"),
+        "{actions}"
+    );
+    assert!(actions.contains("autocast"), "{actions}");
+}
+
+// Waits read as data movement (issue 30) ------------------------------------------------------------
+
+/// Five 4 ms steps: a 1 ms GEMM, then `.item()` (`aten::item` > `aten::_local_scalar_dense`): an
+/// asynchronous device-to-host copy queued behind the GEMM and a 2.97 ms `cudaStreamSynchronize`
+/// that returns long after the copy, the GPU running nothing else.
+fn item_trace() -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    for s in 0..5 {
+        let t = 4_000.0 * s as f64;
+        b.step(s, t, 4_000.0);
+        b.cpu_op("aten::mm", t + 5.0, 12.0);
+        b.kernel(GEMM, 7, t + 10.0, 5.0, t + 20.0, 1_000.0);
+        b.cpu_op("aten::item", t + 30.0, 3_000.0);
+        b.cpu_op("aten::_local_scalar_dense", t + 31.0, 2_998.0);
+        b.memcpy(
+            "Memcpy DtoH (Device -> Pageable)",
+            4,
+            7,
+            t + 40.0,
+            5.0,
+            t + 1_030.0,
+            10.0,
+        );
+        b.runtime("cudaStreamSynchronize", t + 50.0, 2_970.0);
+    }
+    b
+}
+
+#[test]
+fn a_synchronous_device_to_host_read_that_waits_on_nothing_recorded_is_named_as_a_read() {
+    // The sync returns 1.98 ms after the copy with nothing recorded running: what it waits for is
+    // not in the trace, but what the step does is a synchronous read, and the report says so.
+    let r = one(&item_trace());
+    invariants(&r, "item");
+    assert_eq!(
+        r.main_finding_id,
+        Some(FindingId::WaitOutsideTrace),
+        "{}",
+        r.to_markdown()
+    );
+    let f = finding(&r, FindingId::WaitOutsideTrace);
+    assert!(
+        f.headline
+            .contains("a synchronous device-to-host read (`.item()`"),
+        "{}",
+        f.headline
+    );
+    // Blocked, inside each sync: the 10 µs the copy waits after the GEMM (t + 1,020 to t + 1,030)
+    // and, in the first four steps, the copy's end (t + 1,040) to the sync's (t + 3,020); the last
+    // step's window ends with its copy.
+    close(
+        attributed_us(&r, IdleCause::BlockedWait),
+        4.0 * (10.0 + 1_980.0) + 10.0,
+        "blocked µs",
+    );
+}
+
+#[test]
+fn a_wait_with_no_recorded_work_is_still_outside_the_trace() {
+    // The same steps without the copy: the sync waits for nothing the trace holds.
+    let mut b = TraceBuilder::new();
+    for s in 0..5 {
+        let t = 4_000.0 * s as f64;
+        b.step(s, t, 4_000.0);
+        b.cpu_op("aten::mm", t + 5.0, 12.0);
+        b.kernel(GEMM, 7, t + 10.0, 5.0, t + 20.0, 1_000.0);
+        b.runtime("cudaStreamSynchronize", t + 50.0, 2_970.0);
+    }
+    let r = one(&b);
+    invariants(&r, "wait outside");
+    let f = finding(&r, FindingId::WaitOutsideTrace);
+    assert!(!f.headline.contains("device-to-host"), "{}", f.headline);
+}
+
+// Workload causes visible in names (issue 30) -------------------------------------------------------
+
+const CONV: &str = "sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_stage3_warpsize2x2x1_g1_tensor16x8x16_kernel";
+const TO_NHWC: &str = "void cudnn::ops::nchwToNhwcKernel<__half, __half, float, false, true, (cudnnKernelDataType_t)0>(cudnn::ops::nchw2nhwc_params_t<float>, __half const*, __half*)";
+const TO_NCHW: &str = "void cudnn::ops::nhwcToNchwKernel<__half, __half, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, __half const*, __half*)";
+const DROPOUT: &str = "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<c10::Half, float, unsigned int, 1, 4, bool>(at::cuda::detail::TensorInfo<c10::Half const, unsigned int>, at::cuda::detail::TensorInfo<c10::Half, unsigned int>, at::cuda::detail::TensorInfo<bool, unsigned int>, unsigned int, float, at::PhiloxCudaState)";
+const IM2COL: &str = "void at::native::im2col_kernel<float>(long, float const*, long, long, long, long, long, long, long, long, long, long, long, long, float*)";
+const WGRAD: &str =
+    "sm80_xmma_wgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128x64_kernel";
+
+/// Twenty steps of back-to-back kernels `(name, µs)`.
+fn kernels_trace(kernels: &[(&str, f64)]) -> TraceBuilder {
+    let mut b = TraceBuilder::new();
+    let step: f64 = kernels.iter().map(|k| k.1).sum::<f64>() + 10.0;
+    for s in 0..20 {
+        let t = step * s as f64;
+        b.step(s, t, step);
+        let mut at = t + 5.0;
+        for (j, (name, us)) in kernels.iter().enumerate() {
+            b.cpu_op("aten::op", t + j as f64 * 0.5, 0.4);
+            b.kernel(name, 7, t + j as f64 * 0.5, 0.2, at, *us);
+            at += us;
+        }
+    }
+    b
+}
+
+#[test]
+fn layout_conversions_around_convolutions_are_avoidable() {
+    let r = one(&kernels_trace(&[
+        (TO_NHWC, 100.0),
+        (CONV, 500.0),
+        (TO_NCHW, 100.0),
+    ]));
+    invariants(&r, "layout conversions");
+    let f = finding(&r, FindingId::AvoidableKernels);
+    close(
+        f.value,
+        100.0 * 200.0 / 700.0,
+        "conversions % of kernel time",
+    );
+    assert_eq!(f.impact.time_ns, 20 * 200_000);
+    assert!(f.measured.contains("40 calls"), "{}", f.measured);
+    assert!(
+        f.actions.join("\n").contains("channels_last"),
+        "{:?}",
+        f.actions
+    );
+    // The same convolutions without conversions: nothing avoidable.
+    let r = one(&kernels_trace(&[(CONV, 700.0)]));
+    assert!(!has(&r, FindingId::AvoidableKernels), "{}", r.to_markdown());
+}
+
+#[test]
+fn dropout_in_a_forward_only_run_is_avoidable_but_not_in_training() {
+    let r = one(&kernels_trace(&[(GEMM, 500.0), (DROPOUT, 100.0)]));
+    invariants(&r, "dropout at inference");
+    let f = finding(&r, FindingId::AvoidableKernels);
+    close(f.value, 100.0 * 100.0 / 600.0, "dropout % of kernel time");
+    assert_eq!(f.impact.time_ns, 20 * 100_000);
+    assert!(
+        f.actions.join("\n").contains("model.eval()"),
+        "{:?}",
+        f.actions
+    );
+    // With a backward kernel it is training: dropout belongs there.
+    let r = one(&kernels_trace(&[
+        (GEMM, 500.0),
+        (DROPOUT, 100.0),
+        (WGRAD, 400.0),
+    ]));
+    assert!(!has(&r, FindingId::AvoidableKernels), "{}", r.to_markdown());
+}
+
+#[test]
+fn convolutions_on_the_im2col_fallback_are_named() {
+    let r = one(&kernels_trace(&[(IM2COL, 300.0), (SGEMM, 300.0)]));
+    invariants(&r, "slow conv");
+    let f = finding(&r, FindingId::AvoidableKernels);
+    close(f.value, 50.0, "im2col % of kernel time");
+    // Half of the fallback's time is expected back.
+    assert_eq!(f.impact.time_ns, 20 * 150_000);
+    assert!(
+        f.actions.join("\n").contains("cudnn.enabled"),
+        "{:?}",
+        f.actions
+    );
+}
+
+#[test]
+fn per_element_item_reads_in_a_loop_are_named_per_step() {
+    let mut b = TraceBuilder::new();
+    for s in 0..4 {
+        let t = 2_000.0 * s as f64;
+        b.step(s, t, 2_000.0);
+        for j in 0..20 {
+            let u = t + 100.0 * j as f64;
+            b.cpu_op("aten::item", u, 90.0);
+            b.cpu_op("aten::_local_scalar_dense", u + 1.0, 88.0);
+            b.kernel(GEMM, 7, u + 2.0, 3.0, u + 6.0, 50.0);
+            b.memcpy(
+                "Memcpy DtoH (Device -> Pageable)",
+                4,
+                7,
+                u + 10.0,
+                3.0,
+                u + 56.0,
+                2.0,
+            );
+            b.runtime("cudaStreamSynchronize", u + 14.0, 45.0);
+        }
+    }
+    let r = one(&b);
+    invariants(&r, "item loop");
+    let f = finding(&r, FindingId::Synchronization);
+    let actions = f.actions.join("\n");
+    assert!(actions.contains("20 per step"), "{actions}");
+    assert!(actions.contains("one element at a time"), "{actions}");
+}

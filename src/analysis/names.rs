@@ -216,6 +216,76 @@ pub fn is_tf32_kernel(name: &str) -> bool {
     l.contains("tf32") || l.contains("xf32")
 }
 
+/// A kernel whose name says it computes in a reduced precision (bf16, fp16, fp8, int8): mixed
+/// precision is in use (`ampere_bf16_s16816gemm…`, `sm90_xmma_gemm_f16f16…`, `…_e4m3…`,
+/// `volta_h884gemm…`, `…hmma…`).
+pub fn is_low_precision_kernel(name: &str) -> bool {
+    const MARKS: [&str; 14] = [
+        "bf16", "fp16", "f16f16", "_f16", "half", "fp8", "e4m3", "e5m2", "hmma", "h884", "h1688",
+        "h16816", "int8", "imma",
+    ];
+    let l = name.to_ascii_lowercase();
+    MARKS.iter().any(|m| l.contains(m))
+}
+
+/// A kernel torch.compile generated: Inductor's Triton kernels (`triton_poi_…`, `triton_red_…`,
+/// `triton_per_…`, `triton_tem_…`) or its C++ ones (`cpp_fused_…`).
+pub fn is_compiled_kernel(name: &str) -> bool {
+    is_triton_kernel(name) || name.starts_with("cpp_fused_")
+}
+
+/// A kernel that converts a tensor's memory layout (cuDNN's `nchwToNhwcKernel`,
+/// `nhwcToNchwKernel`, MIOpen's `transpose_NCHW2NHWC`): convolutions in one layout fed tensors in
+/// the other.
+pub fn is_layout_conversion_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["nchwtonhwc", "nhwctonchw", "nchw2nhwc", "nhwc2nchw"]
+        .iter()
+        .any(|m| l.contains(m))
+}
+
+/// A convolution run by PyTorch's own fallback instead of the vendor library: `slow_conv2d`,
+/// `slow_conv_dilated`, `thnn_conv`, and the `im2col`/`col2im`/`vol2col` kernels it launches.
+pub fn is_slow_conv_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    [
+        "slow_conv",
+        "thnn_conv",
+        "im2col",
+        "col2im",
+        "vol2col",
+        "col2vol",
+    ]
+    .iter()
+    .any(|m| l.contains(m))
+}
+
+/// Dropout's kernels (`fused_dropout_kernel`, `dropout`, `bernoulli_`): random masks, which only
+/// training needs.
+pub fn is_dropout_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("dropout") || l.contains("bernoulli")
+}
+
+/// A kernel only training runs: a backward kernel (`*_backward_*`, `bwd`, cuDNN `dgrad`/`wgrad`)
+/// or an optimizer's (`multi_tensor_apply`, Adam).
+pub fn is_training_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    [
+        "backward",
+        "_bwd",
+        "bwd_",
+        "dgrad",
+        "wgrad",
+        "grad_input",
+        "grad_weight",
+        "multi_tensor_apply",
+        "adam",
+    ]
+    .iter()
+    .any(|m| l.contains(m))
+}
+
 /// A kernel from a vendor or tuned library (cuBLAS/cuBLASLt, CUTLASS, cuDNN, rocBLAS/Tensile,
 /// hipBLASLt, MIOpen, CK, FlashAttention, Triton/Inductor): not a naive hand-written one.
 pub fn is_library_kernel(name: &str) -> bool {
@@ -665,10 +735,11 @@ pub fn is_hta_device_sync_name(name: &str) -> bool {
 /// MTIA's `event_wait`, Ascend's `EVENT_WAIT` / `Notify_Wait` tasks, a CUDA `Stream Wait Event`.
 /// Its time on the device is not compute, whatever the kernel figures count it as.
 pub fn is_device_wait_op(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
+    // Spaces and underscores alike: torch_npu writes `Notify_Wait`, msprof exports `Notify Wait`.
+    let n = name.to_ascii_lowercase().replace(' ', "_");
     matches!(
         n.as_str(),
-        "event_wait" | "notify_wait" | "stream wait event" | "wait_event"
+        "event_wait" | "notify_wait" | "stream_wait_event" | "wait_event"
     ) || n.starts_with("event_wait")
         || n.starts_with("notify_wait")
 }

@@ -48,6 +48,7 @@ impl BottleneckKind {
             FindingId::UnfusedAttention
             | FindingId::Fp32Matmul
             | FindingId::DominantKernel
+            | FindingId::AvoidableKernels
             | FindingId::FarUnderRoof => BottleneckKind::Compute,
             _ => return None,
         })
@@ -157,6 +158,12 @@ fn wait_names(i: &DiagnosisInputs) -> String {
 /// GPU busy share (%) from which a run without findings is compute-bound.
 pub const COMPUTE_BOUND_BUSY_PCT: f64 = 75.0;
 
+/// The device record has holes (dropped or unrecorded device operations): busy and idle shares
+/// describe the recorded operations only.
+pub fn partial_record(ctx: &TraceContext) -> bool {
+    ctx.holds(super::context::TraceHolds::EventsDropped)
+}
+
 /// The bottleneck of the report whose main finding is `main`.
 pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>) -> Bottleneck {
     let t = &i.time;
@@ -183,7 +190,9 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
     b.kind = match main.and_then(|f| BottleneckKind::of_finding(f.id)) {
         Some(BottleneckKind::Compute) if bandwidth => BottleneckKind::Memory,
         Some(k) => k,
-        None if busy >= COMPUTE_BOUND_BUSY_PCT && !waits_most(i) => BottleneckKind::Compute,
+        None if busy >= COMPUTE_BOUND_BUSY_PCT && !waits_most(i) && !partial_record(ctx) => {
+            BottleneckKind::Compute
+        }
         None => BottleneckKind::Undetermined,
     };
     b.reason = match b.kind {
@@ -213,6 +222,11 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
             "memory copies/sets with no kernel running take {:.1}% of the window",
             b.memory_exposed_pct
         ),
+        BottleneckKind::Compute if partial_record(ctx) => format!(
+            "{}; over the recorded operations the {} is busy {busy:.1}% of the window, but the record is incomplete, so how busy it was beyond them is unknown",
+            main.map_or("compute kernels", |f| f.title.as_str()),
+            i.device_word()
+        ),
         BottleneckKind::Compute => format!(
             "{} busy {busy:.1}% of the window, {:.1}% in compute kernels; idle {:.1}%",
             i.device_word(),
@@ -222,6 +236,12 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         BottleneckKind::Undetermined if main.is_some_and(|f| f.id == FindingId::WaitOutsideTrace) => format!(
             "GPU idle {:.1}% of the window while the host waits for work this trace does not show; the trace cannot tell what bounds the job",
             b.idle_pct
+        ),
+        BottleneckKind::Undetermined if partial_record(ctx) => format!(
+            "the {} record is incomplete (see the trace's first lines): busy {busy:.1}% and idle {:.1}% describe only the operations recorded, not what the {} did",
+            i.device_word(),
+            b.idle_pct,
+            i.device_word()
         ),
         BottleneckKind::Undetermined if waits_most(i) => format!(
             "{} busy {busy:.1}% of the window, but {:.1}% of its operation time is device-side waits ({}), not compute: it waits on events of other queues or of the host",

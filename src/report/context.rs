@@ -13,7 +13,7 @@ pub use completeness::{
     data_loss_sentence, device_line, idle_withheld, trace_lines, withheld_findings, DeviceContext,
     RECORD_KINETO,
 };
-pub use facts::{LossItem, OpTotal, RankDevice, RankFacts, Repeats};
+pub use facts::{LossItem, OpTotal, RankDevice, RankFacts, Repeats, UnrecordedWaits};
 
 use serde::{Deserialize, Serialize};
 
@@ -169,6 +169,18 @@ pub struct TraceContext {
     pub correlated_launches: u64,
     #[serde(default)]
     pub orphan_launches: u64,
+    /// Graph launches (replays) with a correlation id, and those no device operation carries.
+    #[serde(default)]
+    pub graph_correlated: u64,
+    #[serde(default)]
+    pub graph_orphans: u64,
+    /// What the trace shows already in use (graph replays, compiled code, reduced precision): the
+    /// advice no rule repeats ([`super::inputs::InUse`]).
+    #[serde(default, skip_serializing_if = "super::inputs::InUse::is_empty")]
+    pub in_use: super::inputs::InUse,
+    /// Host waits that outlast the device operations recorded before them (all ranks).
+    #[serde(default)]
+    pub unrecorded: UnrecordedWaits,
     /// What the device work repeats, for a micro-benchmark ([`TraceHolds::Microbenchmark`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,

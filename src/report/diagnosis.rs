@@ -115,12 +115,31 @@ pub const NOTHING_FOUND: &str =
 
 /// What the report says when no rule fires, in the words of the device: CUDA's toolbox (TF32, tensor
 /// cores) only where it applies.
-pub fn nothing_found(kind: crate::trace::dialect::DeviceKind, b: Option<&Bottleneck>) -> String {
+pub fn nothing_found(
+    kind: crate::trace::dialect::DeviceKind,
+    b: Option<&Bottleneck>,
+    in_use: &super::inputs::InUse,
+) -> String {
     if b.is_some_and(|b| b.kind != BottleneckKind::Compute) {
         // Not kept busy: the bottleneck line says what the device does instead.
         return "No rule's threshold is crossed, and the trace does not show the device computing most of the time: see the bottleneck line and where the idle time goes.".into();
     }
-    if kind.has_cuda_toolbox() {
+    if kind.has_cuda_toolbox() && (in_use.precision() || in_use.compiled.is_some()) {
+        // Precision and compilation already in use: only what is not.
+        let mut tools = Vec::new();
+        if !in_use.precision() {
+            tools.push("bf16/TF32 tensor cores");
+        }
+        if in_use.compiled.is_none() {
+            tools.push("`torch.compile`");
+        }
+        let how = if tools.is_empty() {
+            "shapes the tuned kernels favour, fewer launches".to_string()
+        } else {
+            tools.join(", ")
+        };
+        format!("Nothing crosses a rule's threshold: the GPU is kept busy. Speed up the top kernels ({how}) or give each step more work (a larger batch).")
+    } else if kind.has_cuda_toolbox() {
         NOTHING_FOUND.to_string()
     } else {
         format!(
@@ -173,6 +192,11 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
     let main_finding = match (measured_sentence(&g.context, inputs), main) {
         (Some(measured), _) => measured,
         (None, Some(f)) => f.headline.clone(),
+        (None, None) if super::bottleneck::partial_record(&g.context) => format!(
+            "No finding can be made on the recorded work alone: the {} record is incomplete (see above), so how busy the {} was is unknown.",
+            inputs.device_word(),
+            inputs.device_word()
+        ),
         (None, None) => no_major_inefficiency(inputs, &bottleneck),
     };
     DiagnosisReport {
@@ -378,7 +402,11 @@ impl DiagnosisReport {
             let _ = writeln!(
                 out,
                 "1. {}\n",
-                nothing_found(self.context.device.kind, self.bottleneck.as_ref())
+                nothing_found(
+                    self.context.device.kind,
+                    self.bottleneck.as_ref(),
+                    &self.context.in_use,
+                )
             );
         }
         for (n, f) in self.findings.iter().enumerate() {
@@ -491,6 +519,21 @@ impl DiagnosisReport {
             for o in &mut s.top_ops {
                 o.name = redacted_name("op", &o.name);
             }
+        }
+        let in_use = &mut out.context.in_use;
+        for n in [&mut in_use.low_precision, &mut in_use.tf32]
+            .into_iter()
+            .flatten()
+        {
+            *n = redacted_name("kernel", n);
+        }
+        if let Some(k) = out
+            .context
+            .repeats
+            .as_mut()
+            .and_then(|r| r.top_kernel.as_mut())
+        {
+            k.0 = redacted_name("kernel", &k.0);
         }
         for k in &mut out.top_kernels {
             k.name = redacted_name("kernel", &k.name);

@@ -54,6 +54,9 @@ crate::stable_enum! {
         WaitOutsideTrace,
         /// One rank is slower than the others.
         Straggler,
+        /// Kernels the model need not run: layout conversions, convolutions on the slow fallback,
+        /// dropout in a forward-only run.
+        AvoidableKernels,
     }
 }
 

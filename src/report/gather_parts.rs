@@ -118,6 +118,8 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
     inputs.idle = merge(&attributions);
     inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
     names.finish(&mut inputs);
+    inputs.in_use = super::inputs::InUse::of(&ctx, &inputs.kernels);
+    ctx.in_use = inputs.in_use.clone();
     super::cold::check_cold_start(&mut ctx, &inputs);
     ctx.analysed = super::wording::analysed_line(&ctx, &inputs);
     Gathered {

@@ -216,6 +216,68 @@ pub struct DiagnosisInputs {
     /// Collectives across ranks: wait versus transfer, late ranks, parallelism.
     #[serde(default)]
     pub collectives: crate::analysis::collectives::Collectives,
+    /// What the trace shows already in use (graphs, compilation, precision): advice not to repeat.
+    #[serde(default)]
+    pub in_use: InUse,
+}
+
+/// What the trace shows already in use, so that no rule advises it again: one check per kind of
+/// advice (graphs, compilation, reduced precision, TF32), read by every rule that advises it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InUse {
+    /// CUDA/HIP graph launches (replays) in the trace.
+    pub graph_launches: u64,
+    /// torch.compile is in use: compiled regions, compilation, or kernels it generates; the
+    /// evidence in words (`Triton kernels`, `compiled regions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compiled: Option<String>,
+    /// A kernel in reduced precision (bf16/fp16/fp8/int8), the one with most time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub low_precision: Option<String>,
+    /// A kernel that multiplies fp32 on tensor cores (TF32), the one with most time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf32: Option<String>,
+}
+
+impl InUse {
+    /// From the context (graph replays, compiled regions) and the kernel names (largest first).
+    pub fn of(ctx: &super::context::TraceContext, kernels: &[KernelFigure]) -> InUse {
+        use crate::analysis::names::{is_compiled_kernel, is_low_precision_kernel, is_tf32_kernel};
+        let first = |f: fn(&str) -> bool| {
+            kernels
+                .iter()
+                .find(|k| !k.communication && f(&k.name))
+                .map(|k| k.name.clone())
+        };
+        let triton = kernels.iter().any(|k| is_compiled_kernel(&k.name));
+        let regions = ctx.holds(super::context::TraceHolds::Compiled);
+        InUse {
+            graph_launches: ctx.graph_launches,
+            compiled: match (triton, regions) {
+                (true, _) => Some("Inductor (Triton) kernels".into()),
+                (false, true) => Some("torch.compile regions".into()),
+                _ => None,
+            },
+            low_precision: first(is_low_precision_kernel),
+            tf32: first(is_tf32_kernel),
+        }
+    }
+
+    /// Nothing in use.
+    pub fn is_empty(&self) -> bool {
+        *self == InUse::default()
+    }
+
+    /// The advice to replay the step as a graph is already taken.
+    pub fn graphs(&self) -> bool {
+        self.graph_launches > 0
+    }
+
+    /// Mixed or reduced precision (or TF32) is already in use: the advice to enable it is taken.
+    pub fn precision(&self) -> bool {
+        self.low_precision.is_some() || self.tf32.is_some()
+    }
 }
 
 /// One-off costs the inputs keep.

@@ -270,7 +270,7 @@ fn against_roof(f: &RooflineFigures, l: &RoofLead) -> String {
 }
 
 /// What would raise it.
-fn actions(f: &RooflineFigures, l: &RoofLead) -> Vec<String> {
+fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<String> {
     let short = short_name(&l.name);
     let mut out = Vec::new();
     let matmul =
@@ -289,18 +289,26 @@ fn actions(f: &RooflineFigures, l: &RoofLead) -> Vec<String> {
         return out;
     }
     if matmul && l.dtype == Some(Dtype::Fp32) && f.device.is_some() {
-        out.push("It multiplies in fp32 on hardware with tensor cores: enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or run it under bf16 autocast (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into());
+        if let Some(a) =
+            crate::report::wording::precision_advice(i, &format!("`{short}` and its fp32 products"))
+        {
+            out.push(a);
+        } else {
+            out.push("It multiplies in fp32 on hardware with tensor cores: enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or run it under bf16 autocast (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into());
+        }
     }
     if matmul && !is_library_kernel(&l.name) && l.pct_of_roof < NAIVE_PCT {
-        out.push(format!("`{short}` is not a library kernel: a hand-written kernel this far under the roof is usually a naive one; call the library instead (`torch.matmul`/`F.linear` → cuBLAS, `F.conv2d` → cuDNN, `F.scaled_dot_product_attention` → FlashAttention), or autotune it (`torch.compile(mode=\"max-autotune\")`)."));
+        out.push(format!("`{short}` is not a library kernel: a hand-written kernel this far under the roof is usually a naive one; call the library instead (`torch.matmul`/`F.linear` → cuBLAS, `F.conv2d` → cuDNN, `F.scaled_dot_product_attention` → FlashAttention), or autotune it{}.", if i.in_use.compiled.is_some() { " (Inductor's `max-autotune` mode)" } else { " (`torch.compile(mode=\"max-autotune\")`)" }));
     } else if l.bound == Some(Bound::Compute) {
         out.push("Its shapes leave the tensor cores idle: make the GEMM dimensions multiples of 64 (pad the hidden size, the vocabulary, the batch), use larger batches or fuse small products (grouped GEMM), and for convolutions set `torch.backends.cudnn.benchmark = True` and channels-last.".into());
     }
     if l.bound == Some(Bound::Memory) {
         out.push(format!(
-            "`{short}` is memory-bound at {} FLOP/byte and reaches {} GB/s: too little data per launch to fill the memory system, or strided access. Fuse it with its neighbours (`torch.compile`), keep its inputs contiguous, and give it larger tensors (larger batches); bf16 halves the bytes.",
+            "`{short}` is memory-bound at {} FLOP/byte and reaches {} GB/s: too little data per launch to fill the memory system, or strided access. {}its inputs contiguous, and give it larger tensors (larger batches){}.",
             sig(l.intensity.unwrap_or(0.0)),
-            sig(l.gbps)
+            sig(l.gbps),
+            if i.in_use.compiled.is_some() { "Keep " } else { "Fuse it with its neighbours (`torch.compile`), keep " },
+            if i.in_use.precision() { "" } else { "; bf16 halves the bytes" }
         ));
     }
     out
@@ -395,7 +403,7 @@ pub fn far_under_roof(i: &DiagnosisInputs) -> Option<Finding> {
             dur((top.time_ns as f64 * top.pct_of_roof / ROOF_TARGET_PCT) as i64),
             dur(top.time_ns)
         ),
-        actions: actions(f, top),
+        actions: actions(i, f, top),
         evidence: far.iter().take(5).map(|l| l.evidence.clone()).collect(),
         severity: super::rules::severity_of(i.time.pct(time)),
         filter: None,

@@ -20,6 +20,44 @@ pub fn dur(ns: i64) -> String {
     }
 }
 
+/// The advice to replay many launches as one graph, in the device's words; when the trace already
+/// replays graphs ([`super::inputs::InUse::graphs`]), where the graphs stop instead.
+pub fn graph_advice(i: &DiagnosisInputs) -> String {
+    if i.in_use.graphs() {
+        return format!(
+            "The trace already replays {} graphs: the launches counted here run outside them. Capture more of the step (the parts still launched one kernel at a time, e.g. the remaining eager ops or those past a graph break), rather than adding graphs.",
+            i.in_use.graph_launches
+        );
+    }
+    if i.device_kind.has_cuda_toolbox() {
+        "Capture the steady-state step in a CUDA graph: `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.graphs.make_graphed_callables`, so one launch replays every kernel.".into()
+    } else {
+        format!("Launch fewer, larger operations on the {}: compile the step with `torch.compile` (its backend fuses small operations) and use the vendor's graph mode where it has one, so one submission runs many operations.", i.device_word())
+    }
+}
+
+/// The advice to compile with `torch.compile` for `purpose` ("to fuse the small kernels"); when
+/// the trace shows compiled code already ([`super::inputs::InUse::compiled`]), where compilation
+/// stops instead.
+pub fn compile_advice(i: &DiagnosisInputs, purpose: &str) -> String {
+    if let Some(evidence) = &i.in_use.compiled {
+        return format!(
+            "The model is already compiled ({evidence} in the trace): the kernels and host time here come from code outside the compiled graphs. Find the graph breaks and the uncompiled parts (`TORCH_LOGS=graph_breaks,recompiles`, `torch._dynamo.explain`) and bring them in, rather than compiling again."
+        );
+    }
+    format!("Compile the model or the hot function with `torch.compile` {purpose}.")
+}
+
+/// The advice to compute in reduced precision (TF32, bf16) for `what`; when kernels already run in
+/// it ([`super::inputs::InUse::precision`]), that these ones run outside it instead.
+pub fn precision_advice(i: &DiagnosisInputs, what: &str) -> Option<String> {
+    let used = i.in_use.low_precision.as_ref().or(i.in_use.tf32.as_ref())?;
+    Some(format!(
+        "Reduced precision is already in use (`{}` runs in it): {what} run outside it. Check that `torch.autocast` covers them (ops called outside the autocast region, or forced to fp32), rather than turning mixed precision on.",
+        short_name(used)
+    ))
+}
+
 /// Microseconds with one decimal (`3.1 µs`).
 pub fn us(ns: f64) -> String {
     format!("{:.1} µs", ns / 1000.0)

@@ -29,6 +29,9 @@ pub const EMPTY_MAX_FOREIGN: u64 = 10;
 pub const DROPPED_MIN_LAUNCHES: u64 = 10;
 /// ... and this share of the correlated launches (a few at the edges of the window are usual).
 pub const DROPPED_MIN_SHARE: f64 = 0.1;
+/// Host waits outlasting the recorded device work make the device record partial when their tails
+/// reach this share of the recorded device window (first to last device operation)...
+pub const UNRECORDED_WINDOW_SHARE: f64 = 0.5;
 /// A micro-benchmark repeats its operation at least this many times...
 pub const MICRO_MIN_REPEATS: u64 = 5;
 /// ... its top kernel takes this share of the kernel time...
@@ -151,13 +154,53 @@ pub(super) fn after_replay(
     if ops == 0 {
         holds.push(TraceHolds::GpuOnly);
     }
-    if dropped(c.orphan_launches, c.correlated_launches) {
+    c.graph_correlated = facts.iter().map(|f| f.graph_correlated).sum();
+    c.graph_orphans = facts.iter().map(|f| f.graph_orphans).sum();
+    c.unrecorded = unrecorded_of(&facts, c.graph_correlated > 0);
+    let device_window: i64 = facts.iter().map(|f| f.device_window_ns).sum();
+    let partial = c.unrecorded.waits > 0
+        && c.unrecorded.tail_ns as f64 >= UNRECORDED_WINDOW_SHARE * device_window as f64;
+    if !partial {
+        c.unrecorded = Default::default();
+    }
+    if dropped(c.orphan_launches, c.correlated_launches)
+        || dropped(c.graph_orphans, c.graph_correlated)
+        || partial
+    {
         holds.push(TraceHolds::EventsDropped);
     }
     if let Some(r) = micro_repeats(&facts) {
         holds.push(TraceHolds::Microbenchmark);
         c.repeats = Some(r);
     }
+}
+
+/// The ranks' waits that outlast the recorded device work: every such wait when the trace replays
+/// graphs (their kernels may be under-recorded anywhere), else only the tails past the last
+/// recorded device operation (mid-trace, a wait on an idle device may wait on another process:
+/// that is [`crate::report::attribution::IdleCause::BlockedWait`]).
+fn unrecorded_of(facts: &[&RankFacts], graphs: bool) -> super::UnrecordedWaits {
+    let mut out = super::UnrecordedWaits::default();
+    for f in facts {
+        let u = &f.unrecorded;
+        let tail = if graphs { u.tail_ns } else { u.end_tail_ns };
+        if tail == 0 {
+            continue;
+        }
+        out.waits += u.waits;
+        out.tail_ns += tail;
+        out.end_tail_ns += u.end_tail_ns;
+        if let Some(l) = &u.longest {
+            if out
+                .longest
+                .as_ref()
+                .is_none_or(|o| l.1 > o.1 || l.1 == o.1 && l.0 < o.0)
+            {
+                out.longest = Some(l.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Launches without their device operation beyond the tolerance.
@@ -343,10 +386,35 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
             ctx.device_ops
         ));
     }
-    if ctx.holds(TraceHolds::EventsDropped) {
+    if ctx.holds(TraceHolds::EventsDropped) && dropped(ctx.orphan_launches, ctx.correlated_launches)
+    {
         out.push(format!(
             "{} of {} kernel launches have no device operation in the trace (matched by correlation id): the profiler dropped device events, so the GPU's idle time is unknowable and idle-based findings are withheld. Re-record with a shorter active window (fewer steps in `schedule(active=...)`) so the profiler's activity buffers do not overflow.",
             ctx.orphan_launches, ctx.correlated_launches
+        ));
+    }
+    if ctx.holds(TraceHolds::EventsDropped) && dropped(ctx.graph_orphans, ctx.graph_correlated) {
+        out.push(format!(
+            "{} of {} graph launches (replays) have no device operation in the trace: the kernels they replayed were not recorded, so the {}'s busy and idle time during the replays is unknowable and idle-based findings are withheld. Re-record with a PyTorch whose profiler traces the kernels inside graphs, or profile an eager (uncaptured) step.",
+            ctx.graph_orphans,
+            ctx.graph_correlated,
+            ctx.device.kind.device_word()
+        ));
+    }
+    if let Some((call, longest)) = &ctx.unrecorded.longest {
+        out.push(format!(
+            "The device record is incomplete: {} host {} for the device return {} in total after the last device operation recorded before {} (longest `{call}`, {}){}. The {} was working on operations the profiler did not record, so the trace cannot say whether it was busy or idle then, and idle-based findings are withheld. Re-record with a shorter active window (`schedule(active=...)`) and check that every stream and graph replay is traced.",
+            ctx.unrecorded.waits,
+            if ctx.unrecorded.waits == 1 { "wait" } else { "waits" },
+            dur(ctx.unrecorded.tail_ns),
+            if ctx.unrecorded.waits == 1 { "it" } else { "them" },
+            dur(*longest),
+            if ctx.graph_correlated > 0 {
+                format!("; the trace replays {} graphs, whose kernels are under-recorded", ctx.graph_correlated)
+            } else {
+                String::new()
+            },
+            ctx.device.kind.device_word()
         ));
     }
     if ctx.origin == Some(TraceOrigin::PytorchLegacy) {

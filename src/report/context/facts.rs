@@ -90,6 +90,16 @@ pub struct RankFacts {
     pub correlated_launches: u64,
     /// Of those, the ones whose device operation is absent.
     pub orphan_launches: u64,
+    /// Graph launches (replays) with a correlation id, outside stream captures, and those that no
+    /// device operation carries (their replayed kernels were not recorded).
+    pub graph_correlated: u64,
+    pub graph_orphans: u64,
+    /// Host waits for the device ([`NameClass::WAITS_FOR_DEVICE`], after the first recorded device
+    /// operation) that outlast every device operation recorded before they return: how many, and
+    /// the time past that last operation, ns ([`unrecorded_tails`]).
+    pub unrecorded: UnrecordedWaits,
+    /// First start to last end of the recorded device operations, ns.
+    pub device_window_ns: i64,
     /// Ranks named inside the one file (`args.rank`, `rank N` in process names or pids), when
     /// more than one.
     pub fused_ranks: Vec<i64>,
@@ -108,6 +118,57 @@ pub struct RankFacts {
     pub host_only: Option<super::host_only::HostOnly>,
 }
 
+/// Host waits for the device that return long after the last device operation recorded before
+/// them: the device worked on operations the profiler did not record ([`unrecorded_tails`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UnrecordedWaits {
+    /// Waits whose tail is at least [`UNRECORDED_MIN_TAIL_NS`].
+    pub waits: u64,
+    /// Their tails past the last recorded device operation, summed, ns.
+    pub tail_ns: i64,
+    /// Of that, the tails of waits that return after every recorded device operation, ns.
+    pub end_tail_ns: i64,
+    /// The wait with the longest tail: its call and tail, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub longest: Option<(String, i64)>,
+}
+
+/// A wait's tail counts from this long (1 ms): shorter ones are the host's own latency.
+pub const UNRECORDED_MIN_TAIL_NS: i64 = 1_000_000;
+
+/// The tails of the host waits `waits` (start, end, name) past the last device operation
+/// (`device`: merged, sorted) that ends before the wait returns. A wait that starts before any
+/// recorded device operation is left out: it may wait for work launched before the trace began.
+pub fn unrecorded_tails(device: &[(i64, i64)], waits: &[(i64, i64, String)]) -> UnrecordedWaits {
+    let mut out = UnrecordedWaits::default();
+    let (Some(first), Some(last)) = (device.first(), device.last()) else {
+        return out;
+    };
+    for (s, e, name) in waits {
+        if *s < first.0 {
+            continue;
+        }
+        let before = device.partition_point(|iv| iv.0 <= *e);
+        let Some(iv) = before.checked_sub(1).map(|i| device[i]) else {
+            continue;
+        };
+        let tail = e - iv.1.max(*s);
+        if tail < UNRECORDED_MIN_TAIL_NS {
+            continue;
+        }
+        out.waits += 1;
+        out.tail_ns += tail;
+        if iv == *last {
+            out.end_tail_ns += tail;
+        }
+        if out.longest.as_ref().is_none_or(|l| tail > l.1) {
+            out.longest = Some((name.clone(), tail));
+        }
+    }
+    out
+}
+
 /// How many launching operator names a micro-benchmark check keeps.
 const LAUNCHING_NAMES: usize = 4;
 
@@ -122,6 +183,9 @@ impl RankFacts {
         };
         let mut device_correlations: BTreeSet<i64> = BTreeSet::new();
         let mut launches: Vec<(i64, i64)> = Vec::new();
+        let mut graph_launches: Vec<(i64, i64)> = Vec::new();
+        let mut device_spans: Vec<(i64, i64)> = Vec::new();
+        let mut waits: Vec<(i64, i64, String)> = Vec::new();
         let mut devices: BTreeSet<i64> = BTreeSet::new();
         let mut runtime_names: BTreeSet<u32> = BTreeSet::new();
         let mut kernel_names: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
@@ -134,6 +198,9 @@ impl RankFacts {
                 }
                 if let Some(d) = t.device_at(row) {
                     devices.insert(d);
+                }
+                if let Some(ts) = t.ts_at(row) {
+                    device_spans.push((ts, ts + t.dur_at(row).unwrap_or(0).max(0)));
                 }
                 if kind == EventKind::Kernel {
                     f.repeats.kernels += 1;
@@ -155,6 +222,17 @@ impl RankFacts {
                     if class.has(NameClass::LAUNCH) && !is_copy_or_fill_call(t.name_at(row)) {
                         if let (Some(c), Some(ts)) = (t.correlation_at(row), t.ts_at(row)) {
                             launches.push((c, ts));
+                        }
+                    }
+                    if class.has(NameClass::GRAPH_LAUNCH) {
+                        if let (Some(c), Some(ts)) = (t.correlation_at(row), t.ts_at(row)) {
+                            graph_launches.push((c, ts));
+                        }
+                    }
+                    if class.has(NameClass::WAITS_FOR_DEVICE) {
+                        if let Some(ts) = t.ts_at(row) {
+                            let end = ts + t.dur_at(row).unwrap_or(0).max(0);
+                            waits.push((ts, end, t.name_at(row).to_string()));
                         }
                     }
                 }
@@ -186,6 +264,21 @@ impl RankFacts {
             .iter()
             .filter(|(c, _)| !device_correlations.contains(c))
             .count() as u64;
+        let graphs: Vec<&(i64, i64)> = graph_launches
+            .iter()
+            .filter(|(_, ts)| covered(&h.captures, *ts, *ts + 1) == 0)
+            .collect();
+        f.graph_correlated = graphs.len() as u64;
+        f.graph_orphans = graphs
+            .iter()
+            .filter(|(c, _)| !device_correlations.contains(c))
+            .count() as u64;
+        let device = crate::analysis::intervals::union(device_spans);
+        f.device_window_ns = match (device.first(), device.last()) {
+            (Some(a), Some(b)) => b.1 - a.0,
+            _ => 0,
+        };
+        f.unrecorded = unrecorded_tails(&device, &waits);
         f.fused_ranks = fused_ranks(t);
         f.data_loss = t
             .diagnostics

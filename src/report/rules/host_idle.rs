@@ -184,7 +184,11 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
             ),
             actions: vec![
                 graph_action(i),
-                "Fuse the small kernels with `torch.compile(model)`; use fused optimizers (`foreach=True`/`fused=True`) and fused layers.".into(),
+                if i.in_use.compiled.is_some() {
+                    crate::report::wording::compile_advice(i, "")
+                } else {
+                    "Fuse the small kernels with `torch.compile(model)`; use fused optimizers (`foreach=True`/`fused=True`) and fused layers.".into()
+                },
                 "Give each kernel more work: a larger batch, or fewer, larger tensors (e.g. `torch._foreach_*` instead of per-parameter loops).".into(),
             ],
             evidence: top_evidence(i.kernels.iter().filter(|k| k.small_calls > 0).flat_map(|k| k.evidence.iter().cloned()), 5),
@@ -209,7 +213,9 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
             } else {
                 format!("Cut the host time of {ops}: batch the work into fewer, larger ops, and avoid Python loops over tensors.")
             },
-            if i.device_kind.has_cuda_toolbox() {
+            if i.in_use.compiled.is_some() {
+                crate::report::wording::compile_advice(i, "")
+            } else if i.device_kind.has_cuda_toolbox() && !i.in_use.graphs() {
                 "Compile the model with `torch.compile(model)` to remove Python and dispatcher overhead; with a steady shape, `mode=\"reduce-overhead\"` also replays the step as a CUDA graph.".into()
             } else {
                 format!("Compile the model with `torch.compile(model)` (with the {}'s backend) to remove Python and dispatcher overhead.", i.device_word())
@@ -222,11 +228,7 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
 
 /// Replaying the step as one graph launch: CUDA/HIP graphs where the device has them.
 fn graph_action(i: &DiagnosisInputs) -> String {
-    if i.device_kind.has_cuda_toolbox() {
-        "Capture the steady-state step in a CUDA graph: `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.graphs.make_graphed_callables`, so one launch replays every kernel.".into()
-    } else {
-        format!("Launch fewer, larger operations on the {}: compile the step with `torch.compile` (its backend fuses small operations) and use the vendor's graph mode where it has one, so one submission runs many operations.", i.device_word())
-    }
+    crate::report::wording::graph_advice(i)
 }
 
 /// Warm-up work (set-up calls, algorithm search, compilation) still inside the analysed window.

@@ -49,6 +49,10 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, String) {
             ),
             format!("Re-record with {RECORD_DEVICE} so the kernels and copies are in the trace (and check the log for CUPTI errors)."),
         ),
+        (false, None) if !gpu_visible(ctx) => (
+            "A CPU-only run: no device was visible to the profiler (no `deviceProperties`), no kernel launch and no operator that runs on a GPU: a CPU deployment, or a rank or host without a GPU".to_string(),
+            CPU_ACTION.to_string(),
+        ),
         (false, None) => (
             "A CPU-only run: no kernel launch, no kernel and no operator that runs on a GPU, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA)".to_string(),
             format!("If the job is meant to use a GPU, move the model and its inputs to it (`model.to(\"cuda\")`, `x.to(\"cuda\")`) and record with {RECORD_DEVICE}; on the CPU, cut the operators with most self time below."),
@@ -60,6 +64,15 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, String) {
         action
     };
     (format!("{what}{cold}{ops}."), action)
+}
+
+/// What speeds a model up on the CPU, for a CPU deployment.
+const CPU_ACTION: &str = "Cut the operators with most self time below: set the intra-op threads to the physical cores (`torch.set_num_threads`, `OMP_NUM_THREADS`) and pin them to one socket, run in bf16 where the CPU has AMX/AVX-512 BF16 (`torch.autocast(\"cpu\", dtype=torch.bfloat16)`), and compile with `torch.compile` (Inductor's C++ backend fuses element-wise work).";
+
+/// Whether the profiler saw a device on the host (`deviceProperties`): only then can a CPU-only
+/// run be told to move to it.
+fn gpu_visible(ctx: &TraceContext) -> bool {
+    ctx.device.count > 0 || ctx.device.name.is_some()
 }
 
 fn kind_word(k: DeviceKind) -> &'static str {

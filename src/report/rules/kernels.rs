@@ -65,7 +65,11 @@ pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
         ),
         actions: vec![
             "Compute attention with `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=..., is_causal=...)` (PyTorch ≥ 2.0 picks FlashAttention or memory-efficient kernels), or `nn.MultiheadAttention` / Hugging Face `attn_implementation=\"sdpa\"` or `\"flash_attention_2\"`.".into(),
-            "Run attention in fp16/bf16 (`torch.autocast`): the flash kernels need half precision.".into(),
+            if i.in_use.low_precision.is_some() {
+                "Keep attention's inputs in fp16/bf16 (the model already runs kernels in reduced precision): the flash kernels need half precision.".into()
+            } else {
+                "Run attention in fp16/bf16 (`torch.autocast`): the flash kernels need half precision.".into()
+            },
         ],
         evidence: top_evidence(softmax.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
     }
@@ -107,7 +111,7 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
         time_ns: recoverable,
         explanation: "Each of these kernels reads and writes whole tensors to do little arithmetic, so memory bandwidth sets their time; fused into one kernel the intermediate tensors never leave the registers.".into(),
         actions: vec![
-            "Compile the model or the hot function with `torch.compile` (Inductor fuses element-wise chains, reductions and copies into Triton kernels).".into(),
+            crate::report::wording::compile_advice(i, "(Inductor fuses element-wise chains, reductions and copies into Triton kernels)"),
             "Use fused implementations where they exist: fused optimizers (`fused=True`), fused LayerNorm/RMSNorm, fused bias+activation, and avoid `.contiguous()`/`torch.cat` copies inside the step.".into(),
         ],
         evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
@@ -162,6 +166,11 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
 /// What to do about fp32 GEMMs: TF32 or bf16 where the GPU has them, fp16 autocast where it has not
 /// (the device name, or else the GPU generation the kernel names say).
 fn fp32_action(i: &DiagnosisInputs) -> String {
+    if let Some(a) =
+        crate::report::wording::precision_advice(i, "these fp32 GEMMs and convolutions")
+    {
+        return a;
+    }
     let device = i.device_name.clone().unwrap_or_default();
     let named_without_tf32 = [
         "V100",
@@ -220,12 +229,15 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
                 )
             } else if is_fusable_memory_bound(&top.name) {
                 format!(
-                    "`{short}` is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise, bf16/fp16 halves the bytes, and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory.",
-                    us(top.total_ns as f64 / top.calls.max(1) as f64)
+                    "`{short}` is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise{}{}.",
+                    us(top.total_ns as f64 / top.calls.max(1) as f64),
+                    if i.in_use.precision() { "" } else { ", bf16/fp16 halves the bytes" },
+                    if i.in_use.compiled.is_some() { "" } else { ", and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory" }
                 )
             } else {
                 format!(
-                    "Check that `{short}` is the fast variant for its shapes (tensor cores under bf16/fp16 or TF32, `torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8)."
+                    "Check that `{short}` is the fast variant for its shapes ({}`torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8).",
+                    if i.in_use.precision() { "" } else { "tensor cores under bf16/fp16 or TF32, " }
                 )
             }],
             evidence: top.evidence.clone(),

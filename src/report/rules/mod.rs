@@ -18,6 +18,7 @@ mod memory;
 mod notes;
 mod ranks;
 mod sync;
+mod workload;
 
 pub use host_idle::{between_steps, data_loading, dispatch, residual_warmup};
 pub use kernels::{dominant_kernel, fp32_matmul, fusion_candidates, unfused_attention};
@@ -26,6 +27,7 @@ pub use memory::memory_traffic;
 pub use notes::notes;
 pub use ranks::{communication, straggler};
 pub use sync::{synchronization, wait_outside_trace};
+pub use workload::avoidable_kernels;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
 pub const SMALL_KERNEL_NS: i64 = 10_000;
@@ -64,7 +66,7 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 14] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 15] = [
         data_loading,
         synchronization,
         wait_outside_trace,
@@ -78,6 +80,7 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         fp32_matmul,
         memory_traffic,
         dominant_kernel,
+        avoidable_kernels,
         super::roofline_rules::far_under_roof,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();

@@ -37,6 +37,8 @@ fn sync_cause_words_of_caller(
     let _ = caller;
     if crate::analysis::names::is_device_free_call(call) {
         "the caching allocator returns memory to the device every step, and each free synchronises the device: find what empties the cache (`torch.cuda.empty_cache()` in the loop, memory pressure near the limit, `PYTORCH_NO_CUDA_MEMORY_CACHING`), keep shapes static, and check `torch.cuda.memory_stats()` (`num_alloc_retries`) — a smaller batch or `expandable_segments:True` in `PYTORCH_CUDA_ALLOC_CONF` stops the churn"
+    } else if has("is_nonzero") {
+        "`if tensor:` (or `bool(tensor)`, `while tensor`) on a GPU tensor reads its value on the host: compare on the GPU (`torch.where`) or test a host-side value instead"
     } else if has("_local_scalar_dense") || has("aten::item") {
         "`.item()` (or `float(tensor)`, `if tensor:`) reads a GPU value on the host: keep it on the GPU, or read it every N steps"
     } else if has("nonzero")
@@ -54,6 +56,23 @@ fn sync_cause_words_of_caller(
     } else {
         "it waits for the GPU: move it out of the step or do it every N steps"
     }
+}
+
+/// Reads of single values this many times per step are a loop reading one element at a time.
+pub const PER_STEP_READS: f64 = 8.0;
+
+/// "; 32 per step: a Python loop reads one element at a time ..." for scalar reads (`.item()`,
+/// `if tensor:`) repeated within each step; empty otherwise.
+fn per_step_reads(i: &DiagnosisInputs, count: u64, caller: &str) -> String {
+    let scalar = ["_local_scalar_dense", "aten::item", "is_nonzero"]
+        .iter()
+        .any(|m| caller.contains(m));
+    let steps = i.steps.max(1) as f64 * i.ranks.len().max(1) as f64;
+    let per_step = count as f64 / steps;
+    if !scalar || i.steps == 0 || per_step < PER_STEP_READS {
+        return String::new();
+    }
+    format!("; {per_step:.0} per step: a Python loop reads one element at a time (per-element `.item()`/`.cpu()`), each read a full synchronisation: stack the values into one tensor and read it once (`.tolist()`), or keep the loop on the {}", i.device_word())
 }
 
 /// Synchronising calls drain the GPU's queue; it waits until the host refills it.
@@ -90,11 +109,12 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
                 .map(|w| format!(" ({w})"))
                 .unwrap_or_default();
             format!(
-                "{} × `{}`{what} ({} blocked), from {from}: {}.",
+                "{} × `{}`{what} ({} blocked), from {from}: {}{}.",
                 s.count,
                 s.name,
                 dur(s.total_ns),
-                sync_cause_words(&s.name, first, s.copy.as_deref())
+                sync_cause_words(&s.name, first, s.copy.as_deref()),
+                per_step_reads(i, s.count, first)
             )
         })
         .collect();
@@ -119,6 +139,40 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
         evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
     }
     .finish(i))
+}
+
+/// What a synchronising call reads back to the host, in the user's words (`.item()`, `.cpu()`),
+/// when it is a device-to-host read: its copy goes to the host, or its caller reads a value.
+fn read_words(s: &crate::report::inputs::SyncFigure) -> Option<&'static str> {
+    use crate::analysis::names::{copy_kind, CopyDirection};
+    let direction = s.copy.as_deref().and_then(copy_kind).map(|k| k.0);
+    let caller = s.callers.first().map_or("", |(c, _)| c.as_str());
+    let has = |m: &str| caller.contains(m);
+    if matches!(
+        direction,
+        Some(
+            CopyDirection::HostToDevice | CopyDirection::DeviceToDevice | CopyDirection::PeerToPeer
+        )
+    ) {
+        return None;
+    }
+    if has("is_nonzero") {
+        Some("`if tensor:`")
+    } else if has("_local_scalar_dense") || has("aten::item") {
+        Some("`.item()`")
+    } else if has("tolist") {
+        Some("`.tolist()`")
+    } else if direction == Some(CopyDirection::DeviceToHost)
+        || s.name == "Memcpy DtoH"
+        || has("aten::to")
+        || has("aten::_to_copy")
+        || has("aten::copy_")
+        || has("cpu")
+    {
+        Some("`.cpu()`/`.to(\"cpu\")`/`copy_`")
+    } else {
+        None
+    }
 }
 
 /// Calls that wait for the device block the host while the traced GPU runs nothing: removing them
@@ -161,14 +215,20 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
         .and_then(crate::analysis::names::copy_kind)
         .map(|k| k.0)
         == Some(crate::analysis::names::CopyDirection::HostToDevice);
+    let what = match read_words(top) {
+        Some(read) => format!(
+            "a synchronous device-to-host read ({read}: `{}`{from})",
+            top.name
+        ),
+        None => format!("`{}`{from}", top.name),
+    };
     Some(Draft {
         id: FindingId::WaitOutsideTrace,
         headline: idle_headline(
             i,
             ns,
             &format!(
-                "while the host blocks in `{}`{from} with nothing queued on the GPU: it waits for work this trace does not show",
-                top.name
+                "while the host blocks in {what} with nothing queued on the GPU: it waits for work this trace does not show"
             ),
         ),
         title: "The host waits for work outside the trace".into(),
