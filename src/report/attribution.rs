@@ -58,6 +58,15 @@ crate::stable_enum! {
 }
 
 impl IdleCause {
+    /// Whether the trace names what the GPU waited for: a synchronisation, the DataLoader, a
+    /// communication call. Enough of it makes a small trace diagnosable ([`super::gate`]).
+    pub fn is_clear(self) -> bool {
+        matches!(
+            self,
+            IdleCause::Synchronization | IdleCause::DataLoading | IdleCause::CommunicationWait
+        )
+    }
+
     /// What the GPU was waiting for, in a few words.
     pub fn label(self) -> &'static str {
         match self {

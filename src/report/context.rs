@@ -402,17 +402,12 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
 
 /// After the analysed window is known: too little device work in it ([`super::gate::too_little`])
 /// makes the trace insufficient.
-pub fn check_sufficient(
-    c: &mut TraceContext,
-    device_ops_in_window: u64,
-    gpu_window_ns: i64,
-    gpu_busy_ns: i64,
-) {
-    c.device_ops_in_window = device_ops_in_window;
+pub fn check_sufficient(c: &mut TraceContext, w: super::gate::WindowWork) {
+    c.device_ops_in_window = w.device_ops;
     if c.blocking().is_some() {
         return;
     }
-    if super::gate::too_little(device_ops_in_window, gpu_window_ns, gpu_busy_ns) {
+    if super::gate::too_little(w) {
         c.holds.push(TraceHolds::Insufficient);
     } else {
         c.holds.insert(0, TraceHolds::SteadyState);

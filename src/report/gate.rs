@@ -1,5 +1,7 @@
 //! One gate, one cut. The gate: "too little to diagnose" is one rule over the analysed window's
-//! device operations, GPU window and GPU busy time ([`too_little`]), and nothing else decides it.
+//! device operations, GPU window, GPU busy time and how much of its idle time has a clear cause
+//! ([`too_little`]), and nothing else decides it: a small trace (a few milliseconds, a dozen
+//! kernels) whose GPU waits on something the trace names is diagnosed, not dismissed.
 //! The cut: the warm-up cut never removes most of the kernel time. When the leading steps (or the
 //! prefix) the context stage would leave out as warm-up hold most of the trace's kernel time, they
 //! are the work, not a warm-up: the whole trace is analysed and the report says why.
@@ -18,13 +20,34 @@ pub const MIN_WINDOW_NS: i64 = 1_000_000;
 pub const MANY_DEVICE_OPS: u64 = 20;
 pub const MIN_BUSY_NS: i64 = 1_000_000;
 
+/// A few short kernels are still diagnosable when idle time with a clear cause fills at least this
+/// share of the GPU window: the finding is the wait, not the kernels.
+pub const MIN_CLEAR_IDLE_SHARE: f64 = 0.5;
+
+/// What the gate reads of the analysed window (all ranks together).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WindowWork {
+    pub device_ops: u64,
+    /// The GPU window (the longest rank's), ns.
+    pub window_ns: i64,
+    pub busy_ns: i64,
+    /// GPU idle time whose cause the trace names (a synchronisation, the DataLoader, a
+    /// communication call: [`crate::report::attribution::IdleCause::is_clear`]), ns, and the
+    /// windows it is a share of (all ranks), ns.
+    pub clear_idle_ns: i64,
+    pub windows_ns: i64,
+}
+
 /// Whether the analysed window holds too little to diagnose: fewer than [`MIN_DEVICE_OPS`] device
 /// operations, a GPU window under [`MIN_WINDOW_NS`], or fewer than [`MANY_DEVICE_OPS`] operations
-/// keeping the GPU busy under [`MIN_BUSY_NS`] (all ranks together).
-pub fn too_little(device_ops: u64, window_ns: i64, busy_ns: i64) -> bool {
-    device_ops < MIN_DEVICE_OPS
-        || window_ns < MIN_WINDOW_NS
-        || device_ops < MANY_DEVICE_OPS && busy_ns < MIN_BUSY_NS
+/// keeping the GPU busy under [`MIN_BUSY_NS`] while no clear cause holds the GPU idle for
+/// [`MIN_CLEAR_IDLE_SHARE`] of the window.
+pub fn too_little(w: WindowWork) -> bool {
+    let clear_idle =
+        w.windows_ns > 0 && w.clear_idle_ns as f64 >= MIN_CLEAR_IDLE_SHARE * w.windows_ns as f64;
+    w.device_ops < MIN_DEVICE_OPS
+        || w.window_ns < MIN_WINDOW_NS
+        || w.device_ops < MANY_DEVICE_OPS && w.busy_ns < MIN_BUSY_NS && !clear_idle
 }
 
 /// A warm-up cut may remove at most this share of the kernel time.
@@ -95,6 +118,27 @@ pub fn note(c: &CutRefused) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_few_kernels_with_a_clear_wait_are_enough() {
+        let w = WindowWork {
+            device_ops: 12,
+            window_ns: 4_000_000,
+            busy_ns: 200_000,
+            clear_idle_ns: 3_000_000,
+            windows_ns: 4_000_000,
+        };
+        assert!(!too_little(w));
+        assert!(too_little(WindowWork {
+            clear_idle_ns: 1_000_000,
+            ..w
+        }));
+        assert!(too_little(WindowWork { device_ops: 4, ..w }));
+        assert!(too_little(WindowWork {
+            window_ns: 900_000,
+            ..w
+        }));
+    }
 
     #[test]
     fn a_cut_that_removes_most_kernel_time_is_not_made() {

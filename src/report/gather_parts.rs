@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::context::{context_of, rank_context_part, RankContextPart};
 
-use super::attribution::{attribute_rank, merge, RankAttribution};
+use super::attribution::{attribute_rank, merge, IdleCause, RankAttribution};
 use super::context::{self, TraceContext};
 use super::findings::{EvidenceRef, MAX_EVIDENCE_ROWS};
 use super::gather::{cause_intervals, rank_figures, Gathered};
@@ -111,9 +111,7 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
     let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
     context::check_sufficient(
         &mut ctx,
-        device_ops_in_window,
-        gpu_window,
-        inputs.time.busy_ns,
+        window_work(&inputs, device_ops_in_window, gpu_window),
     );
     inputs.idle = merge(&attributions);
     inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
@@ -125,6 +123,22 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
     Gathered {
         inputs,
         context: ctx,
+    }
+}
+
+/// What the gate reads of the analysed window, from the figures of all ranks.
+fn window_work(i: &DiagnosisInputs, device_ops: u64, window_ns: i64) -> super::gate::WindowWork {
+    let clear_idle_ns = IdleCause::ALL
+        .iter()
+        .filter(|c| c.is_clear())
+        .map(|c| i.time.idle_by_cause_ns[c.index()])
+        .sum();
+    super::gate::WindowWork {
+        device_ops,
+        window_ns,
+        busy_ns: i.time.busy_ns,
+        clear_idle_ns,
+        windows_ns: i.time.window_ns,
     }
 }
 
