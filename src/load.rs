@@ -58,13 +58,36 @@ pub fn load_set(path: &Path, cache: Option<&Path>) -> Result<TraceSet, LoadFailu
         }
         Err(e) => return Err(LoadFailure::one(format!("{}: {e}", path.display()))),
     };
-    let set = TraceSet::from_loads(load_parallel(&files, cache));
+    let loads = load_parallel(&files, cache)
+        .into_iter()
+        .zip(&files)
+        .map(|(r, f)| r.map(|t| named_by_folder(t, path, f)))
+        .collect();
+    let set = TraceSet::from_loads(loads);
     if set.is_empty() {
         let mut lines: Vec<String> = set.skipped.iter().map(|f| f.reason.clone()).collect();
         lines.push(format!("no file in {} could be loaded", path.display()));
         return Err(LoadFailure { lines });
     }
     Ok(set)
+}
+
+/// A file whose own name says no rank, in a folder that does (`job/rank_3/trace.json`), is named
+/// by its path under the loaded folder, so the set reads its rank from it (one job's ranks are
+/// often written as `rank_N/` folders of identically named files).
+fn named_by_folder(mut t: TraceTable, root: &Path, file: &Path) -> TraceTable {
+    use crate::table::set::rank_from_file_name;
+    if t.metadata.rank.is_some() || rank_from_file_name(&t.file).is_some() {
+        return t;
+    }
+    let Ok(rel) = file.strip_prefix(root) else {
+        return t;
+    };
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    if rank_from_file_name(&rel).is_some() {
+        t.file = rel;
+    }
+    t
 }
 
 /// Loads `files` in parallel (one thread per core), each result at its file's place.

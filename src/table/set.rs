@@ -267,7 +267,7 @@ pub fn separate_runs_of(ranks: &[RankIdentity]) -> Option<String> {
     let files = |a: &RankIdentity, b: &RankIdentity| format!("{} and {}", a.file, b.file);
     for (i, a) in ranks.iter().enumerate() {
         if let Some(b) = ranks[i + 1..].iter().find(|b| {
-            b.rank == a.rank && a.rank_source == "distributedInfo" && b.rank_source == a.rank_source
+            b.rank == a.rank && a.rank_source != "load order" && b.rank_source == a.rank_source
         }) {
             return Some(format!("{} both say they are rank {}", files(a, b), a.rank));
         }

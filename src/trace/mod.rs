@@ -260,6 +260,14 @@ impl LoadError {
              the operator graph but not timings. Record a Kineto trace with torch.profiler \
              (export_chrome_trace or tensorboard_trace_handler)."
                 .to_string()
+        } else if let Some(tool) = foreign_profiler(keys) {
+            format!(
+                " This looks like {tool}, not a PyTorch profiler trace. To see the PyTorch job, record it with \
+                 torch.profiler (`torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], \
+                 schedule=torch.profiler.schedule(wait=1, warmup=1, active=3), \
+                 on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\"))`; on ROCm the same call \
+                 records HIP kernels) and load the JSON it writes."
+            )
         } else if has("segments") || has("device_traces") {
             " This looks like a CUDA memory snapshot (torch.cuda.memory._snapshot), not a profiler trace."
                 .to_string()
@@ -491,5 +499,20 @@ impl<S: EventSink> StreamReader<S> {
             });
         }
         Ok((summary, self.sink))
+    }
+}
+
+/// The profiler a non-Kineto JSON object's top-level keys name: rocprofiler-sdk (`rocprofv3`),
+/// Nsight Systems' JSON export, a TensorFlow/XLA profile.
+fn foreign_profiler(keys: &[String]) -> Option<&'static str> {
+    let any = |m: &str| keys.iter().any(|k| k.to_ascii_lowercase().contains(m));
+    if any("rocprof") || any("rocpd") {
+        Some("a rocprofiler-sdk (rocprofv3) JSON result of HIP/HSA API calls and kernel dispatches")
+    } else if any("nsys") || any("cupti_activity") || any("nvtx") {
+        Some("an Nsight Systems (nsys) export")
+    } else if any("xspace") || any("xplane") || any("tensorflow") {
+        Some("a TensorFlow/XLA profiler export (XSpace)")
+    } else {
+        None
     }
 }
