@@ -220,6 +220,9 @@ fn deepep_nvshmem_and_all_to_all_kernels_are_communication() {
         "void deep_ep::intranode::combine<__nv_bfloat16, 8, 768>(...)",
         "void deep_ep::internode_ll::dispatch<false, 3, 7168>(...)",
         "nvshmemi_transfer_rma_nbi_kernel",
+        "void pplx::dispatchKernel<__nv_bfloat16>(...)",
+        "void mori::moe::EpDispatchIntraNodeKernel<__hip_bfloat16>(mori::moe::EpDispatchCombineArgs)",
+        "void mori::moe::EpCombineIntraNodeKernel<__hip_bfloat16>(mori::moe::EpDispatchCombineArgs)",
         "void fused_all_to_all_kernel<float>(...)",
         "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
     ] {

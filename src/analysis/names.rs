@@ -320,8 +320,10 @@ pub fn is_library_kernel(name: &str) -> bool {
 }
 
 /// Communication kernel of any current collective library or custom kernel: NCCL (`ncclKernel_*`,
-/// `ncclDevKernel_*`), RCCL, HCCL (Ascend's `hcom_allReduce_*`), oneCCL, MSCCL, NVSHMEM, DeepEP, custom and symmetric-memory
-/// all-reduce, all-to-all kernels.
+/// `ncclDevKernel_*`), RCCL, HCCL (Ascend's `hcom_allReduce_*`), oneCCL, MSCCL, NVSHMEM, custom and symmetric-memory
+/// all-reduce, all-to-all kernels, and expert-parallel dispatch/combine kernels (DeepEP, pplx-kernels,
+/// AMD's MoRI `EpDispatch*`/`EpCombine*`): they move tokens between ranks, so they are
+/// communication, not compute.
 pub fn is_collective_name(name: &str) -> bool {
     let b = name.as_bytes();
     let starts = |p: &str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
@@ -333,12 +335,16 @@ pub fn is_collective_name(name: &str) -> bool {
 pub const COLLECTIVE_PREFIXES: [&str; 6] = ["nccl", "rccl", "hccl", "hcom", "ccl", "msccl"];
 
 /// [`is_collective_name`]'s marks, found anywhere in the name, case as written.
-pub const COLLECTIVE_MARKS: [&str; 16] = [
+pub const COLLECTIVE_MARKS: [&str; 20] = [
     "ncclKernel",
     "ncclDevKernel",
     "nvshmem",
     "deep_ep::",
     "dpsk::ep",
+    "pplx::",
+    "mori::",
+    "EpDispatch",
+    "EpCombine",
     "multimem_all_reduce",
     "multimem_all_gather",
     "cross_device_reduce",
