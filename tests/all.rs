@@ -15,6 +15,7 @@ mod compare;
 mod diagnosis_cold;
 mod diagnosis_context;
 mod diagnosis_devices;
+mod diagnosis_identity;
 mod diagnosis_one_event;
 mod diagnosis_scenarios;
 mod dialects;

@@ -3,9 +3,9 @@
 //! given CPU advice; rank files in `rank_N/` folders are ranks of one job, two files of one rank are
 //! said; another profiler's JSON is named; DeepEP / NVSHMEM / all-to-all kernels are communication.
 
-mod common;
+use crate::common;
 
-use common::TraceBuilder;
+use crate::common::TraceBuilder;
 use profile_model::analysis::gpu::{exact_kernel_type, KernelType};
 use profile_model::report::context::TraceHolds;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
