@@ -171,7 +171,7 @@ pub fn TraceHeaderBar(state: AppState) -> impl IntoView {
                         let choices = choices.get();
                         (choices.len() > 1).then(|| view! { <RankPicker choices picked on_pick/> })
                     }}
-                    <label class="check" title="Replace kernel, op and module names with stable short hashes in every view and export, so what you share names nothing">
+                    <label class="check" title="Replace kernel, op and module names and the file names with stable short hashes in every view and download, so what you share names nothing">
                         <input id="redact-names" type="checkbox" prop:checked=move || redact.get()
                             on:change=move |ev| super::set_redact(state, event_target_checked(&ev))/>
                         " Redact names"
