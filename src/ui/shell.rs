@@ -199,8 +199,10 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
             .page
             .with_untracked(|p| p.report_shown().map(|r| Verdict::new(&r)))
     });
+    let links_redact = state.select(|p| p.redact);
     let links = Memo::new(move |_| {
         state.revision.track();
+        links_redact.track();
         state.page.with_untracked(PageState::finding_links)
     });
     let request_error = state.select(|p| p.request_error.clone());

@@ -12,7 +12,7 @@ import { useBrowser, openPage, openTab, screenshotPath, trace } from './harness.
 
 const env = useBrowser();
 
-const NAME = 'hta__critical_path_alexnet.json.gz';
+const NAME = 'hta__ns_resolution__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz';
 const TABS = ['report', 'overview', 'operators', 'kernels', 'memory', 'modules', 'timeline', 'analyses', 'explore', 'compare', 'sql'];
 
 /** Kernel and cpu_op names of the trace (the profiler's own `ProfilerStep#N` kept: it names no program),
