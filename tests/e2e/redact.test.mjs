@@ -118,7 +118,7 @@ test('with "Redact names" on, no tab, attribute or download names a kernel, an o
     assert.deepEqual(leaks(bytes.toString('latin1'), names).slice(0, 5), [], `${what}: its content`);
   }
   assert.match(files.markdown.bytes.toString('utf8'), /kernel_[0-9a-f]{6}/, 'the Markdown names kernels by their hash');
-  assert.match(files.perfetto.name, /^trace_[0-9a-f]{6}\.perfetto\.json$/);
+  assert.match(files.perfetto.name, /^trace_[0-9a-f]{6}(\.pt\.trace)?\.perfetto\.json$/);
   assert.match(files.perfetto.bytes.toString('utf8'), /"name":"kernel_[0-9a-f]{6}"/, 'the Perfetto file names kernels by their hash');
 
   // Switched off, the names come back.
