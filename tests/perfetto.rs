@@ -36,7 +36,7 @@ fn the_written_trace_reads_back_with_the_same_kernels_and_the_added_tracks() {
         let t = load_path(&common::trace(name)).expect("loads");
         let idle = idle_pieces(&t);
         let path = critical_path_mode(&t, &CriticalPathOptions::default(), Mode::Exact).rows;
-        let json = perfetto_json(&t, &idle, &path);
+        let json = perfetto_json(&t, &idle, &path, false);
         let back = load_bytes("back.json", json.as_bytes()).expect("reads back");
         assert_eq!(kernels(&back), kernels(&t), "{name}: kernels");
         let mut names = back.metadata.thread_names.clone();
@@ -65,4 +65,33 @@ fn the_written_trace_reads_back_with_the_same_kernels_and_the_added_tracks() {
             "{name}: the kernel's launch"
         );
     }
+}
+
+#[test]
+fn the_redacted_file_names_no_kernel_or_op_and_keeps_the_figures() {
+    use profile_model::report::redact::redact_kind_name;
+    let name = "hta__critical_path_alexnet.json.gz";
+    let t = load_path(&common::trace(name)).expect("loads");
+    let idle = idle_pieces(&t);
+    let path = critical_path_mode(&t, &CriticalPathOptions::default(), Mode::Exact).rows;
+    let json = perfetto_json(&t, &idle, &path, true);
+    for kind in [EventKind::Kernel, EventKind::CpuOp] {
+        for r in t.rows_of_kind(kind) {
+            let n = t.name_at(r);
+            if n.starts_with("ProfilerStep") {
+                continue;
+            }
+            assert!(
+                !json.contains(&format!("\"{n}\"")),
+                "{name}: {n} is named in the redacted file"
+            );
+        }
+    }
+    let back = load_bytes("back.json", json.as_bytes()).expect("reads back");
+    let (count, time, _) = kernels(&back);
+    assert_eq!((count, time), (kernels(&t).0, kernels(&t).1));
+    let k = t.rows_of_kind(EventKind::Kernel).next().expect("a kernel");
+    let hashed = redact_kind_name(EventKind::Kernel, t.name_at(k));
+    assert!(json.contains(&hashed), "the kernel by its hash");
+    assert!(!json.contains("traceName"));
 }

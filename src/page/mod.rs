@@ -18,6 +18,7 @@ pub mod first_screen;
 pub mod overview_verdict;
 pub mod page_state;
 pub mod profile_views;
+pub mod redacted_load;
 pub mod report_view;
 pub mod roofline_chart;
 pub mod saved;

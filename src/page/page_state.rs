@@ -300,21 +300,29 @@ impl PageState {
         })
     }
 
-    /// The report's findings that point at events (never redacted: the query needs real names).
+    /// The report's findings that point at events: the query from the plain report (it needs real
+    /// names), the title as shown (hashed when "Redact names" is on).
     pub fn finding_links(&self) -> Vec<FindingLink> {
-        let Some(report) = self
-            .shown()
-            .and_then(|s| s.report.as_ref().map(|r| &r.plain))
-        else {
+        let Some(reports) = self.shown().and_then(|s| s.report.as_ref()) else {
             return Vec::new();
         };
-        report
+        let titles = if self.redact {
+            &reports.redacted
+        } else {
+            &reports.plain
+        };
+        reports
+            .plain
             .findings
             .iter()
-            .filter_map(|f| {
+            .enumerate()
+            .filter_map(|(i, f)| {
                 f.filter.as_ref().map(|filter| FindingLink {
                     id: f.id.as_str().to_string(),
-                    title: f.title.clone(),
+                    title: titles
+                        .findings
+                        .get(i)
+                        .map_or_else(String::new, |t| t.title.clone()),
                     query: filter.to_query(),
                 })
             })

@@ -1020,3 +1020,41 @@ fn an_entry_of_another_storage_format_is_removed_not_opened() {
     assert!(s.saved.is_empty());
     assert_eq!(s.notice.as_deref(), Some(CacheProblem::Corrupt.message()));
 }
+
+#[test]
+fn finding_links_query_real_names_and_show_the_title_as_redacted() {
+    use crate::report::findings::{EvidenceFilter, Finding, FindingId, Impact, Severity};
+    let finding = |title: &str, name: &str| Finding {
+        id: FindingId::ALL[0],
+        headline: String::new(),
+        title: title.into(),
+        severity: Severity::Info,
+        threshold: String::new(),
+        measured: String::new(),
+        value: 0.0,
+        impact: Impact {
+            pct_of_gpu_time: None,
+            ms_per_step: None,
+            time_ns: 0,
+        },
+        explanation: String::new(),
+        actions: Vec::new(),
+        evidence: Vec::new(),
+        filter: Some(EvidenceFilter::Kernels(vec![name.into()])),
+    };
+    let mut r = reports();
+    r.plain.findings = vec![finding("gemm_llama is slow", "gemm_llama")];
+    r.redacted.findings = vec![finding("kernel_000001 is slow", "kernel_000001")];
+    let mut s = loaded_state("a.json");
+    s.report(r);
+    let plain = s.finding_links();
+    assert_eq!(plain[0].title, "gemm_llama is slow");
+    s.set_redact(true);
+    let links = s.finding_links();
+    assert_eq!(links[0].title, "kernel_000001 is slow");
+    assert_eq!(
+        links[0].query, plain[0].query,
+        "the query keeps the real name"
+    );
+    assert!(format!("{:?}", links[0].query).contains("gemm_llama"));
+}

@@ -110,7 +110,18 @@ impl PageState {
         }
         vec![Effect::Post(ToWorker::Perfetto {
             rank_index: self.rank_index,
+            redact: self.redact,
         })]
+    }
+
+    /// The loaded set as the page shows it: file and kernel names hashed when "Redact names" is on.
+    pub fn loaded_shown(&self) -> Option<crate::protocol::LoadedSet> {
+        let loaded = self.shown()?.loaded.clone();
+        Some(if self.redact {
+            crate::page::redacted_load::redact_loaded(loaded)
+        } else {
+            loaded
+        })
     }
 
     /// The details panel asks about one event of the picked rank.

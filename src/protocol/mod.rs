@@ -93,7 +93,12 @@ pub enum ToWorker {
     Locate { query: EventQuery },
     /// Rank `rank_index`'s trace as Chrome-trace JSON for Perfetto, with the GPU's idle causes and
     /// the critical path added as tracks.
-    Perfetto { rank_index: usize },
+    /// With `redact`, names are hashed as the page shows them, args left out, the file name hidden.
+    Perfetto {
+        rank_index: usize,
+        #[serde(default)]
+        redact: bool,
+    },
     /// The details of one event of rank `rank_index` (the timeline's details panel).
     EventDetails { rank_index: usize, row: u32 },
     /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank.

@@ -558,6 +558,15 @@ impl DiagnosisReport {
                 }
             }
         }
+        let files: Vec<String> = out.skipped_files.iter().map(|f| f.file.clone()).collect();
+        let hide_files = |s: &str| super::redact::redact_file_names_in(s, &files);
+        for n in &mut out.notes {
+            *n = hide_files(n);
+        }
+        for f in &mut out.skipped_files {
+            f.reason = hide_files(&f.reason);
+            f.file = super::redact::redact_file_name(&f.file);
+        }
         out.redacted = true;
         out.names.clear();
         out

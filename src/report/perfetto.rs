@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::analysis::critical_path::PathSegment;
 use crate::report::attribution::IdleCause;
+use crate::report::redact::{redact_kind_name, redact_name, NameKind};
 use crate::table::{EventKind, TraceTable};
 
 /// The process id of the added tracks (far from real pids).
@@ -47,7 +48,26 @@ fn row_args(t: &TraceTable, row: usize) -> Map<String, Value> {
 }
 
 /// One row as a Chrome-trace event, or `None` for rows Perfetto gets otherwise (metadata).
-fn row_event(t: &TraceTable, row: usize) -> Option<String> {
+/// The top-level keys a redacted file keeps (the device and the job's shape; never `traceName`,
+/// which is a path).
+const KEPT_KEYS: [&str; 5] = [
+    "schemaVersion",
+    "deviceProperties",
+    "distributedInfo",
+    "displayTimeUnit",
+    "baseTimeNanoseconds",
+];
+
+/// A row's name as written: hashed by its kind when redacting.
+fn row_name(t: &TraceTable, row: usize, redact: bool) -> String {
+    if redact {
+        redact_kind_name(t.kind_at(row), t.name_at(row))
+    } else {
+        t.name_at(row).to_string()
+    }
+}
+
+fn row_event(t: &TraceTable, row: usize, redact: bool) -> Option<String> {
     if t.kind_at(row) == EventKind::Metadata {
         return None;
     }
@@ -59,7 +79,7 @@ fn row_event(t: &TraceTable, row: usize) -> Option<String> {
     let mut e = format!(
         "{{\"ph\":\"{phase}\",\"cat\":{},\"name\":{},\"pid\":{},\"tid\":{},\"ts\":{}",
         text(t.category_at(row).unwrap_or("")),
-        text(t.name_at(row)),
+        text(&row_name(t, row, redact)),
         id_text(t.pid_at(row)),
         id_text(t.tid_at(row)),
         micros(ts)
@@ -73,7 +93,13 @@ fn row_event(t: &TraceTable, row: usize) -> Option<String> {
             e.push_str(",\"bp\":\"e\"");
         }
     }
-    let args = row_args(t, row);
+    let mut args = row_args(t, row);
+    if redact {
+        // Args may hold names, shapes' owners and paths: only the ids the table keeps are written.
+        args.retain(|k, _| {
+            ["External id", "correlation", "stream", "device"].contains(&k.as_str())
+        });
+    }
     if !args.is_empty() {
         let _ = write!(e, ",\"args\":{}", Value::Object(args));
     }
@@ -99,7 +125,12 @@ fn metadata(kind: &str, pid: &str, tid: Option<&str>, name: &str) -> String {
 }
 
 /// The added tracks: idle pieces (tid = cause) and critical-path segments (tid 100).
-fn added_events(idle: &[(i64, i64, IdleCause)], path: &[PathSegment]) -> Vec<String> {
+fn added_events(
+    t: &TraceTable,
+    idle: &[(i64, i64, IdleCause)],
+    path: &[PathSegment],
+    redact: bool,
+) -> Vec<String> {
     let pid = ADDED_PID.to_string();
     let mut out = vec![metadata(
         "process_name",
@@ -128,10 +159,14 @@ fn added_events(idle: &[(i64, i64, IdleCause)], path: &[PathSegment]) -> Vec<Str
     for seg in path {
         let start = (seg.start_us * 1000.0).round() as i64;
         let dur = (seg.duration_us * 1000.0).round() as i64;
-        let name = seg
-            .name
-            .clone()
-            .unwrap_or_else(|| seg.edge_type.as_str().to_string());
+        let name = match (&seg.name, seg.row) {
+            (Some(_), Some(row)) if redact && (row as usize) < t.len() => {
+                row_name(t, row as usize, true)
+            }
+            (Some(n), _) if redact => redact_name(NameKind::Op, n),
+            (Some(n), _) => n.clone(),
+            (None, _) => seg.edge_type.as_str().to_string(),
+        };
         out.push(format!(
             "{{\"ph\":\"X\",\"cat\":\"critical_path\",\"name\":{},\"pid\":{ADDED_PID},\"tid\":100,\"ts\":{},\"dur\":{},\"args\":{{\"bound_by\":{},\"edge\":{}}}}}",
             text(&name),
@@ -150,9 +185,13 @@ pub fn perfetto_json(
     t: &TraceTable,
     idle: &[(i64, i64, IdleCause)],
     path: &[PathSegment],
+    redact: bool,
 ) -> String {
     let mut out = String::from("{");
     for (key, value) in &t.metadata.top_level {
+        if redact && !KEPT_KEYS.contains(&key.as_str()) {
+            continue;
+        }
         let _ = write!(out, "{}:{},", text(key), value);
     }
     out.push_str("\"traceEvents\":[\n");
@@ -165,9 +204,9 @@ pub fn perfetto_json(
             let (pid, tid) = key.split_once('/')?;
             Some(metadata("thread_name", pid, Some(tid), name))
         }));
-    let rows = (0..t.len()).filter_map(|r| row_event(t, r));
+    let rows = (0..t.len()).filter_map(|r| row_event(t, r, redact));
     let mut first = true;
-    for e in names.chain(rows).chain(added_events(idle, path)) {
+    for e in names.chain(rows).chain(added_events(t, idle, path, redact)) {
         if !first {
             out.push_str(",\n");
         }

@@ -24,6 +24,47 @@ pub fn redacted_name(prefix: &str, name: &str) -> String {
     format!("{prefix}_{:06x}", stable_hash(name) & 0xff_ffff)
 }
 
+/// The endings a redacted file name keeps (they say what the file is, not what it holds), longest
+/// first.
+const FILE_ENDINGS: [&str; 10] = [
+    ".pt.trace.json.gz",
+    ".pt.trace.json",
+    ".perfetto.json",
+    ".json.gz",
+    ".parquet",
+    ".arrow",
+    ".json",
+    ".csv",
+    ".gz",
+    ".md",
+];
+
+/// A file name (or path) as shown with names hashed: `trace_xxxxxx` and its ending (`.json.gz`), the
+/// same for the same name; an empty name stays empty.
+pub fn redact_file_name(name: &str) -> String {
+    if name.is_empty() {
+        return String::new();
+    }
+    let ending = FILE_ENDINGS
+        .iter()
+        .find(|e| name.len() > e.len() && name.ends_with(*e))
+        .copied()
+        .unwrap_or("");
+    format!("{}{ending}", redacted_name("trace", name))
+}
+
+/// `text` with each of `files` replaced by its hashed form (for sentences made before redaction
+/// that name a file: load notes, skip reasons).
+pub fn redact_file_names_in(text: &str, files: &[String]) -> String {
+    let mut pairs: Vec<(String, String)> = files
+        .iter()
+        .filter(|f| !f.is_empty())
+        .map(|f| (f.clone(), redact_file_name(f)))
+        .collect();
+    crate::sort::sort_by(&mut pairs, |a, b| b.0.len().cmp(&a.0.len()));
+    replace_all(text, &pairs)
+}
+
 /// What a hashed name names: its prefix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NameKind {

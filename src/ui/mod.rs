@@ -62,7 +62,7 @@ impl AppState {
             page,
             progress: RwSignal::new(None),
             dragging: RwSignal::new(false),
-            loaded: Memo::new(move |_| page.with(|p| p.shown().map(|s| s.loaded.clone()))),
+            loaded: Memo::new(move |_| page.with(|p| p.loaded_shown())),
             revision: Memo::new(move |_| page.with(|p| p.revision)),
             explore_panel: NodeRef::new(),
             timeline_panel: NodeRef::new(),

@@ -37,8 +37,10 @@ pub fn ReportPanel(state: AppState) -> impl IntoView {
     });
     let redact = state.select(|p| p.redact);
     let request_error = state.select(|p| p.request_error.clone());
+    let links_redact = state.select(|p| p.redact);
     let links = Memo::new(move |_| {
         state.revision.track();
+        links_redact.track();
         state.page.with_untracked(PageState::finding_links)
     });
     let on_open = Callback::new(move |link: FindingLink| super::open_finding(state, &link));

@@ -171,7 +171,7 @@ pub fn TraceHeaderBar(state: AppState) -> impl IntoView {
                         let choices = choices.get();
                         (choices.len() > 1).then(|| view! { <RankPicker choices picked on_pick/> })
                     }}
-                    <label class="check" title="Replace kernel, op and module names with stable short hashes in every view and export, so what you share names nothing">
+                    <label class="check" title="Replace kernel, op and module names and the file names with stable short hashes in every view and download, so what you share names nothing">
                         <input id="redact-names" type="checkbox" prop:checked=move || redact.get()
                             on:change=move |ev| super::set_redact(state, event_target_checked(&ev))/>
                         " Redact names"
@@ -199,8 +199,10 @@ pub fn VerdictCard(state: AppState) -> impl IntoView {
             .page
             .with_untracked(|p| p.report_shown().map(|r| Verdict::new(&r)))
     });
+    let links_redact = state.select(|p| p.redact);
     let links = Memo::new(move |_| {
         state.revision.track();
+        links_redact.track();
         state.page.with_untracked(PageState::finding_links)
     });
     let request_error = state.select(|p| p.request_error.clone());

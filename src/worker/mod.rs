@@ -304,7 +304,9 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
                 },
             })
         }
-        ToWorker::Perfetto { rank_index } => with_set(|set| perfetto(set, rank_index)),
+        ToWorker::Perfetto { rank_index, redact } => {
+            with_set(|set| perfetto(set, rank_index, redact))
+        }
         ToWorker::Views => with_set(|set| FromWorker::Views {
             views: crate::analysis::views::all_views(set),
         }),
@@ -344,7 +346,15 @@ fn export_table(format: crate::export::ExportFormat, columns: &[String], redact:
                     }
                 })
                 .and_then(|schema| export_bytes(set, &schema, format))
-                .map(|(bytes, _)| (bytes, file_name(set, format)))
+                .map(|(bytes, _)| {
+                    let name = file_name(set, format);
+                    let name = if redact {
+                        crate::report::redact::redact_file_name(&name)
+                    } else {
+                        name
+                    };
+                    (bytes, name)
+                })
                 .map_err(|e| format!("could not export the table: {e}"))
         }
     });
@@ -374,7 +384,7 @@ fn post_bytes(msg: &FromWorker, bytes: &[u8]) {
 
 /// A rank's trace for Perfetto, with the idle causes and the whole critical path added.
 #[cfg(target_arch = "wasm32")]
-fn perfetto(set: &TraceSet, rank_index: usize) -> FromWorker {
+fn perfetto(set: &TraceSet, rank_index: usize, redact: bool) -> FromWorker {
     use crate::analysis::critical_path::{critical_path_mode, CriticalPathOptions};
     let Some(rank) = set.ranks.get(rank_index) else {
         return FromWorker::Error {
@@ -387,15 +397,16 @@ fn perfetto(set: &TraceSet, rank_index: usize) -> FromWorker {
         ..Default::default()
     };
     let path = critical_path_mode(&rank.table, &all_rows, crate::analysis::all::Mode::Exact).rows;
-    let stem = rank
-        .table
-        .file
-        .trim_end_matches(".gz")
-        .trim_end_matches(".json");
+    let file = if redact {
+        crate::report::redact::redact_file_name(&rank.table.file)
+    } else {
+        rank.table.file.clone()
+    };
+    let stem = file.trim_end_matches(".gz").trim_end_matches(".json");
     FromWorker::Download {
         file_name: format!("{stem}.perfetto.json"),
         mime: "application/json".into(),
-        text: crate::report::perfetto::perfetto_json(&rank.table, &idle, &path),
+        text: crate::report::perfetto::perfetto_json(&rank.table, &idle, &path, redact),
     }
 }
 

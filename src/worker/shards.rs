@@ -366,8 +366,11 @@ fn dispatch(request: ToWorker) {
                 row,
             })
         }
-        ToWorker::Perfetto { rank_index } => {
-            route(set, rank_index, |local| ToWorker::Perfetto { rank_index: local })
+        ToWorker::Perfetto { rank_index, redact } => {
+            route(set, rank_index, |local| ToWorker::Perfetto {
+                rank_index: local,
+                redact,
+            })
         }
         ToWorker::RankLanes { request } => rank_lanes(set, request),
         ToWorker::Locate { query } => ask(set, None, ToWorker::Locate { query }, Ask::Locate),
