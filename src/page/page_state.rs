@@ -558,6 +558,9 @@ impl PageState {
                 why: Detached::WorkerDied,
             };
             self.clear_views();
+            if let Some(sql) = self.sql_mut() {
+                sql.worker_stopped();
+            }
             self.request_error = Some(text);
             self.revision += 1;
         } else if let Page::Loading {

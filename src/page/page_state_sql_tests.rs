@@ -130,3 +130,19 @@ fn a_row_goes_to_its_rank_on_the_timeline_and_an_unknown_rank_goes_nowhere() {
         .is_empty());
     assert_ne!(s.tab, Tab::Timeline);
 }
+
+/// The worker dies while it writes the tables (its memory full, as on a 603 MB trace): the tab says
+/// why and how to query the trace instead of "starting" for ever.
+#[test]
+fn a_worker_that_dies_while_making_the_tables_ends_the_start_in_words() {
+    let mut s = loaded_state("a.json");
+    s.open_sql();
+    s.current_worker_died("gone".into());
+    let Some(SqlStatus::Failed(words)) = s.sql().map(|q| q.status.clone()) else {
+        panic!("the tab no longer says it is starting");
+    };
+    assert!(
+        words.contains("worker stopped") && words.contains("export"),
+        "{words}"
+    );
+}

@@ -406,6 +406,19 @@ impl SqlState {
         self.status = SqlStatus::Ready { events, load_ms };
     }
 
+    /// The worker holding the trace stopped (its memory full, most often while it wrote the tables):
+    /// tables still being made never come, so the tab says so instead of "starting" for ever.
+    pub fn worker_stopped(&mut self) {
+        if self.status == SqlStatus::Starting {
+            self.status = SqlStatus::Failed(
+                "The page's worker stopped while it made the SQL tables: this trace and its tables do not fit in \
+                 this tab's memory. Query it with DuckDB on this machine instead: `profile-model export --format \
+                 parquet TRACE -o events.parquet`, then `duckdb -c \"select ... from 'events.parquet'\"`."
+                    .to_string(),
+            );
+        }
+    }
+
     pub fn failed(&mut self, message: String) {
         self.status = SqlStatus::Failed(message);
         self.running = false;
