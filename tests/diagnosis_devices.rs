@@ -3,7 +3,7 @@
 //! toolbox (CUDA graphs, TF32, tensor cores, cuDNN autotuning) is never advised on an MTIA, and
 //! device-side waits (`event_wait`) are never called compute.
 
-use crate::common::TraceBuilder;
+use crate::common::{all_words, TraceBuilder};
 use profile_model::report::bottleneck::BottleneckKind;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
 use profile_model::report::findings::FindingId;
@@ -42,17 +42,6 @@ fn as_mtia(b: &TraceBuilder) -> DiagnosisReport {
 
 fn as_cuda(b: &TraceBuilder) -> DiagnosisReport {
     diagnose(&TraceSet::single(b.table("cuda.json")))
-}
-
-/// Every sentence the report gives, Markdown included.
-fn all_words(r: &DiagnosisReport) -> String {
-    let mut s = r.to_markdown();
-    for f in &r.findings {
-        s.push_str(&f.headline);
-        s.push_str(&f.explanation);
-        s.push_str(&f.actions.join("\n"));
-    }
-    s
 }
 
 /// 2000 kernels of 3 µs, each launched 7 µs after the last one ended: launch-bound.

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use crate::common::TraceBuilder;
+use crate::common::{all_words, TraceBuilder};
 use profile_model::analysis::gpu::{exact_kernel_type, KernelType};
 use profile_model::report::context::TraceHolds;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
@@ -17,17 +17,6 @@ use serde_json::Value;
 fn report_of(text: &str) -> DiagnosisReport {
     let t = load_bytes("identity.json", text.as_bytes()).expect("loads");
     diagnose(&TraceSet::single(t))
-}
-
-/// Every sentence the report gives.
-fn all_words(r: &DiagnosisReport) -> String {
-    let mut s = r.to_markdown();
-    for f in &r.findings {
-        s.push_str(&f.headline);
-        s.push_str(&f.explanation);
-        s.push_str(&f.actions.join("\n"));
-    }
-    s
 }
 
 // A. One gate ------------------------------------------------------------------------------------

@@ -499,3 +499,15 @@ pub fn cli_ok(args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// Every sentence a report gives: its Markdown, then each finding's headline, explanation and actions
+/// (what a test searches for advice that must, or must not, be given).
+pub fn all_words(r: &profile_model::report::diagnosis::DiagnosisReport) -> String {
+    let mut s = r.to_markdown();
+    for f in &r.findings {
+        s.push_str(&f.headline);
+        s.push_str(&f.explanation);
+        s.push_str(&f.actions.join("\n"));
+    }
+    s
+}
