@@ -255,24 +255,10 @@ impl RankFacts {
         f.device = rank_device(t, &runtime_names, &devices, h.device_ops);
         f.kineto_marks = kineto_marks(t) || trace_span || !h.steps.is_empty();
         f.legacy = is_legacy(t) && !f.kineto_marks;
-        let outside_captures: Vec<&(i64, i64)> = launches
-            .iter()
-            .filter(|(_, ts)| covered(&h.captures, *ts, *ts + 1) == 0)
-            .collect();
-        f.correlated_launches = outside_captures.len() as u64;
-        f.orphan_launches = outside_captures
-            .iter()
-            .filter(|(c, _)| !device_correlations.contains(c))
-            .count() as u64;
-        let graphs: Vec<&(i64, i64)> = graph_launches
-            .iter()
-            .filter(|(_, ts)| covered(&h.captures, *ts, *ts + 1) == 0)
-            .collect();
-        f.graph_correlated = graphs.len() as u64;
-        f.graph_orphans = graphs
-            .iter()
-            .filter(|(c, _)| !device_correlations.contains(c))
-            .count() as u64;
+        (f.correlated_launches, f.orphan_launches) =
+            launched_and_orphaned(&launches, &h.captures, &device_correlations);
+        (f.graph_correlated, f.graph_orphans) =
+            launched_and_orphaned(&graph_launches, &h.captures, &device_correlations);
         let device = crate::analysis::intervals::union(device_spans);
         f.device_window_ns = match (device.first(), device.last()) {
             (Some(a), Some(b)) => b.1 - a.0,
@@ -527,4 +513,22 @@ mod tests {
         assert_eq!(rank_in_text("python3"), None);
         assert_eq!(rank_in_text("ranking 5x"), None);
     }
+}
+
+/// Of `(correlation, ts)` launches outside graph captures: how many, and how many carry no device
+/// operation (their correlation absent from `device_correlations`).
+fn launched_and_orphaned(
+    launches: &[(i64, i64)],
+    captures: &crate::analysis::intervals::Intervals,
+    device_correlations: &BTreeSet<i64>,
+) -> (u64, u64) {
+    let outside: Vec<&(i64, i64)> = launches
+        .iter()
+        .filter(|(_, ts)| covered(captures, *ts, *ts + 1) == 0)
+        .collect();
+    let orphans = outside
+        .iter()
+        .filter(|(c, _)| !device_correlations.contains(c))
+        .count();
+    (outside.len() as u64, orphans as u64)
 }
