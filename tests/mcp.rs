@@ -388,11 +388,21 @@ fn bad_input_gets_an_error_saying_what_to_call_next() {
     let id = s.open(&common::trace(TRACE));
     let e = s.error("analysis", json!({"trace_id": id, "name": "speed"}));
     assert!(
-        e.contains("no analysis named \"speed\"") && e.contains("kernel_breakdown"),
+        e.contains("`speed`") && e.contains("kernel_breakdown") && e.contains("collectives"),
         "{e}"
     );
     let e = s.error("report", json!({"trace_id": id, "format": "yaml"}));
-    assert!(e.contains("format takes"), "{e}");
+    assert!(
+        e.contains("`yaml`") && e.contains("markdown") && e.contains("json"),
+        "{e}"
+    );
+    let e = s.error("events", json!({"trace_id": id, "format": "csv"}));
+    assert!(e.contains("`csv`"), "{e}");
+    let e = s.error(
+        "view",
+        json!({"trace_id": id, "view": "ops", "format": "xml"}),
+    );
+    assert!(e.contains("`xml`") && e.contains("csv"), "{e}");
     let e = s.error("export", json!({"trace_id": id, "path": "/tmp/out.txt"}));
     assert!(e.contains("format"), "{e}");
     let e = s.error("diff", json!({"baseline_id": id, "candidate_id": 99}));
