@@ -21,6 +21,7 @@ mod diagnosis_scenarios;
 mod dialects;
 mod explore;
 mod export;
+mod fused_ranks;
 mod fuzz_smoke;
 mod hta_quirks;
 mod json_stability;
