@@ -12,6 +12,7 @@ mod chunking;
 mod cli;
 mod collectives;
 mod compare;
+mod copy_speed;
 mod diagnosis_cold;
 mod diagnosis_context;
 mod diagnosis_devices;

@@ -10,6 +10,7 @@ use super::wording::dur;
 pub use super::wording::{short_name, short_names};
 
 pub(crate) mod collectives;
+pub(crate) mod copy_speed;
 mod host_idle;
 mod host_only;
 mod kernels;
