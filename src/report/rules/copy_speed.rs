@@ -26,7 +26,16 @@ pub fn gbps(r: &CopyRoute) -> f64 {
     }
 }
 
-/// The route in words: "`Memcpy PtoP (Device -> Device)` device 0 → 2".
+/// The route in words, capitalised to open a sentence.
+fn route_opening(r: &CopyRoute) -> String {
+    let w = route_words(r);
+    let mut c = w.chars();
+    c.next().map_or(String::new(), |f| {
+        f.to_uppercase().collect::<String>() + c.as_str()
+    })
+}
+
+/// The route in words: "peer-to-peer copy GPU 0 → GPU 2".
 fn route_words(r: &CopyRoute) -> String {
     let what = copy_words(&r.name).unwrap_or_else(|| format!("`{}`", r.name));
     match (r.from, r.to) {
@@ -106,21 +115,19 @@ fn verdict(
     if mean < LATENCY_BYTES {
         return Some(format!(
             "{} moves {} per copy on average: at that size a copy costs its fixed latency (a few µs), not bandwidth; batch the transfers into fewer, larger ones.",
-            route_words(r),
+            route_opening(r),
             bytes_words(mean)
         ));
     }
     if dir == CopyDirection::PeerToPeer && rate <= SLOW_ROUTE_FRACTION * fastest_peer {
         return Some(format!(
             "{} runs at {rate:.1} GB/s against {fastest_peer:.1} GB/s on the fastest peer route: that pair of GPUs has no direct peer-to-peer path (the copy is staged through host memory). Check the topology with `nvidia-smi topo -m` and `torch.cuda.can_device_access_peer`, and place the ranks that exchange data on GPUs linked by NVLink or one PCIe switch.",
-            route_words(r)
+            route_opening(r)
         ));
     }
     if memory == Some(HostMemory::Pageable) {
-        return Some(format!(
-            "{} runs at {rate:.1} GB/s: pageable host memory is staged through a driver buffer; pinned memory (`tensor.pin_memory()`, `DataLoader(pin_memory=True)`) with `non_blocking=True` runs near the link's rate.",
-            route_words(r)
-        ));
+        // The memory rule's pageable advice covers it; its rate is in the achieved rates.
+        return None;
     }
     let (label, link) = link_of(i, r)?;
     let host = matches!(
@@ -129,7 +136,7 @@ fn verdict(
     );
     (host && 100.0 * rate / link < LOW_LINK_PCT).then(|| format!(
         "{} reaches {rate:.1} GB/s, {:.0}% of {label}: check the slot's PCIe generation and width (`nvidia-smi -q`, \"GPU Link Info\"), that the host buffer sits on the GPU's NUMA node (`numactl`), and that copies in both directions do not share the link at once.",
-        route_words(r),
+        route_opening(r),
         100.0 * rate / link
     ))
 }
