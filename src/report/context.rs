@@ -163,6 +163,10 @@ pub struct TraceContext {
     /// Ranks fused into one file ([`TraceHolds::FusedRanks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fused_ranks: Vec<i64>,
+    /// The fused file was split into its ranks ([`crate::table::split::split_fused`]) and is
+    /// analysed as a rank set: nothing is withheld for the fusion.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fused_split: bool,
     /// Kernel launch calls with a correlation id (outside captures), and those whose device
     /// operation is absent.
     #[serde(default)]

@@ -241,6 +241,9 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut NameFigures, inputs: &mut 
                 .and_then(|c| c.find(row).and_then(|p| c.i64_at(p)))
                 .unwrap_or(0);
             a.bytes += bytes.max(0);
+            if bytes > 0 && d.kind == EventKind::Memcpy {
+                copy_route(t, row, dur, bytes, acc);
+            }
             if d.kind == EventKind::Memcpy && bytes > 0 && bytes < SMALL_COPY_BYTES {
                 a.small += 1;
             }
@@ -436,4 +439,22 @@ fn collect_syncs(
             }),
         }
     }
+}
+
+/// Adds one copy with bytes to its route ([`crate::report::inputs::CopyRoute`]): its name and,
+/// for peer copies, `fromDevice` → `toDevice`.
+fn copy_route(t: &TraceTable, row: usize, dur: i64, bytes: i64, acc: &mut NameFigures) {
+    let arg = |k: &str| t.arg(k).and_then(|c| c.find(row).and_then(|p| c.i64_at(p)));
+    let (from, to) = (arg("fromDevice"), arg("toDevice"));
+    let name = t.name_at(row);
+    let key = super::gather_parts::route_key(name, from, to);
+    let one = crate::report::inputs::CopyRoute {
+        name: name.to_string(),
+        from,
+        to,
+        count: 1,
+        bytes,
+        ns: dur,
+    };
+    super::gather_parts::add_route(acc.copy_routes.entry(key).or_default(), &one);
 }

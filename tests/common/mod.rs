@@ -288,6 +288,32 @@ impl TraceBuilder {
         )
     }
 
+    /// A copy like [`TraceBuilder::memcpy`] with more args (`fromDevice`/`toDevice` of a peer copy).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_args(
+        &mut self,
+        name: &str,
+        bytes: i64,
+        stream: i64,
+        call_ts: f64,
+        ts: f64,
+        dur: f64,
+        mut extra: Value,
+    ) -> i64 {
+        extra["bytes"] = json!(bytes);
+        self.device(
+            "gpu_memcpy",
+            "cudaMemcpyAsync",
+            name,
+            stream,
+            call_ts,
+            5.0,
+            ts,
+            dur,
+            extra,
+        )
+    }
+
     /// The trace as JSON text.
     pub fn json(&self) -> String {
         let mut top = json!({

@@ -141,6 +141,9 @@ pub(super) fn after_replay(
     let facts: Vec<&RankFacts> = parts.iter().map(|p| &p.facts).collect();
     c.data_loss = data_loss_sentence(parts);
     let mut fused: Vec<i64> = facts.iter().flat_map(|f| f.fused_ranks.clone()).collect();
+    let split: Vec<i64> = facts.iter().flat_map(|f| f.fused_split.clone()).collect();
+    c.fused_split = fused.is_empty() && !split.is_empty();
+    fused.extend(split);
     fused.sort_unstable();
     fused.dedup();
     if !fused.is_empty() {
@@ -352,16 +355,24 @@ pub fn withheld_findings(ctx: &TraceContext) -> Vec<FindingId> {
         TraceHolds::FusedRanks,
         TraceHolds::Microbenchmark,
     ];
-    if idle.iter().any(|h| ctx.holds(*h)) {
+    if idle
+        .iter()
+        .any(|h| ctx.holds(*h) && (*h != TraceHolds::FusedRanks || fused_unsplit(ctx)))
+    {
         out.extend(IDLE);
     }
     if ctx.holds(TraceHolds::GpuOnly) {
         out.push(FindingId::Communication);
     }
-    if ctx.holds(TraceHolds::FusedRanks) {
+    if fused_unsplit(ctx) {
         out.push(FindingId::Straggler);
     }
     out
+}
+
+/// Ranks fused into one file that could not be split into its ranks (read as one timeline).
+fn fused_unsplit(ctx: &TraceContext) -> bool {
+    ctx.holds(TraceHolds::FusedRanks) && !ctx.fused_split
 }
 
 /// Whether the idle attribution is withheld from the report.
@@ -373,7 +384,14 @@ pub fn idle_withheld(ctx: &TraceContext) -> bool {
 /// after the data loss, the main finding and the device).
 pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
     let mut out = Vec::new();
-    if !ctx.fused_ranks.is_empty() {
+    if !ctx.fused_ranks.is_empty() && ctx.fused_split {
+        out.push(format!(
+            "This one file holds {} ranks ({}) written together by a merge tool: it was split into its ranks, each analysed on its own timeline and compared with the others as a rank set.",
+            ctx.fused_ranks.len(),
+            rank_list(&ctx.fused_ranks)
+        ));
+    }
+    if !ctx.fused_ranks.is_empty() && !ctx.fused_split {
         out.push(format!(
             "This one file holds {} ranks ({}) written together by a merge tool: they are read as one timeline, so per-rank idle causes and straggler comparisons are withheld. Load each rank's own file together to analyse them as a rank set.",
             ctx.fused_ranks.len(),

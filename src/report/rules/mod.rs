@@ -10,6 +10,7 @@ use super::wording::dur;
 pub use super::wording::{short_name, short_names};
 
 pub(crate) mod collectives;
+pub(crate) mod copy_speed;
 mod host_idle;
 mod host_only;
 mod kernels;
@@ -90,6 +91,9 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     }
     let withheld = withheld_findings(ctx);
     out.retain(|f| !withheld.contains(&f.id));
+    if ctx.holds(TraceHolds::GpuOnly) {
+        out.iter_mut().for_each(collectives::straggler_without_host);
+    }
     if ctx.holds(TraceHolds::SeparateRuns) {
         // Separate runs are not ranks of one job: one being slower is not a straggler.
         out.retain(|f| f.id != FindingId::Straggler);
