@@ -26,7 +26,7 @@ use limits::trace_limit;
 pub use memory::memory_traffic;
 pub use notes::notes;
 pub use ranks::{communication, straggler};
-pub use sync::{synchronization, wait_outside_trace};
+pub use sync::{per_element_reads, synchronization, wait_outside_trace};
 pub use workload::avoidable_kernels;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
@@ -66,7 +66,8 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 15] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 16] = [
+        per_element_reads,
         data_loading,
         synchronization,
         wait_outside_trace,
@@ -87,6 +88,16 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if ctx.holds(TraceHolds::ColdStart) {
         // A cold pass's idle is start-up, not a steady state's dispatch: no CUDA graphs for it.
         out.retain(|f| !matches!(f.id, FindingId::LaunchOverhead | FindingId::HostOverhead));
+    }
+    if ctx.phases.len() >= 2 {
+        // Phases compared one after another: the comparison is the finding; a production step's
+        // template (CUDA graphs, compile the model, one kernel dominates) does not fit a demo.
+        out.retain(|f| {
+            !matches!(
+                f.id,
+                FindingId::LaunchOverhead | FindingId::HostOverhead | FindingId::DominantKernel
+            )
+        });
     }
     let withheld = withheld_findings(ctx);
     out.retain(|f| !withheld.contains(&f.id));
