@@ -227,3 +227,40 @@ fn graph_replays_after_the_capture_are_a_steady_state() {
         r.context.device_ops_in_window
     );
 }
+
+/// Launch-bound steps of tiny `add` kernels (GPU mostly idle): the advice carries no fused-optimizer
+/// template (no optimizer kernel runs) and no "one kernel dominates / no major inefficiency"
+/// restatement beside the launch finding. With per-parameter Adam kernels in the steps, the
+/// fused-optimizer advice comes back, with their count.
+#[test]
+fn advice_is_given_only_for_what_the_trace_measures() {
+    const ADAM: &str = "void at::native::elementwise_kernel<128, 2, adam_update_functor>(int)";
+    let build = |adam: bool| {
+        let mut b = TraceBuilder::new();
+        let mut t = 0.0;
+        for step in 1..=4 {
+            let start = t;
+            for k in 0..60 {
+                b.cpu_op("aten::add", t, 20.0);
+                let name = if adam && k % 2 == 0 { ADAM } else { ADD };
+                b.kernel(name, 7, t + 2.0, 15.0, t + 18.0, 3.0);
+                t += 40.0;
+            }
+            b.step(step, start, t - start);
+            t += 5.0;
+        }
+        report(&b)
+    };
+    let plain = build(false);
+    let found = ids(&plain);
+    assert!(found.contains(&FindingId::LaunchOverhead), "{found:?}");
+    assert!(!found.contains(&FindingId::DominantKernel), "{found:?}");
+    let words = common::all_words(&plain);
+    assert!(!words.contains("fused optimizer"), "{words}");
+    let with_adam = build(true);
+    let words = common::all_words(&with_adam);
+    assert!(
+        words.contains("the trace runs 120 per-parameter optimizer kernels"),
+        "{words}"
+    );
+}

@@ -99,6 +99,7 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
             )
         });
     }
+    drop_dominant_restatement(inputs, &mut out);
     let withheld = withheld_findings(ctx);
     out.retain(|f| !withheld.contains(&f.id));
     if ctx.holds(TraceHolds::SeparateRuns) {
@@ -112,6 +113,20 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     }
     crate::sort::sort_by_key(&mut out, |f| f.rank_key());
     out
+}
+
+/// "One kernel dominates" says "no major inefficiency" and restates the top-kernel table: kept when
+/// the GPU is busy (then it is what bounds the run), dropped when the GPU is mostly idle and another
+/// finding recovers a measured share of the window (it would contradict that finding).
+fn drop_dominant_restatement(i: &DiagnosisInputs, out: &mut Vec<Finding>) {
+    let busy = i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT;
+    let other = out.iter().any(|f| {
+        f.id != FindingId::DominantKernel
+            && f.impact.pct_of_gpu_time.unwrap_or(0.0) >= super::diagnosis::MAIN_FINDING_MIN_PCT
+    });
+    if !busy && other {
+        out.retain(|f| f.id != FindingId::DominantKernel);
+    }
 }
 
 pub(super) fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {

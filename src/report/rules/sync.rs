@@ -268,7 +268,7 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
 /// element at a time.
 pub const PER_ELEMENT_READS: u64 = 100;
 /// ... when each blocks the host less than this (ns) on average: a round trip, not a long wait.
-pub const PER_ELEMENT_MAX_NS: i64 = 1_000_000;
+pub const PER_ELEMENT_MAX_NS: i64 = 100_000;
 
 /// The synchronous device-to-host read repeated most, when it is a per-element loop
 /// ([`PER_ELEMENT_READS`] calls, each under [`PER_ELEMENT_MAX_NS`]).
