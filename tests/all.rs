@@ -17,6 +17,7 @@ mod diagnosis_cold;
 mod diagnosis_context;
 mod diagnosis_devices;
 mod diagnosis_identity;
+mod diagnosis_kinds;
 mod diagnosis_one_event;
 mod diagnosis_scenarios;
 mod dialects;

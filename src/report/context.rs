@@ -8,6 +8,7 @@ mod completeness;
 mod facts;
 pub mod host_only;
 pub mod microbench;
+pub mod phases;
 
 pub use completeness::{
     data_loss_sentence, device_line, idle_withheld, trace_lines, withheld_findings, DeviceContext,
@@ -197,6 +198,10 @@ pub struct TraceContext {
     /// A trace without device work: its host, summarised (the rank with the longest span).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_only: Option<host_only::HostOnly>,
+    /// The named phases of a script compared one after another ([`phases`]), for a
+    /// micro-benchmark of variants ([`TraceHolds::Microbenchmark`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<phases::Phase>,
 }
 
 impl TraceContext {
@@ -490,7 +495,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
         );
     }
     if h.steps.is_empty() {
-        return prefix_window(&marks, lo, hi);
+        return replays_after_capture(h, prefix_window(&marks, lo, hi));
     }
     let durations: Vec<i64> = h.steps.iter().map(|&(_, s, e)| e - s).collect();
     let is_warm = |i: usize| {
@@ -530,6 +535,29 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
         warmup,
         warmup_only: false,
         cut_refused: None,
+    }
+}
+
+/// Fewest kernels after the last graph capture for its replays to be a steady state.
+pub const MIN_REPLAY_KERNELS: usize = 5;
+
+/// A warm-up-only verdict undone by graph replays: the kernels run after the last capture ends are
+/// the replays the capture was made for, a steady state, so the window is the time after the
+/// capture (the set-up and capture before it left out as warm-up).
+fn replays_after_capture(h: &HostTimeline, choice: RankChoice) -> RankChoice {
+    let Some(&(_, capture_end)) = h.captures.last() else {
+        return choice;
+    };
+    let replayed = h.kernel_spans.iter().filter(|k| k.0 >= capture_end).count();
+    if !choice.warmup_only || h.graph_launches == 0 || replayed < MIN_REPLAY_KERNELS {
+        return choice;
+    }
+    let (lo, hi) = h.span.unwrap_or((0, 0));
+    RankChoice {
+        window: (capture_end, hi),
+        warmup: Some((lo, capture_end)),
+        warmup_only: false,
+        ..choice
     }
 }
 

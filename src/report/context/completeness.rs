@@ -100,6 +100,8 @@ pub(super) fn before_replay(
             if c.orphan_launches > 0 {
                 holds.push(TraceHolds::EventsDropped);
             }
+            // The host's side is whole: what it does is said, not only what is missing.
+            host_only_figures(&facts, c, holds);
         } else if legacy {
             // The legacy export records CUDA work only with `use_cuda=True`: no device event
             // says nothing of where the model ran.
@@ -175,6 +177,14 @@ pub(super) fn after_replay(
     if let Some(r) = micro_repeats(&facts) {
         holds.push(TraceHolds::Microbenchmark);
         c.repeats = Some(r);
+    }
+    // A script of named phases compared one after another: a micro-benchmark of variants. One
+    // rank's phases (the first that has them): the ranks of a set run the same script.
+    if let Some(f) = facts.iter().find(|f| f.phases.len() >= 2) {
+        if !holds.contains(&TraceHolds::Microbenchmark) {
+            holds.push(TraceHolds::Microbenchmark);
+        }
+        c.phases = f.phases.clone();
     }
 }
 

@@ -119,6 +119,9 @@ pub struct RankFacts {
     /// [`super::host_only::HostOnly`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_only: Option<super::host_only::HostOnly>,
+    /// The named phases of a script without steps ([`super::phases`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<super::phases::Phase>,
 }
 
 /// Host waits for the device that return long after the last device operation recorded before
@@ -307,6 +310,9 @@ impl RankFacts {
         }
         if h.host_events == 0 && h.device_ops == 0 {
             f.found = Some(found(t));
+        }
+        if h.steps.is_empty() {
+            f.phases = super::phases::phases_of(t, &classes);
         }
         f
     }
