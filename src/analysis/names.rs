@@ -930,6 +930,22 @@ pub fn is_user_code_frame(name: &str) -> bool {
         && !LIBRARY_FRAME_PATHS.iter().any(|p| name.contains(p))
 }
 
+/// The file of a Python frame (`bench.py(13): second_sum` → `bench.py`), if it is one.
+pub fn frame_file(name: &str) -> Option<&str> {
+    let (file, _) = name.rsplit_once("): ")?;
+    let (path, _) = file.rsplit_once('(')?;
+    path.ends_with(".py").then_some(path)
+}
+
+/// The file of the script that was run, from its top frame (`bench.py(36): <module>` → `bench.py`),
+/// when that file is not a library's or the interpreter's.
+pub fn script_file(name: &str) -> Option<&str> {
+    let function = name.rsplit_once("): ")?.1.trim();
+    (function == "<module>" && !LIBRARY_FRAME_PATHS.iter().any(|p| name.contains(p)))
+        .then(|| frame_file(name))
+        .flatten()
+}
+
 /// The function a user-code frame names (`bench.py(13): second_sum` → `second_sum`); the name
 /// itself for anything else.
 pub fn frame_function(name: &str) -> &str {
@@ -947,6 +963,15 @@ mod user_code_tests {
             "/home/me/bench/streams.py(18): streams2"
         ));
         assert!(!is_user_code_frame("device_to_host_sync.py(36): <module>"));
+        assert_eq!(
+            script_file("device_to_host_sync.py(36): <module>"),
+            Some("device_to_host_sync.py")
+        );
+        assert_eq!(script_file("device_to_host_sync.py(6): first_sum"), None);
+        assert_eq!(
+            frame_file("/w/device_to_host_sync.py(6): first_sum"),
+            Some("/w/device_to_host_sync.py")
+        );
         assert!(!is_user_code_frame(
             "torch/profiler/profiler.py(472): __enter__"
         ));

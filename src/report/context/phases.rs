@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::names::{
-    copy_kind, copy_words, frame_function, is_copy_or_fill_call, is_user_code_frame, CopyDirection,
-    NameClass, NameClasses,
+    copy_kind, copy_words, frame_file, frame_function, is_copy_or_fill_call, is_user_code_frame,
+    script_file, CopyDirection, NameClass, NameClasses,
 };
 use crate::report::wording::dur;
 use crate::table::{EventKind, TraceTable};
@@ -63,6 +63,7 @@ pub fn phases_of(t: &TraceTable, classes: &NameClasses) -> Vec<Phase> {
         return Vec::new();
     };
     let mut blocks: Vec<Block> = Vec::new();
+    let mut scripts: std::collections::BTreeSet<&str> = Default::default();
     let mut calls_span: Option<(i64, i64)> = None;
     for row in 0..t.len() {
         if (t.pid_id(row), t.tid_id(row)) != thread {
@@ -76,8 +77,12 @@ pub fn phases_of(t: &TraceTable, classes: &NameClasses) -> Vec<Phase> {
                 let s = calls_span.get_or_insert((ts, ts + d));
                 *s = (s.0.min(ts), s.1.max(ts + d));
             }
-            EventKind::PythonFunction if is_user_code_frame(t.name_at(row)) => {
-                blocks.push((ts, ts + d.max(0), t.name_id(row)));
+            EventKind::PythonFunction => {
+                let name = t.name_at(row);
+                if is_user_code_frame(name) {
+                    blocks.push((ts, ts + d.max(0), t.name_id(row)));
+                }
+                scripts.extend(script_file(name));
             }
             EventKind::UserAnnotation if is_phase_annotation(classes.of_row(t, row)) => {
                 blocks.push((ts, ts + d.max(0), t.name_id(row)));
@@ -88,6 +93,7 @@ pub fn phases_of(t: &TraceTable, classes: &NameClasses) -> Vec<Phase> {
     let Some(span) = calls_span else {
         return Vec::new();
     };
+    blocks.retain(|b| in_script(t, b.2, &scripts));
     let level = phase_level(blocks);
     let covered: i64 = level.iter().map(|b| b.1 - b.0).sum();
     let names: std::collections::BTreeSet<&str> = level
@@ -102,6 +108,16 @@ pub fn phases_of(t: &TraceTable, classes: &NameClasses) -> Vec<Phase> {
         return Vec::new();
     }
     measure(t, classes, thread, &level)
+}
+
+/// Whether a block is a phase candidate by where it is defined: a Python frame only when it is a
+/// function of the script that was run (the file of its `<module>` frame: a library's functions,
+/// a serving engine's stages, are not the user's variants); an annotation always.
+fn in_script(t: &TraceTable, name: u32, scripts: &std::collections::BTreeSet<&str>) -> bool {
+    match frame_file(t.name_of_id(name)) {
+        Some(file) => scripts.contains(file),
+        None => true,
+    }
 }
 
 /// A user annotation that can be a phase: not a step, compilation, warm-up, communication or data
