@@ -2,6 +2,7 @@
 //! level-of-detail answers, with wheel/drag/W-A-S-D navigation, a details panel and the view in the
 //! URL hash. The logic (range, layout, axis, hit-testing, hash) is `report::timeline_view`.
 
+use crate::page::timeline_walk::{walk, Walk};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -406,6 +407,25 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         if let Some(v) = viewport.get_untracked().and_then(|vp| vp.key(&key)) {
             ev.prevent_default();
             set_view(v);
+            return;
+        }
+        // Arrow keys walk the drawn events (the selection moves); Enter selects the first one when
+        // none is selected.
+        let step = match key.as_str() {
+            "Enter" => Some(Walk::Right).filter(|_| details.with_untracked(Option::is_none)),
+            k => Walk::of_key(k),
+        };
+        let Some(step) = step.filter(|_| !rank_mode.get_untracked()) else {
+            return;
+        };
+        ev.prevent_default();
+        let selected = details.with_untracked(|d| d.as_ref().map(|d| d.row));
+        let next = answer.with_untracked(|a| {
+            a.as_ref()
+                .and_then(|a| walk(a, &collapsed.get_untracked(), selected, step))
+        });
+        if let Some(e) = next {
+            super::apply(state, |p| p.ask_event_details(e.row));
         }
     };
     let reset = move |_| {
@@ -432,7 +452,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             .get()
             .map_or("Asking the worker for the timeline…".to_string(), |v| {
                 format!(
-                    "{} shown · wheel zooms, drag pans, shift-drag selects, W/A/S/D, click an event",
+                    "{} shown · wheel zooms, drag pans, shift-drag selects, W/A/S/D, click an event or walk them with the arrow keys",
                     duration_label(v.len())
                 )
             })
