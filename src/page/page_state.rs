@@ -204,6 +204,8 @@ pub struct PageState {
     pub saved: SavedList,
     /// The load running rebuilds the saved trace of this key (no file is read).
     pub opening_saved: Option<String>,
+    /// The timeline's search (its hits on the picked rank).
+    pub search: crate::page::timeline_search::TimelineSearch,
 }
 
 impl Default for PageState {
@@ -231,6 +233,7 @@ impl Default for PageState {
             tab: Tab::Report,
             saved: SavedList::default(),
             opening_saved: None,
+            search: Default::default(),
         }
     }
 }
@@ -631,6 +634,7 @@ impl PageState {
         self.rank_lanes = None;
         self.event_details = None;
         self.views_asked = false;
+        self.search = Default::default();
     }
 
     /// A request the worker could not serve.

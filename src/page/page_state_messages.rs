@@ -123,6 +123,12 @@ impl PageState {
                 self.views(views, steps);
                 Vec::new()
             }
+            FromWorker::SearchHits {
+                rank_index,
+                text,
+                hits,
+                total,
+            } => self.search_hits(rank_index, &text, hits, total),
             FromWorker::StepsRefused { steps, message } => {
                 self.steps_refused(steps, message);
                 Vec::new()

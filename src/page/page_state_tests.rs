@@ -1169,3 +1169,59 @@ fn a_bad_step_range_is_said_and_nothing_is_asked() {
     s.current_worker_died("The page's worker failed".into());
     assert!(s.pick_steps(Some((2, 3))).is_empty());
 }
+
+#[test]
+fn the_timeline_search_asks_the_picked_rank_and_goes_to_each_hit() {
+    use crate::analysis::timeline::SearchHit;
+    let mut s = loaded_state("a.json");
+    s.pick_rank(0);
+    let e = s.search_timeline(" gemm ");
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Search { rank_index: 0, text }) if text == "gemm"
+    )));
+    assert_eq!(s.search.counter(), "Searching…");
+    let hits = vec![
+        SearchHit {
+            row: 7,
+            start_ns: 1_000,
+            end_ns: 3_000,
+        },
+        SearchHit {
+            row: 9,
+            start_ns: 5_000,
+            end_ns: 6_000,
+        },
+    ];
+    let e = s.on_message(
+        WorkerRole::Current,
+        FromWorker::SearchHits {
+            rank_index: 0,
+            text: "gemm".into(),
+            hits,
+            total: 2,
+        },
+    );
+    // The first hit is shown: the timeline goes there and asks its details.
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::EventDetails { row: 7, .. })
+    )));
+    assert_eq!(
+        s.timeline_focus.map(|f| (f.row, f.start_ns, f.dur_ns)),
+        Some((7, 1_000, 2_000))
+    );
+    assert_eq!(s.search.counter(), "1 of 2");
+    let e = s.search_step(true);
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::EventDetails { row: 9, .. })
+    )));
+    assert_eq!(s.search.counter(), "2 of 2");
+    // An empty text clears the search; nothing is asked.
+    assert!(s.search_timeline("").is_empty());
+    assert_eq!(s.search.counter(), "");
+    // No worker holds the trace: nothing is asked.
+    s.current_worker_died("The page's worker failed".into());
+    assert!(s.search_timeline("gemm").is_empty());
+}

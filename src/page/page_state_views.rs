@@ -211,6 +211,45 @@ impl PageState {
         effects
     }
 
+    /// The timeline's search box asks for `text` on the picked rank (an empty text clears the
+    /// search). Refused (nothing posted) when no worker holds the trace.
+    pub fn search_timeline(&mut self, text: &str) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        self.revision += 1;
+        if !self.search.ask(self.rank_index, text) {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Search {
+            rank_index: self.rank_index,
+            text: self.search.text.clone(),
+        })]
+    }
+
+    /// The worker's hits, kept when they answer the search asked last; the first is shown.
+    pub fn search_hits(
+        &mut self,
+        rank_index: usize,
+        text: &str,
+        hits: Vec<crate::analysis::timeline::SearchHit>,
+        total: u64,
+    ) -> Vec<Effect> {
+        if !self.worker_answers() || !self.search.on_hits(rank_index, text, hits, total) {
+            return Vec::new();
+        }
+        self.revision += 1;
+        self.search_step(true)
+    }
+
+    /// Next (`forward`) or previous hit: the timeline goes there and shows its details.
+    pub fn search_step(&mut self, forward: bool) -> Vec<Effect> {
+        match self.search.step(forward) {
+            Some(at) => self.located(at),
+            None => Vec::new(),
+        }
+    }
+
     /// The picker's inputs applied: read as a range ([`parse_inputs`]), else why not, beside it.
     pub fn pick_steps_text(&mut self, first: &str, last: &str) -> Vec<Effect> {
         match parse_inputs(first, last) {

@@ -104,6 +104,9 @@ pub enum ToWorker {
         #[serde(default)]
         redact: bool,
     },
+    /// The timeline's search: the events of rank `rank_index` whose name contains `text` (any
+    /// case), answered by [`FromWorker::SearchHits`].
+    Search { rank_index: usize, text: String },
     /// The details of one event of rank `rank_index` (the timeline's details panel).
     EventDetails { rank_index: usize, row: u32 },
     /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank,
@@ -372,6 +375,14 @@ pub enum FromWorker {
     RankLanes(Box<crate::analysis::rank_lanes::RankLanesView>),
     /// One event's details.
     EventDetails(Box<EventDetails>),
+    /// What a [`ToWorker::Search`] found: at most [`crate::analysis::timeline::MAX_SEARCH_HITS`]
+    /// events by start, and how many match.
+    SearchHits {
+        rank_index: usize,
+        text: String,
+        hits: Vec<crate::analysis::timeline::SearchHit>,
+        total: u64,
+    },
     /// The event a [`ToWorker::Locate`] found.
     Located(Located),
     /// The TensorBoard-style views of every rank (over the steps `steps`, when chosen).

@@ -319,6 +319,20 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
         ToWorker::StoreTables => saved::store_tables(),
         ToWorker::SqlTables => sql::sql_tables(),
         ToWorker::Restore { .. } => saved::restore(array.iter().skip(1).collect()),
+        ToWorker::Search { rank_index, text } => with_set(|set| match set.ranks.get(rank_index) {
+            Some(r) => {
+                let (hits, total) = crate::analysis::timeline::search(&r.table, &text);
+                FromWorker::SearchHits {
+                    rank_index,
+                    text,
+                    hits,
+                    total,
+                }
+            }
+            None => FromWorker::Error {
+                message: format!("no rank {rank_index} in the loaded set"),
+            },
+        }),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)

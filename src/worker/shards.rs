@@ -372,6 +372,12 @@ fn dispatch(request: ToWorker) {
             rank_index: local,
             request,
         }),
+        ToWorker::Search { rank_index, text } => {
+            route(set, rank_index, |local| ToWorker::Search {
+                rank_index: local,
+                text,
+            })
+        }
         ToWorker::EventDetails { rank_index, row } => {
             route(set, rank_index, |local| ToWorker::EventDetails {
                 rank_index: local,
