@@ -36,6 +36,7 @@ mod rank_lanes;
 mod real_traces;
 mod report;
 mod report_parts;
+mod report_steps;
 mod robustness;
 mod roofline;
 mod sample;

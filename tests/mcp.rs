@@ -443,3 +443,54 @@ fn opening_the_same_path_again_reuses_the_loaded_tables() {
         "{reloaded}"
     );
 }
+
+#[test]
+fn report_over_chosen_steps_matches_the_cli_and_refuses_a_range_the_trace_lacks() {
+    // Steps 1-6, 1 ms each; steps 1-3 run `alpha_gemm`, 4-6 `beta_gemm`.
+    let mut b = common::TraceBuilder::new();
+    for step in 1..=6 {
+        let t0 = (step - 1) as f64 * 1000.0;
+        b.step(step, t0, 1000.0);
+        let name = if step <= 3 { "alpha_gemm" } else { "beta_gemm" };
+        b.kernel(name, 7, t0 + 5.0, 5.0, t0 + 20.0, 500.0);
+    }
+    let dir = std::env::temp_dir().join(format!("pm-mcp-steps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("steps.json");
+    std::fs::write(&path, b.json()).unwrap();
+    let mut s = Server::start();
+    let id = s.open(&path);
+    let md = s.text(
+        "report",
+        json!({"trace_id": id, "first_step": 4, "last_step": 6}),
+    );
+    let cli = common::cli_ok(&["report", "--steps", "4..6", path.to_str().unwrap()]);
+    assert_eq!(md, cli, "the CLI's report over the same steps");
+    assert!(
+        md.contains("beta_gemm") && !md.contains("alpha_gemm"),
+        "{md}"
+    );
+    let one = s.text("report", json!({"trace_id": id, "first_step": 2}));
+    assert!(one.contains("Analysed: step 2 (as chosen)"), "{one}");
+    let e = s.error(
+        "report",
+        json!({"trace_id": id, "first_step": 9, "last_step": 12}),
+    );
+    assert!(
+        e.contains("no ProfilerStep in 9..12: the trace has steps 1-6")
+            && e.contains("without first_step/last_step"),
+        "{e}"
+    );
+    let e = s.error(
+        "report",
+        json!({"trace_id": id, "first_step": 5, "last_step": 4}),
+    );
+    assert!(
+        e.contains("first_step (5) comes after last_step (4)"),
+        "{e}"
+    );
+    // The automatic report is still the CLI's.
+    let auto = s.text("report", json!({"trace_id": id}));
+    assert_eq!(auto, common::cli_ok(&["report", path.to_str().unwrap()]));
+    let _ = std::fs::remove_dir_all(&dir);
+}

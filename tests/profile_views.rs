@@ -154,14 +154,20 @@ fn the_views_cross_the_worker_boundary_unchanged() {
         let views = profile_model::analysis::views::all_views(&set);
         let text = serde_json::to_string(&FromWorker::Views {
             views: views.clone(),
+            steps: Some((1, 2)),
         })
         .unwrap();
         // Through a shard's coordinator, which passes each rank's views on as their JSON text.
-        let FromShard::Views(each) = FromShard::read(&text).unwrap() else {
+        let FromShard::Views(each, steps) = FromShard::read(&text).unwrap() else {
             panic!("a shard's Views message is read as one");
         };
-        assert_eq!(views_text(&each), text, "{file}: passed on untouched");
-        let FromWorker::Views { views: back } = serde_json::from_str(&text).unwrap() else {
+        assert_eq!(steps, Some((1, 2)));
+        assert_eq!(
+            views_text(&each, steps),
+            text,
+            "{file}: passed on untouched"
+        );
+        let FromWorker::Views { views: back, .. } = serde_json::from_str(&text).unwrap() else {
             panic!("a Views message comes back as one");
         };
         for (b, v) in back.iter().zip(&views) {

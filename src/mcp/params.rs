@@ -108,8 +108,35 @@ pub struct ReportParams {
     /// Replace kernel, operator and module names by stable short hashes (to share a report).
     #[serde(default)]
     pub redact: bool,
+    /// Diagnose only the profiler steps from this one (alone: this step only) instead of the
+    /// automatic window (which leaves warm-up steps out).
+    #[serde(default)]
+    pub first_step: Option<i64>,
+    /// Diagnose only the profiler steps up to this one, included (alone: this step only).
+    #[serde(default)]
+    pub last_step: Option<i64>,
     #[serde(flatten)]
     pub page: Page,
+}
+
+/// The step range of a tool's `first_step` and `last_step` (one alone: that step only), or what is
+/// wrong with it.
+pub fn step_range(
+    first: Option<i64>,
+    last: Option<i64>,
+) -> Result<Option<crate::analysis::step_filter::StepRange>, String> {
+    let range = match (first, last) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) | (None, Some(a)) => (a, a),
+        (None, None) => return Ok(None),
+    };
+    if range.0 > range.1 {
+        return Err(format!(
+            "first_step ({}) comes after last_step ({}): give first_step <= last_step",
+            range.0, range.1
+        ));
+    }
+    Ok(Some(range))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

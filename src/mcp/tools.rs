@@ -187,13 +187,24 @@ impl ProfileServer {
     }
 
     #[tool(
-        description = "The diagnosis of an open trace, as profile-model report writes it: the main finding, the bottleneck, findings ranked by recoverable time, idle time by cause, and the actions to take. Markdown (default) or JSON."
+        description = "The diagnosis of an open trace, as profile-model report writes it: the main finding, the bottleneck, findings ranked by recoverable time, idle time by cause, and the actions to take. Markdown (default) or JSON. first_step/last_step diagnose those profiler steps instead of the automatic window."
     )]
     async fn report(&self, Parameters(p): Parameters<ReportParams>) -> ToolResult {
         let trace = self.trace(p.trace_id)?;
         let json = AnswerFormat::is_json(p.format);
         let redact = p.redact;
-        let text = off_thread(move || commands::report_text(trace.report(), json, redact)).await?;
+        let steps = super::params::step_range(p.first_step, p.last_step)?;
+        let text = off_thread(move || match steps {
+            None => Ok(commands::report_text(trace.report(), json, redact)),
+            Some(_) => crate::report::diagnosis::diagnose_steps(&trace.set, steps)
+                .map(|r| commands::report_text(&r, json, redact))
+                .map_err(|e| {
+                    format!(
+                        "{e}; call report without first_step/last_step for the automatic window"
+                    )
+                }),
+        })
+        .await??;
         Ok(answer(&text, &p.page, "report"))
     }
 
@@ -204,11 +215,7 @@ impl ProfileServer {
         let trace = self.trace(p.trace_id)?;
         let id = p.name;
         let json = AnswerFormat::is_json(p.format);
-        let steps = match (p.first_step, p.last_step) {
-            (Some(a), Some(b)) => Some((a, b)),
-            (Some(a), None) | (None, Some(a)) => Some((a, a)),
-            (None, None) => None,
-        };
+        let steps = super::params::step_range(p.first_step, p.last_step)?;
         let mode = if p.hta_compat {
             Mode::HtaCompat
         } else {
@@ -228,7 +235,8 @@ impl ProfileServer {
         let format = p.format.unwrap_or_default();
         let (view, by_shape) = (p.view, p.by_shape);
         let text =
-            off_thread(move || commands::view_text(view, &trace.set, by_shape, format)).await?;
+            off_thread(move || commands::view_text(view, &trace.set, by_shape, format, None))
+                .await?;
         Ok(answer(&text, &p.page, "view"))
     }
 

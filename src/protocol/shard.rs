@@ -59,7 +59,11 @@ pub enum FromShard {
     },
     Events(EventPage),
     Exported(String),
-    Views(Vec<RankViewsText>),
+    /// Each rank's views and the steps they are over.
+    Views(
+        Vec<RankViewsText>,
+        Option<crate::analysis::step_filter::StepRange>,
+    ),
     RankLanes(Box<RankLanesView>),
     Located(Located),
     Tables {
@@ -112,6 +116,8 @@ struct MessageRead {
 struct ViewsRead<'a> {
     #[serde(borrow)]
     views: Vec<&'a RawValue>,
+    #[serde(default)]
+    steps: Option<crate::analysis::step_filter::StepRange>,
 }
 
 #[derive(Deserialize)]
@@ -185,7 +191,11 @@ impl FromShard {
             }
             "Events" => FromShard::Events(typed(&name, content)?),
             "Exported" => FromShard::Exported(typed::<CsvRead>(&name, content)?.csv),
-            "Views" => FromShard::Views(views_of(typed(&name, content)?)?),
+            "Views" => {
+                let read: ViewsRead = typed(&name, content)?;
+                let steps = read.steps;
+                FromShard::Views(views_of(read)?, steps)
+            }
             "RankLanes" => FromShard::RankLanes(typed(&name, content)?),
             "Located" => FromShard::Located(typed(&name, content)?),
             "Tables" => {
@@ -208,7 +218,7 @@ impl FromShard {
             "ContextParts" | "GatherParts" => {
                 FromShard::Only(serde_json::from_str(text).map_err(|e| e.to_string())?)
             }
-            "Timeline" | "EventDetails" => FromShard::OfRank {
+            "Timeline" | "EventDetails" | "SearchHits" => FromShard::OfRank {
                 rank_index: typed::<RankIndexRead>(&name, content)?.rank_index,
                 json: text.to_string(),
             },
@@ -232,10 +242,18 @@ fn views_of(read: ViewsRead) -> Result<Vec<RankViewsText>, String> {
         .collect()
 }
 
-/// The page's [`FromWorker::Views`] message of views kept as text, in the order given.
-pub fn views_text(views: &[RankViewsText]) -> String {
+/// The page's [`FromWorker::Views`] message of views kept as text, in the order given, over the
+/// steps `steps`.
+pub fn views_text(
+    views: &[RankViewsText],
+    steps: Option<crate::analysis::step_filter::StepRange>,
+) -> String {
     let each: Vec<&str> = views.iter().map(|v| v.json.as_str()).collect();
-    format!("{{\"Views\":{{\"views\":[{}]}}}}", each.join(","))
+    let steps = serde_json::to_string(&steps).unwrap_or_else(|_| "null".into());
+    format!(
+        "{{\"Views\":{{\"views\":[{}],\"steps\":{steps}}}}}",
+        each.join(",")
+    )
 }
 
 /// A message about one rank (`json`, read as [`FromShard::OfRank`]) with its `rank_index` set to
@@ -268,7 +286,7 @@ impl FromShard {
             }),
             FromShard::Events(p) => page(FromWorker::Events(p)),
             FromShard::Exported(csv) => page(FromWorker::Exported { csv }),
-            FromShard::Views(views) => Some(views_text(&views)),
+            FromShard::Views(views, steps) => Some(views_text(&views, steps)),
             FromShard::RankLanes(mut view) => {
                 for lane in &mut view.lanes {
                     lane.rank_index = global(lane.rank_index);

@@ -140,16 +140,20 @@ fn a_message_about_one_rank_is_passed_on_with_its_index_mapped() {
 
 #[test]
 fn views_are_ordered_by_rank_and_passed_on_as_written() {
-    let json = r#"{"Views":{"views":[{"rank":3,"ops":[1,2]},{"rank":1,"ops":[]}]}}"#;
-    let FromShard::Views(mut views) = FromShard::read(json).unwrap() else {
+    let json = r#"{"Views":{"views":[{"rank":3,"ops":[1,2]},{"rank":1,"ops":[]}],"steps":[2,4]}}"#;
+    let FromShard::Views(mut views, steps) = FromShard::read(json).unwrap() else {
         panic!("views")
     };
+    assert_eq!(steps, Some((2, 4)));
     assert_eq!(views.iter().map(|v| v.rank).collect::<Vec<_>>(), [3, 1]);
     views.sort_by_key(|v| v.rank);
     assert_eq!(
-        views_text(&views),
-        r#"{"Views":{"views":[{"rank":1,"ops":[]},{"rank":3,"ops":[1,2]}]}}"#
+        views_text(&views, steps),
+        r#"{"Views":{"views":[{"rank":1,"ops":[]},{"rank":3,"ops":[1,2]}],"steps":[2,4]}}"#
     );
+    // The page reads what the coordinator writes.
+    let msg: FromWorker = serde_json::from_str(&views_text(&[], None)).unwrap();
+    assert!(matches!(msg, FromWorker::Views { steps: None, .. }));
 }
 
 #[test]

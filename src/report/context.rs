@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host::HostTimeline;
 use crate::analysis::intervals::{intersect, length};
+use crate::analysis::step_filter::{check_step_range, in_step_range, step_range_window, StepRange};
 use crate::table::{separate_runs_of, RankIdentity, RankTrace, TraceSet, TraceTable};
 use crate::trace::diagnostics::DiagnosticKind;
 
@@ -139,6 +140,12 @@ pub struct TraceContext {
     pub analysed: String,
     /// The analysed ProfilerStep range, when the window is made of steps.
     pub steps: Option<(i64, i64)>,
+    /// The steps were chosen (`--steps`, the page's step picker), not the automatic window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steps_chosen: bool,
+    /// The ProfilerStep numbers every rank has: what a step range can be chosen from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_numbers: Vec<i64>,
     pub windows: Vec<RankWindow>,
     pub warmup: Option<WarmupSummary>,
     pub device_ops: u64,
@@ -293,11 +300,34 @@ pub struct RankContextPart {
     pub warmup: WarmupCalls,
     /// What the host timeline does not say ([`RankFacts`]).
     pub facts: RankFacts,
+    /// The rank's ProfilerStep numbers, sorted, each once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub step_numbers: Vec<i64>,
+    /// The window is the steps the user chose ([`rank_context_part_in`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub chosen: bool,
 }
 
 /// What the context stage reads of one rank, from its host timeline.
 pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart {
+    rank_context_part_in(rank, h, None)
+}
+
+/// [`rank_context_part`] with the steps chosen (`steps`), not the automatic window: the window is
+/// exactly the rank's steps in that range ([`chosen_steps`]).
+pub fn rank_context_part_in(
+    rank: &RankTrace,
+    h: &HostTimeline,
+    steps: Option<StepRange>,
+) -> RankContextPart {
     let empty = h.host_events == 0 && h.device_ops == 0;
+    let choice = match steps {
+        Some(range) => chosen_steps(h, range),
+        None => super::gate::guard(choose_window(h), h),
+    };
+    let mut step_numbers: Vec<i64> = h.steps.iter().map(|s| s.0).collect();
+    step_numbers.sort_unstable();
+    step_numbers.dedup();
     RankContextPart {
         identity: rank.identity(),
         device_ops: h.device_ops,
@@ -309,7 +339,7 @@ pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart 
         compiled: h.compiled_regions > 0 || h.warmup.compile_events > 0,
         cut: is_cut(&rank.table),
         origin: empty.then(|| origin(&rank.table)),
-        choice: super::gate::guard(choose_window(h), h),
+        choice,
         span: h.span,
         warmup: WarmupCalls {
             setup_calls: if h.alloc_recurs {
@@ -322,7 +352,19 @@ pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart 
             compile_ns: h.warmup.compile_ns,
         },
         facts: RankFacts::of(&rank.table, h),
+        step_numbers,
+        chosen: steps.is_some(),
     }
+}
+
+/// Whether every rank of `parts` has a step in `range` ([`check_step_range`]), before a report is
+/// made over it.
+pub fn check_chosen_steps(parts: &[RankContextPart], range: StepRange) -> Result<(), String> {
+    let ranks: Vec<(i64, Vec<i64>)> = parts
+        .iter()
+        .map(|p| (p.identity.rank, p.step_numbers.clone()))
+        .collect();
+    check_step_range(range, &ranks)
 }
 
 /// The context of a set of ranks, from each rank's host timeline (`hosts` in set order).
@@ -369,6 +411,8 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
     }
     let choices: Vec<RankChoice> = parts.iter().map(|p| p.choice.clone()).collect();
     c.steps = common_steps(&choices);
+    c.steps_chosen = parts.iter().any(|p| p.chosen);
+    c.step_numbers = steps_of_every_rank(&parts);
     let mut warm = WarmupSummary::default();
     for (ch, h) in choices.iter().zip(&parts) {
         let (lo, hi) = h.span.unwrap_or((0, 0));
@@ -466,6 +510,45 @@ fn origin(t: &TraceTable) -> TraceOrigin {
         TraceOrigin::TensorflowOrJax
     } else {
         TraceOrigin::OtherChromeTrace
+    }
+}
+
+/// The step numbers every rank has.
+fn steps_of_every_rank(parts: &[&RankContextPart]) -> Vec<i64> {
+    let Some((first, rest)) = parts.split_first() else {
+        return Vec::new();
+    };
+    let mut steps = first.step_numbers.clone();
+    for p in rest {
+        steps.retain(|s| p.step_numbers.binary_search(s).is_ok());
+    }
+    steps
+}
+
+/// One rank's window when the steps were chosen: exactly its steps in `range`, nothing left out as
+/// warm-up and no cut refused (the user asked for these steps). A rank without a step in it keeps
+/// its whole span ([`check_chosen_steps`] says so before a report is made).
+fn chosen_steps(h: &HostTimeline, range: StepRange) -> RankChoice {
+    let whole = h.span.unwrap_or((0, 0));
+    let inside: Vec<i64> = h
+        .steps
+        .iter()
+        .map(|s| s.0)
+        .filter(|&s| in_step_range(s, range))
+        .collect();
+    match step_range_window(h.steps.iter().copied(), range) {
+        Some(window) => RankChoice {
+            steps: Some((
+                inside.iter().copied().min().unwrap_or(range.0),
+                inside.iter().copied().max().unwrap_or(range.1),
+            )),
+            window,
+            ..Default::default()
+        },
+        None => RankChoice {
+            window: whole,
+            ..Default::default()
+        },
     }
 }
 

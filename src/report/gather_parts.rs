@@ -26,9 +26,17 @@ use crate::table::{RankTrace, TraceSet};
 
 /// Each rank's context part, in set order.
 pub fn context_parts(set: &TraceSet) -> Vec<RankContextPart> {
+    context_parts_in(set, None)
+}
+
+/// Each rank's context part with the steps chosen (`steps`; `None`: the automatic window).
+pub fn context_parts_in(
+    set: &TraceSet,
+    steps: Option<crate::analysis::step_filter::StepRange>,
+) -> Vec<RankContextPart> {
     set.ranks
         .iter()
-        .map(|r| rank_context_part(r, &HostTimeline::of(&r.table)))
+        .map(|r| context::rank_context_part_in(r, &HostTimeline::of(&r.table), steps))
         .collect()
 }
 
@@ -47,11 +55,16 @@ pub fn gather_parts(
 }
 
 /// The options the figures are computed with: exact, over `opts`' steps or window, else the
-/// context's.
+/// context's (chosen steps: those of the range every rank has, as the context says).
 pub fn window_options(context: &TraceContext, opts: &AnalysisOptions) -> AnalysisOptions {
+    let steps = if context.steps_chosen {
+        context.steps
+    } else {
+        opts.steps.or(context.steps)
+    };
     AnalysisOptions {
         mode: Mode::Exact,
-        steps: opts.steps.or(context.steps),
+        steps,
         window_ns: opts.window_ns.or(context.time_window()),
         ..opts.clone()
     }

@@ -80,10 +80,12 @@ pub fn analysed_line(c: &TraceContext, i: &DiagnosisInputs) -> String {
     }
     let ranks = i.ranks.len().max(1) as i64;
     let window = i.time.window_ns / ranks;
-    let what = match c.steps {
-        Some((a, b)) if a == b => format!("step {a}"),
-        Some((a, b)) => format!("steps {a}-{b} ({} steps)", i.steps),
-        None => match c.windows.first() {
+    let what = match (c.steps, c.steps_chosen) {
+        (Some((a, b)), false) if a == b => format!("step {a}"),
+        (Some((a, b)), true) if a == b => format!("step {a} (as chosen)"),
+        (Some((a, b)), false) => format!("steps {a}-{b} ({} steps)", i.steps),
+        (Some((a, b)), true) => format!("steps {a}-{b} ({} steps, as chosen)", i.steps),
+        (None, _) => match c.windows.first() {
             Some(w) if w.warmup_ns.is_some() => format!(
                 "{}-{} of the trace",
                 at(w.start_ns - w.trace_start_ns),
