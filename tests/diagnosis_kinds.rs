@@ -264,3 +264,20 @@ fn advice_is_given_only_for_what_the_trace_measures() {
         "{words}"
     );
 }
+
+/// The per-parameter optimizer class reads words of a kernel's name: an elementwise kernel whose
+/// template names a `lambda` is not a LAMB update (it made fused-optimizer advice appear on
+/// forward-only traces), while `adam`/`adamw`/`sgd` kernels are, and fused or multi-tensor ones not.
+#[test]
+fn optimizer_kernels_are_named_by_words_not_substrings() {
+    use profile_model::report::wording::is_per_param_optimizer_kernel as is_opt;
+    assert!(!is_opt(
+        "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)"
+    ));
+    assert!(!is_opt("ampere_sgemm_128x64_tn"));
+    assert!(is_opt("void adam_kernel<float>(float*, float const*)"));
+    assert!(is_opt("adamw_update_kernel"));
+    assert!(is_opt("sgd_momentum_kernel"));
+    assert!(!is_opt("void at::native::fused_adam_kernel<float>"));
+    assert!(!is_opt("multi_tensor_apply_kernel<AdamFunctor>"));
+}

@@ -446,13 +446,24 @@ fn opening_the_same_path_again_reuses_the_loaded_tables() {
 
 #[test]
 fn report_over_chosen_steps_matches_the_cli_and_refuses_a_range_the_trace_lacks() {
-    // Steps 1-6, 1 ms each; steps 1-3 run `alpha_gemm`, 4-6 `beta_gemm`.
+    // Steps 1-6, 2 ms each, each 6 kernels of 250 µs (enough for one step to be diagnosed); steps
+    // 1-3 run `alpha_gemm`, 4-6 `beta_gemm`.
     let mut b = common::TraceBuilder::new();
     for step in 1..=6 {
-        let t0 = (step - 1) as f64 * 1000.0;
-        b.step(step, t0, 1000.0);
+        let t0 = (step - 1) as f64 * 2000.0;
+        b.step(step, t0, 2000.0);
         let name = if step <= 3 { "alpha_gemm" } else { "beta_gemm" };
-        b.kernel(name, 7, t0 + 5.0, 5.0, t0 + 20.0, 500.0);
+        for k in 0..6 {
+            let k = k as f64;
+            b.kernel(
+                name,
+                7,
+                t0 + 5.0 + 10.0 * k,
+                5.0,
+                t0 + 100.0 + 300.0 * k,
+                250.0,
+            );
+        }
     }
     let dir = std::env::temp_dir().join(format!("pm-mcp-steps-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

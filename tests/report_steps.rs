@@ -113,13 +113,20 @@ fn the_chosen_steps_are_exactly_what_the_diagnosis_reads() {
     assert_eq!(late.context.steps, Some((4, 6)));
     assert!(has(&late, FindingId::DataLoading), "{:?}", late.findings);
 
-    // One step; a range wider than the trace keeps the steps it has.
+    // One step (4 kernels: below the gate's 5, so "too little to diagnose", but its figures are
+    // of that step); two steps say so; a range wider than the trace keeps the steps it has.
     let one = diagnose_steps(&set, Some((5, 5))).unwrap();
     assert_eq!(kernels(&one), vec![("beta_gemm".to_string(), 4, 320.0)]);
-    assert!(one
-        .context
-        .analysed
-        .starts_with("Analysed: step 5 (as chosen)"));
+    assert_eq!(one.context.steps, Some((5, 5)));
+    let two = diagnose_steps(&set, Some((1, 2))).unwrap();
+    assert_eq!(kernels(&two), vec![("alpha_gemm".to_string(), 16, 1440.0)]);
+    assert!(
+        two.context
+            .analysed
+            .starts_with("Analysed: steps 1-2 (2 steps, as chosen)"),
+        "{}",
+        two.context.analysed
+    );
     let wide = diagnose_steps(&set, Some((3, 40))).unwrap();
     assert_eq!(wide.context.steps, Some((3, 6)));
     assert_eq!(
@@ -152,7 +159,7 @@ fn a_chosen_warm_up_step_is_analysed_not_left_out() {
             900.0,
         );
     }
-    for step in 2..=5 {
+    for step in 2..=6 {
         let t0 = 5000.0 + (step - 2) as f64 * STEP_US;
         b.step(step, t0, STEP_US);
         b.kernel("steady_kernel", 7, t0 + 5.0, 5.0, t0 + 20.0, 900.0);
@@ -161,7 +168,7 @@ fn a_chosen_warm_up_step_is_analysed_not_left_out() {
     let auto = diagnose(&set);
     assert_eq!(
         auto.context.steps,
-        Some((2, 5)),
+        Some((2, 6)),
         "{}",
         auto.context.analysed
     );
@@ -172,7 +179,7 @@ fn a_chosen_warm_up_step_is_analysed_not_left_out() {
     );
     assert_eq!(
         kernels(&auto),
-        vec![("steady_kernel".to_string(), 4, 3600.0)]
+        vec![("steady_kernel".to_string(), 5, 4500.0)]
     );
 
     let warm = diagnose_steps(&set, Some((1, 1))).unwrap();
@@ -247,9 +254,12 @@ fn report_steps_on_the_command_line() {
     let r: DiagnosisReport = serde_json::from_str(&out).unwrap();
     assert_eq!(kernels(&r), vec![("beta_gemm".to_string(), 12, 960.0)]);
     assert_eq!(r.context.steps, Some((4, 6)));
-    let (code, md, _) = cli(&["report", "--steps", "2", p]);
+    let (code, md, _) = cli(&["report", "--steps", "2..3", p]);
     assert_eq!(code, 0);
-    assert!(md.contains("Analysed: step 2 (as chosen)"), "{md}");
+    assert!(
+        md.contains("Analysed: steps 2-3 (2 steps, as chosen)"),
+        "{md}"
+    );
     assert!(
         md.contains("alpha_gemm") && !md.contains("beta_gemm"),
         "{md}"

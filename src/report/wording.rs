@@ -332,18 +332,28 @@ mod short_name_tests {
 /// Kernel name parts of an optimizer update done per parameter (not a fused or multi-tensor one).
 const PER_PARAM_OPTIMIZER_MARKS: [&str; 5] = ["adam", "sgd", "lamb", "adagrad", "rmsprop"];
 
+/// Whether a kernel is an optimizer update done per parameter: a word of its name (split at every
+/// character that is not a letter or digit) is an optimizer's (`adam`, `adamw`, `sgd`, ...), so a
+/// `lambda` in a template argument is not `lamb`; multi-tensor and fused kernels are not.
+pub fn is_per_param_optimizer_kernel(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    let is_mark = |w: &str| {
+        PER_PARAM_OPTIMIZER_MARKS
+            .iter()
+            .any(|m| w == *m || w.strip_prefix(m) == Some("w"))
+    };
+    n.split(|c: char| !c.is_ascii_alphanumeric()).any(is_mark)
+        && !n.contains("multi_tensor")
+        && !n.contains("fused")
+}
+
 /// The optimizer kernels the trace runs per parameter (not fused, not multi-tensor): their count
 /// and time, when any; what makes "use a fused optimizer" advice measured, not a template.
 pub fn per_param_optimizer(i: &DiagnosisInputs) -> Option<(u64, i64)> {
     let ks: Vec<_> = i
         .kernels
         .iter()
-        .filter(|k| {
-            let n = k.name.to_ascii_lowercase();
-            PER_PARAM_OPTIMIZER_MARKS.iter().any(|m| n.contains(m))
-                && !n.contains("multi_tensor")
-                && !n.contains("fused")
-        })
+        .filter(|k| is_per_param_optimizer_kernel(&k.name))
         .collect();
     (!ks.is_empty()).then(|| {
         (
