@@ -30,12 +30,21 @@ pub fn rank_in_text(text: &str) -> Option<i64> {
 
 /// Each row's rank in a fused file, or `None` when the file is not one: at least two ranks, and
 /// every event with a timestamp (not `M` metadata) placed by its own `args.rank` or by its pid's
-/// (from the pid's other events or its process name).
+/// (from the pid's other events or its process name). A file naming fewer than two ranks is told
+/// apart before any per-row vector is made (a big single-rank load must not pay for one).
 pub fn rank_of_rows(t: &TraceTable) -> Option<Vec<Option<i64>>> {
-    let own: Vec<Option<i64>> = row_ranks_from_args(t);
+    let own = row_ranks_from_args(t);
     let by_pid = pid_ranks(t, &own);
+    let named: BTreeSet<i64> = own.values().chain(by_pid.values()).copied().collect();
+    if named.len() < 2 {
+        return None;
+    }
     let rows: Vec<Option<i64>> = (0..t.len())
-        .map(|row| own[row].or_else(|| by_pid.get(&t.pid_id(row)).copied()))
+        .map(|row| {
+            own.get(&row)
+                .copied()
+                .or_else(|| by_pid.get(&t.pid_id(row)).copied())
+        })
         .collect();
     let distinct: BTreeSet<i64> = rows.iter().flatten().copied().collect();
     if distinct.len() < 2 {
@@ -45,12 +54,14 @@ pub fn rank_of_rows(t: &TraceTable) -> Option<Vec<Option<i64>>> {
     (!unplaced).then_some(rows)
 }
 
-/// `args.rank` of each row (when an integer).
-fn row_ranks_from_args(t: &TraceTable) -> Vec<Option<i64>> {
-    let mut own = vec![None; t.len()];
+/// `args.rank` of the rows that have one (when an integer), by row.
+fn row_ranks_from_args(t: &TraceTable) -> BTreeMap<usize, i64> {
+    let mut own = BTreeMap::new();
     if let Some(c) = t.arg("rank") {
         for (i, row) in c.rows.values().iter().enumerate() {
-            own[*row as usize] = c.i64_at(i);
+            if let Some(r) = c.i64_at(i) {
+                own.insert(*row as usize, r);
+            }
         }
     }
     own
@@ -58,12 +69,10 @@ fn row_ranks_from_args(t: &TraceTable) -> Vec<Option<i64>> {
 
 /// The rank of each pid: the one its ranked events agree on, else the one its process name (or
 /// the pid's own text) says.
-fn pid_ranks(t: &TraceTable, own: &[Option<i64>]) -> BTreeMap<u32, i64> {
+fn pid_ranks(t: &TraceTable, own: &BTreeMap<usize, i64>) -> BTreeMap<u32, i64> {
     let mut seen: BTreeMap<u32, BTreeSet<i64>> = BTreeMap::new();
-    for (row, r) in own.iter().enumerate() {
-        if let Some(r) = r {
-            seen.entry(t.pid_id(row)).or_default().insert(*r);
-        }
+    for (&row, &r) in own {
+        seen.entry(t.pid_id(row)).or_default().insert(r);
     }
     let mut out: BTreeMap<u32, i64> = seen
         .into_iter()
