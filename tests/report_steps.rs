@@ -228,18 +228,7 @@ fn a_range_the_trace_lacks_is_refused_in_words() {
     assert!(e.contains("no ProfilerStep annotation"), "{e}");
 }
 
-/// The CLI's exit code, stdout and stderr.
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli;
 
 #[test]
 fn report_steps_on_the_command_line() {
