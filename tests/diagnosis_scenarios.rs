@@ -1589,3 +1589,33 @@ fn per_element_item_reads_in_a_loop_are_named_per_step() {
     assert!(actions.contains("20 per step"), "{actions}");
     assert!(actions.contains("one element at a time"), "{actions}");
 }
+
+/// Two kernels of one template (`vectorized_elementwise_kernel` with a fill and a multiply functor):
+/// the finding names them apart, never as the same short name twice.
+#[test]
+fn fusion_candidates_of_one_template_are_named_apart() {
+    const FILL: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)";
+    const MUL: &str = "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >(int, at::native::MulFunctor<float>, at::detail::Array<char*, 3>)";
+    let mut b = TraceBuilder::new();
+    b.step(0, 0.0, 21_000.0);
+    for i in 0..20 {
+        let t = 500.0 + 1_000.0 * i as f64;
+        let h = 100.0 + 20.0 * i as f64;
+        b.kernel(GEMM_NT, 7, h, 5.0, t, 300.0);
+        b.cpu_op("aten::fill_", h + 6.0, 5.0);
+        b.kernel(FILL, 7, h + 7.0, 5.0, t + 300.0, 350.0);
+        b.cpu_op("aten::mul", h + 12.0, 5.0);
+        b.kernel(MUL, 7, h + 13.0, 5.0, t + 650.0, 350.0);
+    }
+    let r = one(&b);
+    let f = finding(&r, FindingId::FusionCandidates);
+    let shown: Vec<&str> = f.measured.split('`').skip(1).step_by(2).collect();
+    assert_eq!(shown.len(), 2, "{}", f.measured);
+    assert_ne!(shown[0], shown[1], "{}", f.measured);
+    assert!(
+        shown.iter().any(|s| s.contains("FillFunctor"))
+            && shown.iter().any(|s| s.contains("MulFunctor")),
+        "{}",
+        f.measured
+    );
+}

@@ -474,14 +474,16 @@ impl DiagnosisReport {
             "| Cause | Time | % of window | Host busy in |\n|---|---:|---:|---|"
         );
         for s in &self.idle_attribution {
-            let ops: Vec<String> = s
-                .top_ops
+            let shown = &s.top_ops[..s.top_ops.len().min(3)];
+            let ops: Vec<String> = shown
                 .iter()
-                .take(3)
-                .map(|o| {
+                .zip(short_names(
+                    &shown.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+                ))
+                .map(|(o, name)| {
                     format!(
                         "{} ({})",
-                        code_cell(&short_name(&o.name)),
+                        code_cell(&name),
                         dur((o.time_us * 1000.0) as i64)
                     )
                 })

@@ -6,7 +6,7 @@ use crate::report::cold::RECORD_AFTER_WARMUP;
 use crate::report::context::host_only::HostOnly;
 use crate::report::context::{TraceContext, TraceHolds, TraceOrigin, RECORD_KINETO};
 use crate::report::inputs::pct;
-use crate::report::wording::{dur, short_name};
+use crate::report::wording::{dur, short_name, short_names};
 use crate::trace::dialect::DeviceKind;
 
 /// The recording that shows a GPU's work.
@@ -17,10 +17,9 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, String) {
     let h = ctx.host_only.clone().unwrap_or_default();
     let cold = cold_words(ctx, &h);
     let ops = ops_words(ctx, &h);
-    let evidence = h
-        .evidence
+    let evidence = short_names(&h.evidence.iter().map(String::as_str).collect::<Vec<_>>())
         .iter()
-        .map(|n| format!("`{}`", short_name(n)))
+        .map(|s| format!("`{s}`"))
         .collect::<Vec<_>>()
         .join(", ");
     let legacy = ctx.origin == Some(TraceOrigin::PytorchLegacy);

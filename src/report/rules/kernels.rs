@@ -2,7 +2,7 @@
 //! fp32 GEMMs without tensor cores, one dominant kernel.
 
 use super::{
-    short_name, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
+    short_name, short_names, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
     RECOVERABLE_SHARE, SOFTMAX_PCT,
 };
 use crate::analysis::names::is_device_wait_op;
@@ -85,17 +85,13 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let calls: u64 = ks.iter().map(|k| k.calls).sum();
-    let names: Vec<String> = ks
+    let largest = &ks[..ks.len().min(3)];
+    let names: Vec<String> = largest
         .iter()
-        .take(3)
-        .map(|k| {
-            format!(
-                "`{}` ({}, {} calls)",
-                short_name(&k.name),
-                dur(k.total_ns),
-                k.calls
-            )
-        })
+        .zip(short_names(
+            &largest.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+        ))
+        .map(|(k, shown)| format!("`{shown}` ({}, {} calls)", dur(k.total_ns), k.calls))
         .collect();
     let recoverable = (ns as f64 * RECOVERABLE_SHARE) as i64;
     Some(Draft {
@@ -152,7 +148,7 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
             "{} in {} calls of {}",
             dur(ns),
             ks.iter().map(|k| k.calls).sum::<u64>(),
-            ks.iter().take(2).map(|k| format!("`{}`", short_name(&k.name))).collect::<Vec<_>>().join(", ")
+            short_names(&ks.iter().take(2).map(|k| k.name.as_str()).collect::<Vec<_>>()).iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
         ),
         value: share,
         time_ns: (ns as f64 * RECOVERABLE_SHARE) as i64,

@@ -226,16 +226,12 @@ pub(super) fn capitalised(word: &str) -> String {
 fn ops_words(share: Option<&IdleShare>, n: usize) -> String {
     share
         .map(|s| {
-            s.top_ops
-                .iter()
-                .take(n)
-                .map(|o| {
-                    format!(
-                        "`{}` ({})",
-                        short_name(&o.name),
-                        dur((o.time_us * 1000.0) as i64)
-                    )
-                })
+            let ops = &s.top_ops[..s.top_ops.len().min(n)];
+            ops.iter()
+                .zip(short_names(
+                    &ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+                ))
+                .map(|(o, shown)| format!("`{shown}` ({})", dur((o.time_us * 1000.0) as i64)))
                 .collect::<Vec<_>>()
                 .join(", ")
         })

@@ -1,7 +1,7 @@
 //! Communication not hidden behind compute and the straggler rank, for ranks whose collectives were not
 //! split into wait and transfer (those are in `collectives`).
 
-use super::{short_name, top_evidence, Draft, EXPOSED_COMM_PCT, STRAGGLER_PCT};
+use super::{short_name, short_names, top_evidence, Draft, EXPOSED_COMM_PCT, STRAGGLER_PCT};
 use crate::report::attribution::IdleCause;
 use crate::report::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId,
@@ -54,12 +54,18 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let overlap_pct = pct(t.comm_ns - t.comm_exposed_ns, t.comm_ns);
-    let top: Vec<String> = i
+    let comm: Vec<_> = i
         .kernels
         .iter()
         .filter(|k| k.communication)
         .take(2)
-        .map(|k| format!("`{}` ({})", short_name(&k.name), dur(k.total_ns)))
+        .collect();
+    let top: Vec<String> = comm
+        .iter()
+        .zip(short_names(
+            &comm.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+        ))
+        .map(|(k, shown)| format!("`{shown}` ({})", dur(k.total_ns)))
         .collect();
     Some(Draft {
         id: FindingId::Communication,

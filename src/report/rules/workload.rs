@@ -1,7 +1,7 @@
 //! Work the model need not run, visible in kernel names: layout conversions around convolutions,
 //! convolutions on PyTorch's slow fallback, dropout in a forward-only (inference) run.
 
-use super::{short_name, top_evidence, Draft, RECOVERABLE_SHARE};
+use super::{short_names, top_evidence, Draft, RECOVERABLE_SHARE};
 use crate::analysis::names::{
     is_dropout_kernel, is_layout_conversion_kernel, is_slow_conv_kernel, is_training_kernel,
 };
@@ -96,11 +96,15 @@ pub fn avoidable_kernels(i: &DiagnosisInputs) -> Option<Finding> {
     let parts: Vec<String> = found
         .iter()
         .map(|(k, ns, ks)| {
-            let names: Vec<String> = ks
-                .iter()
-                .take(2)
-                .map(|k| format!("`{}`", short_name(&k.name)))
-                .collect();
+            let names: Vec<String> = short_names(
+                &ks.iter()
+                    .take(2)
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .into_iter()
+            .map(|s| format!("`{s}`"))
+            .collect();
             format!(
                 "{} {} in {} calls ({})",
                 k.words(),
