@@ -15,6 +15,7 @@ mod compare;
 mod copy_speed;
 mod diagnosis_cold;
 mod diagnosis_context;
+mod diagnosis_cpu_runs;
 mod diagnosis_devices;
 mod diagnosis_identity;
 mod diagnosis_kinds;

@@ -557,7 +557,10 @@ pub fn is_waiting_frame(name: &str) -> bool {
     let in_file = |f: &str| file.ends_with(f);
     match function {
         "select" | "poll" | "epoll" | "kqueue" | "_poll" => {
-            in_file("selectors.py") || in_file("connection.py") || name.starts_with('<')
+            in_file("selectors.py")
+                || in_file("connection.py")
+                || in_file("windows_events.py")
+                || name.starts_with('<')
         }
         "recv" | "_recv" | "_recv_bytes" | "recv_bytes" | "recv_into" | "recvfrom" => true,
         "wait" | "_wait" | "wait_for" => {
@@ -572,6 +575,8 @@ pub fn is_waiting_frame(name: &str) -> bool {
         }
         "acquire" | "_acquire_restore" => true,
         "sleep" => true,
+        // Windows: `_winapi` waits under multiprocessing's connection and queues.
+        "WaitForSingleObject" | "WaitForMultipleObjects" | "GetQueuedCompletionStatus" => true,
         "get" => in_file("queue.py") || in_file("queues.py"),
         "join" => in_file("threading.py") || in_file("process.py"),
         _ => name.contains("Condition.wait") || name == "time.sleep",

@@ -1,11 +1,13 @@
 //! One-off costs, per event: what a cold pass pays once and a steady state never does. A host call,
-//! op or Python function whose first occurrence takes many times the median of its later ones; the
+//! op or Python function whose first occurrence takes many times the median of its later ones (on a
+//! thread that runs operators or runtime calls: a logger's or feeder's Python-only thread is not the
+//! run's start-up); the
 //! first launch of a kernel function when it takes many times the launch call's median (lazy module
 //! loading); a kernel whose first run takes many times its later median (library autotuning, a cold
 //! cache); and calls that load device code or create a library handle (`cuModuleLoadData`,
 //! `cudaGetFuncBySymbol`, `cublasCreate`), whatever they take.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -135,6 +137,9 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
     let mut launch_of_corr: BTreeMap<i64, u32> = BTreeMap::new();
     let mut device: Vec<(i64, i64, u32)> = Vec::new();
     let mut items = Vec::new();
+    // Threads that run operators or runtime calls: the ones doing or feeding the work. A first
+    // call on a thread with only Python frames (a logger's event loop, a queue feeder) is not.
+    let mut working: BTreeSet<(u32, u32)> = BTreeSet::new();
     for row in 0..t.len() {
         let (Some(ts), Some(dur)) = (t.ts_at(row), t.dur_at(row)) else {
             continue;
@@ -143,6 +148,12 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
         let kind = t.kind_at(row);
         let class = classes.of_row(t, row);
         let occurrence = (ts, dur, row as u32);
+        if matches!(
+            kind,
+            EventKind::CpuOp | EventKind::Runtime | EventKind::Driver
+        ) {
+            working.insert((t.pid_id(row), t.tid_id(row)));
+        }
         if kind.is_gpu_activity() {
             device.push((ts, ts + dur, row as u32));
         } else if matches!(
@@ -178,6 +189,12 @@ pub fn one_offs(t: &TraceTable, classes: &NameClasses) -> OneOffs {
         }
     }
     for list in host.values_mut() {
+        if !working.is_empty() {
+            list.retain(|o| {
+                let row = o.2 as usize;
+                working.contains(&(t.pid_id(row), t.tid_id(row)))
+            });
+        }
         if let Some((first, median)) = slow_first(list) {
             items.push(item(t, OneOffKind::FirstCall, first as usize, median));
         }

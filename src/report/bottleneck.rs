@@ -165,6 +165,19 @@ pub fn partial_record(ctx: &TraceContext) -> bool {
     ctx.holds(super::context::TraceHolds::EventsDropped)
 }
 
+/// A run whose operators ran on the CPU, bound by one class of them (compute, memory-bound
+/// operators, per-operator overhead, the DataLoader): the reason in words.
+fn cpu_run_reason(ctx: &TraceContext, h: super::context::TraceHolds) -> Option<String> {
+    if h != super::context::TraceHolds::CpuOnly {
+        return None;
+    }
+    let host = ctx.host_only.as_ref()?;
+    if host.evidence_kind.is_some() {
+        return None;
+    }
+    super::rules::cpu_run::bottleneck_reason(host.cpu.as_ref()?)
+}
+
 /// The bottleneck of the report whose main finding is `main`.
 pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>) -> Bottleneck {
     let t = &i.time;
@@ -177,6 +190,11 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         compute_pct: t.pct(t.compute_ns),
     };
     if let Some(h) = ctx.blocking() {
+        if let Some(reason) = cpu_run_reason(ctx, h) {
+            b.kind = BottleneckKind::Cpu;
+            b.reason = reason;
+            return b;
+        }
         b.reason = format!("{}; see the main finding", blocking_words(h));
         return b;
     }

@@ -5,6 +5,7 @@
 //! `completeness` turns them into holds and the report's first lines.
 
 mod completeness;
+pub mod cpu_run;
 mod facts;
 pub mod host_only;
 pub mod microbench;

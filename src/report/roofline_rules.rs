@@ -78,6 +78,9 @@ pub struct RooflineFigures {
     /// The GPU's link to the host (host↔device copies are judged against it).
     #[serde(default)]
     pub host_link: Option<crate::analysis::roofline::HostLink>,
+    /// The device's peaks, when it has a roof (the precision advice reads them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peaks: Option<crate::analysis::roofline::Peaks>,
 }
 
 impl RooflineFigures {
@@ -92,6 +95,9 @@ impl RooflineFigures {
         }
         if self.host_link.is_none() {
             self.host_link = o.host_link;
+        }
+        if self.peaks.is_none() {
+            self.peaks = o.peaks;
         }
         self.time_with_figures_ns += o.time_with_figures_ns;
         self.memory_bound_ns += o.memory_bound_ns;
@@ -215,6 +221,7 @@ pub fn rank_roofline_figures(rank: i64, prep: &RankPrep) -> RooflineFigures {
         leads,
         peer_link: r.roof.peer_link.clone(),
         host_link: r.roof.host_link.clone(),
+        peaks: (r.roof.source != RoofSource::Unknown).then_some(r.roof.peaks),
     }
 }
 
@@ -301,7 +308,10 @@ fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<String
         {
             out.push(a);
         } else {
-            out.push("It multiplies in fp32 on hardware with tensor cores: enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or run it under bf16 autocast (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into());
+            out.push(
+                crate::report::wording::fp32_lever_advice(i, "it")
+                    .unwrap_or_else(|| "It multiplies in fp32 on hardware with tensor cores: enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or run it under bf16 autocast (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into()),
+            );
         }
     }
     if matmul && !is_library_kernel(&l.name) && l.pct_of_roof < NAIVE_PCT {

@@ -58,6 +58,60 @@ pub fn precision_advice(i: &DiagnosisInputs, what: &str) -> Option<String> {
     ))
 }
 
+/// The GPU in words for the precision advice: the trace's name, else the table's.
+fn gpu_words(i: &DiagnosisInputs) -> String {
+    match (&i.device_name, &i.roofline.device) {
+        (Some(n), _) => format!("the {}", n.trim_start_matches("NVIDIA ")),
+        (None, Some(d)) => format!("this GPU (like a {d})"),
+        (None, None) => "this GPU".to_string(),
+    }
+}
+
+/// What to do about fp32 matrix products on this device, from its peaks
+/// ([`crate::analysis::roofline::Peaks::fp32_lever`]): TF32 where it runs well above fp32, bf16 or
+/// fp16 autocast where it does not (GeForce Ampere/Ada), nothing where no unit is faster; `None`
+/// when the device has no roof. `what` is what multiplies ("these fp32 GEMMs", "it").
+pub fn fp32_lever_advice(i: &DiagnosisInputs, what: &str) -> Option<String> {
+    use crate::analysis::roofline::Fp32Lever;
+    let peaks = i.roofline.peaks?;
+    let gpu = gpu_words(i);
+    Some(match peaks.fp32_lever() {
+        Fp32Lever::Tf32(g) => format!(
+            "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`): on {gpu} its tensor cores run {what} at {g:.0}× the fp32 rate; bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`) goes further."
+        ),
+        Fp32Lever::Half { gain, bf16: true } => format!(
+            "Run {what} under bf16 autocast (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`): on {gpu} tensor cores run bf16 at {gain:.0}× the fp32 rate, while TF32 runs at about the fp32 rate ({:.0} against {:.0} TFLOP/s), so enabling TF32 alone gains little.",
+            peaks.tf32.unwrap_or(0.0),
+            peaks.fp32
+        ),
+        Fp32Lever::Half { gain, bf16: false } => format!(
+            "{} has no TF32 or bf16: use fp16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so {what} run on tensor cores at {gain:.0}× the fp32 rate; for convolutions also use channels-last (`model.to(memory_format=torch.channels_last)`).",
+            capitalise(&gpu)
+        ),
+        Fp32Lever::Nothing => format!(
+            "{} has no unit faster than fp32 for {what}: the way down is fewer FLOPs (smaller or fused products), not a lower precision.",
+            capitalise(&gpu)
+        ),
+    })
+}
+
+/// The best gain over fp32 a lower precision gives on this device's matrix products, when known
+/// (1.0: none).
+pub fn fp32_lever_gain(i: &DiagnosisInputs) -> Option<f64> {
+    use crate::analysis::roofline::Fp32Lever;
+    Some(match i.roofline.peaks?.fp32_lever() {
+        Fp32Lever::Tf32(g) | Fp32Lever::Half { gain: g, .. } => g,
+        Fp32Lever::Nothing => 1.0,
+    })
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map_or(String::new(), |f| {
+        f.to_uppercase().collect::<String>() + c.as_str()
+    })
+}
+
 /// Microseconds with one decimal (`3.1 µs`).
 pub fn us(ns: f64) -> String {
     format!("{:.1} µs", ns / 1000.0)
@@ -76,6 +130,20 @@ fn at(ns: i64) -> String {
 /// "Analysed: steps 3-7 (5 steps), 412 ms of GPU time window; warm-up (steps 1-2, 0-4.50 s) left out".
 pub fn analysed_line(c: &TraceContext, i: &DiagnosisInputs) -> String {
     if let Some(b) = c.blocking() {
+        if let Some(r) = c
+            .host_only
+            .as_ref()
+            .filter(|h| b == TraceHolds::CpuOnly && h.evidence_kind.is_none())
+            .and_then(|h| h.cpu.as_ref())
+        {
+            return format!(
+                "Analysed: the host's CPU operators over the {} profiled (operators busy {}, on {} thread{}); no GPU work",
+                dur(r.span_ns),
+                dur(r.busy_ns),
+                r.op_threads,
+                if r.op_threads == 1 { "" } else { "s" }
+            );
+        }
         return format!("Nothing analysed: {}", blocking_words(b));
     }
     let ranks = i.ranks.len().max(1) as i64;

@@ -37,6 +37,31 @@ impl Peaks {
         .filter(|v| *v > 0.0)
     }
 
+    /// What this device offers an fp32 matrix product beyond fp32: TF32 when it runs well above the
+    /// fp32 rate (not on GeForce Ampere/Ada/Blackwell, where dense TF32 runs at the fp32 rate), else
+    /// bf16 or fp16 autocast, else nothing faster. The one definition the advice reads.
+    pub fn fp32_lever(&self) -> Fp32Lever {
+        let gain = |v: Option<f64>| {
+            v.filter(|v| *v > 0.0 && self.fp32 > 0.0)
+                .map(|v| v / self.fp32)
+                .filter(|g| *g >= PRECISION_MIN_GAIN)
+        };
+        if let Some(g) = gain(self.tf32) {
+            return Fp32Lever::Tf32(g);
+        }
+        match (gain(self.bf16), gain(Some(self.fp16))) {
+            (Some(g), _) => Fp32Lever::Half {
+                gain: g,
+                bf16: true,
+            },
+            (None, Some(g)) => Fp32Lever::Half {
+                gain: g,
+                bf16: false,
+            },
+            (None, None) => Fp32Lever::Nothing,
+        }
+    }
+
     fn scaled(&self, k: f64) -> Peaks {
         Peaks {
             fp64: self.fp64 * k,
@@ -47,6 +72,20 @@ impl Peaks {
             fp8: self.fp8.map(|v| v * k),
         }
     }
+}
+
+/// A reduced-precision rate is a way up for fp32 matrix products from this many times the fp32 rate.
+pub const PRECISION_MIN_GAIN: f64 = 1.5;
+
+/// What a device offers an fp32 matrix product ([`Peaks::fp32_lever`]), with the gain over fp32.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fp32Lever {
+    /// TF32 tensor cores (a flag, the same code), this many times the fp32 rate.
+    Tf32(f64),
+    /// No TF32 gain: bf16 (or, without it, fp16) autocast, this many times the fp32 rate.
+    Half { gain: f64, bf16: bool },
+    /// No unit faster than fp32.
+    Nothing,
 }
 
 /// The host link of a device: what host↔device copies can reach, per direction.
@@ -644,6 +683,14 @@ impl DeviceProps {
     }
 }
 
+/// A GeForce (consumer) card: `NVIDIA GeForce RTX 3060`, or a table row `RTX 3090`.
+pub fn is_geforce(name: &str) -> bool {
+    let t = tokens(name);
+    t.iter().any(|w| w == "geforce")
+        || t.windows(2)
+            .any(|w| w[0] == "rtx" && w[1].len() == 4 && w[1].bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn tokens(name: &str) -> Vec<String> {
     name.to_ascii_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -715,10 +762,13 @@ fn estimate(props: &DeviceProps) -> Option<DeviceRoof> {
     let arch = props.arch?;
     let sms = props.sms.filter(|n| *n > 0)?;
     let amd = props.is_amd();
+    // A GeForce card is estimated from a GeForce row: its tensor cores run TF32 at the fp32 rate,
+    // a data-centre part of the same architecture (A10, L40S) at twice it.
+    let geforce = props.name.as_deref().is_some_and(is_geforce);
     let s = SPECS
         .iter()
         .filter(|s| s.arch == arch && s.amd == amd)
-        .min_by_key(|s| s.sms.abs_diff(sms))?;
+        .min_by_key(|s| (is_geforce(s.name) != geforce, s.sms.abs_diff(sms)))?;
     let clock = props
         .clock_khz
         .filter(|k| *k > 0.0)

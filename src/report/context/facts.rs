@@ -68,6 +68,13 @@ pub struct OpTotal {
     /// `aten::bernoulli_`), when it is another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub called_in: Option<String>,
+    /// The union of its self time over the threads that run it, ns: what its share of the window
+    /// is of (never more than the window, however many threads run it at once).
+    #[serde(default)]
+    pub wall_ns: i64,
+    /// Threads it runs on.
+    #[serde(default)]
+    pub threads: u64,
 }
 
 /// The facts of one rank (serde: they travel with its context part).

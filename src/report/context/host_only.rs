@@ -1,14 +1,17 @@
 //! What a trace without device work shows of its host: the operators by self (exclusive) time with
-//! their share of the profiled wall time (nested operators are not counted twice), whether the
-//! operators or runtime calls say a device ran unrecorded (cuDNN, `cudaDeviceSynchronize`, MPS),
-//! and whether one-off first calls fill it (a cold pass: the first cuDNN call, allocator start-up).
+//! their share of the profiled wall time (nested operators are not counted twice, and an operator
+//! on several threads at once is measured by the union of its time, so no share passes 100%; frames
+//! that only wait are not ranked), whether the operators or runtime calls say a device ran
+//! unrecorded (cuDNN, `cudaDeviceSynchronize`, MPS: CPU operators and runtime calls only, never a
+//! Python frame's name), whether one-off first calls fill it (a cold pass: the first cuDNN call,
+//! allocator start-up), and what its CPU operators spend the time on ([`super::cpu_run`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::OpTotal;
-use crate::analysis::intervals::{intersect, length};
+use crate::analysis::intervals::{intersect, length, union};
 use crate::analysis::names::{NameClass, NameClasses};
 use crate::report::host::HostTimeline;
 use crate::table::{EventKind, TraceTable};
@@ -46,6 +49,9 @@ pub struct HostOnly {
     pub one_off_ns: i64,
     /// The largest of them, innermost.
     pub one_offs: Vec<HostOneOff>,
+    /// What the CPU operators spend the time on; `None` without CPU operators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<super::cpu_run::CpuRun>,
 }
 
 impl HostOnly {
@@ -92,6 +98,7 @@ impl HostOnly {
                     later_median_ns: o.later_median_ns,
                 })
                 .collect(),
+            cpu: super::cpu_run::CpuRun::of(t, classes, span),
         }
     }
 }
@@ -99,8 +106,9 @@ impl HostOnly {
 /// One timed operator or Python function of a thread: (start, end, name id).
 type Span = (i64, i64, u32);
 
-/// Operators and Python functions by self time (largest first, at most [`TOP_OPS`]), and the name
-/// ids of every operator (for the device they name).
+/// Operators by self time (largest first, at most [`TOP_OPS`]): CPU operators when the trace has
+/// any, else Python functions, never a frame that only waits; and the name ids of every CPU
+/// operator (for the device they name: a Python frame's name says nothing of the device).
 fn op_times(t: &TraceTable, classes: &NameClasses) -> (Vec<OpTotal>, BTreeSet<u32>) {
     let mut threads: BTreeMap<(u32, u32), Vec<Span>> = BTreeMap::new();
     let mut names = BTreeSet::new();
@@ -112,7 +120,9 @@ fn op_times(t: &TraceTable, classes: &NameClasses) -> (Vec<OpTotal>, BTreeSet<u3
         if classes.of_row(t, row).has(NameClass::PROFILER_STEP) {
             continue;
         }
-        names.insert(t.name_id(row));
+        if kind == EventKind::CpuOp {
+            names.insert(t.name_id(row));
+        }
         if let (Some(ts), Some(dur)) = (t.ts_at(row), t.dur_at(row)) {
             threads
                 .entry((t.pid_id(row), t.tid_id(row)))
@@ -121,12 +131,21 @@ fn op_times(t: &TraceTable, classes: &NameClasses) -> (Vec<OpTotal>, BTreeSet<u3
         }
     }
     let mut totals: BTreeMap<u32, OpSums> = BTreeMap::new();
+    let mut on_threads: BTreeMap<u32, u64> = BTreeMap::new();
     let is_caller = |id: u32| t.name_of_id(id).starts_with("aten::");
     for spans in threads.values_mut() {
         self_times(spans, &is_caller, &mut totals);
+        let here: BTreeSet<u32> = spans.iter().map(|s| s.2).collect();
+        for id in here {
+            *on_threads.entry(id).or_default() += 1;
+        }
     }
+    let left_out = |id: &u32| {
+        (!names.is_empty() && !names.contains(id)) || classes.of_name(*id).has(NameClass::WAITING)
+    };
     let mut v: Vec<OpTotal> = totals
         .iter()
+        .filter(|(id, _)| !left_out(id))
         .map(|(id, o)| OpTotal {
             name: t.name_of_id(*id).to_string(),
             calls: o.calls,
@@ -137,6 +156,8 @@ fn op_times(t: &TraceTable, classes: &NameClasses) -> (Vec<OpTotal>, BTreeSet<u3
                 .iter()
                 .max_by_key(|(c, ns)| (**ns, std::cmp::Reverse(**c)))
                 .map(|(c, _)| t.name_of_id(*c).to_string()),
+            wall_ns: length(&union(o.spans.clone())),
+            threads: on_threads.get(id).copied().unwrap_or(1),
         })
         .collect();
     crate::sort::sort_by(&mut v, |a, b| {
@@ -154,6 +175,8 @@ pub struct OpSums {
     pub total_ns: i64,
     pub self_ns: i64,
     pub self_by_caller: BTreeMap<u32, i64>,
+    /// The intervals of its self time (their union is its wall time).
+    pub spans: Vec<(i64, i64)>,
 }
 
 /// Adds one thread's spans to `totals`: a span's self time is its duration less the time its
@@ -164,11 +187,16 @@ pub fn self_times(
     totals: &mut BTreeMap<u32, OpSums>,
 ) {
     crate::sort::sort_by_key(spans, |s| (s.0, std::cmp::Reverse(s.1)));
-    // Open spans: (end, name id, self time so far, outermost caller around it).
-    let mut stack: Vec<(i64, u32, i64, Option<u32>)> = Vec::new();
-    let close = |e: (i64, u32, i64, Option<u32>), totals: &mut BTreeMap<u32, OpSums>| {
+    // Open spans: (end, name id, self time so far, outermost caller around it, where its own time
+    // resumed after its last child).
+    type Open = (i64, u32, i64, Option<u32>, i64);
+    let mut stack: Vec<Open> = Vec::new();
+    let close = |e: Open, totals: &mut BTreeMap<u32, OpSums>| {
         let sums = totals.entry(e.1).or_default();
         sums.self_ns += e.2.max(0);
+        if e.0 > e.4 {
+            sums.spans.push((e.4, e.0));
+        }
         if let Some(c) = e.3 {
             *sums.self_by_caller.entry(c).or_default() += e.2.max(0);
         }
@@ -184,11 +212,19 @@ pub fn self_times(
             .and_then(|p| p.3.or_else(|| is_caller(p.1).then_some(p.1)));
         if let Some(parent) = stack.last_mut() {
             parent.2 -= end - ts;
+            if ts > parent.4 {
+                totals
+                    .entry(parent.1)
+                    .or_default()
+                    .spans
+                    .push((parent.4, ts));
+            }
+            parent.4 = parent.4.max(end);
         }
         let e = totals.entry(name).or_default();
         e.calls += 1;
         e.total_ns += end - ts;
-        stack.push((end, name, end - ts, caller));
+        stack.push((end, name, end - ts, caller, ts));
     }
     while let Some(e) = stack.pop() {
         close(e, totals);
@@ -216,6 +252,9 @@ mod tests {
         assert_eq!(figures(4), (1, 20, 20));
         let own: i64 = totals.values().map(|v| v.self_ns).sum();
         assert_eq!(own, 120, "self times add up to the busy time");
+        // Self intervals: conv 0-10 and 90-100, cudnn 10-20 and 30-90.
+        let wall = |id: u32| length(&union(totals[&id].spans.clone()));
+        assert_eq!((wall(1), wall(2), wall(3), wall(4)), (20, 70, 10, 20));
         // The empty inside cudnn inside conv is charged to conv, the outermost operator.
         assert_eq!(totals[&3].self_by_caller.get(&1), Some(&10));
         assert!(totals[&1].self_by_caller.is_empty());

@@ -1,6 +1,7 @@
 //! The finding of a trace without device work, in words: what the trace is (a CPU-only run, a GPU
 //! run recorded without its device activity, an Apple MPS run the profiler cannot see into, a legacy
-//! export), whether it is one cold pass, and where the host's time goes by self time.
+//! export), whether it is one cold pass, where the host's time goes by self time, and, for a run on
+//! the CPU, what bounds it and what to do about it ([`super::cpu_run`]).
 
 use crate::report::cold::RECORD_AFTER_WARMUP;
 use crate::report::context::host_only::HostOnly;
@@ -12,11 +13,18 @@ use crate::trace::dialect::DeviceKind;
 /// The recording that shows a GPU's work.
 const RECORD_DEVICE: &str = "`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`";
 
-/// The headline and the action of a trace without device work (`CpuOnly`, or a legacy export).
-pub fn headline_and_action(ctx: &TraceContext) -> (String, String) {
+/// The headline and the actions of a trace without device work (`CpuOnly`, or a legacy export).
+pub fn headline_and_action(ctx: &TraceContext) -> (String, Vec<String>) {
     let h = ctx.host_only.clone().unwrap_or_default();
     let cold = cold_words(ctx, &h);
     let ops = ops_words(ctx, &h);
+    // The CPU operators' story, for a run whose operators ran on the CPU.
+    let cpu = h
+        .cpu
+        .as_ref()
+        .filter(|_| !matches!(h.evidence_kind, Some(k) if k != DeviceKind::Cpu));
+    let run = cpu.map_or(String::new(), super::cpu_run::run_words);
+    let cpu_actions = || cpu.map_or(vec![CPU_ACTION.to_string()], super::cpu_run::actions);
     let evidence = short_names(&h.evidence.iter().map(String::as_str).collect::<Vec<_>>())
         .iter()
         .map(|s| format!("`{s}`"))
@@ -50,19 +58,33 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, String) {
         ),
         (false, None) if !gpu_visible(ctx) => (
             "A CPU-only run: no device was visible to the profiler (no `deviceProperties`), no kernel launch and no operator that runs on a GPU: a CPU deployment, or a rank or host without a GPU".to_string(),
-            CPU_ACTION.to_string(),
+            String::new(),
         ),
         (false, None) => (
             "A CPU-only run: no kernel launch, no kernel and no operator that runs on a GPU, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA)".to_string(),
             format!("If the job is meant to use a GPU, move the model and its inputs to it (`model.to(\"cuda\")`, `x.to(\"cuda\")`) and record with {RECORD_DEVICE}; on the CPU, cut the operators with most self time below."),
         ),
     };
-    let action = if ctx.holds(TraceHolds::ColdStart) {
-        format!("{action} {RECORD_AFTER_WARMUP}")
-    } else {
-        action
-    };
-    (format!("{what}{cold}{ops}."), action)
+    let on_cpu = !legacy && h.evidence_kind.is_none();
+    let mut actions: Vec<String> = Vec::new();
+    if !action.is_empty() {
+        actions.push(action);
+    }
+    // A legacy export's host times say nothing of where its operators ran: no CPU story for it.
+    if on_cpu {
+        actions.extend(cpu_actions());
+    }
+    if ctx.holds(TraceHolds::ColdStart) {
+        if on_cpu {
+            // One cold pass: recording after warm-up is the first thing to do, said once.
+            actions.retain(|a| !a.starts_with(super::cpu_run::LEAVE_FIRST_PASS));
+            actions.insert(0, RECORD_AFTER_WARMUP.to_string());
+        } else if let Some(first) = actions.first_mut() {
+            *first = format!("{first} {RECORD_AFTER_WARMUP}");
+        }
+    }
+    let run = if on_cpu { run } else { String::new() };
+    (format!("{what}{cold}{ops}{run}."), actions)
 }
 
 /// What speeds a model up on the CPU, for a CPU deployment.
@@ -102,8 +124,14 @@ fn cold_words(ctx: &TraceContext, h: &HostOnly) -> String {
             )
         })
         .collect();
+    // The device's start-up only where a device is in evidence.
+    let what = if h.evidence_kind.is_some() || gpu_visible(ctx) {
+        "CUDA/cuDNN context, allocator, module loading"
+    } else {
+        "imports, allocator growth, lazy initialisation, oneDNN primitive creation"
+    };
     format!(
-        "; it is one cold pass: one-off first calls take {:.0}% of the {} profiled ({}), start-up (CUDA/cuDNN context, allocator, module loading) that a steady state never pays",
+        "; it is one cold pass: one-off first calls take {:.0}% of the {} profiled ({}), start-up ({what}) that a steady state never pays",
         pct(h.one_off_ns, h.span_ns),
         dur(h.span_ns),
         firsts.join("; ")
@@ -124,18 +152,25 @@ fn ops_words(ctx: &TraceContext, h: &HostOnly) -> String {
                 .called_in
                 .as_ref()
                 .map_or(String::new(), |c| format!(", in `{}`", short_name(c)));
+            // An operator on several threads at once is measured by the union of its time.
+            let threads = if o.threads > 1 {
+                format!("over {} threads, busy ", o.threads)
+            } else {
+                String::new()
+            };
+            let wall = if o.wall_ns > 0 { o.wall_ns } else { o.self_ns };
             format!(
-                "`{}` {} ({:.1}%, {} call{}{caller})",
+                "`{}` {} ({threads}{:.1}%, {} call{}{caller})",
                 short_name(&o.name),
                 dur(o.self_ns),
-                pct(o.self_ns, h.span_ns),
+                pct(wall.min(h.span_ns), h.span_ns),
                 o.calls,
                 if o.calls == 1 { "" } else { "s" }
             )
         })
         .collect();
     format!(
-        "; the host's time by operator (self time, nested operators not counted twice; % of the {} profiled): {}",
+        "; the host's time by operator (self time, nested operators not counted twice; % of the {} profiled, an operator on several threads measured by the union of its time): {}",
         dur(h.span_ns),
         list.join(", ")
     )

@@ -151,8 +151,16 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
             short_names(&ks.iter().take(2).map(|k| k.name.as_str()).collect::<Vec<_>>()).iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
         ),
         value: share,
-        time_ns: (ns as f64 * RECOVERABLE_SHARE) as i64,
-        explanation: "These kernels run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
+        // A lower precision saves at most 1 - 1/gain of their time on this device.
+        time_ns: (ns as f64
+            * crate::report::wording::fp32_lever_gain(i)
+                .map_or(RECOVERABLE_SHARE, |g| RECOVERABLE_SHARE.min(1.0 - 1.0 / g)))
+            as i64,
+        explanation: match crate::report::wording::fp32_lever_gain(i) {
+            Some(g) if g > 1.0 => format!("These kernels run on the CUDA cores in full fp32; this GPU's tensor cores run the same products at up to {g:.0}× that rate in a lower precision (see the action)."),
+            Some(_) => "These kernels run in full fp32, and this GPU has no unit faster than fp32 for them.".into(),
+            None => "These kernels run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
+        },
         actions: vec![fp32_action(i)],
         evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
     }
@@ -164,6 +172,11 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
 fn fp32_action(i: &DiagnosisInputs) -> String {
     if let Some(a) =
         crate::report::wording::precision_advice(i, "these fp32 GEMMs and convolutions")
+    {
+        return a;
+    }
+    if let Some(a) =
+        crate::report::wording::fp32_lever_advice(i, "these fp32 GEMMs and convolutions")
     {
         return a;
     }

@@ -10,6 +10,14 @@ use crate::report::wording::{blocking_words, dur};
 /// A trace that leaves nothing to diagnose gets one finding saying so, and nothing else.
 pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Finding> {
     let b = ctx.blocking()?;
+    // Actions after the first (a CPU run's specific advice).
+    let mut more: Vec<String> = Vec::new();
+    let mut split = |actions: Vec<String>| -> String {
+        let mut it = actions.into_iter();
+        let first = it.next().unwrap_or_default();
+        more.extend(it);
+        first
+    };
     let (id, headline, action) = match b {
         TraceHolds::NotPytorch => (
             FindingId::NotPytorchTrace,
@@ -44,8 +52,8 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
             "Re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check the log for CUPTI errors (CUPTI must be loadable and not in use by another profiler such as Nsight).".to_string(),
         ),
         TraceHolds::CpuOnly => {
-            let (headline, action) = super::host_only::headline_and_action(ctx);
-            (FindingId::NoGpuKernels, headline, action)
+            let (headline, actions) = super::host_only::headline_and_action(ctx);
+            (FindingId::NoGpuKernels, headline, split(actions))
         }
         TraceHolds::Empty => (
             FindingId::InsufficientTrace,
@@ -58,8 +66,8 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
             "Load the whole file (re-copy or re-download it: it ends mid-write), or re-record and let the profiler finish writing (leave the `with torch.profiler.profile(...)` block, or call `prof.stop()`, before the process exits).".to_string(),
         ),
         TraceHolds::Insufficient if ctx.origin == Some(TraceOrigin::PytorchLegacy) => {
-            let (headline, action) = super::host_only::headline_and_action(ctx);
-            (FindingId::InsufficientTrace, headline, action)
+            let (headline, actions) = super::host_only::headline_and_action(ctx);
+            (FindingId::InsufficientTrace, headline, split(actions))
         }
         TraceHolds::WarmupOnly => (
             FindingId::Warmup,
@@ -98,7 +106,7 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
         value: 0.0,
         impact: Impact::default(),
         explanation: headline,
-        actions: vec![action],
+        actions: std::iter::once(action).chain(more).collect(),
         evidence: Vec::new(),
         filter: None,
     })

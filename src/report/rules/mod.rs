@@ -11,6 +11,7 @@ pub use super::wording::{short_name, short_names};
 
 pub(crate) mod collectives;
 pub(crate) mod copy_speed;
+pub(crate) mod cpu_run;
 mod host_idle;
 mod host_only;
 mod kernels;
