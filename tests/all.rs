@@ -20,6 +20,7 @@ mod diagnosis_devices;
 mod diagnosis_identity;
 mod diagnosis_kinds;
 mod diagnosis_one_event;
+mod diagnosis_ranks;
 mod diagnosis_scenarios;
 mod dialects;
 mod explore;

@@ -36,18 +36,25 @@ pub struct WindowWork {
     /// windows it is a share of (all ranks), ns.
     pub clear_idle_ns: i64,
     pub windows_ns: i64,
+    /// Copies and sets (their union, all ranks), ns: a copy that fills the window is a clear single
+    /// cause however few device operations there are.
+    pub copy_ns: i64,
 }
 
 /// Whether the analysed window holds too little to diagnose: fewer than [`MIN_DEVICE_OPS`] device
 /// operations, a GPU window under [`MIN_WINDOW_NS`], or fewer than [`MANY_DEVICE_OPS`] operations
 /// keeping the GPU busy under [`MIN_BUSY_NS`] while no clear cause holds the GPU idle for
-/// [`MIN_CLEAR_IDLE_SHARE`] of the window.
+/// [`MIN_CLEAR_IDLE_SHARE`] of the window. Copies that fill [`MIN_CLEAR_IDLE_SHARE`] of a window
+/// of at least [`MIN_WINDOW_NS`] are always diagnosed: the copy is the finding.
 pub fn too_little(w: WindowWork) -> bool {
-    let clear_idle =
-        w.windows_ns > 0 && w.clear_idle_ns as f64 >= MIN_CLEAR_IDLE_SHARE * w.windows_ns as f64;
-    w.device_ops < MIN_DEVICE_OPS
-        || w.window_ns < MIN_WINDOW_NS
-        || w.device_ops < MANY_DEVICE_OPS && w.busy_ns < MIN_BUSY_NS && !clear_idle
+    let share =
+        |ns: i64| w.windows_ns > 0 && ns as f64 >= MIN_CLEAR_IDLE_SHARE * w.windows_ns as f64;
+    let clear_idle = share(w.clear_idle_ns);
+    let copy_fills = w.device_ops > 0 && share(w.copy_ns);
+    w.window_ns < MIN_WINDOW_NS
+        || !copy_fills
+            && (w.device_ops < MIN_DEVICE_OPS
+                || w.device_ops < MANY_DEVICE_OPS && w.busy_ns < MIN_BUSY_NS && !clear_idle)
 }
 
 /// A warm-up cut may remove at most this share of the kernel time.
@@ -127,6 +134,7 @@ mod tests {
             busy_ns: 200_000,
             clear_idle_ns: 3_000_000,
             windows_ns: 4_000_000,
+            copy_ns: 0,
         };
         assert!(!too_little(w));
         assert!(too_little(WindowWork {
@@ -137,6 +145,19 @@ mod tests {
         assert!(too_little(WindowWork {
             window_ns: 900_000,
             ..w
+        }));
+        // One copy filling the window is the finding, with only three device operations.
+        let copy = WindowWork {
+            device_ops: 3,
+            busy_ns: 4_400_000,
+            clear_idle_ns: 0,
+            copy_ns: 4_300_000,
+            ..w
+        };
+        assert!(!too_little(copy));
+        assert!(too_little(WindowWork {
+            copy_ns: 1_900_000,
+            ..copy
         }));
     }
 

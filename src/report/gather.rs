@@ -16,14 +16,15 @@ use super::gather_parts::{
     RankGatherPart, RankSums,
 };
 use super::host::HostTimeline;
-use super::inputs::{DiagnosisInputs, RankFigure, SyncFigure, TimeFigures};
+use super::inputs::{DiagnosisInputs, OneOffFigure, RankFigure, SyncFigure, TimeFigures};
 use super::patterns;
 use super::rules::{SMALL_COPY_BYTES, SMALL_KERNEL_NS};
 use crate::analysis::all::AnalysisOptions;
 use crate::analysis::gpu::{KernelType, RankPrep};
 use crate::analysis::intervals::{covered, intersect, length, subtract, union};
-use crate::analysis::names::is_device_free_call;
+use crate::analysis::names::{is_collective_name, is_device_free_call};
 use crate::analysis::names::{is_data_loader_op, NameClass, NameClasses};
+use crate::analysis::one_off::OneOffKind;
 use crate::table::{EventKind, TraceSet, TraceTable};
 
 /// Evidence for one name on one rank, filled while scanning.
@@ -206,8 +207,29 @@ pub(super) fn rank_figures(
             .filter(|d| d.ktype == KernelType::Communication)
             .map(|d| d.end - d.ts)
             .sum(),
+        cold_comm: cold_collectives(host, rank, host_window),
         time,
     }
+}
+
+/// The rank's communication kernels whose first run (inside the window) is a one-off: many times
+/// their later median ([`crate::analysis::one_off::is_one_off`]).
+fn cold_collectives(host: &HostTimeline, rank: i64, (lo, hi): (i64, i64)) -> Vec<OneOffFigure> {
+    host.one_offs
+        .items
+        .iter()
+        .filter(|o| o.kind == OneOffKind::FirstKernel && is_collective_name(&o.name))
+        .filter(|o| o.ts >= lo && o.ts < hi)
+        .map(|o| OneOffFigure {
+            rank,
+            kind: Some(o.kind),
+            name: o.name.clone(),
+            launched: None,
+            dur_ns: o.dur_ns(),
+            later_median_ns: o.later_median_ns,
+            row: o.row,
+        })
+        .collect()
 }
 
 /// Window, busy, compute, communication and memory unions of one rank, and its idle causes.

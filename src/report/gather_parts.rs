@@ -152,6 +152,7 @@ fn window_work(i: &DiagnosisInputs, device_ops: u64, window_ns: i64) -> super::g
         busy_ns: i.time.busy_ns,
         clear_idle_ns,
         windows_ns: i.time.window_ns,
+        copy_ns: i.time.memory_ns,
     }
 }
 

@@ -148,6 +148,21 @@ pub struct RankFigure {
     pub mean_step_ns: i64,
     /// Σ dur of communication kernels (not the union), ns.
     pub comm_kernel_ns: i64,
+    /// Communication kernels whose first run in the window takes many times their later median
+    /// ([`crate::analysis::one_off::OneOffKind::FirstKernel`]): communicator or connection set-up,
+    /// a one-off, not steady-state communication.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cold_comm: Vec<OneOffFigure>,
+}
+
+impl RankFigure {
+    /// GPU time the cold first collectives take beyond their later median, ns.
+    pub fn cold_comm_excess_ns(&self) -> i64 {
+        self.cold_comm
+            .iter()
+            .map(|o| (o.dur_ns - o.later_median_ns).max(0))
+            .sum()
+    }
 }
 
 /// CPU-side attention ops (`aten::softmax`, `aten::bmm`, ...) and the shape the softmax ran on most.

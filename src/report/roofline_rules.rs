@@ -319,7 +319,16 @@ fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<String
     } else if l.bound == Some(Bound::Compute) {
         out.push("Its shapes leave the tensor cores idle: make the GEMM dimensions multiples of 64 (pad the hidden size, the vocabulary, the batch), use larger batches or fuse small products (grouped GEMM), and for convolutions set `torch.backends.cudnn.benchmark = True` and channels-last.".into());
     }
-    if l.bound == Some(Bound::Memory) {
+    if l.bound == Some(Bound::Memory) && matmul {
+        // A GEMM or convolution below the ridge point and far under both roofs is held back by
+        // the algorithm its library chose, not by memory: fusing it or larger tensors is no fix.
+        out.push(format!(
+            "`{short}` is a GEMM or convolution at {} FLOP/byte reaching {} GB/s and {} TFLOP/s: far under both the memory and the arithmetic roof, so neither limits it; the algorithm the library chose does. Let the library pick by measuring (`torch.backends.cudnn.benchmark = True`; on ROCm MIOpen's `MIOPEN_FIND_MODE=NORMAL` and `MIOPEN_FIND_ENFORCE=SEARCH` for convolutions, `PYTORCH_TUNABLEOP_ENABLED=1` for GEMMs) and compare the per-call times of identical shapes.",
+            sig(l.intensity.unwrap_or(0.0)),
+            sig(l.gbps),
+            sig(l.tflops)
+        ));
+    } else if l.bound == Some(Bound::Memory) {
         out.push(format!(
             "`{short}` is memory-bound at {} FLOP/byte and reaches {} GB/s: too little data per launch to fill the memory system, or strided access. {}its inputs contiguous, and give it larger tensors (larger batches){}.",
             sig(l.intensity.unwrap_or(0.0)),
@@ -329,6 +338,19 @@ fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<String
         ));
     }
     out
+}
+
+/// "9 calls", or "5 of its 9 calls (those with recorded shapes)" when only some have figures: the
+/// count agrees with the kernel table's.
+fn calls_words(l: &RoofLead) -> String {
+    if l.calls < l.evidence.count {
+        format!(
+            "{} of its {} calls (those with recorded shapes)",
+            l.calls, l.evidence.count
+        )
+    } else {
+        format!("{} calls", l.calls)
+    }
 }
 
 fn bytes_words(b: f64) -> String {
@@ -403,11 +425,11 @@ pub fn far_under_roof(i: &DiagnosisInputs) -> Option<Finding> {
             .take(3)
             .map(|l| {
                 format!(
-                    "`{}`{}: {} in {} calls, {}",
+                    "`{}`{}: {} in {}, {}",
                     short_name(&l.name),
                     l.operator.as_ref().map_or(String::new(), |o| format!(" ({o})")),
                     dur(l.time_ns),
-                    l.calls,
+                    calls_words(l),
                     against_roof(f, l)
                 )
             })

@@ -21,14 +21,90 @@ pub const LOW_LINK_PCT: f64 = 25.0;
 /// At most this many late ranks are named.
 pub const MAX_NAMED_LATE: usize = 4;
 
-/// The late ranks worth naming: most wait caused first (the page marks these too).
+/// A late rank is a straggler only when it causes at least this many times the wait the median
+/// rank causes (a rank never last causes none): a straggler is one rank or a minority the others
+/// wait for. Ranks that are last in turn (two ranks each last at about half the collectives) are
+/// balanced, and none is named.
+pub const STRAGGLER_OVER_MEDIAN: f64 = 2.0;
+
+/// The late ranks worth naming: most wait caused first (the page marks these too). None when the
+/// ranks are balanced ([`balanced`]).
 pub fn named_late(c: &Collectives) -> Vec<&LateRank> {
     let total: i64 = c.late_ranks.iter().map(|l| l.caused_wait_ns).sum();
+    let median = median_caused_wait(c);
     c.late_ranks
         .iter()
         .filter(|l| l.caused_wait_ns > 0 && pct(l.caused_wait_ns, total) >= NAMED_LATE_PCT)
+        .filter(|l| l.caused_wait_ns as f64 >= STRAGGLER_OVER_MEDIAN * median as f64)
         .take(MAX_NAMED_LATE)
         .collect()
+}
+
+/// The wait the median rank causes (the lower middle; ranks never last cause none), ns.
+fn median_caused_wait(c: &Collectives) -> i64 {
+    let mut ranks: Vec<i64> = c
+        .ranks
+        .iter()
+        .copied()
+        .chain(c.per_rank.iter().map(|r| r.rank))
+        .chain(c.late_ranks.iter().map(|l| l.rank))
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let mut caused: Vec<i64> = ranks
+        .iter()
+        .map(|r| {
+            c.late_ranks
+                .iter()
+                .find(|l| l.rank == *r)
+                .map_or(0, |l| l.caused_wait_ns)
+        })
+        .collect();
+    caused.sort_unstable();
+    caused
+        .get(caused.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// The ranks wait for each other in collectives, but no rank (or minority) is the one they wait
+/// for: each is last in turn, within noise of the others.
+pub fn balanced(c: &Collectives) -> bool {
+    c.late_ranks.iter().any(|l| l.caused_wait_ns > 0) && named_late(c).is_empty()
+}
+
+/// "rank 0 last at 6, rank 1 at 6 of 12 collectives".
+fn last_in_turn_words(c: &Collectives) -> String {
+    let matched = c.matched.by_seq + c.matched.by_order;
+    let mut late: Vec<&LateRank> = c.late_ranks.iter().filter(|l| l.times_last > 0).collect();
+    late.sort_by_key(|l| l.rank);
+    let parts: Vec<String> = late
+        .iter()
+        .take(MAX_NAMED_LATE)
+        .enumerate()
+        .map(|(n, l)| {
+            if n == 0 {
+                format!("rank {} last at {}", l.rank, l.times_last)
+            } else {
+                format!("rank {} at {}", l.rank, l.times_last)
+            }
+        })
+        .collect();
+    let more = if late.len() > MAX_NAMED_LATE {
+        ", ..."
+    } else {
+        ""
+    };
+    format!("{}{more} of {matched} collectives", parts.join(", "))
+}
+
+/// "rank waits 9.84 ms" for one waiting rank, "3 ranks wait 150.8 ms in all" for more: the wait is
+/// a sum over the waiting ranks, and said so.
+fn waiters_words(n: usize) -> (String, &'static str) {
+    match n {
+        0 | 1 => ("rank waits".into(), ""),
+        n => (format!("{n} ranks wait"), " in all"),
+    }
 }
 
 fn ranks_words(ranks: &[i64]) -> String {
@@ -99,6 +175,7 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     let ranks: Vec<i64> = late.iter().map(|l| l.rank).collect();
     let caused: i64 = late.iter().map(|l| l.caused_wait_ns).sum();
     let matched = c.matched.by_seq + c.matched.by_order;
+    let waiters = waiters_words(c.ranks.len().max(i.ranks.len()) - ranks.len());
     let mut actions: Vec<String> = Vec::new();
     for l in &late {
         if let Some(first) = l.causes.first() {
@@ -113,11 +190,13 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
         Draft {
             id: FindingId::Straggler,
             headline: format!(
-                "{} {} late to the collectives: the other ranks wait {} for {} ({p:.1}% of GPU time with nothing else running).",
+                "{} {} late to the collectives: the other {} {} for {}{} ({p:.1}% of GPU time with nothing else running).",
                 ranks_words(&ranks),
                 if ranks.len() == 1 { "arrives" } else { "arrive" },
+                waiters.0,
                 dur(caused),
                 if ranks.len() == 1 { "it" } else { "them" },
+                waiters.1,
             ),
             title: format!(
                 "Straggler: {}",
@@ -158,12 +237,91 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     })
 }
 
-/// The communication finding from the collectives split: transfer with no compute running only.
+/// A collective moving fewer bytes than this is small: its time is its latency, not bandwidth.
+pub const SMALL_MESSAGE_BYTES: u64 = 1 << 20;
+/// What a small collective costs when nothing else holds it: its latency, ns (NCCL's
+/// small-message all-reduce / all-to-all inside a node: ~10-20 µs).
+pub const SMALL_MESSAGE_LATENCY_NS: i64 = 20_000;
+/// Small collectives whose count × latency is under this share (%) of the window are not a cost
+/// worth batching: "fewer, larger collectives" is no advice for them.
+pub const SMALL_COUNT_PCT: f64 = 5.0;
+
+/// Small collectives: (count per rank, the largest size, count × latency per rank), when every
+/// collective with a known size is small.
+fn small_collectives(c: &Collectives) -> Option<(u64, u64, i64)> {
+    let sized: Vec<_> = c.bandwidth.iter().filter(|b| b.bytes.is_some()).collect();
+    if sized.is_empty() || sized.iter().any(|b| b.bytes >= Some(SMALL_MESSAGE_BYTES)) {
+        return None;
+    }
+    let count: u64 = sized.iter().map(|b| b.count).sum();
+    let largest = sized.iter().filter_map(|b| b.bytes).max().unwrap_or(0);
+    Some((count, largest, count as i64 * SMALL_MESSAGE_LATENCY_NS))
+}
+
+/// The mean over ranks of their collectives' kernel time, ns.
+fn kernel_per_rank(c: &Collectives) -> i64 {
+    let n = c.per_rank.len().max(1) as i64;
+    c.per_rank.iter().map(|r| r.kernel_ns).sum::<i64>() / n
+}
+
+/// Small collectives as a count × latency against what they cost: `None` unless every collective
+/// is small.
+fn small_words(i: &DiagnosisInputs) -> Option<String> {
+    let c = &i.collectives;
+    let (count, largest, need) = small_collectives(c)?;
+    let window = i.time.window_ns / i.ranks.len().max(1) as i64;
+    let held = kernel_per_rank(c);
+    Some(format!(
+        "{count} collectives of at most {} per rank: at ≈{} of latency each they need ≈{} ({:.1}% of a rank's window), yet they hold each rank's GPU {} ({:.0}× that)",
+        crate::report::format::bytes(largest),
+        dur(SMALL_MESSAGE_LATENCY_NS),
+        dur(need),
+        pct(need, window),
+        dur(held),
+        held as f64 / need.max(1) as f64
+    ))
+}
+
+/// The cold first collectives of every rank: (their time beyond their later median summed over
+/// ranks, the longest one in words), when there are any.
+pub(super) fn cold_collectives(i: &DiagnosisInputs) -> Option<(i64, String)> {
+    let excess: i64 = i.ranks.iter().map(|r| r.cold_comm_excess_ns()).sum();
+    let top = i
+        .ranks
+        .iter()
+        .flat_map(|r| r.cold_comm.iter())
+        .max_by_key(|o| (o.dur_ns - o.later_median_ns, std::cmp::Reverse(o.rank)))?;
+    (excess > 0).then(|| {
+        (
+            excess,
+            format!(
+                "the first `{}` (rank {}) takes {}, {:.0}× its later median {}: communicator and connection set-up, a one-off, not steady-state communication",
+                super::short_name(&top.name),
+                top.rank,
+                dur(top.dur_ns),
+                top.dur_ns as f64 / top.later_median_ns.max(1) as f64,
+                dur(top.later_median_ns)
+            ),
+        )
+    })
+}
+
+/// The communication finding from the collectives split: transfer with no compute running (and
+/// the wait too when the ranks are balanced: no straggler is its cause), less the cold first
+/// collectives' set-up.
 pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     let c = &i.collectives;
     let exposed: i64 = c.per_rank.iter().map(|r| r.exposed_transfer_ns).sum();
     let exposed_wait: i64 = c.per_rank.iter().map(|r| r.exposed_wait_ns).sum();
-    let p = i.time.pct(exposed);
+    let balanced = balanced(c);
+    let counted_wait = if balanced { exposed_wait } else { 0 };
+    let cold = cold_collectives(i);
+    let cold_ns = cold
+        .as_ref()
+        .map_or(0, |(ns, _)| *ns)
+        .min(exposed + counted_wait);
+    let counted = exposed + counted_wait - cold_ns;
+    let p = i.time.pct(counted);
     if p < EXPOSED_COMM_PCT {
         return None;
     }
@@ -186,34 +344,64 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
             )
         })
         .collect::<Vec<_>>();
+    let small = small_words(i);
+    let wait_words = if balanced {
+        format!(
+            "waiting for the last rank {} ({} exposed, counted here: the ranks are balanced, {}, so no rank is a straggler)",
+            dur(c.total_wait_ns()),
+            dur(exposed_wait),
+            last_in_turn_words(c)
+        )
+    } else {
+        format!(
+            "waiting for the last rank {} ({} exposed, counted under the straggler finding)",
+            dur(c.total_wait_ns()),
+            dur(exposed_wait)
+        )
+    };
+    let headline_what = if balanced {
+        "Collectives (moving data, and waiting while the ranks arrive in turn) with no compute running take"
+    } else {
+        "Moving data in collectives with no compute running takes"
+    };
+    let mut measured = format!(
+        "transfer {} ({} exposed); {wait_words}{}",
+        dur(transfer),
+        dur(exposed),
+        if bw.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", bw.join(", "))
+        }
+    );
+    if let Some(w) = &small {
+        measured.push_str(&format!("; {w}"));
+    }
+    if let Some((_, w)) = &cold {
+        measured.push_str(&format!("; {w} ({} left out)", dur(cold_ns)));
+    }
     Some(
         Draft {
             id: FindingId::Communication,
             headline: format!(
-                "Moving data in collectives with no compute running takes {p:.1}% of GPU time ({} of {}){}.",
-                dur(exposed),
+                "{headline_what} {p:.1}% of GPU time ({} of {}{}){}.",
+                dur(counted),
                 dur(i.time.window_ns),
+                super::summed_over_ranks(i),
                 super::ranks::one_collective_words(i).map_or(String::new(), |w| format!(": {w}"))
             ),
             title: "Communication not overlapped with compute".into(),
             threshold: format!("collective transfer (after the last rank arrives) with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
-            measured: format!(
-                "transfer {} ({} exposed); waiting for the last rank {} ({} exposed, counted under the straggler finding){}",
-                dur(transfer),
-                dur(exposed),
-                dur(c.total_wait_ns()),
-                dur(exposed_wait),
-                if bw.is_empty() { String::new() } else { format!("; {}", bw.join(", ")) }
-            ),
+            measured,
             value: p,
-            time_ns: exposed,
+            time_ns: counted,
             explanation: format!(
                 "Once every rank has arrived, the collectives move data for {} and only {:.1}% of it overlaps computation{}.",
                 dur(transfer),
                 pct(transfer - exposed, transfer),
                 parallelism_words(c)
             ),
-            actions: communication_actions(c, link),
+            actions: communication_actions(i, link),
             evidence: Vec::new(),
         }
         .finish(i),
@@ -272,8 +460,16 @@ fn parallelism_action(kind: Parallelism, link: Option<&PeerLink>) -> String {
     text.into()
 }
 
-/// The communication finding's actions: by parallelism, else the general ones.
-fn communication_actions(c: &Collectives, link: Option<&PeerLink>) -> Vec<String> {
+/// The communication finding's actions: by parallelism, else the general ones; small collectives
+/// far above their latency are a wait, not a volume.
+fn communication_actions(i: &DiagnosisInputs, link: Option<&PeerLink>) -> Vec<String> {
+    let c = &i.collectives;
+    let window = i.time.window_ns / i.ranks.len().max(1) as i64;
+    if let Some((count, _, need)) = small_collectives(c) {
+        if pct(need, window) < SMALL_COUNT_PCT {
+            return vec![format!("These {count} collectives are small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", dur(need))];
+        }
+    }
     let mut actions = parallelism_actions(c, link).unwrap_or_else(|| {
         vec![
             "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),

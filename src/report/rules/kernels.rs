@@ -206,11 +206,19 @@ fn fp32_action(i: &DiagnosisInputs) -> String {
     }
 }
 
+/// Compute kernels under this share (%) of the GPU window: none of them is worth naming as the one
+/// that bounds the gain.
+pub const KERNELS_WORTH_NAMING_PCT: f64 = 5.0;
+
 /// One kernel takes most of the kernel time: normal for compute-bound work; a pointer, not a cost.
 pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
     let top = i.kernels.first()?;
     let share = pct(top.total_ns, i.kernel_time_ns);
     if share <= DOMINANT_KERNEL_PCT || top.communication || is_device_wait_op(&top.name) {
+        return None;
+    }
+    // Kernels that fill a sliver of the window (beside a copy that fills it) bound no gain.
+    if i.time.pct(i.time.compute_ns) < KERNELS_WORTH_NAMING_PCT {
         return None;
     }
     let short = short_name(&top.name);

@@ -207,12 +207,22 @@ fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
     };
     let device = i.device_word();
     format!(
-        "{} is idle {idle_pct:.1}% of the {} window, {mostly} {what} ({} of {}).",
+        "{} is idle {idle_pct:.1}% of the {} window, {mostly} {what} ({} of {}{}).",
         capitalised(device),
         if device == "GPU" { "GPU" } else { "device" },
         dur(cause_ns),
-        dur(t.window_ns)
+        dur(t.window_ns),
+        summed_over_ranks(i)
     )
+}
+
+/// `, summed over 4 ranks` after a figure summed over the ranks' windows, or nothing for one rank:
+/// a figure is said per rank or as a sum over ranks, never left to be read as one rank's.
+pub(super) fn summed_over_ranks(i: &DiagnosisInputs) -> String {
+    match i.ranks.len() {
+        0 | 1 => String::new(),
+        n => format!(", summed over {n} ranks"),
+    }
 }
 
 /// "GPU", "NPU", "MTIA accelerator" at the start of a sentence.

@@ -34,8 +34,17 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
         out.push("The file was cut off mid-write (see trace health): the figures cover the events read before the cut.".into());
     }
     if ctx.holds(TraceHolds::GraphReplay) {
+        let capture = if ctx.capture_calls > 0 {
+            format!(
+                " after {} graph capture{}: the replays are the steady state analysed, the capture is a one-off (paid once, before the replays)",
+                ctx.capture_calls,
+                if ctx.capture_calls == 1 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
         out.push(format!(
-            "{} CUDA/HIP graph launches: the kernels they run are attributed to them; gaps inside a replay count as GPU-side gaps, not host wait.",
+            "{} CUDA/HIP graph launches{capture}; the kernels they run are attributed to them; gaps inside a replay count as GPU-side gaps, not host wait.",
             ctx.graph_launches
         ));
     }
@@ -44,6 +53,16 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
             "These {} files look like separate runs, not ranks of one job ({why}): compare them with \
              `profile-model diff BASELINE CANDIDATE` (or the page's Compare), rather than as ranks.",
             inputs.ranks.len()
+        ));
+    }
+    if let Some((ns, words)) = super::collectives::cold_collectives(inputs) {
+        let mut words = words;
+        if let Some(first) = words.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        out.push(format!(
+            "{words}: its {} beyond the later runs is left out of the communication figures; run one collective of each kind before profiling to keep it out of the trace.",
+            crate::report::wording::dur(ns)
         ));
     }
     if inputs.ranks.len() == 1 && inputs.time.comm_ns > 0 {

@@ -48,7 +48,10 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     let wait = t.idle(IdleCause::CommunicationWait);
     // Waiting for a straggler is the straggler's cost, not the collectives'.
     let for_straggler = slowest_rank(i).map_or(0, |s| s.3);
-    let ns = (t.comm_exposed_ns + wait - for_straggler).max(0);
+    let cold = super::collectives::cold_collectives(i);
+    let before_cold = (t.comm_exposed_ns + wait - for_straggler).max(0);
+    let cold_ns = cold.as_ref().map_or(0, |c| c.0).min(before_cold);
+    let ns = before_cold - cold_ns;
     let p = t.pct(ns);
     if p < EXPOSED_COMM_PCT {
         return None;
@@ -70,18 +73,20 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::Communication,
         headline: format!(
-            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}){}.",
+            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{}){}.",
             dur(ns),
             dur(t.window_ns),
+            super::summed_over_ranks(i),
             one_collective_words(i).map_or(String::new(), |w| format!(": {w}"))
         ),
         title: "Communication not overlapped with compute".into(),
         threshold: format!("communication with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
         measured: format!(
-            "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}",
+            "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}{}",
             dur(t.comm_ns),
             dur(t.comm_exposed_ns),
-            dur(wait)
+            dur(wait),
+            cold.map_or(String::new(), |(_, w)| format!("; {w} ({} left out)", dur(cold_ns)))
         ),
         value: p,
         time_ns: ns,
