@@ -149,7 +149,11 @@ fn of_two_ranks_only_the_one_that_arrives_late_is_named() {
     assert!(!s.measured.contains("rank 0:"), "{}", s.measured);
     // The wait with no compute running: rank 0 waits 3 ms at four iterations, rank 1 1 ms at two.
     assert_eq!(s.impact.time_ns, (4 * 3_000 + 2 * 1_000) * US);
-    assert!(s.headline.contains("the other rank waits 12.0 ms for it"), "{}", s.headline);
+    assert!(
+        s.headline.contains("the other rank waits 12.0 ms for it"),
+        "{}",
+        s.headline
+    );
     // The communication finding counts the transfer only (2 ranks × 6 × 2 ms) and rank 0's 1 ms
     // waits are nobody's straggling.
     let comm = find(&report, FindingId::Communication).expect("communication finding");
