@@ -413,6 +413,66 @@ fn memory_peak_is_the_largest_total_allocated() {
     assert!(none.devices.is_empty() && none.note.contains("profile_memory=True"));
 }
 
+/// Over chosen steps the memory view keeps the `[memory]` events that start in those steps (the
+/// ProfilerStep spans read straight from the JSON): their count, their peak, a curve inside them.
+#[test]
+fn memory_over_chosen_steps_is_the_memory_of_those_steps() {
+    use profile_model::analysis::views::memory::memory_in;
+    use profile_model::analysis::views::HostOps;
+    let file = "hta__df_index_resolver.json.gz";
+    let ev = events(file);
+    let step = |n: i64| {
+        let e = ev
+            .iter()
+            .find(|e| e["name"] == format!("ProfilerStep#{n}").as_str() && e["ph"] == "X")
+            .unwrap();
+        let ts = (e["ts"].as_f64().unwrap() * 1000.0).round() as i64;
+        (
+            ts,
+            ts + (e["dur"].as_f64().unwrap() * 1000.0).round() as i64,
+        )
+    };
+    let (start, end) = (step(3).0, step(4).1);
+    let mut want: HashMap<(i64, i64), (i64, u64)> = HashMap::new();
+    for e in ev.iter().filter(|e| e["name"] == "[memory]") {
+        let ts = (e["ts"].as_f64().unwrap() * 1000.0).round() as i64;
+        if ts < start || ts >= end {
+            continue;
+        }
+        let a = &e["args"];
+        let key = (
+            a["Device Type"].as_i64().unwrap(),
+            a["Device Id"].as_i64().unwrap(),
+        );
+        let p = want.entry(key).or_insert((i64::MIN, 0));
+        p.0 = p.0.max(a["Total Allocated"].as_i64().unwrap());
+        p.1 += 1;
+    }
+    assert!(!want.is_empty(), "steps 3-4 hold [memory] events");
+    let t = load_path(&common::traces_dir().join(file)).unwrap();
+    let whole = memory(&t);
+    let got = memory_in(&t, Some(&HostOps::within(&t, Some((3, 4)))));
+    assert_eq!(got.devices.len(), want.len());
+    for d in &got.devices {
+        let (p, n) = want[&(d.device_type, d.device_id)];
+        assert_eq!(d.events, n, "{}", d.device);
+        assert_eq!(d.peak_allocated_bytes, p, "{}", d.device);
+        let all = whole.devices.iter().find(|w| w.device == d.device).unwrap();
+        assert!(
+            d.events < all.events,
+            "{}: fewer events than the whole trace",
+            d.device
+        );
+        assert!(
+            d.curve
+                .iter()
+                .all(|x| x.ts_us * 1000.0 >= start as f64 - 1.0
+                    && x.ts_us * 1000.0 < end as f64 + 1.0)
+        );
+        assert_eq!(d.alive_at_peak_bytes + d.allocated_before_trace_bytes, p);
+    }
+}
+
 fn cli(args: &[&str]) -> String {
     common::cli_ok(args)
 }

@@ -434,6 +434,33 @@ impl TimelineIndex {
         }
     }
 
+    /// The event after (`forward`) or before row `row` on the lane that holds it, wherever it is
+    /// (the keyboard's walk, not only over what a range draws): its row and span, ns. `None` at
+    /// the lane's end, or for a row no lane holds.
+    pub fn neighbour(&self, t: &TraceTable, row: u32, forward: bool) -> Option<SearchHit> {
+        let (id, start, _) = drawable(t, row as usize)?;
+        let key = id.key(t, row as usize);
+        let track = self.tracks.iter().position(|tr| tr.key == key)? as u32;
+        let lane = self
+            .lanes
+            .iter()
+            .filter(|l| l.track == track)
+            .find_map(|l| {
+                let from = l.start.partition_point(|&s| s < start);
+                (from..l.start.len())
+                    .take_while(|&i| l.start[i] == start)
+                    .find(|&i| l.rows[i] == row)
+                    .map(|i| (l, i))
+            });
+        let (lane, i) = lane?;
+        let j = if forward { i + 1 } else { i.checked_sub(1)? };
+        Some(SearchHit {
+            row: *lane.rows.get(j)?,
+            start_ns: lane.start[j],
+            end_ns: lane.end[j],
+        })
+    }
+
     /// What is visible in the request's range at its width, lane by lane.
     pub fn view(&self, t: &TraceTable, req: &TimelineRequest) -> TimelineView {
         let start = req.start_ns;

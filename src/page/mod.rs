@@ -6,7 +6,7 @@
 //! [`first_screen`] (the header and verdict card), [`overview_verdict`], [`report_view`] (the report),
 //! [`analyses_view`] (the deeper analyses' blocks; their charts' geometry in [`roofline_chart`] and
 //! [`collectives_chart`]), [`profile_views`] (the TensorBoard views) and
-//! [`timeline_select`] (the timeline's selected range), [`timeline_search`] (its search), [`timeline_walk`] (the arrow keys' walk over
+//! [`chart_axis`] (the charts' linear axes, ticks in the page's units), [`palette`] (the one colour per cause every chart and legend uses), [`timeline_select`] (the timeline's selected range), [`timeline_search`] (its search), [`timeline_walk`] (the arrow keys' walk over
 //! its events), [`step_pick`] (the step picker: which steps
 //! the report and the views are over), [`arrival_marks`] (collectives' last arrivals on
 //! the rank lanes). It reads the diagnosis (`report`), never the
@@ -14,11 +14,13 @@
 
 pub mod analyses_view;
 pub mod arrival_marks;
+pub mod chart_axis;
 pub mod collectives_chart;
 pub mod compared_runs;
 pub mod first_screen;
 pub mod overview_verdict;
 pub mod page_state;
+pub mod palette;
 pub mod profile_views;
 pub mod redacted_load;
 pub mod report_view;

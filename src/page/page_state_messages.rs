@@ -133,6 +133,7 @@ impl PageState {
                 self.steps_refused(steps, message);
                 Vec::new()
             }
+            FromWorker::Walked { rank_index, to, .. } => self.walked(rank_index, to),
             FromWorker::Located(at) => {
                 let mut effects = self.located(at);
                 effects.push(Effect::ScrollToTimeline);

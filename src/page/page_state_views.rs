@@ -5,7 +5,7 @@
 use super::{Effect, PageState};
 use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::step_filter::StepRange;
-use crate::analysis::timeline::{EventDetails, TimelineRequest};
+use crate::analysis::timeline::{EventDetails, SearchHit, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::page::step_pick::parse_inputs;
 use crate::protocol::{FindingLink, Located, ToWorker};
@@ -142,6 +142,37 @@ impl PageState {
         if self.worker_answers() && details.rank_index == self.rank_index {
             self.event_details = Some(details);
         }
+    }
+
+    /// The arrow keys' left/right from the selected event (row `from`): the next or previous event
+    /// on its lane, asked of the worker, which finds it wherever it is (not only in the range drawn).
+    pub fn walk_timeline(&mut self, from: u32, forward: bool) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Walk {
+            rank_index: self.rank_index,
+            row: from,
+            forward,
+        })]
+    }
+
+    /// Where the walk went: that event is selected (its details asked) and kept in
+    /// [`PageState::timeline_walked`], so the timeline brings it into view. Nothing at a lane's end
+    /// or for another rank than the one picked now.
+    pub fn walked(&mut self, rank_index: usize, to: Option<SearchHit>) -> Vec<Effect> {
+        let Some(hit) = to.filter(|_| self.worker_answers() && rank_index == self.rank_index)
+        else {
+            return Vec::new();
+        };
+        self.timeline_walked = Some(Located {
+            rank_index,
+            row: hit.row,
+            start_ns: hit.start_ns,
+            dur_ns: hit.end_ns - hit.start_ns,
+        });
+        self.revision += 1;
+        self.ask_event_details(hit.row)
     }
 
     /// Escape: no event selected.

@@ -19,6 +19,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::analyses_view::{BarPart, Cell, Fact, Figure, Part, Table, Unit};
+use super::chart_axis::Axis;
+use super::palette::Hue;
 use crate::analysis::views::kernel_table::KernelsResult;
 use crate::analysis::views::memory::{DeviceMemory, MemoryResult};
 use crate::analysis::views::modules::ModulesResult;
@@ -73,6 +75,8 @@ pub struct StepBar {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepBars {
     pub bars: Vec<StepBar>,
+    /// The bars' scale: 0 to a round time at or past the longest bar.
+    pub axis: Axis,
 }
 
 /// One line of a chart, in data units.
@@ -92,6 +96,9 @@ pub struct LineChart {
     pub series: Vec<Series>,
     pub x_range: (f64, f64),
     pub y_max: f64,
+    /// Time from the chart's start (`x_range.0`) and the value, each with its ticks.
+    pub x_axis: Axis,
+    pub y_axis: Axis,
     /// The peak, marked: (x, y) and its figure.
     pub peak: Option<((f64, f64), Figure)>,
 }
@@ -177,16 +184,7 @@ fn figure(
 
 /// The CSS class of a step category's colour.
 pub fn category_class(c: StepCategory) -> &'static str {
-    match c {
-        StepCategory::Kernel => "c-compute",
-        StepCategory::Memcpy => "c-memcpy",
-        StepCategory::Memset => "c-memset",
-        StepCategory::Communication => "c-comm",
-        StepCategory::Runtime => "c-runtime",
-        StepCategory::DataLoader => "c-dataloader",
-        StepCategory::CpuExec => "c-cpu",
-        StepCategory::Other => "c-other",
-    }
+    Hue::of_step(c).class()
 }
 
 fn step_bar(label: String, s: &StepTime, longest: f64) -> StepBar {
@@ -238,16 +236,14 @@ pub fn step_bars(r: &StepTimeResult) -> StepBars {
     if let Some(a) = &r.average {
         rows.push(("average".into(), a));
     }
-    let longest = rows
-        .iter()
-        .map(|r| r.1.total_us)
-        .fold(0.0, f64::max)
-        .max(f64::MIN_POSITIVE);
+    let longest = rows.iter().map(|r| r.1.total_us).fold(0.0, f64::max);
+    let axis = Axis::linear("Time per step", longest, Unit::Micros);
     StepBars {
         bars: rows
             .into_iter()
-            .map(|(l, s)| step_bar(l, s, longest))
+            .map(|(l, s)| step_bar(l, s, axis.top))
             .collect(),
+        axis,
     }
 }
 
@@ -291,12 +287,12 @@ fn kernel_type_split(k: &KernelsResult) -> Vec<BarPart> {
     use crate::analysis::gpu::KernelType;
     let total = k.kernel_time_us.max(f64::MIN_POSITIVE);
     [
-        (KernelType::Computation, "Computation", "c-compute"),
-        (KernelType::Communication, "Communication", "c-comm"),
-        (KernelType::Memory, "Memory", "c-memcpy"),
+        (KernelType::Computation, "Computation"),
+        (KernelType::Communication, "Communication"),
+        (KernelType::Memory, "Memory"),
     ]
     .into_iter()
-    .map(|(ty, label, class)| BarPart {
+    .map(|(ty, label)| BarPart {
         label: label.into(),
         pct: k
             .rows
@@ -306,7 +302,7 @@ fn kernel_type_split(k: &KernelsResult) -> Vec<BarPart> {
             .sum::<f64>()
             / total
             * 100.0,
-        class,
+        class: Hue::of_kernel_type(Some(ty)).class(),
     })
     .collect()
 }
@@ -503,28 +499,35 @@ fn memory_chart(d: &DeviceMemory) -> LineChart {
         .collect();
     let x0 = alloc.first().map_or(0.0, |p| p.0);
     let x1 = alloc.last().map_or(1.0, |p| p.0);
-    let y_max = alloc
-        .iter()
-        .chain(&reserved)
-        .map(|p| p.1)
-        .fold(1.0, f64::max);
+    let y_axis = Axis::linear(
+        "Memory (bytes)",
+        alloc
+            .iter()
+            .chain(&reserved)
+            .map(|p| p.1)
+            .fold(1.0, f64::max),
+        Unit::Bytes,
+    );
+    let x_axis = Axis::linear("Time from the first event", x1 - x0, Unit::Micros);
     let mut series = vec![Series {
         label: "Allocated",
-        class: "c-compute",
+        class: Hue::Memory.class(),
         points: alloc,
     }];
     if !reserved.is_empty() {
         series.push(Series {
             label: "Reserved",
-            class: "c-other",
+            class: Hue::Other.class(),
             points: reserved,
         });
     }
     LineChart {
         title: d.device.clone(),
         series,
-        x_range: (x0, x1.max(x0 + 1.0)),
-        y_max,
+        x_range: (x0, x0 + x_axis.top),
+        y_max: y_axis.top,
+        x_axis,
+        y_axis,
         peak: Some((
             (d.peak_ts_us, d.peak_allocated_bytes as f64),
             figure(
@@ -542,7 +545,12 @@ fn memory_view(m: &MemoryResult) -> View {
     if m.devices.is_empty() {
         parts.push(ViewPart::Part(Part::Muted(m.note.clone())));
     }
-    for d in &m.devices {
+    // The device's memory first (a GPU's gigabytes before the host's bytes).
+    let mut devices: Vec<&DeviceMemory> = m.devices.iter().collect();
+    crate::sort::sort_by_key(&mut devices, |d| {
+        (d.device_type == 0, d.device_type, d.device_id)
+    });
+    for d in devices {
         let dev = || vec![("device", d.device.clone())];
         parts.push(ViewPart::Part(Part::Heading(d.device.clone())));
         parts.push(ViewPart::Line(memory_chart(d)));
@@ -631,7 +639,7 @@ fn modules_view(m: &ModulesResult) -> View {
             .map(|r| BarPart {
                 label: r.name.clone(),
                 pct: r.host_us / root_host * 100.0,
-                class: "c-compute",
+                class: Hue::CpuExec.class(),
             })
             .collect(),
     )));

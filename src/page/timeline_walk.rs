@@ -1,7 +1,9 @@
 //! Walking the timeline's events with the keyboard: left/right to the previous/next event in time
 //! on the selected event's lane, up/down to the nearest event on the lane above/below (the one
 //! under the selected event's middle, else the nearest in time). Over the events the timeline's
-//! answer draws, lanes in the order [`layout`] draws them.
+//! answer draws, lanes in the order [`layout`] draws them. Left/right from a selected event go to
+//! the worker instead ([`crate::protocol::ToWorker::Walk`], `TimelineIndex::neighbour`), which
+//! reaches the next event on the lane wherever it is; this walk starts one and moves up/down.
 
 use crate::analysis::timeline::{DrawnEvent, LaneView};
 use crate::report::timeline_view::{layout, TimelineAnswer};

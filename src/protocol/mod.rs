@@ -109,6 +109,13 @@ pub enum ToWorker {
     Search { rank_index: usize, text: String },
     /// The details of one event of rank `rank_index` (the timeline's details panel).
     EventDetails { rank_index: usize, row: u32 },
+    /// The arrow keys' walk: the event after (`forward`) or before row `row` on its lane of rank
+    /// `rank_index`'s timeline, wherever it is; answered by [`FromWorker::Walked`].
+    Walk {
+        rank_index: usize,
+        row: u32,
+        forward: bool,
+    },
     /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank,
     /// over the ProfilerSteps of `steps` (`None`: the whole trace).
     Views {
@@ -385,6 +392,14 @@ pub enum FromWorker {
     },
     /// The event a [`ToWorker::Locate`] found.
     Located(Located),
+    /// Where a [`ToWorker::Walk`] from row `from` of rank `rank_index` goes (`None`: the lane
+    /// ends there).
+    Walked {
+        rank_index: usize,
+        from: u32,
+        #[serde(default)]
+        to: Option<crate::analysis::timeline::SearchHit>,
+    },
     /// The TensorBoard-style views of every rank (over the steps `steps`, when chosen).
     Views {
         views: Vec<crate::analysis::views::RankViews>,

@@ -218,7 +218,7 @@ impl FromShard {
             "ContextParts" | "GatherParts" => {
                 FromShard::Only(serde_json::from_str(text).map_err(|e| e.to_string())?)
             }
-            "Timeline" | "EventDetails" | "SearchHits" => FromShard::OfRank {
+            "Timeline" | "EventDetails" | "SearchHits" | "Walked" => FromShard::OfRank {
                 rank_index: typed::<RankIndexRead>(&name, content)?.rank_index,
                 json: text.to_string(),
             },

@@ -147,6 +147,26 @@ impl Viewport {
         }
     }
 
+    /// The range that shows the event `start..end`: this one when the event is in it, else this
+    /// width centred on the event (panned, not zoomed), or a range a quarter wider than the event
+    /// when the event is wider than this.
+    pub fn reveal(self, start_ns: i64, end_ns: i64) -> Viewport {
+        let (s, e) = (start_ns as f64, (end_ns as f64).max(start_ns as f64));
+        if s >= self.start_ns && e <= self.end_ns {
+            return self;
+        }
+        let mid = (s + e) / 2.0;
+        let len = if e - s <= self.len() * 0.9 {
+            self.len()
+        } else {
+            ((e - s) * 1.25).max(MIN_RANGE_NS)
+        };
+        Viewport {
+            start_ns: mid - len / 2.0,
+            end_ns: mid + len / 2.0,
+        }
+    }
+
     /// A key's change: W/S zoom in/out at the middle, A/D pan a fifth of the width.
     pub fn key(self, key: &str) -> Option<Viewport> {
         match key {
@@ -234,23 +254,6 @@ pub fn layout(answer: &TimelineAnswer, collapsed: &[u32], path: bool) -> Vec<Lan
         }
     }
     rows
-}
-
-/// Colour of an idle cause (the same hues as the report's idle bars where they exist).
-pub fn idle_colour(cause: IdleCause) -> &'static str {
-    match cause {
-        IdleCause::GraphCapture => "#8e6bb8",
-        IdleCause::Warmup => "#b3b3b3",
-        IdleCause::Startup => "#8f8f8f",
-        IdleCause::DataLoading => "#f28e2b",
-        IdleCause::Synchronization => "#e15759",
-        IdleCause::BlockedWait => "#b07aa1",
-        IdleCause::CommunicationWait => "#ff9da7",
-        IdleCause::BetweenSteps => "#9c755f",
-        IdleCause::DispatchOverhead => "#edc948",
-        IdleCause::DeviceSide => "#76b7b2",
-        IdleCause::Other => "#d4d4d4",
-    }
 }
 
 /// The idle causes in the answer, in precedence order (the legend).
@@ -384,6 +387,24 @@ pub fn parse_hash(hash: &str) -> Option<(usize, Viewport)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walked_event_out_of_view_is_brought_in_by_a_pan() {
+        let vp = Viewport::new(1000, 2000);
+        assert_eq!(vp.reveal(1200, 1300), vp, "in view: the range stays");
+        let panned = vp.reveal(5000, 5100);
+        assert_eq!(
+            (panned.start_ns, panned.end_ns),
+            (4550.0, 5550.0),
+            "same width, centred"
+        );
+        let wide = vp.reveal(10_000, 12_000);
+        assert_eq!(
+            (wide.start_ns, wide.end_ns),
+            (9750.0, 12_250.0),
+            "a quarter wider than the event"
+        );
+    }
 
     #[test]
     fn every_idle_cause_can_win_a_pixel() {

@@ -272,7 +272,10 @@ fn CellView(cell: Cell) -> impl IntoView {
             }
             .into_any()
         }
-        Cell::Missing => view! { <td class="num muted">"—"</td> }.into_any(),
+        Cell::Missing => view! {
+            <td class="num muted unknown" title="The trace does not record this value">"unknown"</td>
+        }
+        .into_any(),
         Cell::Blank => view! { <td></td> }.into_any(),
         Cell::Steps { shown, more } => {
             let items = shown

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use super::AppState;
 use crate::page::collectives_chart::RankBars;
+use crate::page::palette::Hue;
 use crate::page::roofline_chart::{
     ChartPoint, RooflineChart, BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH,
 };
@@ -165,8 +166,8 @@ pub fn RankBarsView(bars: RankBars) -> impl IntoView {
                 <div class="bar-row" class:late=b.late data-rank=rank data-late=b.late.to_string() title=title>
                     <span class="bar-label">{label}</span>
                     <span class="bar-track">
-                        <span class="seg c-kernel-wait" style=format!("left:0;width:{:.2}%", b.wait_pct)></span>
-                        <span class="seg c-comm" style=format!("left:{:.2}%;width:{:.2}%", b.wait_pct, b.transfer_pct)></span>
+                        <span class=format!("seg {}", Hue::CommunicationWait.class()) style=format!("left:0;width:{:.2}%", b.wait_pct)></span>
+                        <span class=format!("seg {}", Hue::Communication.class()) style=format!("left:{:.2}%;width:{:.2}%", b.wait_pct, b.transfer_pct)></span>
                     </span>
                     <span class="num">
                         <span data-metric="collective-bar-wait-us" data-value=b.wait_us.to_string() data-rank=rank_wait>{format::micros(b.wait_us)}</span>
@@ -180,8 +181,8 @@ pub fn RankBarsView(bars: RankBars) -> impl IntoView {
     view! {
         <div class="step-bars rank-bars">{rows}</div>
         <div class="legend">
-            <span><i class="c-kernel-wait"></i>"wait (for the last rank)"</span>
-            <span><i class="c-comm"></i>"transfer"</span>
+            <span><i class=Hue::CommunicationWait.class()></i>"wait (for the last rank)"</span>
+            <span><i class=Hue::Communication.class()></i>"transfer"</span>
             <span>"◀ late: the others wait for it"</span>
         </div>
     }

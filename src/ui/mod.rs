@@ -23,6 +23,8 @@ mod step_picker;
 mod summary;
 mod timeline;
 mod timeline_arrivals;
+mod timeline_draw;
+mod timeline_panels;
 mod timeline_ranks;
 mod view;
 mod views;
@@ -736,6 +738,16 @@ pub fn forget_saved(state: AppState) {
     });
 }
 
+/// The colours of causes as CSS rules ([`crate::page::palette::css`]: defined there once).
+fn add_palette() {
+    let doc = document();
+    if let (Ok(style), Ok(Some(head))) = (doc.create_element("style"), doc.query_selector("head")) {
+        style.set_id("palette");
+        style.set_text_content(Some(&crate::page::palette::css()));
+        let _ = head.append_child(&style);
+    }
+}
+
 /// Mounts the app on the page's body.
 pub fn mount() {
     console_error_panic_hook::set_once();
@@ -743,6 +755,7 @@ pub fn mount() {
     if let Some(shell) = document().get_element_by_id("boot-shell") {
         shell.remove();
     }
+    add_palette();
     leptos::mount::mount_to_body(|| {
         let state = AppState::new();
         provide_context(LocateEvents(Callback::new(move |query: EventQuery| {

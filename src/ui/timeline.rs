@@ -5,38 +5,20 @@
 use crate::page::timeline_walk::{walk, Walk};
 use leptos::html::Canvas;
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
-use web_sys::CanvasRenderingContext2d;
 
-use super::timeline_ranks::{
-    draw_ranks, draw_selection, ranks_height, RankMetrics, SelectionReadout,
-};
+pub(super) use super::timeline_draw::{context, draw_axis};
+use super::timeline_draw::{draw, Overlays};
+use super::timeline_panels::{Details, IdleLegend, SearchBox};
+use super::timeline_ranks::{draw_ranks, ranks_height, RankMetrics, SelectionReadout};
 use super::AppState;
-use crate::analysis::critical_path::BoundBy;
 use crate::analysis::rank_lanes::RankLanesView;
-use crate::analysis::timeline::{EventClass, EventDetails, Relation, SearchHit, TimelineRequest};
+use crate::analysis::timeline::TimelineRequest;
 use crate::page::arrival_marks::arrival_marks;
 use crate::page::timeline_select::{rank_row_at, Selection};
 use crate::report::timeline_view::{
-    duration_label, event_at, hash_of, idle_causes, idle_colour, layout, parse_hash, row_at, ticks,
-    wheel_factor, LaneRow, TimelineAnswer, Viewport, AXIS_PX, GUTTER_PX, IDLE_ROW, LANE_PX,
-    PATH_ROW,
+    duration_label, event_at, hash_of, layout, parse_hash, row_at, wheel_factor, TimelineAnswer,
+    Viewport, AXIS_PX, GUTTER_PX, LANE_PX,
 };
-
-/// Fill colour of an event class.
-fn colour(class: EventClass) -> &'static str {
-    match class {
-        EventClass::Compute => "#4e79a7",
-        EventClass::Communication => "#e15759",
-        EventClass::Memory => "#f28e2b",
-        EventClass::GpuOther => "#9d9da1",
-        EventClass::CpuOp => "#59a14f",
-        EventClass::Runtime => "#edc948",
-        EventClass::Python => "#b07aa1",
-        EventClass::Annotation => "#76b7b2",
-        EventClass::Other => "#9c755f",
-    }
-}
 
 /// A request of the timeline to the worker: one rank's lanes, or every rank's GPU busy.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -129,6 +111,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let details = state.select(crate::page::page_state::PageState::event_details_shown);
     let search = state.select(|p| p.search.clone());
     let focus = state.select(|p| p.timeline_focus);
+    let walked = state.select(|p| p.timeline_walked);
     let show_path = RwSignal::new(false);
     let rank_mode = RwSignal::new(false);
     let rank_view = state.select(|p| p.rank_lanes.clone());
@@ -255,6 +238,21 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         });
         if let (Some(span), Some(_)) = (span, viewport.get_untracked()) {
             viewport.set(Some(around(f.start_ns, f.dur_ns).within(span)));
+        }
+    });
+    // The arrow keys walked to an event out of view: pan (or widen) to show it.
+    Effect::new(move |_| {
+        let Some(w) = walked.get() else { return };
+        let span = answer.with_untracked(|a| {
+            a.as_ref()
+                .filter(|a| a.rank_index == w.rank_index)
+                .map(|a| a.span_ns)
+        });
+        if let (Some(span), Some(vp)) = (span, viewport.get_untracked()) {
+            let to = vp.reveal(w.start_ns, w.start_ns + w.dur_ns);
+            if to != vp {
+                viewport.set(Some(to.within(span)));
+            }
         }
     });
     // The range changed: ask for it, and keep it in the URL.
@@ -411,8 +409,8 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             set_view(v);
             return;
         }
-        // Arrow keys walk the drawn events (the selection moves); Enter selects the first one when
-        // none is selected.
+        // Arrow keys walk the events (the selection moves; left/right along the lane wherever the
+        // next event is, up/down to the lanes drawn); Enter selects the first one when none is.
         let step = match key.as_str() {
             "Enter" => Some(Walk::Right).filter(|_| details.with_untracked(Option::is_none)),
             k => Walk::of_key(k),
@@ -422,6 +420,11 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         };
         ev.prevent_default();
         let selected = details.with_untracked(|d| d.as_ref().map(|d| d.row));
+        // Left/right from a selected event: the worker finds the next one on its lane, drawn or not.
+        if let (Some(row), Walk::Left | Walk::Right) = (selected, step) {
+            super::apply(state, |p| p.walk_timeline(row, step == Walk::Right));
+            return;
+        }
         let next = answer.with_untracked(|a| {
             a.as_ref()
                 .and_then(|a| walk(a, &collapsed.get_untracked(), selected, step))
@@ -510,25 +513,6 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     }
 }
 
-/// The idle causes drawn in the "GPU idle" row, with their colours.
-#[component]
-fn IdleLegend(answer: Memo<Option<TimelineAnswer>>) -> impl IntoView {
-    move || {
-        let causes = answer.with(|a| a.as_ref().map(idle_causes).unwrap_or_default());
-        (!causes.is_empty()).then(|| {
-            let items = causes
-                .into_iter()
-                .map(|c| {
-                    let style = format!("background: {}", idle_colour(c));
-                    let name = c.as_str();
-                    view! { <span data-idle-cause=name><i style=style></i>{c.label()}</span> }
-                })
-                .collect_view();
-            view! { <div class="legend timeline-legend">"GPU idle: "{items}</div> }
-        })
-    }
-}
-
 /// A click: on a track's name, open or close it; on an event, show its details.
 fn click(
     state: AppState,
@@ -583,365 +567,4 @@ fn click_rank(
     }
     rank_mode.set(false);
     state.page.update(|p| p.pick_rank_lane(index));
-}
-
-/// The details panel of the selected event, with its launch or its kernels.
-#[component]
-fn Details(
-    details: EventDetails,
-    /// The trace's first timestamp: starts are shown from it.
-    origin_ns: i64,
-    state: AppState,
-    viewport: RwSignal<Option<Viewport>>,
-) -> impl IntoView {
-    let partners = details
-        .partners
-        .iter()
-        .map(|p| {
-            let (row, start, dur) = (p.row, p.start_ns, p.dur_ns);
-            let label = match p.relation {
-                Relation::LaunchedBy => "Launched by",
-                Relation::Launched => "Launched",
-            };
-            let jump = move |_| {
-                if let Some(vp) = viewport.get_untracked() {
-                    let len = vp.len().max(dur as f64 * 4.0);
-                    let mid = start as f64 + dur as f64 / 2.0;
-                    viewport.set(Some(Viewport {
-                        start_ns: mid - len / 2.0,
-                        end_ns: mid + len / 2.0,
-                    }));
-                }
-                super::apply(state, |p| p.ask_event_details(row));
-            };
-            view! {
-                <li data-partner-row=row.to_string()>
-                    {format!("{label}: ")}<code>{p.name.clone()}</code>
-                    {format!(" ({})", duration_label(dur as f64))}" "
-                    <button class="link partner-jump" on:click=jump>"Go to it"</button>
-                </li>
-            }
-        })
-        .collect_view();
-    let args = details
-        .args
-        .iter()
-        .map(|(k, v)| view! { <tr><td>{k.clone()}</td><td><code>{v.clone()}</code></td></tr> })
-        .collect_view();
-    let start_us = details.start_ns as f64 / 1000.0;
-    let dur_us = details.dur_ns as f64 / 1000.0;
-    view! {
-        <aside id="event-details" class="event-details" data-row=details.row.to_string()>
-            <h3 data-metric="event-name" data-value=details.name.clone()>{details.name.clone()}</h3>
-            <dl class="facts">
-                <div><dt>"Track"</dt><dd>{details.track.clone()}</dd></div>
-                <div><dt>"Category"</dt><dd>{details.category.clone()}</dd></div>
-                <div><dt>"Start"</dt><dd data-metric="event-start-us" data-value=start_us.to_string()>{format!("{} from the trace start", duration_label((details.start_ns - origin_ns) as f64))}</dd></div>
-                <div><dt>"Duration"</dt><dd data-metric="event-dur-us" data-value=dur_us.to_string()>{duration_label(details.dur_ns as f64)}</dd></div>
-            </dl>
-            <ul class="partners">{partners}</ul>
-            <div class="table-wrap"><table><tbody>{args}</tbody></table></div>
-            <p class="muted">"Escape closes this panel."</p>
-        </aside>
-    }
-}
-
-pub(super) fn context(canvas: &web_sys::HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
-    canvas.get_context("2d").ok()??.dyn_into().ok()
-}
-
-/// Draws the answer at the current range (an answer for another range is stretched until the
-/// worker's next one comes, so zoom and pan never wait).
-fn draw(
-    canvas: &web_sys::HtmlCanvasElement,
-    a: &TimelineAnswer,
-    vp: &Viewport,
-    collapsed: &[u32],
-    extra: &Overlays,
-) {
-    let rows = layout(a, collapsed, extra.path.is_some());
-    let ratio = window().device_pixel_ratio();
-    let (css_w, css_h) = (
-        canvas.client_width() as f64,
-        AXIS_PX + rows.len().max(1) as f64 * LANE_PX,
-    );
-    canvas.set_width((css_w * ratio) as u32);
-    canvas.set_height((css_h * ratio) as u32);
-    let Some(cx) = context(canvas) else { return };
-    let _ = cx.scale(ratio, ratio);
-    cx.clear_rect(0.0, 0.0, css_w, css_h);
-    let w = (css_w - GUTTER_PX).max(50.0);
-    draw_axis(&cx, vp, w, css_h, a.span_ns.0 as f64);
-    draw_steps(&cx, vp, &a.steps, w, css_h);
-    for row in &rows {
-        draw_label(&cx, row, w);
-        match (row.track, &extra.path) {
-            (PATH_ROW, Some(path)) => draw_path(&cx, vp, path, AXIS_PX + row.y, w),
-            _ => draw_row(&cx, a, vp, row, w, extra.selected),
-        }
-    }
-    if let Some(window) = extra.analysed {
-        draw_window(&cx, vp, window, w, css_h);
-    }
-    draw_selection(&cx, extra.selection, vp, w, css_h);
-    draw_hits(&cx, &extra.hits, vp, w, css_h);
-}
-
-/// The search's hits: a band over the lanes and a mark on the axis each, the current one stronger.
-fn draw_hits(
-    cx: &CanvasRenderingContext2d,
-    hits: &[(SearchHit, bool)],
-    vp: &Viewport,
-    w: f64,
-    h: f64,
-) {
-    for (hit, current) in hits {
-        let x0 = GUTTER_PX + vp.x_of(hit.start_ns as f64, w).max(0.0);
-        let x1 = (GUTTER_PX + vp.x_of(hit.end_ns as f64, w).min(w)).max(x0 + 2.0);
-        let (band, mark) = if *current {
-            ("rgba(255,140,0,0.35)", "#ff8c00")
-        } else {
-            ("rgba(255,210,0,0.18)", "#e6b800")
-        };
-        cx.set_fill_style_str(band);
-        cx.fill_rect(x0, AXIS_PX, x1 - x0, h - AXIS_PX);
-        cx.set_fill_style_str(mark);
-        cx.fill_rect(x0, AXIS_PX - 6.0, x1 - x0, 6.0);
-    }
-}
-
-/// A track's name in the gutter, and a line above its first row.
-fn draw_label(cx: &CanvasRenderingContext2d, row: &LaneRow, w: f64) {
-    let Some(label) = &row.label else { return };
-    let y = AXIS_PX + row.y;
-    cx.set_fill_style_str("#888");
-    let _ = cx.fill_text_with_max_width(label, 4.0, y + 12.0, GUTTER_PX - 8.0);
-    cx.set_fill_style_str("rgba(128,128,128,0.15)");
-    cx.fill_rect(GUTTER_PX, y, w, 0.5);
-}
-
-/// What is drawn over the worker's answer, from the page's own results.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct Overlays {
-    /// The window the report analysed on this rank, when not the whole trace.
-    analysed: Option<(i64, i64)>,
-    /// The critical path's segments (start, end, bound), when the switch is on.
-    path: Option<Vec<(i64, i64, BoundBy)>>,
-    /// The row of the event in the details panel.
-    selected: Option<u32>,
-    /// The selected time range.
-    selection: Option<Selection>,
-    /// The search's hits in the range, the current one marked.
-    hits: Vec<(SearchHit, bool)>,
-}
-
-/// Colour of what bounds a critical-path segment.
-fn bound_colour(b: BoundBy) -> &'static str {
-    match b {
-        BoundBy::Cpu => "#edc948",
-        BoundBy::GpuCompute => "#4e79a7",
-        BoundBy::GpuCommunication => "#e15759",
-        BoundBy::GpuKernelLaunchOverhead => "#f28e2b",
-        BoundBy::GpuKernelKernelOverhead => "#bab0ac",
-        BoundBy::DataLoading => "#b07aa1",
-        BoundBy::Nothing => "#d4d4d4",
-    }
-}
-
-fn draw_path(
-    cx: &CanvasRenderingContext2d,
-    vp: &Viewport,
-    path: &[(i64, i64, BoundBy)],
-    y: f64,
-    w: f64,
-) {
-    for &(s, e, b) in path {
-        let x0 = vp.x_of(s as f64, w).max(0.0);
-        let x1 = vp.x_of(e as f64, w).min(w);
-        if x1 < 0.0 || x0 > w {
-            continue;
-        }
-        cx.set_fill_style_str(bound_colour(b));
-        cx.fill_rect(GUTTER_PX + x0, y + 2.0, (x1 - x0).max(1.0), LANE_PX - 4.0);
-    }
-}
-
-/// A dashed line at each step's start, labelled `#N` when there is room.
-fn draw_steps(
-    cx: &CanvasRenderingContext2d,
-    vp: &Viewport,
-    steps: &[(i64, i64, i64)],
-    w: f64,
-    h: f64,
-) {
-    let visible: Vec<&(i64, i64, i64)> = steps
-        .iter()
-        .filter(|s| (0.0..=w).contains(&vp.x_of(s.1 as f64, w)))
-        .collect();
-    if visible.len() > 200 {
-        return;
-    }
-    cx.set_stroke_style_str("rgba(90,90,200,0.6)");
-    cx.set_fill_style_str("rgba(90,90,200,0.9)");
-    let _ = cx.set_line_dash(&js_sys::Array::of2(&4.0.into(), &3.0.into()));
-    let mut last_label = f64::NEG_INFINITY;
-    for &&(n, start, _) in &visible {
-        let x = GUTTER_PX + vp.x_of(start as f64, w);
-        cx.begin_path();
-        cx.move_to(x, AXIS_PX - 6.0);
-        cx.line_to(x, h);
-        cx.stroke();
-        if x - last_label > 40.0 {
-            let _ = cx.fill_text(&format!("#{n}"), x + 2.0, AXIS_PX - 8.0);
-            last_label = x;
-        }
-    }
-    let _ = cx.set_line_dash(&js_sys::Array::new());
-}
-
-/// The GPU's idle stretches, coloured by cause.
-fn draw_idle(cx: &CanvasRenderingContext2d, a: &TimelineAnswer, vp: &Viewport, y: f64, w: f64) {
-    for s in &a.idle {
-        let x0 = vp.x_of(s.start_ns as f64, w).max(0.0);
-        let x1 = vp.x_of(s.end_ns as f64, w).min(w);
-        if x1 < 0.0 || x0 > w {
-            continue;
-        }
-        cx.set_fill_style_str(idle_colour(s.cause));
-        cx.fill_rect(GUTTER_PX + x0, y + 2.0, (x1 - x0).max(1.0), LANE_PX - 4.0);
-    }
-}
-
-/// Shades what lies outside the window the report analysed (the warm-up left out, ...).
-fn draw_window(cx: &CanvasRenderingContext2d, vp: &Viewport, window: (i64, i64), w: f64, h: f64) {
-    cx.set_fill_style_str("rgba(128,128,128,0.12)");
-    let x0 = vp.x_of(window.0 as f64, w).clamp(0.0, w);
-    let x1 = vp.x_of(window.1 as f64, w).clamp(0.0, w);
-    if x0 > 0.0 {
-        cx.fill_rect(GUTTER_PX, AXIS_PX, x0, h - AXIS_PX);
-    }
-    if x1 < w {
-        cx.fill_rect(GUTTER_PX + x1, AXIS_PX, w - x1, h - AXIS_PX);
-    }
-}
-
-pub(super) fn draw_axis(cx: &CanvasRenderingContext2d, vp: &Viewport, w: f64, h: f64, origin: f64) {
-    cx.set_font("11px system-ui, sans-serif");
-    cx.set_fill_style_str("#888");
-    cx.set_stroke_style_str("rgba(128,128,128,0.25)");
-    for t in ticks(vp, w, origin) {
-        let x = GUTTER_PX + t.x;
-        cx.begin_path();
-        cx.move_to(x, AXIS_PX - 4.0);
-        cx.line_to(x, h);
-        cx.stroke();
-        let _ = cx.fill_text(&t.label, x + 3.0, 13.0);
-    }
-}
-
-fn draw_row(
-    cx: &CanvasRenderingContext2d,
-    a: &TimelineAnswer,
-    vp: &Viewport,
-    row: &LaneRow,
-    w: f64,
-    selected: Option<u32>,
-) {
-    let y = AXIS_PX + row.y;
-    if row.track == IDLE_ROW {
-        draw_idle(cx, a, vp, y, w);
-        return;
-    }
-    let Some(lane) = a
-        .view
-        .lanes
-        .iter()
-        .find(|l| l.track == row.track && l.depth == row.depth)
-    else {
-        return;
-    };
-    let px_ns = (a.view.end_ns - a.view.start_ns) as f64 / a.view.width_px.max(1) as f64;
-    for b in &lane.buckets {
-        let t0 = a.view.start_ns as f64 + b.px as f64 * px_ns;
-        let x0 = vp.x_of(t0, w);
-        let x1 = vp.x_of(t0 + px_ns, w);
-        if x1 < 0.0 || x0 > w {
-            continue;
-        }
-        cx.set_global_alpha((b.busy_ns as f64 / px_ns).clamp(0.3, 1.0));
-        cx.set_fill_style_str(colour(b.class));
-        cx.fill_rect(
-            GUTTER_PX + x0.max(0.0),
-            y + 1.0,
-            (x1 - x0.max(0.0)).max(1.0),
-            LANE_PX - 2.0,
-        );
-    }
-    cx.set_global_alpha(1.0);
-    for e in &lane.events {
-        let x0 = vp.x_of(e.start_ns as f64, w).max(0.0);
-        let x1 = vp.x_of(e.end_ns as f64, w).min(w);
-        if x1 < 0.0 || x0 > w {
-            continue;
-        }
-        let width = (x1 - x0).max(1.0);
-        cx.set_fill_style_str(colour(e.class));
-        cx.fill_rect(GUTTER_PX + x0, y + 1.0, width, LANE_PX - 2.0);
-        if selected == Some(e.row) {
-            cx.set_stroke_style_str("#000");
-            cx.set_line_width(2.0);
-            cx.stroke_rect(GUTTER_PX + x0, y + 1.0, width, LANE_PX - 2.0);
-            cx.set_line_width(1.0);
-        }
-        if width > 40.0 {
-            cx.set_fill_style_str("#fff");
-            let _ =
-                cx.fill_text_with_max_width(&e.name, GUTTER_PX + x0 + 3.0, y + 12.0, width - 6.0);
-        }
-    }
-}
-
-/// The search box: Enter (or Next) searches the picked rank's events by name, then steps through
-/// them; Previous steps back; the count says where ("3 of 17").
-#[component]
-fn SearchBox(
-    state: AppState,
-    search: Memo<crate::page::timeline_search::TimelineSearch>,
-) -> impl IntoView {
-    let text = RwSignal::new(String::new());
-    let go = move |forward: bool| {
-        let t = text.get_untracked();
-        let same = search.with_untracked(|s| s.text == t.trim() && !s.waiting);
-        if same && forward {
-            super::apply(state, |p| p.search_step(true));
-        } else if same {
-            super::apply(state, |p| p.search_step(false));
-        } else {
-            super::apply(state, |p| p.search_timeline(&t));
-        }
-    };
-    let on_key = move |ev: web_sys::KeyboardEvent| {
-        if ev.key() == "Enter" {
-            ev.prevent_default();
-            go(!ev.shift_key());
-        }
-    };
-    let count = move || search.with(|s| s.counter());
-    view! {
-        <div class="timeline-search" role="search">
-            <input id="timeline-search" type="search" placeholder="Search events by name"
-                aria-label="Search the timeline's events by name"
-                prop:value=move || text.get()
-                on:input=move |ev| text.set(event_target_value(&ev))
-                on:keydown=on_key/>
-            <button id="timeline-search-prev" class="secondary" title="Previous match (Shift+Enter)"
-                on:click=move |_| go(false)>"Previous"</button>
-            <button id="timeline-search-next" class="secondary" title="Next match (Enter)"
-                on:click=move |_| go(true)>"Next"</button>
-            <span id="timeline-search-count" class="muted" data-metric="timeline-search-matches"
-                data-value=move || search.with(|s| s.total.to_string())
-                data-current=move || search.with(|s| s.current.map(|i| (i + 1).to_string()).unwrap_or_default())
-                aria-live="polite">{count}</span>
-        </div>
-    }
 }

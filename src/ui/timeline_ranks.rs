@@ -56,7 +56,7 @@ fn draw_busy(
     w: f64,
 ) {
     let px_ns = v.px_ns();
-    cx.set_fill_style_str("#4e79a7");
+    cx.set_fill_style_str(crate::page::palette::Hue::Compute.hex());
     for p in &lane.pixels {
         let t0 = v.start_ns as f64 + p.px as f64 * px_ns;
         let (x0, x1) = (vp.x_of(t0, w), vp.x_of(t0 + px_ns, w));

@@ -7,13 +7,14 @@ use leptos::prelude::*;
 use super::analyses::{context_attributes, PartView};
 use super::AppState;
 use crate::analysis::views::RankViews;
+use crate::page::chart_axis::Axis;
 use crate::page::overview_verdict::{OverviewVerdict, WindowSegment};
 use crate::page::page_state::{needs_file_text, PageState};
+use crate::page::palette::Hue;
 use crate::page::profile_views::{
     category_class, filtered_view, LineChart, OpDetail, StepBars, View, ViewId, ViewPart,
 };
 use crate::report::format;
-use crate::report::timeline_view::idle_colour;
 
 /// The panel: the operators' grouping, a name filter, then the view (of the picked tab) of the
 /// rank picked.
@@ -139,7 +140,9 @@ fn VerdictLine(verdict: OverviewVerdict) -> impl IntoView {
 
 /// The colour of a window segment: busy, or its idle cause (the timeline's hues).
 fn segment_colour(s: &WindowSegment) -> String {
-    let colour = s.cause.map_or("#4e79a7", idle_colour);
+    let colour = s
+        .cause
+        .map_or(Hue::Compute.hex(), |c| Hue::of_idle(c).hex());
     format!("background: {colour}")
 }
 
@@ -255,9 +258,35 @@ fn StepBarsChart(bars: StepBars) -> impl IntoView {
         .into_iter()
         .map(|c| view! { <span><i class=category_class(c)></i>{c.as_str().replace('_', " ")}</span> })
         .collect_view();
+    let title = bars.axis.title.clone();
     view! {
-        <div class="step-bars">{rows}</div>
+        <div class="step-bars">{rows}
+            <div class="bar-row bar-axis">
+                <span></span>
+                <AxisTicks axis=bars.axis.clone() which="x"/>
+                <span></span>
+            </div>
+            <div class="bar-row"><span></span><span class="axis-title" data-axis-title="x">{title}</span><span></span></div>
+        </div>
         <div class="legend">{legend}</div>
+    }
+}
+
+/// An axis's ticks, placed along it (`which`: "x" left to right, "y" bottom to top), its title in
+/// `aria-label`.
+#[component]
+fn AxisTicks(axis: Axis, which: &'static str) -> impl IntoView {
+    let side = if which == "x" { "left" } else { "bottom" };
+    let ticks = axis
+        .ticks
+        .into_iter()
+        .map(|t| {
+            let style = format!("{side}: {:.3}%", t.frac * 100.0);
+            view! { <span class="tick" style=style>{t.label}</span> }
+        })
+        .collect_view();
+    view! {
+        <div class=format!("axis {which}-axis") data-axis=which aria-label=axis.title>{ticks}</div>
     }
 }
 
@@ -305,6 +334,7 @@ fn MemoryChart(chart: LineChart) -> impl IntoView {
         format::millis(span_ms)
     );
     let label = format!("{}: memory over time", chart.title);
+    let (x_axis, y_axis) = (chart.x_axis.clone(), chart.y_axis.clone());
     let viewbox = format!("0 0 {CHART_W} {CHART_H}");
     let hover = RwSignal::new(None::<f64>);
     let on_move = move |ev: leptos::ev::MouseEvent| {
@@ -342,10 +372,18 @@ fn MemoryChart(chart: LineChart) -> impl IntoView {
     };
     view! {
         <figure class="chart">
-            <svg viewBox=viewbox preserveAspectRatio="none" role="img" aria-label=label
-                on:mousemove=on_move on:mouseleave=move |_| hover.set(None)>
-                {lines}{peak}{rule}
-            </svg>
+            <span class="axis-title" data-axis-title="y">{y_axis.title.clone()}</span>
+            <div class="chart-frame">
+                <AxisTicks axis=y_axis which="y"/>
+                <svg viewBox=viewbox preserveAspectRatio="none" role="img" aria-label=label
+                    on:mousemove=on_move on:mouseleave=move |_| hover.set(None)>
+                    {lines}{peak}{rule}
+                </svg>
+                <span></span>
+                <AxisTicks axis=x_axis.clone() which="x"/>
+                <span></span>
+                <span class="axis-title" data-axis-title="x">{x_axis.title}</span>
+            </div>
             <figcaption class="muted">{caption}</figcaption>
             {readout}
             <div class="legend">{legend}</div>

@@ -333,6 +333,11 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
                 message: format!("no rank {rank_index} in the loaded set"),
             },
         }),
+        ToWorker::Walk {
+            rank_index,
+            row,
+            forward,
+        } => with_set(|set| walk(set, rank_index, row, forward)),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)
@@ -479,6 +484,27 @@ pub(crate) fn keep_timeline(set: &TraceSet, rank_index: usize) {
             });
         }
     });
+}
+
+/// The arrow keys' walk on a rank's timeline index (built on first use, then kept).
+#[cfg(target_arch = "wasm32")]
+fn walk(set: &TraceSet, rank_index: usize, row: u32, forward: bool) -> FromWorker {
+    let Some(rank) = set.ranks.get(rank_index) else {
+        return FromWorker::Error {
+            message: format!("no rank {rank_index} in the loaded set"),
+        };
+    };
+    keep_timeline(set, rank_index);
+    let to = TIMELINES.with(|t| {
+        let kept = t.borrow();
+        let index = &kept.get(rank_index)?.as_ref()?.index;
+        index.neighbour(&rank.table, row, forward)
+    });
+    FromWorker::Walked {
+        rank_index,
+        from: row,
+        to,
+    }
 }
 
 /// Runs `f` once the messages already queued are handled (a zero-delay timer).

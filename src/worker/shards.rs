@@ -378,6 +378,15 @@ fn dispatch(request: ToWorker) {
                 text,
             })
         }
+        ToWorker::Walk {
+            rank_index,
+            row,
+            forward,
+        } => route(set, rank_index, |local| ToWorker::Walk {
+            rank_index: local,
+            row,
+            forward,
+        }),
         ToWorker::EventDetails { rank_index, row } => {
             route(set, rank_index, |local| ToWorker::EventDetails {
                 rank_index: local,

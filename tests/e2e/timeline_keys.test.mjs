@@ -1,8 +1,10 @@
 // The timeline's keyboard and search in the built page: Enter selects the first event of the top
 // lane, the arrow keys walk the events (left/right in time on the lane, up/down between lanes), each
 // step showing the event's details; the search box finds the events whose name contains the text
-// (the CLI's count of the same), steps through them ("2 of N") and highlights them.
-// Screenshots: test-output/timeline-keys.png, test-output/timeline-search.png.
+// (the CLI's count of the same), steps through them ("2 of N") and highlights them; left/right
+// reach the lane's next event past the range drawn, and the view pans to it.
+// Screenshots: test-output/timeline-keys.png, test-output/timeline-search.png,
+// test-output/timeline-walk-out-of-range.png.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useBrowser, openPage, openTab, cliJson, screenshotPath, trace } from './harness.mjs';
@@ -62,6 +64,40 @@ test('Enter selects, the arrow keys walk the timeline\'s events', async () => {
   await page.screenshot({ path: screenshotPath('timeline-keys'), fullPage: false });
   await page.keyboard.press('Escape');
   await page.waitForSelector('#event-details', { state: 'detached', timeout: 5000 });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('left and right reach the next event on the lane wherever it is, and the view follows', async () => {
+  // A range inside the longest kernel: little is drawn; the walk goes on past the range's end.
+  const k = cliJson(['events', '--kind', 'kernel', '--sort', 'duration', '--desc', '--limit', '1', '--json', trace(NAME)]).rows[0];
+  const startNs = Math.round((k.ts_us + 0.4 * k.dur_us) * 1000);
+  const endNs = Math.round((k.ts_us + 0.6 * k.dur_us) * 1000);
+  const { page, errors } = await openPage(env.browser.context, `${env.server.url}#timeline=0:${startNs}-${endNs}`);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector(DRAWN, { timeout: 120_000 });
+  await openTab(page, 'timeline');
+  const canvas = page.locator('#timeline');
+  await canvas.scrollIntoViewIfNeeded();
+  await canvas.focus();
+  let at = await press(page, 'Enter', null);
+  const seen = [at];
+  for (let i = 0; i < 40 && at.start * 1000 <= endNs; i += 1) {
+    const next = await press(page, 'ArrowRight', at);
+    assert.ok(next.start >= at.start + at.dur - 0.001, `right goes on in time: ${JSON.stringify(at)} -> ${JSON.stringify(next)}`);
+    at = next;
+    seen.push(at);
+  }
+  assert.ok(at.start * 1000 > endNs, `the walk left the range it started in: ${JSON.stringify(seen)}`);
+  // The view came along: the selected event is in the visible range.
+  await page.waitForFunction((s) => {
+    const c = document.querySelector('#timeline');
+    return Number(c.dataset.visibleStartUs) <= s && s <= Number(c.dataset.visibleEndUs);
+  }, at.start, { timeout: 10_000 });
+  // And back: left returns to the event before it.
+  const back = await press(page, 'ArrowLeft', at);
+  assert.equal(back.row, seen[seen.length - 2].row, 'left comes back');
+  await page.screenshot({ path: screenshotPath('timeline-walk-out-of-range'), fullPage: false });
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });

@@ -88,7 +88,8 @@ test('overview, operators, kernels, memory and modules equal the CLI twins', asy
   await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
   const hover = page.locator('#views [data-metric="memory-hover-bytes"]');
   await hover.waitFor();
-  const d0 = memory.devices[0];
+  // The first chart is the device's (a GPU before the CPU).
+  const d0 = memory.devices.find((d) => d.device_type !== 0) ?? memory.devices[0];
   const last = d0.curve[d0.curve.length - 1].allocated_bytes;
   const read = await value(hover);
   assert.ok(d0.curve.some((p) => p.allocated_bytes === read), `the hover reads a point of the curve (${read})`);
@@ -113,6 +114,81 @@ test('overview, operators, kernels, memory and modules equal the CLI twins', asy
   await page.setInputFiles('#file-input', trace(NAME));
   await page.waitForSelector('#views[data-view="memory"][data-state="ready"]', { timeout: 180_000 });
   assert.equal(await page.locator('#tab-memory').getAttribute('aria-selected'), 'true');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+// The memory view follows the step picker (its figures the CLI's `memory --steps`), shows the
+// device's memory before the host's, and its chart has labelled axes; the step bars have a labelled
+// axis; every cause's colour comes from the one palette (src/page/palette.rs), one colour per cause.
+// Screenshot: test-output/view-memory-steps.png.
+test('the memory view over picked steps, the device first, labelled axes, one palette', async () => {
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setInputFiles('#file-input', trace(NAME));
+  await page.waitForSelector('#views[data-state="ready"]', { timeout: 180_000, state: 'attached' });
+  await openView(page, 'memory');
+  const whole = cliJson(['memory', '--json', trace(NAME)])[0].result;
+  const headings = await page.locator('#views h3, #views h4').evaluateAll((els) => els.map((e) => e.textContent.trim()));
+  const devices = headings.filter((h) => /^(GPU \d+|CPU)$/.test(h));
+  assert.ok(devices.length >= 2 && devices[0].startsWith('GPU') && devices[devices.length - 1] === 'CPU',
+    `the device's memory first: ${devices.join(', ')}`);
+  // Labelled axes, ticks with units.
+  const chart = page.locator('#views .chart').first();
+  assert.match(await chart.locator('[data-axis-title="y"]').innerText(), /Memory \(bytes\)/);
+  assert.match(await chart.locator('[data-axis-title="x"]').innerText(), /Time/);
+  const yTicks = await chart.locator('[data-axis="y"] .tick').allInnerTexts();
+  assert.ok(yTicks.length >= 2 && yTicks.slice(1).every((t) => /[KMG]?B$/.test(t)), `y ticks in bytes: ${yTicks}`);
+  const xTicks = await chart.locator('[data-axis="x"] .tick').allInnerTexts();
+  assert.ok(xTicks.length >= 2 && xTicks.slice(1).every((t) => /(µs|ms|s)$/.test(t)), `x ticks in time: ${xTicks}`);
+
+  // Pick steps 3-4 in the views' picker: the memory view is the CLI's over those steps.
+  const picker = '.step-picker[data-place="views"]';
+  await page.fill(`${picker} .first-step`, '3');
+  await page.fill(`${picker} .last-step`, '4');
+  await page.click(`${picker} .apply-steps`);
+  await page.waitForSelector(`${picker}[data-views-over="3-4"]`, { timeout: 120_000, state: 'attached' });
+  await page.waitForSelector('#views[data-view="memory"][data-state="ready"]', { timeout: 120_000 });
+  const chosen = cliJson(['memory', '--json', '--steps', '3..4', trace(NAME)])[0].result;
+  assert.ok(chosen.devices.length > 0, 'steps 3-4 hold memory events');
+  let differs = false;
+  for (const d of chosen.devices) {
+    near(await value(page.locator(`#views dd[data-metric="memory-peak-bytes"][data-device="${d.device}"]`)),
+      d.peak_allocated_bytes, `${d.device} peak over steps 3-4`);
+    const w = whole.devices.find((x) => x.device === d.device);
+    if (w.events !== d.events || w.peak_allocated_bytes !== d.peak_allocated_bytes) differs = true;
+  }
+  assert.ok(differs, 'steps 3-4 are not the whole trace');
+  await page.locator('#views').screenshot({ path: screenshotPath('view-memory-steps') });
+
+  // The step bars: an axis with its title and time ticks.
+  await openView(page, 'overview');
+  assert.match(await page.locator('#views .step-bars [data-axis-title="x"]').innerText(), /Time per step/);
+  assert.ok(await page.locator('#views .step-bars [data-axis="x"] .tick').count() >= 2, 'the bars have ticks');
+
+  // One palette: the page's <style id="palette"> colours every cause; no two causes share a colour,
+  // and what the page draws takes its colour from it.
+  const colours = await page.evaluate(() => {
+    const out = {};
+    for (const rule of document.getElementById('palette').sheet.cssRules) {
+      const m = rule.selectorText.match(/^\.(c-[a-z-]+)$/);
+      if (m) out[m[1]] = rule.style.background || rule.style.backgroundColor;
+    }
+    return out;
+  });
+  const names = Object.keys(colours);
+  assert.ok(names.length >= 20, `the palette's causes: ${names.join(', ')}`);
+  assert.equal(new Set(Object.values(colours)).size, names.length, 'one colour per cause');
+  const drawn = await page.locator('#views .step-bars .seg').evaluateAll((els) => els.map((e) => {
+    const cls = [...e.classList].find((c) => c.startsWith('c-'));
+    const probe = document.createElement('i');
+    probe.className = cls;
+    document.body.appendChild(probe);
+    const want = getComputedStyle(probe).backgroundColor;
+    probe.remove();
+    return [cls, getComputedStyle(e).backgroundColor, want];
+  }));
+  assert.ok(drawn.length > 0 && drawn.every(([, got, want]) => got === want && got !== 'rgba(0, 0, 0, 0)'),
+    `the step bars take the palette's colours: ${JSON.stringify(drawn.slice(0, 3))}`);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -6,6 +6,10 @@
 //! change (`Bytes`: positive for an allocation, negative for a free) and the block's `Addr`. The
 //! allocations alive at the peak are those the trace saw made and not yet freed; blocks made before
 //! profiling started are counted in `allocated_before_trace_bytes`.
+//!
+//! Over chosen steps ([`HostOps::window`]) the curve, the peak and the event count are those of
+//! the events in the window; the blocks alive at its peak are still read from every event before
+//! it (a block made before the window and not freed is alive in it).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -163,8 +167,10 @@ fn device_memory(
     ops: &HashMap<(&str, &str), Vec<usize>>,
     (ty, id): (i64, i64),
     ev: &[Event],
+    shown: std::ops::Range<usize>,
 ) -> DeviceMemory {
-    let peak_i = (0..ev.len())
+    let peak_i = shown
+        .clone()
         .max_by(|&a, &b| ev[a].allocated.cmp(&ev[b].allocated).then(b.cmp(&a)))
         .unwrap_or(0);
     let peak = &ev[peak_i];
@@ -200,11 +206,11 @@ fn device_memory(
         },
         device_type: ty,
         device_id: id,
-        events: ev.len() as u64,
-        curve: curve(ev),
+        events: shown.len() as u64,
+        curve: curve(&ev[shown.clone()]),
         peak_allocated_bytes: peak.allocated,
         peak_ts_us: peak.ts as f64 / 1000.0,
-        peak_reserved_bytes: ev.iter().filter_map(|e| e.reserved).max(),
+        peak_reserved_bytes: ev[shown].iter().filter_map(|e| e.reserved).max(),
         alive_at_peak: listed,
         alive_at_peak_bytes: alive_bytes,
         allocated_before_trace_bytes: peak.allocated - alive_bytes,
@@ -240,11 +246,27 @@ pub fn memory_in(t: &TraceTable, built: Option<&HostOps>) -> MemoryResult {
     for v in ops.values_mut() {
         crate::sort::sort_by_key(v, |&o| (h.frame.ts[o], o));
     }
-    MemoryResult {
-        devices: by_device
-            .iter()
-            .map(|(&d, ev)| device_memory(t, h, &ops, d, ev))
-            .collect(),
-        note: String::new(),
+    let devices: Vec<DeviceMemory> = by_device
+        .iter()
+        .filter_map(|(&d, ev)| {
+            let shown = in_window(ev, h.window);
+            (!shown.is_empty()).then(|| device_memory(t, h, &ops, d, ev, shown))
+        })
+        .collect();
+    let note = if devices.is_empty() {
+        "no [memory] event falls in the chosen steps".into()
+    } else {
+        String::new()
+    };
+    MemoryResult { devices, note }
+}
+
+/// The events (in time order) that start in `window` (`None`: all of them).
+fn in_window(ev: &[Event], window: Option<(i64, i64)>) -> std::ops::Range<usize> {
+    match window {
+        None => 0..ev.len(),
+        Some((start, end)) => {
+            ev.partition_point(|e| e.ts < start)..ev.partition_point(|e| e.ts < end)
+        }
     }
 }

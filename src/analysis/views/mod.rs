@@ -28,6 +28,8 @@ pub struct HostOps {
     pub parent_op: Vec<u32>,
     /// The host row (runtime call preferred) that launched each device row.
     pub launcher: Vec<u32>,
+    /// The chosen steps' window, ns (`None`: the whole trace).
+    pub window: Option<(i64, i64)>,
     /// The classes of every name of the table.
     pub names: NameClasses,
 }
@@ -88,6 +90,7 @@ impl HostOps {
             op_of,
             parent_op,
             launcher,
+            window,
             names: NameClasses::of(t),
         }
     }

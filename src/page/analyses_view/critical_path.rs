@@ -22,15 +22,7 @@ pub fn bound_label(b: BoundBy) -> &'static str {
 }
 
 fn bound_class(b: BoundBy) -> &'static str {
-    match b {
-        BoundBy::Cpu => "c-host",
-        BoundBy::GpuCompute => "c-compute",
-        BoundBy::GpuCommunication => "c-comm",
-        BoundBy::GpuKernelLaunchOverhead => "c-kernel-wait",
-        BoundBy::GpuKernelKernelOverhead => "c-idle",
-        BoundBy::DataLoading => "c-memory",
-        BoundBy::Nothing => "c-other",
-    }
+    crate::page::palette::Hue::of_bound(b).class()
 }
 
 pub fn critical_path(list: &[RankCriticalPath], ctx: &Ctx) -> Block {

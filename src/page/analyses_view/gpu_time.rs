@@ -10,6 +10,7 @@ use crate::analysis::kernels::{KernelBreakdown, KernelStats, KernelTypeSet, Type
 use crate::analysis::overlap::CommCompOverlap;
 use crate::analysis::stragglers::Stragglers;
 use crate::analysis::temporal::TemporalBreakdown;
+use crate::page::palette::Hue;
 use crate::report::format;
 
 /// Kernel rows shown before the rest is folded away.
@@ -63,12 +64,11 @@ pub fn kernel_breakdown(v: &KernelBreakdown, ctx: &Ctx) -> Block {
 /// The colour of a kernel type (or of a set of overlapping types).
 fn type_class(kernel_type: KernelTypeSet) -> &'static str {
     match kernel_type.single() {
-        Some(KernelType::Computation) => "c-compute",
-        Some(KernelType::Communication) => "c-comm",
-        Some(KernelType::Memory) => "c-memory",
-        _ if kernel_type.is_overlap() => "c-overlap",
-        _ => "c-other",
+        Some(t) => Hue::of_kernel_type(Some(t)),
+        None if kernel_type.is_overlap() => Hue::Overlap,
+        None => Hue::Other,
     }
+    .class()
 }
 
 fn type_bar(types: &[TypeTime]) -> Part {
@@ -198,9 +198,9 @@ pub fn temporal(rows: &[TemporalBreakdown], ctx: &Ctx) -> Block {
              communication / copies / syncs run, and time the GPU does nothing.",
         )]),
         bar(&[
-            ("compute", mine.compute_pct, "c-compute"),
-            ("non-compute", mine.non_compute_pct, "c-comm"),
-            ("idle", mine.idle_pct, "c-idle"),
+            ("compute", mine.compute_pct, Hue::Compute.class()),
+            ("non-compute", mine.non_compute_pct, Hue::NonCompute.class()),
+            ("idle", mine.idle_pct, Hue::Idle.class()),
         ]),
         Part::Table(Table::new(
             &[],
@@ -222,11 +222,12 @@ pub fn temporal(rows: &[TemporalBreakdown], ctx: &Ctx) -> Block {
 
 /// The label and colour of an idle category's column.
 fn idle_column(c: IdleCategory) -> (&'static str, &'static str) {
-    match c {
-        IdleCategory::HostWait => ("host wait", "c-host"),
-        IdleCategory::KernelWait => ("kernel wait", "c-kernel-wait"),
-        IdleCategory::Other => ("other", "c-other"),
-    }
+    let label = match c {
+        IdleCategory::HostWait => "host wait",
+        IdleCategory::KernelWait => "kernel wait",
+        IdleCategory::Other => "other",
+    };
+    (label, Hue::of_idle_category(c).class())
 }
 
 pub fn idle(rows: &[StreamIdle], ctx: &Ctx) -> Block {
