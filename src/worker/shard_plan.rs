@@ -434,7 +434,8 @@ mod tests {
 mod protocol_tests {
     //! The report's parts cross the worker boundary inside the protocol's messages.
     use crate::analysis::all::AnalysisOptions;
-    use crate::protocol::shard::{part_text, FromShard, ShardOnly};
+    use crate::protocol::codec::{decode, encode};
+    use crate::protocol::shard::{part_bytes, shard_only_bytes, FromShard, ShardOnly};
     use crate::protocol::ToWorker;
     use crate::report::gather_parts::{context_of, context_parts, gather_parts};
     use crate::table::{TraceLoader, TraceSet};
@@ -474,9 +475,20 @@ mod protocol_tests {
                 context: Box::new(context.clone()),
             }),
         };
-        let text = serde_json::to_string(&ask).unwrap();
-        let back: ToWorker = serde_json::from_str(&text).expect("gather request read back");
-        assert_eq!(serde_json::to_string(&back).unwrap(), text);
+        let bytes = encode(&ask).unwrap();
+        let back: ToWorker = decode(&bytes).expect("gather request read back");
+        assert_eq!(encode(&back).unwrap(), bytes);
+        // The context read back is the context sent (its JSON, fields left out and all).
+        let ToWorker::Part { request, .. } = back else {
+            panic!("a part")
+        };
+        let ToWorker::GatherParts { context: back } = *request else {
+            panic!("gather parts")
+        };
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            serde_json::to_string(&context).unwrap()
+        );
         let gathered = gather_parts(&set, &context, &AnalysisOptions::default());
         let only = ShardOnly::GatherParts { parts: gathered };
         assert_eq!(read_part(8, &only), only, "gather parts read back");
@@ -484,8 +496,8 @@ mod protocol_tests {
 
     /// `only` sent as a shard's answer to request `id`, as the coordinator reads it.
     fn read_part(id: u64, only: &ShardOnly) -> ShardOnly {
-        let text = part_text(id, &serde_json::to_string(only).unwrap());
-        match FromShard::read(&text).expect("a shard's part") {
+        let bytes = part_bytes(id, &shard_only_bytes(only).unwrap());
+        match FromShard::read(&bytes).expect("a shard's part") {
             FromShard::Part { id: got, answer } => {
                 assert_eq!(got, id);
                 match *answer {
