@@ -18,7 +18,9 @@
 //!   left out (read back as missing: `None`, or the field's `#[serde(default)]`).
 //!
 //! Not supported (an error, never a wrong value): `deserialize_any` (`serde_json::Value`,
-//! `#[serde(untagged)]`, `#[serde(tag = ..)]`, `#[serde(flatten)]`), which this protocol avoids.
+//! `#[serde(untagged)]`, `#[serde(tag = ..)]`, `#[serde(flatten)]`), which this protocol avoids; a
+//! field of untyped JSON (an event's args) crosses as its JSON text with `#[serde(with =
+//! "crate::protocol::codec::json_text")]`, unchanged in JSON.
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::ser::{self, Serialize};
@@ -208,6 +210,35 @@ impl<'a, 'b> ser::Serializer for &'a mut Writer<'b> {
     ) -> Result<Self> {
         self.out.extend_from_slice(&index.to_le_bytes());
         Ok(self)
+    }
+    fn is_human_readable(&self) -> bool {
+        false
+    }
+}
+
+/// Untyped JSON (`serde_json::Map`/`Value`) as itself in JSON and as its JSON text in this
+/// codec (which cannot read what does not say its type): `#[serde(with = "...::json_text")]`.
+pub mod json_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return value.serialize(s);
+        }
+        let text = serde_json::to_string(value).map_err(serde::ser::Error::custom)?;
+        s.serialize_str(&text)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: serde::de::DeserializeOwned,
+        D: Deserializer<'de>,
+    {
+        if d.is_human_readable() {
+            return T::deserialize(d);
+        }
+        let text = <&str>::deserialize(d)?;
+        serde_json::from_str(text).map_err(serde::de::Error::custom)
     }
 }
 

@@ -158,3 +158,19 @@ fn variant_names_are_in_index_order() {
     assert_eq!(variant_index(&bytes), Some(2));
     assert_eq!(variant_index(&[1, 2]), None);
 }
+
+#[test]
+fn untyped_json_crosses_as_its_text_and_stays_json_in_json() {
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct Row {
+        #[serde(with = "crate::protocol::codec::json_text")]
+        args: serde_json::Map<String, serde_json::Value>,
+    }
+    let json = r#"{"args":{"a":1.5,"b":["x",null],"c":{"d":true}}}"#;
+    let row: Row = serde_json::from_str(json).unwrap();
+    assert_eq!(decode::<Row>(&encode(&row).unwrap()).unwrap(), row);
+    assert_eq!(serde_json::to_string(&row).unwrap(), json);
+    // Without it, the codec refuses the untyped value instead of guessing.
+    let value = serde_json::json!({"a": 1});
+    assert!(decode::<serde_json::Value>(&encode(&value).unwrap()).is_err());
+}

@@ -105,6 +105,8 @@ pub struct EventRow {
     pub correlation: Option<i64>,
     pub external_id: Option<i64>,
     /// The row's other `args` (the keys above have their own fields) (every sparse args column that has this row).
+    /// Untyped: crosses to the page as its JSON text ([`crate::protocol::codec::json_text`]).
+    #[serde(with = "crate::protocol::codec::json_text")]
     pub args: Map<String, Value>,
 }
 

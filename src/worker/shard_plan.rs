@@ -494,6 +494,68 @@ mod protocol_tests {
         assert_eq!(read_part(8, &only), only, "gather parts read back");
     }
 
+    #[test]
+    fn a_page_of_events_crosses_with_its_args() {
+        use crate::protocol::FromWorker;
+        use crate::table::query::{query_events, EventQuery};
+        let set = set();
+        if set.ranks.is_empty() {
+            eprintln!("traces missing: skipped");
+            return;
+        }
+        let page = query_events(&set, &EventQuery::default());
+        assert!(
+            page.rows.iter().any(|r| !r.args.is_empty()),
+            "rows with args"
+        );
+        let bytes = encode(&FromWorker::Events(page.clone())).unwrap();
+        let Ok(FromWorker::Events(back)) = decode(&bytes) else {
+            panic!("a page of events comes back as one")
+        };
+        assert_eq!(back, page);
+    }
+
+    /// Every message the page reads of a real set comes back from the wire format equal (JSON
+    /// compared, as the page and the CLI see them).
+    #[test]
+    fn the_page_s_messages_cross_the_wire_format() {
+        use crate::protocol::FromWorker;
+        use crate::report::diagnosis::diagnose;
+        let set = set();
+        if set.ranks.is_empty() {
+            eprintln!("traces missing: skipped");
+            return;
+        }
+        let report = diagnose(&set);
+        let messages = [
+            FromWorker::Analysis {
+                analysis: crate::analysis::all::analyze(&set, &AnalysisOptions::default()),
+                timings: Vec::new(),
+            },
+            FromWorker::Report {
+                redacted: report.redacted(),
+                report,
+            },
+            FromWorker::Views {
+                views: crate::analysis::views::all_views(&set),
+            },
+        ];
+        for msg in messages {
+            let bytes = encode(&msg).unwrap();
+            let back: FromWorker = decode(&bytes).unwrap_or_else(|e| {
+                panic!(
+                    "{e}: {}",
+                    crate::protocol::codec::variant_names::<FromWorker>()
+                        [crate::protocol::codec::variant_index(&bytes).unwrap() as usize]
+                )
+            });
+            assert_eq!(
+                serde_json::to_string(&back).unwrap(),
+                serde_json::to_string(&msg).unwrap()
+            );
+        }
+    }
+
     /// `only` sent as a shard's answer to request `id`, as the coordinator reads it.
     fn read_part(id: u64, only: &ShardOnly) -> ShardOnly {
         let bytes = part_bytes(id, &shard_only_bytes(only).unwrap());
