@@ -21,8 +21,10 @@ usage:
                                                                      (--timings: time of each on stderr;
                                                                      --path-rows N: critical-path segments
                                                                      listed, default 1000, 0 = all)
-  profile-model report [--json] [--redact] PATH                      diagnosis: main finding, bottleneck, actions
-                                                                     (--redact: kernel/op names as stable hashes)
+  profile-model report [--json] [--redact] [--steps A..B] PATH       diagnosis: main finding, bottleneck, actions
+                                                                     (--redact: kernel/op names as stable hashes;
+                                                                     --steps: over these ProfilerSteps instead
+                                                                     of the automatic window)
   profile-model events [FILTERS] [--group-by G] [--sort S] [--desc] [--offset N] [--limit N]
                        [--csv | --json] PATH                         explore the events as a table
       FILTERS: --kind K (kernel, cpu_op, memcpy, runtime, ...; repeatable or K1,K2) --name TEXT
@@ -42,6 +44,8 @@ usage:
   profile-model steps [--json | --csv] PATH                         step time split into kernel, memcpy,
                                                                      memset, communication, runtime,
                                                                      DataLoader, CPU exec and other
+      ops, kernels, memory, modules and steps take --steps A..B: over those ProfilerSteps only (the
+      host rows starting in them and the device work they launched; memory's curve stays whole)
   profile-model roofline [--json | --csv] [--per-step] [--steps A..B] PATH
                                                                      achieved against possible: FLOPs and
                                                                      bytes per kernel and operator (from
@@ -237,8 +241,8 @@ fn parse_args(args: Vec<String>) -> Result<Args, String> {
             "--steps" => {
                 let v = it.next().ok_or("--steps takes a range like 3..5")?;
                 out.steps = Some(
-                    parse_steps(&v)
-                        .ok_or(format!("--steps takes a range like 3..5, found {v:?}"))?,
+                    crate::analysis::step_filter::parse_step_range(&v)
+                        .map_err(|e| format!("--steps takes a range like 3..5: {e}"))?,
                 );
             }
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
@@ -254,16 +258,6 @@ fn one_of<const N: usize>(names: [&str; N]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         Some((last, _)) => last.to_string(),
         None => String::new(),
-    }
-}
-
-fn parse_steps(v: &str) -> Option<(i64, i64)> {
-    match v.split_once("..") {
-        Some((a, b)) => Some((a.trim().parse().ok()?, b.trim().parse().ok()?)),
-        None => {
-            let n = v.trim().parse().ok()?;
-            Some((n, n))
-        }
     }
 }
 
@@ -347,7 +341,7 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
     Ok(match command {
         Some("summary") => commands::summary_text(&set, args.json, path.is_dir()),
         Some("analyze") => analyze(&set, &args),
-        Some("report") => report(&set, &args),
+        Some("report") => report(&set, &args)?,
         Some("events") => events(&set, &args),
         Some("roofline") => roofline(&set, &args),
         Some(view) => profile_view(view, &set, &args),
@@ -358,7 +352,7 @@ fn command_output(args: Vec<String>) -> Result<String, i32> {
 /// `ops`, `kernels`, `memory`, `modules` and `steps`: one view per rank, as text, CSV or JSON.
 fn profile_view(view: &str, set: &TraceSet, args: &Args) -> String {
     let view = ProfileView::parse(view).unwrap_or(ProfileView::Steps);
-    commands::view_text(view, set, args.by_shape, args.output_format())
+    commands::view_text(view, set, args.by_shape, args.output_format(), args.steps)
 }
 
 /// `roofline`: achieved against the device's roof per kernel, operator and (`--per-step`) step.
@@ -615,12 +609,14 @@ fn collectives(args: &Args) -> Result<String, i32> {
     })
 }
 
-fn report(set: &TraceSet, args: &Args) -> String {
-    commands::report_text(
-        &crate::report::diagnosis::diagnose(set),
-        args.json,
-        args.redact,
-    )
+/// `report [--steps A..B]`: the diagnosis over the automatic window or the chosen steps (a range
+/// no rank has, or one some rank lacks, is said on stderr: exit 1).
+fn report(set: &TraceSet, args: &Args) -> Result<String, i32> {
+    let report = crate::report::diagnosis::diagnose_steps(set, args.steps).map_err(|e| {
+        eprintln!("profile-model: report --steps: {e}");
+        1
+    })?;
+    Ok(commands::report_text(&report, args.json, args.redact))
 }
 
 fn events(set: &TraceSet, args: &Args) -> String {

@@ -165,15 +165,20 @@ pub fn analysis_text(all: &AllAnalyses, id: AnalysisId, json: bool) -> String {
     pretty_json(&doc.get(id.key()).cloned().unwrap_or_default())
 }
 
-/// `ops`, `kernels`, `memory`, `modules`, `steps`: one view per rank, as text, CSV or JSON.
+/// `ops`, `kernels`, `memory`, `modules`, `steps`: one view per rank, as text, CSV or JSON, over
+/// the ProfilerSteps of `steps` (`None`: the whole trace; [`HostOps::within`]).
 pub fn view_text(
     view: ProfileView,
     set: &TraceSet,
     by_shape: bool,
     format: OutputFormat,
+    steps: Option<crate::analysis::step_filter::StepRange>,
 ) -> String {
-    use crate::analysis::views::{kernel_table, memory, modules, operators, per_rank, step_time};
+    use crate::analysis::views::{
+        kernel_table, memory, modules, operators, per_rank, step_time, HostOps,
+    };
     use crate::report::views_text as vt;
+    let ops = |t: &crate::table::TraceTable| HostOps::within(t, steps);
     let grid_out = |g: vt::Grid| {
         if format == OutputFormat::Csv {
             g.to_csv()
@@ -184,7 +189,7 @@ pub fn view_text(
     let json = format == OutputFormat::Json;
     match view {
         ProfileView::Ops => {
-            let r = per_rank(set, |t| operators::operators(t, by_shape));
+            let r = per_rank(set, |t| operators::operators_in(t, &ops(t), by_shape));
             if json {
                 pretty_json(&r)
             } else {
@@ -192,7 +197,7 @@ pub fn view_text(
             }
         }
         ProfileView::Kernels => {
-            let r = per_rank(set, kernel_table::kernels);
+            let r = per_rank(set, |t| kernel_table::kernels_in(t, &ops(t)));
             if json {
                 pretty_json(&r)
             } else {
@@ -200,7 +205,7 @@ pub fn view_text(
             }
         }
         ProfileView::Modules => {
-            let r = per_rank(set, modules::modules);
+            let r = per_rank(set, |t| modules::modules_in(t, &ops(t)));
             if json {
                 pretty_json(&r)
             } else {
@@ -208,7 +213,7 @@ pub fn view_text(
             }
         }
         ProfileView::Memory => {
-            let r = per_rank(set, memory::memory);
+            let r = per_rank(set, |t| memory::memory_in(t, Some(&ops(t))));
             match format {
                 OutputFormat::Json => pretty_json(&r),
                 OutputFormat::Csv => vt::memory_curve_grid(&r).to_csv(),
@@ -216,7 +221,7 @@ pub fn view_text(
             }
         }
         ProfileView::Steps => {
-            let r = per_rank(set, step_time::step_time);
+            let r = per_rank(set, |t| step_time::step_time_in(t, &ops(t)));
             if json {
                 pretty_json(&r)
             } else {

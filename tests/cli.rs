@@ -2,21 +2,9 @@
 
 use crate::common;
 
-use std::process::Command;
-
 use serde_json::Value;
 
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_profile-model"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli;
 
 #[test]
 fn summary_json_of_a_file() {

@@ -29,21 +29,21 @@ const LOADER: &str = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__nex
 /// or its step starts with `loader` µs in the DataLoader (its GPU idle); every rank's all-reduce
 /// ends `transfer` µs after the last rank's arrives.
 #[derive(Clone)]
-struct Job {
+pub(crate) struct Job {
     ranks: usize,
     steps: usize,
     step_us: f64,
     compute_us: f64,
     transfer_us: f64,
-    delay: Vec<f64>,
-    loader: Vec<f64>,
+    pub(crate) delay: Vec<f64>,
+    pub(crate) loader: Vec<f64>,
     /// Extra args of every all-reduce kernel; `Seq` is added when `seq`.
     args: Value,
     seq: bool,
 }
 
 impl Job {
-    fn new(ranks: usize) -> Job {
+    pub(crate) fn new(ranks: usize) -> Job {
         Job {
             ranks,
             steps: 4,
@@ -71,6 +71,11 @@ impl Job {
     }
 
     fn rank(&self, r: usize) -> TraceTable {
+        self.builder(r).table(&format!("rank{r}.json"))
+    }
+
+    /// Rank `r`'s trace, to be loaded or written as JSON.
+    pub(crate) fn builder(&self, r: usize) -> TraceBuilder {
         let mut b = TraceBuilder::new().rank(r as i64, self.ranks as i64);
         for k in 0..self.steps {
             let s = self.step_start(k);
@@ -106,10 +111,10 @@ impl Job {
                 args,
             );
         }
-        b.table(&format!("rank{r}.json"))
+        b
     }
 
-    fn set(&self) -> TraceSet {
+    pub(crate) fn set(&self) -> TraceSet {
         TraceSet::from_tables((0..self.ranks).map(|r| self.rank(r)).collect())
     }
 }

@@ -247,17 +247,7 @@ fn a_real_pair_matches_an_independent_count() {
     );
 }
 
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::cli;
 
 #[test]
 fn the_cli_diff_gives_the_library_figures() {

@@ -27,7 +27,11 @@ fn invariants(r: &DiagnosisReport, what: &str) {
         TraceHolds::FusedRanks,
         TraceHolds::Microbenchmark,
     ];
-    if withholding.iter().any(|h| r.context.holds(*h)) {
+    // A fused file split into its ranks is analysed as a rank set: nothing is withheld for it.
+    let withheld = |h: &TraceHolds| {
+        r.context.holds(*h) && (*h != TraceHolds::FusedRanks || !r.context.fused_split)
+    };
+    if withholding.iter().any(withheld) {
         assert!(r.idle_attribution.is_empty(), "{what}: idle attributed");
         let idle_based = [
             FindingId::DataLoading,

@@ -388,11 +388,21 @@ fn bad_input_gets_an_error_saying_what_to_call_next() {
     let id = s.open(&common::trace(TRACE));
     let e = s.error("analysis", json!({"trace_id": id, "name": "speed"}));
     assert!(
-        e.contains("no analysis named \"speed\"") && e.contains("kernel_breakdown"),
+        e.contains("`speed`") && e.contains("kernel_breakdown") && e.contains("collectives"),
         "{e}"
     );
     let e = s.error("report", json!({"trace_id": id, "format": "yaml"}));
-    assert!(e.contains("format takes"), "{e}");
+    assert!(
+        e.contains("`yaml`") && e.contains("markdown") && e.contains("json"),
+        "{e}"
+    );
+    let e = s.error("events", json!({"trace_id": id, "format": "csv"}));
+    assert!(e.contains("`csv`"), "{e}");
+    let e = s.error(
+        "view",
+        json!({"trace_id": id, "view": "ops", "format": "xml"}),
+    );
+    assert!(e.contains("`xml`") && e.contains("csv"), "{e}");
     let e = s.error("export", json!({"trace_id": id, "path": "/tmp/out.txt"}));
     assert!(e.contains("format"), "{e}");
     let e = s.error("diff", json!({"baseline_id": id, "candidate_id": 99}));
@@ -432,4 +442,66 @@ fn opening_the_same_path_again_reuses_the_loaded_tables() {
         reloaded.starts_with(&format!("trace_id: {}\n", first + 1)),
         "{reloaded}"
     );
+}
+
+#[test]
+fn report_over_chosen_steps_matches_the_cli_and_refuses_a_range_the_trace_lacks() {
+    // Steps 1-6, 2 ms each, each 6 kernels of 250 µs (enough for one step to be diagnosed); steps
+    // 1-3 run `alpha_gemm`, 4-6 `beta_gemm`.
+    let mut b = common::TraceBuilder::new();
+    for step in 1..=6 {
+        let t0 = (step - 1) as f64 * 2000.0;
+        b.step(step, t0, 2000.0);
+        let name = if step <= 3 { "alpha_gemm" } else { "beta_gemm" };
+        for k in 0..6 {
+            let k = k as f64;
+            b.kernel(
+                name,
+                7,
+                t0 + 5.0 + 10.0 * k,
+                5.0,
+                t0 + 100.0 + 300.0 * k,
+                250.0,
+            );
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("pm-mcp-steps-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("steps.json");
+    std::fs::write(&path, b.json()).unwrap();
+    let mut s = Server::start();
+    let id = s.open(&path);
+    let md = s.text(
+        "report",
+        json!({"trace_id": id, "first_step": 4, "last_step": 6}),
+    );
+    let cli = common::cli_ok(&["report", "--steps", "4..6", path.to_str().unwrap()]);
+    assert_eq!(md, cli, "the CLI's report over the same steps");
+    assert!(
+        md.contains("beta_gemm") && !md.contains("alpha_gemm"),
+        "{md}"
+    );
+    let one = s.text("report", json!({"trace_id": id, "first_step": 2}));
+    assert!(one.contains("Analysed: step 2 (as chosen)"), "{one}");
+    let e = s.error(
+        "report",
+        json!({"trace_id": id, "first_step": 9, "last_step": 12}),
+    );
+    assert!(
+        e.contains("no ProfilerStep in 9..12: the trace has steps 1-6")
+            && e.contains("without first_step/last_step"),
+        "{e}"
+    );
+    let e = s.error(
+        "report",
+        json!({"trace_id": id, "first_step": 5, "last_step": 4}),
+    );
+    assert!(
+        e.contains("first_step (5) comes after last_step (4)"),
+        "{e}"
+    );
+    // The automatic report is still the CLI's.
+    let auto = s.text("report", json!({"trace_id": id}));
+    assert_eq!(auto, common::cli_ok(&["report", path.to_str().unwrap()]));
+    let _ = std::fs::remove_dir_all(&dir);
 }

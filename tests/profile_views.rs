@@ -155,18 +155,20 @@ fn the_views_cross_the_worker_boundary_unchanged() {
         let views = profile_model::analysis::views::all_views(&set);
         let bytes = encode(&FromWorker::Views {
             views: views.clone(),
+            steps: Some((1, 2)),
         })
         .unwrap();
         // Through a shard's coordinator, which reads each rank's views and passes them on.
-        let FromShard::Views(each) = FromShard::read(&bytes).unwrap() else {
+        let FromShard::Views(each, steps) = FromShard::read(&bytes).unwrap() else {
             panic!("a shard's Views message is read as one");
         };
+        assert_eq!(steps, Some((1, 2)));
         assert_eq!(
-            views_bytes(each).unwrap(),
+            views_bytes(each, steps).unwrap(),
             bytes,
             "{file}: passed on unchanged"
         );
-        let FromWorker::Views { views: back } = decode(&bytes).unwrap() else {
+        let FromWorker::Views { views: back, .. } = decode(&bytes).unwrap() else {
             panic!("a Views message comes back as one");
         };
         for (b, v) in back.iter().zip(&views) {

@@ -6,7 +6,9 @@
 use crate::common;
 
 use crate::common::TraceBuilder;
-use profile_model::analysis::timeline::{TimelineIndex, TimelineRequest, TrackKey};
+use profile_model::analysis::timeline::{
+    search, TimelineIndex, TimelineRequest, TrackKey, MAX_SEARCH_HITS,
+};
 use profile_model::table::{load_path, EventKind, TraceTable};
 
 /// Σ over the table's complete events of their time inside `[start, end)`, ns (the independent sum).
@@ -298,4 +300,34 @@ fn locate_finds_the_longest_event_a_query_matches() {
         ..Default::default()
     };
     assert!(locate(&set, &nothing).is_none());
+}
+
+#[test]
+fn the_search_finds_every_drawn_event_whose_name_contains_the_text() {
+    // On a real trace: the hits are exactly the rows counted here from the table (timed, drawable,
+    // the name containing the text in any case), by start.
+    let t = load_path(&common::trace("hta__critical_path_alexnet.json.gz")).unwrap();
+    for text in ["GEMM", "conv", "cudaLaunchKernel", "no such name at all"] {
+        let needle = text.to_lowercase();
+        let mut want: Vec<(i64, u32)> = (0..t.len())
+            .filter(|&r| t.name_at(r).to_lowercase().contains(&needle))
+            .filter(|&r| {
+                !matches!(
+                    t.kind_at(r),
+                    EventKind::Flow | EventKind::Metadata | EventKind::Trace | EventKind::Instant
+                )
+            })
+            .filter_map(|r| Some((t.ts_at(r)?, t.dur_at(r).map(|_| r as u32)?)))
+            .collect();
+        want.sort_unstable();
+        let (hits, total) = search(&t, &format!("  {text} "));
+        assert_eq!(total as usize, want.len(), "{text}");
+        let got: Vec<(i64, u32)> = hits.iter().map(|h| (h.start_ns, h.row)).collect();
+        assert_eq!(got, want[..want.len().min(MAX_SEARCH_HITS)], "{text}");
+        for h in &hits {
+            let r = h.row as usize;
+            assert_eq!(h.end_ns - h.start_ns, t.dur_at(r).unwrap(), "{text}");
+        }
+    }
+    assert_eq!(search(&t, "   ").1, 0, "an empty text finds nothing");
 }

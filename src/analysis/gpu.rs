@@ -261,21 +261,17 @@ impl<'a> RankPrep<'a> {
         let mut kept: Vec<i64> = prep.steps.iter().map(|s| s.step).collect();
         kept.sort_unstable();
         kept.dedup();
-        if let Some((lo, hi)) = opts.steps {
-            let sel: Vec<&StepSpan> = prep
-                .steps
-                .iter()
-                .filter(|s| s.step >= lo && s.step <= hi)
-                .collect();
-            if sel.is_empty() {
-                notes.push(format!(
-                    "no ProfilerStep in {lo}..={hi}; the analyses cover the whole trace"
-                ));
-            } else {
-                let start = sel.iter().map(|s| s.ts).min().unwrap_or(i64::MIN);
-                let end = sel.iter().map(|s| s.end).max().unwrap_or(i64::MAX);
-                prep.window = (start, end);
-                kept.retain(|s| *s >= lo && *s <= hi);
+        if let Some(range) = opts.steps {
+            let spans = prep.steps.iter().map(|s| (s.step, s.ts, s.end));
+            match super::step_filter::step_range_window(spans, range) {
+                None => notes.push(format!(
+                    "no ProfilerStep in {}..={}; the analyses cover the whole trace",
+                    range.0, range.1
+                )),
+                Some(window) => {
+                    prep.window = window;
+                    kept.retain(|&s| super::step_filter::in_step_range(s, range));
+                }
             }
         } else if let Some((start, end)) = opts.window_ns {
             prep.window = (start, end);

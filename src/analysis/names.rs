@@ -897,3 +897,89 @@ impl NameClasses {
 #[cfg(test)]
 #[path = "names_tests.rs"]
 mod tests;
+
+/// Path parts of Python frames that belong to libraries or the interpreter, not the user's script.
+const LIBRARY_FRAME_PATHS: [&str; 12] = [
+    "site-packages/",
+    "dist-packages/",
+    "torch/",
+    "/lib/python",
+    "multiprocessing/",
+    "concurrent/",
+    "threading.py",
+    "contextlib.py",
+    "tqdm/",
+    "<frozen",
+    "importlib/",
+    "torchinductor_",
+];
+
+/// A frame of the user's own script (`bench.py(13): second_sum`): a `with_stack` Python frame whose
+/// file is not a library's or the interpreter's, and that is a named function (not `<module>`,
+/// a lambda or a comprehension). What a script's phases are made of.
+pub fn is_user_code_frame(name: &str) -> bool {
+    let Some((file, function)) = name.rsplit_once("): ") else {
+        return false;
+    };
+    let Some((path, line)) = file.rsplit_once(".py(") else {
+        return false;
+    };
+    !path.is_empty()
+        && line.chars().all(|c| c.is_ascii_digit())
+        && !function.starts_with('<')
+        && !LIBRARY_FRAME_PATHS.iter().any(|p| name.contains(p))
+}
+
+/// The file of a Python frame (`bench.py(13): second_sum` → `bench.py`), if it is one.
+pub fn frame_file(name: &str) -> Option<&str> {
+    let (file, _) = name.rsplit_once("): ")?;
+    let (path, _) = file.rsplit_once('(')?;
+    path.ends_with(".py").then_some(path)
+}
+
+/// The file of the script that was run, from its top frame (`bench.py(36): <module>` → `bench.py`),
+/// when that file is not a library's or the interpreter's.
+pub fn script_file(name: &str) -> Option<&str> {
+    let function = name.rsplit_once("): ")?.1.trim();
+    (function == "<module>" && !LIBRARY_FRAME_PATHS.iter().any(|p| name.contains(p)))
+        .then(|| frame_file(name))
+        .flatten()
+}
+
+/// The function a user-code frame names (`bench.py(13): second_sum` → `second_sum`); the name
+/// itself for anything else.
+pub fn frame_function(name: &str) -> &str {
+    name.rsplit_once("): ").map_or(name, |(_, f)| f.trim())
+}
+
+#[cfg(test)]
+mod user_code_tests {
+    use super::*;
+
+    #[test]
+    fn script_frames_are_user_code_and_library_frames_are_not() {
+        assert!(is_user_code_frame("device_to_host_sync.py(6): first_sum"));
+        assert!(is_user_code_frame(
+            "/home/me/bench/streams.py(18): streams2"
+        ));
+        assert!(!is_user_code_frame("device_to_host_sync.py(36): <module>"));
+        assert_eq!(
+            script_file("device_to_host_sync.py(36): <module>"),
+            Some("device_to_host_sync.py")
+        );
+        assert_eq!(script_file("device_to_host_sync.py(6): first_sum"), None);
+        assert_eq!(
+            frame_file("/w/device_to_host_sync.py(6): first_sum"),
+            Some("/w/device_to_host_sync.py")
+        );
+        assert!(!is_user_code_frame(
+            "torch/profiler/profiler.py(472): __enter__"
+        ));
+        assert!(!is_user_code_frame("threading.py(320): wait"));
+        assert!(!is_user_code_frame(
+            "<built-in method cpu of Tensor object at 0x7f>"
+        ));
+        assert!(!is_user_code_frame("aten::add_"));
+        assert_eq!(frame_function("bench.py(13): second_sum"), "second_sum");
+    }
+}

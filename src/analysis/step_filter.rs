@@ -6,6 +6,10 @@
 //! events: [`is_hta_device_row`]) whose correlation id is that of a kept CPU row. When no CPU row
 //! carries a step name, pandas' maximum is NaN and every CPU row is dropped. The rows it keeps are
 //! the frame's window up to the cut ([`Frame::keep_window`](super::frame::Frame::keep_window)).
+//!
+//! It is also where a chosen step range (`--steps A..B`, the MCP tools' `steps`, the page's step
+//! picker) is read and checked ([`parse_step_range`], [`check_step_range`]) and turned into a window
+//! ([`step_range_window`]): the analyses, the diagnosis and the views keep the same steps.
 
 use super::names::{is_hta_device_sync_name, is_profiler_step_name};
 use crate::table::TraceTable;
@@ -58,6 +62,113 @@ pub fn hta_last_step_cut(
         cut: last.map_or(i64::MIN, |l| l.0),
         last_step_row: last.map(|l| l.1),
     })
+}
+
+/// A ProfilerStep range, both ends included (`3..5`; one step `4` is `4..4`).
+pub type StepRange = (i64, i64);
+
+/// Whether step number `step` is in `range`.
+pub fn in_step_range(step: i64, (first, last): StepRange) -> bool {
+    step >= first && step <= last
+}
+
+/// `A..B` or `N` as a step range, or what is wrong with the text.
+pub fn parse_step_range(text: &str) -> Result<StepRange, String> {
+    let number = |t: &str| {
+        t.trim()
+            .parse::<i64>()
+            .map_err(|_| format!("a step range is A..B or N (step numbers), found {text:?}"))
+    };
+    let range = match text.split_once("..") {
+        Some((a, b)) => (number(a)?, number(b.strip_prefix('=').unwrap_or(b))?),
+        None => {
+            let n = number(text)?;
+            (n, n)
+        }
+    };
+    if range.0 > range.1 {
+        return Err(format!(
+            "the step range {text:?} is empty: its first step ({}) comes after its last ({})",
+            range.0, range.1
+        ));
+    }
+    Ok(range)
+}
+
+/// The window `(first start, last end)` of the steps of `range` among `spans` (`(step, start,
+/// end)`), `None` when none is in it.
+pub fn step_range_window(
+    spans: impl IntoIterator<Item = (i64, i64, i64)>,
+    range: StepRange,
+) -> Option<(i64, i64)> {
+    spans
+        .into_iter()
+        .filter(|s| in_step_range(s.0, range))
+        .fold(None, |w, (_, s, e)| match w {
+            None => Some((s, e)),
+            Some((lo, hi)) => Some((lo.min(s), hi.max(e))),
+        })
+}
+
+/// Steps as words: `1-8`, `1-3, 5, 7-8`, or `none`.
+pub fn steps_words(steps: &[i64]) -> String {
+    let mut v = steps.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    let mut runs: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        runs.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    if runs.is_empty() {
+        "none".into()
+    } else {
+        runs.join(", ")
+    }
+}
+
+/// Whether every rank (`(rank, its step numbers)`) has a step in `range`: else what is wrong, in
+/// words that say which steps there are.
+pub fn check_step_range(range: StepRange, ranks: &[(i64, Vec<i64>)]) -> Result<(), String> {
+    let (first, last) = range;
+    let shown = if first == last {
+        format!("step {first}")
+    } else {
+        format!("steps {first}..{last}")
+    };
+    if ranks.iter().all(|(_, steps)| steps.is_empty()) {
+        return Err(format!(
+            "cannot analyse {shown}: the trace has no ProfilerStep annotation (record it with torch.profiler's schedule and prof.step())"
+        ));
+    }
+    let missing: Vec<&(i64, Vec<i64>)> = ranks
+        .iter()
+        .filter(|(_, steps)| !steps.iter().any(|&s| in_step_range(s, range)))
+        .collect();
+    match missing.as_slice() {
+        [] => Ok(()),
+        [(rank, steps)] if ranks.len() == 1 => Err(format!(
+            "no ProfilerStep in {first}..{last}: the trace has steps {} (rank {rank})",
+            steps_words(steps)
+        )),
+        many => Err(format!(
+            "no ProfilerStep in {first}..{last} on {}: {}",
+            if many.len() == 1 { "rank" } else { "ranks" },
+            many.iter()
+                .map(|(r, s)| format!("rank {r} has steps {}", steps_words(s)))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -141,5 +252,34 @@ mod tests {
         assert_eq!(keep, [false, false, true]);
         let cut = hta_last_step_cut(&t, &[false, true, true], &gpu, &ts);
         assert_eq!(cut, None, "one step name in the frame");
+    }
+
+    #[test]
+    fn a_step_range_is_read_checked_and_made_a_window() {
+        assert_eq!(parse_step_range("3..5"), Ok((3, 5)));
+        assert_eq!(parse_step_range(" 4 "), Ok((4, 4)));
+        assert_eq!(parse_step_range("2..=6"), Ok((2, 6)));
+        let e = parse_step_range("5..3").unwrap_err();
+        assert!(e.contains("first step (5) comes after its last (3)"), "{e}");
+        let e = parse_step_range("a..3").unwrap_err();
+        assert!(e.contains("A..B or N"), "{e}");
+        assert!(parse_step_range("").is_err());
+        let spans = [(1, 0, 10), (2, 10, 25), (3, 25, 31), (4, 31, 40)];
+        assert_eq!(step_range_window(spans, (2, 3)), Some((10, 31)));
+        assert_eq!(step_range_window(spans, (4, 9)), Some((31, 40)));
+        assert_eq!(step_range_window(spans, (5, 9)), None);
+        assert_eq!(steps_words(&[3, 1, 2, 5, 7, 8]), "1-3, 5, 7-8");
+        assert_eq!(steps_words(&[]), "none");
+        let ranks = vec![(0, vec![1, 2, 3]), (1, vec![1, 2])];
+        assert_eq!(check_step_range((2, 3), &ranks), Ok(()));
+        let e = check_step_range((3, 3), &ranks).unwrap_err();
+        assert_eq!(e, "no ProfilerStep in 3..3 on rank: rank 1 has steps 1-2");
+        let e = check_step_range((7, 9), &ranks[..1]).unwrap_err();
+        assert_eq!(
+            e,
+            "no ProfilerStep in 7..9: the trace has steps 1-3 (rank 0)"
+        );
+        let e = check_step_range((1, 2), &[(0, vec![])]).unwrap_err();
+        assert!(e.contains("no ProfilerStep annotation"), "{e}");
     }
 }

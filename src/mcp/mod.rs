@@ -5,7 +5,7 @@
 //! and bytes (`bound`); the open traces and what was computed from them stay in `session`.
 
 mod bound;
-mod params;
+pub mod params;
 mod session;
 mod tools;
 

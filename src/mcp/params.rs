@@ -2,10 +2,10 @@
 //! of a core enum are listed from that enum (`ALL`, `as_str`), so a name is written once.
 
 use rmcp::schemars::{self, json_schema, JsonSchema, Schema, SchemaGenerator};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analysis::registry::AnalysisId;
-use crate::commands::ProfileView;
+use crate::commands::{OutputFormat, ProfileView};
 use crate::export::ExportFormat;
 use crate::table::query::{GroupBy, SortBy};
 use crate::table::EventKind;
@@ -40,13 +40,32 @@ fn export_formats(_: &mut SchemaGenerator) -> Schema {
     one_of(ExportFormat::ALL.iter().map(|f| f.as_str()).collect())
 }
 
-/// `markdown` (also read as `text`) and `json`.
-fn text_or_json(_: &mut SchemaGenerator) -> Schema {
-    one_of(vec!["markdown", "text", "json"])
+crate::stable_enum! {
+    /// The form of a document answer (report, analysis, events, diff): Markdown or the CLI's text
+    /// (`text` is read as the same), or JSON.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum AnswerFormat {
+        #[default]
+        #[serde(alias = "text")]
+        Markdown,
+        Json,
+    }
 }
 
-fn text_json_csv(_: &mut SchemaGenerator) -> Schema {
-    one_of(vec!["text", "json", "csv"])
+impl AnswerFormat {
+    /// Whether the answer is JSON.
+    pub fn is_json(format: Option<AnswerFormat>) -> bool {
+        format == Some(AnswerFormat::Json)
+    }
+}
+
+fn answer_formats(_: &mut SchemaGenerator) -> Schema {
+    one_of(AnswerFormat::ALL.iter().map(|f| f.as_str()).collect())
+}
+
+fn output_formats(_: &mut SchemaGenerator) -> Schema {
+    one_of(OutputFormat::ALL.iter().map(|f| f.as_str()).collect())
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -84,13 +103,40 @@ pub struct ReportParams {
     /// `markdown` (default: the fixed-form diagnosis: main finding, bottleneck, actions) or `json`
     /// (the same figures, typed).
     #[serde(default)]
-    #[schemars(schema_with = "text_or_json")]
-    pub format: Option<String>,
+    #[schemars(schema_with = "answer_formats")]
+    pub format: Option<AnswerFormat>,
     /// Replace kernel, operator and module names by stable short hashes (to share a report).
     #[serde(default)]
     pub redact: bool,
+    /// Diagnose only the profiler steps from this one (alone: this step only) instead of the
+    /// automatic window (which leaves warm-up steps out).
+    #[serde(default)]
+    pub first_step: Option<i64>,
+    /// Diagnose only the profiler steps up to this one, included (alone: this step only).
+    #[serde(default)]
+    pub last_step: Option<i64>,
     #[serde(flatten)]
     pub page: Page,
+}
+
+/// The step range of a tool's `first_step` and `last_step` (one alone: that step only), or what is
+/// wrong with it.
+pub fn step_range(
+    first: Option<i64>,
+    last: Option<i64>,
+) -> Result<Option<crate::analysis::step_filter::StepRange>, String> {
+    let range = match (first, last) {
+        (Some(a), Some(b)) => (a, b),
+        (Some(a), None) | (None, Some(a)) => (a, a),
+        (None, None) => return Ok(None),
+    };
+    if range.0 > range.1 {
+        return Err(format!(
+            "first_step ({}) comes after last_step ({}): give first_step <= last_step",
+            range.0, range.1
+        ));
+    }
+    Ok(Some(range))
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -101,11 +147,11 @@ pub struct AnalysisParams {
     /// time, overlap, stragglers, launch statistics, queue length, memory bandwidth, steps, frequent
     /// kernel sequences, critical path, roofline, collectives.
     #[schemars(schema_with = "analysis_keys")]
-    pub name: String,
+    pub name: AnalysisId,
     /// `markdown` (default: the CLI's text tables) or `json` (every figure, typed).
     #[serde(default)]
-    #[schemars(schema_with = "text_or_json")]
-    pub format: Option<String>,
+    #[schemars(schema_with = "answer_formats")]
+    pub format: Option<AnswerFormat>,
     /// Follow HTA 0.5.0's definitions (whole-µs rounding, last-ProfilerStep filter) instead of the exact ones.
     #[serde(default)]
     pub hta_compat: bool,
@@ -131,8 +177,8 @@ pub struct ViewParams {
     pub view: ProfileView,
     /// `text` (default: a table per rank), `json` or `csv`.
     #[serde(default)]
-    #[schemars(schema_with = "text_json_csv")]
-    pub format: Option<String>,
+    #[schemars(schema_with = "output_formats")]
+    pub format: Option<OutputFormat>,
     /// `ops` only: group by name and input shapes.
     #[serde(default)]
     pub by_shape: bool,
@@ -187,8 +233,8 @@ pub struct EventsParams {
     /// `text` (default: a table) or `json` (the page, typed, with `matched` and `group_count`). For
     /// every matched row as a file, use export.
     #[serde(default)]
-    #[schemars(schema_with = "text_or_json")]
-    pub format: Option<String>,
+    #[schemars(schema_with = "answer_formats")]
+    pub format: Option<AnswerFormat>,
     #[serde(flatten)]
     pub page: Page,
 }
@@ -201,8 +247,8 @@ pub struct DiffParams {
     pub candidate_id: u32,
     /// `markdown` (default: step time and why it changed) or `json`.
     #[serde(default)]
-    #[schemars(schema_with = "text_or_json")]
-    pub format: Option<String>,
+    #[schemars(schema_with = "answer_formats")]
+    pub format: Option<AnswerFormat>,
     #[serde(flatten)]
     pub page: Page,
 }

@@ -13,8 +13,7 @@ use super::bound::bound_text;
 use super::params::*;
 use super::session::{OpenTrace, Sessions};
 use crate::analysis::all::Mode;
-use crate::analysis::registry::AnalysisId;
-use crate::commands::{self, OutputFormat};
+use crate::commands;
 use crate::export::ExportFormat;
 use crate::table::query::{EventPage, EventQuery};
 
@@ -56,23 +55,6 @@ fn answer(text: &str, page: &Page, tool: &str) -> CallToolResult {
     let mut blocks = vec![ContentBlock::text(b.text)];
     blocks.extend(b.note.map(ContentBlock::text));
     CallToolResult::success(blocks)
-}
-
-/// `markdown`/`text` (default), `json` and, where `csv_ok`, `csv`.
-fn output_format(format: Option<&str>, csv_ok: bool) -> Result<OutputFormat, String> {
-    match format.map(str::trim) {
-        None | Some("markdown") | Some("text") | Some("") => Ok(OutputFormat::Text),
-        Some("json") => Ok(OutputFormat::Json),
-        Some("csv") if csv_ok => Ok(OutputFormat::Csv),
-        Some(other) => Err(format!(
-            "format takes {}, found {other:?}",
-            if csv_ok {
-                "text, json or csv"
-            } else {
-                "markdown (or text) or json"
-            }
-        )),
-    }
 }
 
 /// The explorer's query of the events tool's arguments (rows bounded to [`MAX_EVENT_ROWS`]).
@@ -205,13 +187,24 @@ impl ProfileServer {
     }
 
     #[tool(
-        description = "The diagnosis of an open trace, as profile-model report writes it: the main finding, the bottleneck, findings ranked by recoverable time, idle time by cause, and the actions to take. Markdown (default) or JSON."
+        description = "The diagnosis of an open trace, as profile-model report writes it: the main finding, the bottleneck, findings ranked by recoverable time, idle time by cause, and the actions to take. Markdown (default) or JSON. first_step/last_step diagnose those profiler steps instead of the automatic window."
     )]
     async fn report(&self, Parameters(p): Parameters<ReportParams>) -> ToolResult {
         let trace = self.trace(p.trace_id)?;
-        let json = output_format(p.format.as_deref(), false)? == OutputFormat::Json;
+        let json = AnswerFormat::is_json(p.format);
         let redact = p.redact;
-        let text = off_thread(move || commands::report_text(trace.report(), json, redact)).await?;
+        let steps = super::params::step_range(p.first_step, p.last_step)?;
+        let text = off_thread(move || match steps {
+            None => Ok(commands::report_text(trace.report(), json, redact)),
+            Some(_) => crate::report::diagnosis::diagnose_steps(&trace.set, steps)
+                .map(|r| commands::report_text(&r, json, redact))
+                .map_err(|e| {
+                    format!(
+                        "{e}; call report without first_step/last_step for the automatic window"
+                    )
+                }),
+        })
+        .await??;
         Ok(answer(&text, &p.page, "report"))
     }
 
@@ -220,13 +213,9 @@ impl ProfileServer {
     )]
     async fn analysis(&self, Parameters(p): Parameters<AnalysisParams>) -> ToolResult {
         let trace = self.trace(p.trace_id)?;
-        let id = AnalysisId::parse(p.name.trim()).ok_or_else(|| unknown_analysis(&p.name))?;
-        let json = output_format(p.format.as_deref(), false)? == OutputFormat::Json;
-        let steps = match (p.first_step, p.last_step) {
-            (Some(a), Some(b)) => Some((a, b)),
-            (Some(a), None) | (None, Some(a)) => Some((a, a)),
-            (None, None) => None,
-        };
+        let id = p.name;
+        let json = AnswerFormat::is_json(p.format);
+        let steps = super::params::step_range(p.first_step, p.last_step)?;
         let mode = if p.hta_compat {
             Mode::HtaCompat
         } else {
@@ -243,19 +232,20 @@ impl ProfileServer {
     )]
     async fn view(&self, Parameters(p): Parameters<ViewParams>) -> ToolResult {
         let trace = self.trace(p.trace_id)?;
-        let format = output_format(p.format.as_deref(), true)?;
+        let format = p.format.unwrap_or_default();
         let (view, by_shape) = (p.view, p.by_shape);
         let text =
-            off_thread(move || commands::view_text(view, &trace.set, by_shape, format)).await?;
+            off_thread(move || commands::view_text(view, &trace.set, by_shape, format, None))
+                .await?;
         Ok(answer(&text, &p.page, "view"))
     }
 
     #[tool(
-        description = "Query every event of an open trace, as the page's explorer and `profile-model events` do: filter by kind, name, category, stream, duration and rank; group by name, kind, category, stream, thread or rank; sort; page with offset and limit. Text (default), JSON or CSV."
+        description = "Query every event of an open trace, as the page's explorer and `profile-model events` do: filter by kind, name, category, stream, duration and rank; group by name, kind, category, stream, thread or rank; sort; page with offset and limit. Text (default) or JSON; for every matched row as a file, use export."
     )]
     async fn events(&self, Parameters(p): Parameters<EventsParams>) -> ToolResult {
         let trace = self.trace(p.trace_id)?;
-        let json = output_format(p.format.as_deref(), false)? == OutputFormat::Json;
+        let json = AnswerFormat::is_json(p.format);
         let query = event_query(&p);
         let (text, note) = off_thread(move || {
             let page = crate::table::query::query_events(&trace.set, &query);
@@ -273,7 +263,7 @@ impl ProfileServer {
     async fn diff(&self, Parameters(p): Parameters<DiffParams>) -> ToolResult {
         let baseline = self.trace(p.baseline_id)?;
         let candidate = self.trace(p.candidate_id)?;
-        let json = output_format(p.format.as_deref(), false)? == OutputFormat::Json;
+        let json = AnswerFormat::is_json(p.format);
         let text = off_thread(move || {
             let comparison = crate::report::compare::compare(&baseline.set, &candidate.set);
             commands::diff_text(&comparison, json, None)
@@ -318,17 +308,6 @@ fn export_format(asked: Option<ExportFormat>, output: &Path) -> Result<ExportFor
                 output.display()
             )
         })
-}
-
-fn unknown_analysis(name: &str) -> String {
-    let known: Vec<String> = AnalysisId::ALL
-        .iter()
-        .map(|a| format!("{} ({})", a.key(), a.title()))
-        .collect();
-    format!(
-        "no analysis named {name:?}; name takes one of: {}",
-        known.join(", ")
-    )
 }
 
 #[tool_handler(router = self.tool_router)]

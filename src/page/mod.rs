@@ -6,7 +6,9 @@
 //! [`first_screen`] (the header and verdict card), [`overview_verdict`], [`report_view`] (the report),
 //! [`analyses_view`] (the deeper analyses' blocks; their charts' geometry in [`roofline_chart`] and
 //! [`collectives_chart`]), [`profile_views`] (the TensorBoard views) and
-//! [`timeline_select`] (the timeline's selected range), [`arrival_marks`] (collectives' last arrivals on
+//! [`timeline_select`] (the timeline's selected range), [`timeline_search`] (its search), [`timeline_walk`] (the arrow keys' walk over
+//! its events), [`step_pick`] (the step picker: which steps
+//! the report and the views are over), [`arrival_marks`] (collectives' last arrivals on
 //! the rank lanes). It reads the diagnosis (`report`), never the
 //! other way round.
 
@@ -23,5 +25,8 @@ pub mod report_view;
 pub mod roofline_chart;
 pub mod saved;
 pub mod sql;
+pub mod step_pick;
 pub mod tabs;
+pub mod timeline_search;
 pub mod timeline_select;
+pub mod timeline_walk;

@@ -37,6 +37,8 @@ pub struct Shown {
     pub views: Option<Vec<RankViews>>,
     /// The SQL tab (its engine started when the tab first opens).
     pub sql: crate::page::sql::SqlState,
+    /// The step picker: which steps the report and the views are over.
+    pub steps: crate::page::step_pick::StepPick,
 }
 
 /// The diagnosis as it is, and with kernel and op names replaced by hashes.
@@ -202,6 +204,8 @@ pub struct PageState {
     pub saved: SavedList,
     /// The load running rebuilds the saved trace of this key (no file is read).
     pub opening_saved: Option<String>,
+    /// The timeline's search (its hits on the picked rank).
+    pub search: crate::page::timeline_search::TimelineSearch,
 }
 
 impl Default for PageState {
@@ -229,6 +233,7 @@ impl Default for PageState {
             tab: Tab::Report,
             saved: SavedList::default(),
             opening_saved: None,
+            search: Default::default(),
         }
     }
 }
@@ -468,7 +473,10 @@ impl PageState {
                     width_px: 1200,
                 },
             }),
-            Effect::Post(ToWorker::Report { redact: false }),
+            Effect::Post(ToWorker::Report {
+                redact: false,
+                steps: None,
+            }),
             Effect::Post(ToWorker::Analyze {
                 mode: Mode::of_switch(self.hta_compat),
             }),
@@ -589,6 +597,9 @@ impl PageState {
             return Vec::new();
         }
         if let Some(s) = self.shown_mut() {
+            if !s.steps.on_report(&report.plain.context) {
+                return Vec::new();
+            }
             s.report = Some(report);
         }
         self.revision += 1;
@@ -623,6 +634,7 @@ impl PageState {
         self.rank_lanes = None;
         self.event_details = None;
         self.views_asked = false;
+        self.search = Default::default();
     }
 
     /// A request the worker could not serve.
@@ -765,6 +777,10 @@ impl PageState {
                 timings: Vec::new(),
             });
         }
+        let mut steps = crate::page::step_pick::StepPick::default();
+        if let Some(r) = &saved.report {
+            steps.on_report(&r.plain.context);
+        }
         self.page = Page::Restored {
             shown: Box::new(Shown {
                 loaded: saved.loaded,
@@ -774,6 +790,7 @@ impl PageState {
                 comparison: None,
                 views: None,
                 sql: Default::default(),
+                steps,
             }),
             why: Detached::Saved,
         };

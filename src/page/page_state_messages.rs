@@ -119,8 +119,18 @@ impl PageState {
                 self.event_details(*details);
                 Vec::new()
             }
-            FromWorker::Views { views } => {
-                self.views(views);
+            FromWorker::Views { views, steps } => {
+                self.views(views, steps);
+                Vec::new()
+            }
+            FromWorker::SearchHits {
+                rank_index,
+                text,
+                hits,
+                total,
+            } => self.search_hits(rank_index, &text, hits, total),
+            FromWorker::StepsRefused { steps, message } => {
+                self.steps_refused(steps, message);
                 Vec::new()
             }
             FromWorker::Located(at) => {

@@ -271,7 +271,13 @@ fn a_located_event_brings_the_timeline_into_view() {
 #[test]
 fn views_and_comparisons_are_kept() {
     let mut s = loaded_state("a.json");
-    s.on_message(WorkerRole::Current, FromWorker::Views { views: Vec::new() });
+    s.on_message(
+        WorkerRole::Current,
+        FromWorker::Views {
+            views: Vec::new(),
+            steps: None,
+        },
+    );
     assert_eq!(s.shown().unwrap().views, Some(Vec::new()));
     s.on_message(
         WorkerRole::Current,

@@ -615,7 +615,9 @@ fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
 }
 
 fn posts_views(effects: &[Effect]) -> bool {
-    has(effects, |e| matches!(e, Effect::Post(ToWorker::Views)))
+    has(effects, |e| {
+        matches!(e, Effect::Post(ToWorker::Views { .. }))
+    })
 }
 
 fn some_views() -> Vec<RankViews> {
@@ -630,13 +632,13 @@ fn the_views_are_asked_once_per_trace_and_only_of_a_worker_holding_it() {
     let mut s = loaded_state("a.json");
     assert!(posts_views(&s.ask_views()));
     assert!(s.ask_views().is_empty(), "asked already");
-    s.views(some_views());
+    s.views(some_views(), None);
     assert!(s.shown().unwrap().views.is_some());
     assert!(s.ask_views().is_empty(), "they are here");
     // A new load: the old views go with the old trace, and an answer that comes during the load
     // is not taken for the new one.
     s.start_load(Some("b.json:10:0".into()));
-    s.views(some_views());
+    s.views(some_views(), None);
     s.loaded(set("b.json"));
     assert!(s.shown().unwrap().views.is_none());
     assert!(posts_views(&s.ask_views()));
@@ -1072,4 +1074,169 @@ fn finding_links_query_real_names_and_show_the_title_as_redacted() {
         "the query keeps the real name"
     );
     assert!(format!("{:?}", links[0].query).contains("gemm_llama"));
+}
+
+/// A report whose context analysed `steps` (picked when `chosen`) of a trace with steps 1-8.
+fn step_reports(steps: (i64, i64), chosen: bool) -> FromWorker {
+    let report = DiagnosisReport {
+        main_finding: format!("over {steps:?}"),
+        context: crate::report::context::TraceContext {
+            steps: Some(steps),
+            steps_chosen: chosen,
+            step_numbers: (1..=8).collect(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    FromWorker::Report {
+        redacted: report.clone(),
+        report,
+    }
+}
+
+fn posted_report_steps(effects: &[Effect]) -> Option<Option<(i64, i64)>> {
+    effects.iter().find_map(|e| match e {
+        Effect::Post(ToWorker::Report { steps, .. }) => Some(*steps),
+        _ => None,
+    })
+}
+
+#[test]
+fn the_step_picker_asks_the_report_and_views_again_over_the_picked_steps() {
+    let mut s = loaded_state("a.json");
+    s.on_message(WorkerRole::Current, step_reports((3, 8), false));
+    let picker = |s: &PageState| s.shown().unwrap().steps.clone();
+    assert_eq!(picker(&s).automatic, Some((3, 8)));
+    assert!(picker(&s).offered());
+    // Views not asked yet: only the report is asked again.
+    let e = s.pick_steps(Some((2, 4)));
+    assert_eq!(posted_report_steps(&e), Some(Some((2, 4))));
+    assert!(!posts_views(&e));
+    // The automatic report asked before comes late: dropped, the picked one is shown.
+    s.on_message(WorkerRole::Current, step_reports((3, 8), false));
+    assert_eq!(s.report_shown().unwrap().main_finding, "over (3, 8)");
+    assert_eq!(picker(&s).pending, Some(Some((2, 4))));
+    s.on_message(WorkerRole::Current, step_reports((2, 4), true));
+    assert_eq!(s.report_shown().unwrap().main_finding, "over (2, 4)");
+    assert_eq!(picker(&s).applied, Some((2, 4)));
+    // The views, asked now, are over the picked steps; a later pick asks them again.
+    let e = s.ask_views();
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Views {
+            steps: Some((2, 4))
+        })
+    )));
+    s.on_message(
+        WorkerRole::Current,
+        FromWorker::Views {
+            views: some_views(),
+            steps: Some((2, 4)),
+        },
+    );
+    assert_eq!(picker(&s).views_over, Some((2, 4)));
+    let e = s.pick_steps(None);
+    assert_eq!(posted_report_steps(&e), Some(None));
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Views { steps: None })
+    )));
+    // Views of the old steps arriving now are not taken for the automatic window's.
+    s.on_message(
+        WorkerRole::Current,
+        FromWorker::Views {
+            views: Vec::new(),
+            steps: Some((2, 4)),
+        },
+    );
+    assert_eq!(s.shown().unwrap().views.as_ref().unwrap().len(), 1);
+    s.on_message(WorkerRole::Current, step_reports((3, 8), false));
+    assert_eq!(picker(&s).applied, None);
+    assert_eq!(s.report_shown().unwrap().main_finding, "over (3, 8)");
+}
+
+#[test]
+fn a_bad_step_range_is_said_and_nothing_is_asked() {
+    let mut s = loaded_state("a.json");
+    s.on_message(WorkerRole::Current, step_reports((3, 8), false));
+    assert!(s.pick_steps(Some((9, 12))).is_empty());
+    let p = s.shown().unwrap().steps.clone();
+    assert_eq!(
+        p.error.as_deref(),
+        Some("No step in 9-12: this trace has steps 1-8.")
+    );
+    assert_eq!(p.pending, None);
+    // The worker refuses a range a rank lacks: said beside the picker, the report stays.
+    let e = s.pick_steps(Some((8, 8)));
+    assert_eq!(posted_report_steps(&e), Some(Some((8, 8))));
+    s.on_message(
+        WorkerRole::Current,
+        FromWorker::StepsRefused {
+            steps: (8, 8),
+            message: "no ProfilerStep in 8..8 on rank: rank 1 has steps 1-7".into(),
+        },
+    );
+    let p = s.shown().unwrap().steps.clone();
+    assert!(p.error.unwrap().contains("rank 1 has steps 1-7"));
+    assert_eq!(p.pending, None);
+    assert_eq!(s.report_shown().unwrap().main_finding, "over (3, 8)");
+    // No worker holds the trace: nothing is asked.
+    s.current_worker_died("The page's worker failed".into());
+    assert!(s.pick_steps(Some((2, 3))).is_empty());
+}
+
+#[test]
+fn the_timeline_search_asks_the_picked_rank_and_goes_to_each_hit() {
+    use crate::analysis::timeline::SearchHit;
+    let mut s = loaded_state("a.json");
+    s.pick_rank(0);
+    let e = s.search_timeline(" gemm ");
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::Search { rank_index: 0, text }) if text == "gemm"
+    )));
+    assert_eq!(s.search.counter(), "Searching…");
+    let hits = vec![
+        SearchHit {
+            row: 7,
+            start_ns: 1_000,
+            end_ns: 3_000,
+        },
+        SearchHit {
+            row: 9,
+            start_ns: 5_000,
+            end_ns: 6_000,
+        },
+    ];
+    let e = s.on_message(
+        WorkerRole::Current,
+        FromWorker::SearchHits {
+            rank_index: 0,
+            text: "gemm".into(),
+            hits,
+            total: 2,
+        },
+    );
+    // The first hit is shown: the timeline goes there and asks its details.
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::EventDetails { row: 7, .. })
+    )));
+    assert_eq!(
+        s.timeline_focus.map(|f| (f.row, f.start_ns, f.dur_ns)),
+        Some((7, 1_000, 2_000))
+    );
+    assert_eq!(s.search.counter(), "1 of 2");
+    let e = s.search_step(true);
+    assert!(has(&e, |e| matches!(
+        e,
+        Effect::Post(ToWorker::EventDetails { row: 9, .. })
+    )));
+    assert_eq!(s.search.counter(), "2 of 2");
+    // An empty text clears the search; nothing is asked.
+    assert!(s.search_timeline("").is_empty());
+    assert_eq!(s.search.counter(), "");
+    // No worker holds the trace: nothing is asked.
+    s.current_worker_died("The page's worker failed".into());
+    assert!(s.search_timeline("gemm").is_empty());
 }

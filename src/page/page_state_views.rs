@@ -4,8 +4,10 @@
 
 use super::{Effect, PageState};
 use crate::analysis::rank_lanes::RankLanesView;
+use crate::analysis::step_filter::StepRange;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::analysis::views::RankViews;
+use crate::page::step_pick::parse_inputs;
 use crate::protocol::{FindingLink, Located, ToWorker};
 use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::EventQuery;
@@ -158,17 +160,114 @@ impl PageState {
             return Vec::new();
         }
         self.views_asked = true;
-        vec![Effect::Post(ToWorker::Views)]
+        let steps = self.shown().and_then(|s| s.steps.wanted());
+        vec![Effect::Post(ToWorker::Views { steps })]
     }
 
-    /// The current worker's views.
-    pub fn views(&mut self, views: Vec<RankViews>) {
+    /// The current worker's views (over `steps`), kept when over the steps asked last.
+    pub fn views(&mut self, views: Vec<RankViews>, steps: Option<StepRange>) {
         if !self.worker_answers() {
             return;
         }
+        let Some(s) = self.shown_mut() else {
+            return;
+        };
+        if !s.steps.on_views(steps) {
+            return;
+        }
+        s.views = Some(views);
         self.views_asked = false;
+        self.revision += 1;
+    }
+
+    /// The step picker applies `first..=last` (`None`: back to the automatic window): the report,
+    /// and the views when they were asked, are asked again over those steps. A range the trace
+    /// lacks is refused in words, nothing asked; so is everything when no worker holds the trace.
+    pub fn pick_steps(&mut self, range: Option<StepRange>) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        let views_wanted = self.views_asked || self.shown().is_some_and(|s| s.views.is_some());
+        let Some(s) = self.shown_mut() else {
+            return Vec::new();
+        };
+        if let Some((first, last)) = range {
+            if let Err(e) = s.steps.check(first, last) {
+                s.steps.error = Some(e);
+                self.revision += 1;
+                return Vec::new();
+            }
+        }
+        s.steps.ask(range);
+        let mut effects = vec![Effect::Post(ToWorker::Report {
+            redact: false,
+            steps: range,
+        })];
+        if views_wanted {
+            self.views_asked = true;
+            effects.push(Effect::Post(ToWorker::Views { steps: range }));
+        }
+        self.revision += 1;
+        effects
+    }
+
+    /// The timeline's search box asks for `text` on the picked rank (an empty text clears the
+    /// search). Refused (nothing posted) when no worker holds the trace.
+    pub fn search_timeline(&mut self, text: &str) -> Vec<Effect> {
+        if !self.worker_answers() {
+            return Vec::new();
+        }
+        self.revision += 1;
+        if !self.search.ask(self.rank_index, text) {
+            return Vec::new();
+        }
+        vec![Effect::Post(ToWorker::Search {
+            rank_index: self.rank_index,
+            text: self.search.text.clone(),
+        })]
+    }
+
+    /// The worker's hits, kept when they answer the search asked last; the first is shown.
+    pub fn search_hits(
+        &mut self,
+        rank_index: usize,
+        text: &str,
+        hits: Vec<crate::analysis::timeline::SearchHit>,
+        total: u64,
+    ) -> Vec<Effect> {
+        if !self.worker_answers() || !self.search.on_hits(rank_index, text, hits, total) {
+            return Vec::new();
+        }
+        self.revision += 1;
+        self.search_step(true)
+    }
+
+    /// Next (`forward`) or previous hit: the timeline goes there and shows its details.
+    pub fn search_step(&mut self, forward: bool) -> Vec<Effect> {
+        match self.search.step(forward) {
+            Some(at) => self.located(at),
+            None => Vec::new(),
+        }
+    }
+
+    /// The picker's inputs applied: read as a range ([`parse_inputs`]), else why not, beside it.
+    pub fn pick_steps_text(&mut self, first: &str, last: &str) -> Vec<Effect> {
+        match parse_inputs(first, last) {
+            Ok(range) => self.pick_steps(Some(range)),
+            Err(e) => {
+                if let Some(s) = self.shown_mut() {
+                    s.steps.error = Some(e);
+                }
+                self.revision += 1;
+                Vec::new()
+            }
+        }
+    }
+
+    /// The worker could not make the report over the steps asked: why, beside the picker.
+    pub fn steps_refused(&mut self, steps: StepRange, message: String) {
         if let Some(s) = self.shown_mut() {
-            s.views = Some(views);
+            s.steps.refused(steps, message);
         }
         self.revision += 1;
     }

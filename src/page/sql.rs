@@ -13,9 +13,10 @@ pub const MAX_ROWS: usize = 100_000;
 pub const PAGE_ROWS: usize = 100;
 /// Events the SQL tab takes (all ranks together): DuckDB-WASM holds its own copy of the table in its
 /// own 4 GiB of WebAssembly memory, beside the trace's worker. Measured (README, "SQL";
-/// `scripts/bench-sql-browser.mjs`): 1,415,616 events work; at 2,832,336 the worker's memory filled while
-/// it wrote the tables. Set just above what was seen to work until the bisection is done.
-pub const MAX_EVENTS: u64 = 1_500_000;
+/// `scripts/bench-sql-browser.mjs`): 1,415,616, 1,742,286 and 2,177,846 events work; at 2,832,336 the
+/// worker's memory filled while it wrote the tables. Set below the largest seen to work, with room for
+/// traces with more `args` columns per event ([`MAX_TABLE_BYTES`] bounds those too).
+pub const MAX_EVENTS: u64 = 2_000_000;
 /// Arrow IPC bytes the SQL tab hands DuckDB (all parts): it copies them into its memory, then makes
 /// its table from them, so twice this must fit its 4 GiB with room to query.
 pub const MAX_TABLE_BYTES: u64 = 1_200_000_000;

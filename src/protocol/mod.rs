@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
+use crate::analysis::step_filter::StepRange;
 use crate::analysis::summary::Summary;
 use crate::analysis::timeline::{EventDetails, TimelineRequest};
 use crate::export::ExportFormat;
@@ -56,10 +57,14 @@ pub enum ToWorker {
         #[serde(default)]
         mode: Mode,
     },
-    /// Build the diagnosis report of the kept set (names hashed when `redact`).
+    /// Build the diagnosis report of the kept set (names hashed when `redact`), over the
+    /// ProfilerSteps of `steps` (the page's step picker; `None`: the automatic window). A range the
+    /// set lacks is answered by [`FromWorker::StepsRefused`].
     Report {
         #[serde(default)]
         redact: bool,
+        #[serde(default)]
+        steps: Option<StepRange>,
     },
     /// One page of the kept set's events (the exploration view).
     Query { query: EventQuery },
@@ -101,10 +106,17 @@ pub enum ToWorker {
         #[serde(default)]
         redact: bool,
     },
+    /// The timeline's search: the events of rank `rank_index` whose name contains `text` (any
+    /// case), answered by [`FromWorker::SearchHits`].
+    Search { rank_index: usize, text: String },
     /// The details of one event of rank `rank_index` (the timeline's details panel).
     EventDetails { rank_index: usize, row: u32 },
-    /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank.
-    Views,
+    /// The TensorBoard-style views (operators, kernels, step time, memory, modules) of every rank,
+    /// over the ProfilerSteps of `steps` (`None`: the whole trace).
+    Views {
+        #[serde(default)]
+        steps: Option<StepRange>,
+    },
     /// Each rank's table as bytes for this browser's cache (the user said Keep): answered by
     /// [`FromWorker::Tables`], one `ArrayBuffer` per rank transferred.
     StoreTables,
@@ -118,8 +130,12 @@ pub enum ToWorker {
     SqlTables,
     /// (Coordinator → shard.) Run `request` and answer with [`shard::part_bytes`] tagged `id`.
     Part { id: u64, request: Box<ToWorker> },
-    /// (Coordinator → shard.) What each rank adds to the report's context: [`shard::ShardOnly::ContextParts`].
-    ContextParts,
+    /// (Coordinator → shard.) What each rank adds to the report's context, its window the steps
+    /// of `steps` when chosen: [`shard::ShardOnly::ContextParts`].
+    ContextParts {
+        #[serde(default)]
+        steps: Option<StepRange>,
+    },
     /// (Coordinator → shard.) Each rank's report figures over the window `context` chose:
     /// [`shard::ShardOnly::GatherParts`].
     GatherParts { context: Box<TraceContext> },
@@ -361,11 +377,26 @@ pub enum FromWorker {
     RankLanes(Box<crate::analysis::rank_lanes::RankLanesView>),
     /// One event's details.
     EventDetails(Box<EventDetails>),
+    /// What a [`ToWorker::Search`] found: at most [`crate::analysis::timeline::MAX_SEARCH_HITS`]
+    /// events by start, and how many match.
+    SearchHits {
+        rank_index: usize,
+        text: String,
+        hits: Vec<crate::analysis::timeline::SearchHit>,
+        total: u64,
+    },
     /// The event a [`ToWorker::Locate`] found.
     Located(Located),
-    /// The TensorBoard-style views of every rank.
+    /// The TensorBoard-style views of every rank (over the steps `steps`, when chosen).
     Views {
         views: Vec<crate::analysis::views::RankViews>,
+        #[serde(default)]
+        steps: Option<StepRange>,
+    },
+    /// The report over the chosen steps could not be made: why, in words ([`ToWorker::Report`]).
+    StepsRefused {
+        steps: StepRange,
+        message: String,
     },
     /// A file for the user to save.
     Download {

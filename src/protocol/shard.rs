@@ -67,7 +67,11 @@ pub enum FromShard {
     },
     Events(EventPage),
     Exported(String),
-    Views(Vec<RankViews>),
+    /// Each rank's views and the steps they are over.
+    Views(
+        Vec<RankViews>,
+        Option<crate::analysis::step_filter::StepRange>,
+    ),
     RankLanes(Box<RankLanesView>),
     Located(Located),
     Tables {
@@ -115,9 +119,12 @@ struct MessageRead {
 #[derive(Serialize, Deserialize)]
 struct ViewsRead {
     views: Vec<RankViews>,
+    #[serde(default)]
+    steps: Option<crate::analysis::step_filter::StepRange>,
 }
 
-/// The first field of a message about one rank ([`FromWorker::Timeline`], [`FromWorker::EventDetails`]).
+/// The first field of a message about one rank ([`FromWorker::Timeline`], [`FromWorker::EventDetails`],
+/// [`FromWorker::SearchHits`]).
 #[derive(Serialize, Deserialize)]
 struct RankIndexRead {
     rank_index: usize,
@@ -177,7 +184,10 @@ impl FromShard {
             }
             "Events" => FromShard::Events(typed(name, content)?),
             "Exported" => FromShard::Exported(typed::<CsvRead>(name, content)?.csv),
-            "Views" => FromShard::Views(typed::<ViewsRead>(name, content)?.views),
+            "Views" => {
+                let read: ViewsRead = typed(name, content)?;
+                FromShard::Views(read.views, read.steps)
+            }
             "RankLanes" => FromShard::RankLanes(typed(name, content)?),
             "Located" => FromShard::Located(typed(name, content)?),
             "Tables" => {
@@ -197,7 +207,7 @@ impl FromShard {
             }
             "SqlTables" => FromShard::SqlTables(typed::<SqlTablesRead>(name, content)?.parts),
             "Error" => FromShard::Error(typed::<MessageRead>(name, content)?.message),
-            "Timeline" | "EventDetails" => FromShard::OfRank {
+            "Timeline" | "EventDetails" | "SearchHits" => FromShard::OfRank {
                 rank_index: decode_prefix::<RankIndexRead>(content)
                     .map_err(|e| format!("{name}: {e}"))?
                     .0
@@ -209,9 +219,13 @@ impl FromShard {
     }
 }
 
-/// The page's [`FromWorker::Views`] message of these views, in the order given.
-pub fn views_bytes(views: Vec<RankViews>) -> Option<Vec<u8>> {
-    encode(&FromWorker::Views { views }).ok()
+/// The page's [`FromWorker::Views`] message of these views, in the order given, over the steps
+/// `steps`.
+pub fn views_bytes(
+    views: Vec<RankViews>,
+    steps: Option<crate::analysis::step_filter::StepRange>,
+) -> Option<Vec<u8>> {
+    encode(&FromWorker::Views { views, steps }).ok()
 }
 
 /// A message about one rank (`bytes`, read as [`FromShard::OfRank`]) with its `rank_index` set to
@@ -242,7 +256,7 @@ impl FromShard {
             }),
             FromShard::Events(p) => page(FromWorker::Events(p)),
             FromShard::Exported(csv) => page(FromWorker::Exported { csv }),
-            FromShard::Views(views) => views_bytes(views),
+            FromShard::Views(views, steps) => views_bytes(views, steps),
             FromShard::RankLanes(mut view) => {
                 for lane in &mut view.lanes {
                     lane.rank_index = global(lane.rank_index);

@@ -111,6 +111,7 @@ fn codec_matches_from_worker() {
                 rank: 4,
                 ..Default::default()
             }],
+            steps: Some((1, 3)),
         },
         FromWorker::Tables {
             format: 2,
@@ -228,19 +229,25 @@ fn views_come_back_typed_and_are_passed_on_in_the_order_given() {
         rank,
         ..Default::default()
     };
-    let FromShard::Views(mut views) = read(&FromWorker::Views {
+    let FromShard::Views(mut views, steps) = read(&FromWorker::Views {
         views: vec![view(3), view(1)],
+        steps: Some((2, 4)),
     }) else {
         panic!("views")
     };
+    assert_eq!(steps, Some((2, 4)));
     assert_eq!(views.iter().map(|v| v.rank).collect::<Vec<_>>(), [3, 1]);
     views.sort_by_key(|v| v.rank);
     assert_eq!(
-        views_bytes(views).unwrap(),
+        views_bytes(views, steps).unwrap(),
         bytes(&FromWorker::Views {
-            views: vec![view(1), view(3)]
+            views: vec![view(1), view(3)],
+            steps: Some((2, 4)),
         })
     );
+    // The page reads what the coordinator writes.
+    let msg: FromWorker = decode(&views_bytes(vec![], None).unwrap()).unwrap();
+    assert!(matches!(msg, FromWorker::Views { steps: None, .. }));
 }
 
 #[test]

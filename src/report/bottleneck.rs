@@ -39,6 +39,7 @@ impl BottleneckKind {
         Some(match id {
             FindingId::DataLoading
             | FindingId::Synchronization
+            | FindingId::PerElementReads
             | FindingId::HostBound
             | FindingId::HostOverhead
             | FindingId::LaunchOverhead

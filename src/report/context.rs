@@ -8,6 +8,7 @@ mod completeness;
 mod facts;
 pub mod host_only;
 pub mod microbench;
+pub mod phases;
 
 pub use completeness::{
     data_loss_sentence, device_line, idle_withheld, trace_lines, withheld_findings, DeviceContext,
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host::HostTimeline;
 use crate::analysis::intervals::{intersect, length};
+use crate::analysis::step_filter::{check_step_range, in_step_range, step_range_window, StepRange};
 use crate::table::{separate_runs_of, RankIdentity, RankTrace, TraceSet, TraceTable};
 use crate::trace::diagnostics::DiagnosticKind;
 
@@ -138,6 +140,12 @@ pub struct TraceContext {
     pub analysed: String,
     /// The analysed ProfilerStep range, when the window is made of steps.
     pub steps: Option<(i64, i64)>,
+    /// The steps were chosen (`--steps`, the page's step picker), not the automatic window.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steps_chosen: bool,
+    /// The ProfilerStep numbers every rank has: what a step range can be chosen from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_numbers: Vec<i64>,
     pub windows: Vec<RankWindow>,
     pub warmup: Option<WarmupSummary>,
     pub device_ops: u64,
@@ -163,6 +171,10 @@ pub struct TraceContext {
     /// Ranks fused into one file ([`TraceHolds::FusedRanks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fused_ranks: Vec<i64>,
+    /// The fused file was split into its ranks ([`crate::table::split::split_fused`]) and is
+    /// analysed as a rank set: nothing is withheld for the fusion.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fused_split: bool,
     /// Kernel launch calls with a correlation id (outside captures), and those whose device
     /// operation is absent.
     #[serde(default)]
@@ -193,6 +205,10 @@ pub struct TraceContext {
     /// A trace without device work: its host, summarised (the rank with the longest span).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_only: Option<host_only::HostOnly>,
+    /// The named phases of a script compared one after another ([`phases`]), for a
+    /// micro-benchmark of variants ([`TraceHolds::Microbenchmark`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<phases::Phase>,
 }
 
 impl TraceContext {
@@ -284,11 +300,34 @@ pub struct RankContextPart {
     pub warmup: WarmupCalls,
     /// What the host timeline does not say ([`RankFacts`]).
     pub facts: RankFacts,
+    /// The rank's ProfilerStep numbers, sorted, each once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub step_numbers: Vec<i64>,
+    /// The window is the steps the user chose ([`rank_context_part_in`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub chosen: bool,
 }
 
 /// What the context stage reads of one rank, from its host timeline.
 pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart {
+    rank_context_part_in(rank, h, None)
+}
+
+/// [`rank_context_part`] with the steps chosen (`steps`), not the automatic window: the window is
+/// exactly the rank's steps in that range ([`chosen_steps`]).
+pub fn rank_context_part_in(
+    rank: &RankTrace,
+    h: &HostTimeline,
+    steps: Option<StepRange>,
+) -> RankContextPart {
     let empty = h.host_events == 0 && h.device_ops == 0;
+    let choice = match steps {
+        Some(range) => chosen_steps(h, range),
+        None => super::gate::guard(choose_window(h), h),
+    };
+    let mut step_numbers: Vec<i64> = h.steps.iter().map(|s| s.0).collect();
+    step_numbers.sort_unstable();
+    step_numbers.dedup();
     RankContextPart {
         identity: rank.identity(),
         device_ops: h.device_ops,
@@ -300,7 +339,7 @@ pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart 
         compiled: h.compiled_regions > 0 || h.warmup.compile_events > 0,
         cut: is_cut(&rank.table),
         origin: empty.then(|| origin(&rank.table)),
-        choice: super::gate::guard(choose_window(h), h),
+        choice,
         span: h.span,
         warmup: WarmupCalls {
             setup_calls: if h.alloc_recurs {
@@ -313,7 +352,19 @@ pub fn rank_context_part(rank: &RankTrace, h: &HostTimeline) -> RankContextPart 
             compile_ns: h.warmup.compile_ns,
         },
         facts: RankFacts::of(&rank.table, h),
+        step_numbers,
+        chosen: steps.is_some(),
     }
+}
+
+/// Whether every rank of `parts` has a step in `range` ([`check_step_range`]), before a report is
+/// made over it.
+pub fn check_chosen_steps(parts: &[RankContextPart], range: StepRange) -> Result<(), String> {
+    let ranks: Vec<(i64, Vec<i64>)> = parts
+        .iter()
+        .map(|p| (p.identity.rank, p.step_numbers.clone()))
+        .collect();
+    check_step_range(range, &ranks)
 }
 
 /// The context of a set of ranks, from each rank's host timeline (`hosts` in set order).
@@ -360,6 +411,8 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
     }
     let choices: Vec<RankChoice> = parts.iter().map(|p| p.choice.clone()).collect();
     c.steps = common_steps(&choices);
+    c.steps_chosen = parts.iter().any(|p| p.chosen);
+    c.step_numbers = steps_of_every_rank(&parts);
     let mut warm = WarmupSummary::default();
     for (ch, h) in choices.iter().zip(&parts) {
         let (lo, hi) = h.span.unwrap_or((0, 0));
@@ -460,6 +513,45 @@ fn origin(t: &TraceTable) -> TraceOrigin {
     }
 }
 
+/// The step numbers every rank has.
+fn steps_of_every_rank(parts: &[&RankContextPart]) -> Vec<i64> {
+    let Some((first, rest)) = parts.split_first() else {
+        return Vec::new();
+    };
+    let mut steps = first.step_numbers.clone();
+    for p in rest {
+        steps.retain(|s| p.step_numbers.binary_search(s).is_ok());
+    }
+    steps
+}
+
+/// One rank's window when the steps were chosen: exactly its steps in `range`, nothing left out as
+/// warm-up and no cut refused (the user asked for these steps). A rank without a step in it keeps
+/// its whole span ([`check_chosen_steps`] says so before a report is made).
+fn chosen_steps(h: &HostTimeline, range: StepRange) -> RankChoice {
+    let whole = h.span.unwrap_or((0, 0));
+    let inside: Vec<i64> = h
+        .steps
+        .iter()
+        .map(|s| s.0)
+        .filter(|&s| in_step_range(s, range))
+        .collect();
+    match step_range_window(h.steps.iter().copied(), range) {
+        Some(window) => RankChoice {
+            steps: Some((
+                inside.iter().copied().min().unwrap_or(range.0),
+                inside.iter().copied().max().unwrap_or(range.1),
+            )),
+            window,
+            ..Default::default()
+        },
+        None => RankChoice {
+            window: whole,
+            ..Default::default()
+        },
+    }
+}
+
 /// The steps every rank analyses: the latest first steady step, the earliest last step.
 fn common_steps(choices: &[RankChoice]) -> Option<(i64, i64)> {
     let steps: Vec<(i64, i64)> = choices.iter().filter_map(|c| c.steps).collect();
@@ -486,7 +578,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
         );
     }
     if h.steps.is_empty() {
-        return prefix_window(&marks, lo, hi);
+        return replays_after_capture(h, prefix_window(&marks, lo, hi));
     }
     let durations: Vec<i64> = h.steps.iter().map(|&(_, s, e)| e - s).collect();
     let is_warm = |i: usize| {
@@ -526,6 +618,29 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
         warmup,
         warmup_only: false,
         cut_refused: None,
+    }
+}
+
+/// Fewest kernels after the last graph capture for its replays to be a steady state.
+pub const MIN_REPLAY_KERNELS: usize = 5;
+
+/// A warm-up-only verdict undone by graph replays: the kernels run after the last capture ends are
+/// the replays the capture was made for, a steady state, so the window is the time after the
+/// capture (the set-up and capture before it left out as warm-up).
+fn replays_after_capture(h: &HostTimeline, choice: RankChoice) -> RankChoice {
+    let Some(&(_, capture_end)) = h.captures.last() else {
+        return choice;
+    };
+    let replayed = h.kernel_spans.iter().filter(|k| k.0 >= capture_end).count();
+    if !choice.warmup_only || h.graph_launches == 0 || replayed < MIN_REPLAY_KERNELS {
+        return choice;
+    }
+    let (lo, hi) = h.span.unwrap_or((0, 0));
+    RankChoice {
+        window: (capture_end, hi),
+        warmup: Some((lo, capture_end)),
+        warmup_only: false,
+        ..choice
     }
 }
 

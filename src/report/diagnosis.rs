@@ -71,6 +71,20 @@ pub fn diagnose(set: &TraceSet) -> DiagnosisReport {
     diagnose_with_options(set, &AnalysisOptions::default())
 }
 
+/// Diagnoses a set over the ProfilerSteps of `steps` (`None`: the automatic window, as
+/// [`diagnose`]), or says what is wrong with the range (a rank without a step in it).
+pub fn diagnose_steps(
+    set: &TraceSet,
+    steps: Option<crate::analysis::step_filter::StepRange>,
+) -> Result<DiagnosisReport, String> {
+    let opts = AnalysisOptions {
+        steps,
+        ..AnalysisOptions::default()
+    };
+    let g = super::gather::gather_steps(set, &opts)?;
+    Ok(diagnose_reduced(&g, &set.skipped))
+}
+
 /// Diagnoses a set with `opts`; files of the set that could not be loaded are named.
 fn diagnose_with_options(set: &TraceSet, opts: &AnalysisOptions) -> DiagnosisReport {
     diagnose_reduced(&gather_with(set, opts), &set.skipped)

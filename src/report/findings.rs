@@ -57,6 +57,9 @@ crate::stable_enum! {
         /// Kernels the model need not run: layout conversions, convolutions on the slow fallback,
         /// dropout in a forward-only run.
         AvoidableKernels,
+        /// Device-to-host reads one element at a time (`.cpu()`, `.item()` in a loop): each is a
+        /// blocking round trip, and batching the reads removes them.
+        PerElementReads,
     }
 }
 

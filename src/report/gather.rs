@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use super::attribution::{attribute_rank, CauseIntervals, RankAttribution};
 use super::context::TraceContext;
+use super::context::{check_chosen_steps, rank_context_part_in};
 use super::findings::{EvidenceKind, EvidenceRef, MAX_EVIDENCE_ROWS};
 use super::gather_parts::{
-    context_of, gathered_of, rank_context_part, rank_gather_part, window_options, NameFigures,
-    RankContextPart, RankGatherPart, RankSums,
+    context_of, gathered_of, rank_gather_part, window_options, NameFigures, RankContextPart,
+    RankGatherPart, RankSums,
 };
 use super::host::HostTimeline;
 use super::inputs::{DiagnosisInputs, RankFigure, SyncFigure, TimeFigures};
@@ -74,6 +75,16 @@ pub fn gather(set: &TraceSet) -> Gathered {
 /// The figures of a set; `opts.steps`, when set, fixes the analysed steps instead of the context
 /// stage. The map-reduce of [`super::gather_parts`] over every rank, each host timeline read once.
 pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
+    gather_checked(set, opts, false).unwrap_or_default()
+}
+
+/// [`gather_with`] over the steps of `opts.steps` (the automatic window without them), or what is
+/// wrong with that range ([`check_chosen_steps`]): a rank without a step in it.
+pub fn gather_steps(set: &TraceSet, opts: &AnalysisOptions) -> Result<Gathered, String> {
+    gather_checked(set, opts, true)
+}
+
+fn gather_checked(set: &TraceSet, opts: &AnalysisOptions, check: bool) -> Result<Gathered, String> {
     let hosts: Vec<HostTimeline> = set
         .ranks
         .iter()
@@ -83,8 +94,11 @@ pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
         .ranks
         .iter()
         .zip(&hosts)
-        .map(|(r, h)| rank_context_part(r, h))
+        .map(|(r, h)| rank_context_part_in(r, h, opts.steps))
         .collect();
+    if let (true, Some(range)) = (check, opts.steps) {
+        check_chosen_steps(&context_parts, range)?;
+    }
     let ctx = context_of(&context_parts);
     let wopts = window_options(&ctx, opts);
     let parts: Vec<RankGatherPart> = set
@@ -93,7 +107,7 @@ pub fn gather_with(set: &TraceSet, opts: &AnalysisOptions) -> Gathered {
         .zip(&hosts)
         .map(|(r, h)| rank_gather_part(r, h, &wopts))
         .collect();
-    gathered_of(ctx, parts)
+    Ok(gathered_of(ctx, parts))
 }
 
 /// Where one rank's GPU (all streams) is idle over the whole trace, and why: the attribution's
@@ -241,6 +255,9 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut NameFigures, inputs: &mut 
                 .and_then(|c| c.find(row).and_then(|p| c.i64_at(p)))
                 .unwrap_or(0);
             a.bytes += bytes.max(0);
+            if bytes > 0 && d.kind == EventKind::Memcpy {
+                copy_route(t, row, dur, bytes, acc);
+            }
             if d.kind == EventKind::Memcpy && bytes > 0 && bytes < SMALL_COPY_BYTES {
                 a.small += 1;
             }
@@ -436,4 +453,22 @@ fn collect_syncs(
             }),
         }
     }
+}
+
+/// Adds one copy with bytes to its route ([`crate::report::inputs::CopyRoute`]): its name and,
+/// for peer copies, `fromDevice` → `toDevice`.
+fn copy_route(t: &TraceTable, row: usize, dur: i64, bytes: i64, acc: &mut NameFigures) {
+    let arg = |k: &str| t.arg(k).and_then(|c| c.find(row).and_then(|p| c.i64_at(p)));
+    let (from, to) = (arg("fromDevice"), arg("toDevice"));
+    let name = t.name_at(row);
+    let key = super::gather_parts::route_key(name, from, to);
+    let one = crate::report::inputs::CopyRoute {
+        name: name.to_string(),
+        from,
+        to,
+        count: 1,
+        bytes,
+        ns: dur,
+    };
+    super::gather_parts::add_route(acc.copy_routes.entry(key).or_default(), &one);
 }

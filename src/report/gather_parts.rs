@@ -17,7 +17,7 @@ use super::findings::{EvidenceRef, MAX_EVIDENCE_ROWS};
 use super::gather::{cause_intervals, rank_figures, Gathered};
 use super::host::HostTimeline;
 use super::inputs::{
-    AttentionFigures, CopyFigure, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure,
+    AttentionFigures, CopyFigure, CopyRoute, DiagnosisInputs, KernelFigure, RankFigure, SyncFigure,
 };
 use crate::analysis::all::{AnalysisOptions, Mode};
 use crate::analysis::collectives::{collective_inputs, collectives_from_inputs, CollectiveInputs};
@@ -26,9 +26,17 @@ use crate::table::{RankTrace, TraceSet};
 
 /// Each rank's context part, in set order.
 pub fn context_parts(set: &TraceSet) -> Vec<RankContextPart> {
+    context_parts_in(set, None)
+}
+
+/// Each rank's context part with the steps chosen (`steps`; `None`: the automatic window).
+pub fn context_parts_in(
+    set: &TraceSet,
+    steps: Option<crate::analysis::step_filter::StepRange>,
+) -> Vec<RankContextPart> {
     set.ranks
         .iter()
-        .map(|r| rank_context_part(r, &HostTimeline::of(&r.table)))
+        .map(|r| context::rank_context_part_in(r, &HostTimeline::of(&r.table), steps))
         .collect()
 }
 
@@ -47,11 +55,16 @@ pub fn gather_parts(
 }
 
 /// The options the figures are computed with: exact, over `opts`' steps or window, else the
-/// context's.
+/// context's (chosen steps: those of the range every rank has, as the context says).
 pub fn window_options(context: &TraceContext, opts: &AnalysisOptions) -> AnalysisOptions {
+    let steps = if context.steps_chosen {
+        context.steps
+    } else {
+        opts.steps.or(context.steps)
+    };
     AnalysisOptions {
         mode: Mode::Exact,
-        steps: opts.steps.or(context.steps),
+        steps,
         window_ns: opts.window_ns.or(context.time_window()),
         ..opts.clone()
     }
@@ -205,6 +218,8 @@ impl RankSums {
 pub struct NameFigures {
     pub kernels: BTreeMap<String, KernelFigure>,
     pub copies: BTreeMap<String, CopyFigure>,
+    /// [`CopyRoute`]s keyed by name and route.
+    pub copy_routes: BTreeMap<String, CopyRoute>,
     /// Each call's figure and its callers (caller → count; the figure's `callers` is filled at the end).
     pub syncs: BTreeMap<String, (SyncFigure, BTreeMap<String, u64>)>,
     pub loaders: Vec<EvidenceRef>,
@@ -259,6 +274,9 @@ impl NameFigures {
             f.host = c.host;
             f.evidence.extend(c.evidence);
         }
+        for (key, c) in o.copy_routes {
+            add_route(self.copy_routes.entry(key).or_default(), &c);
+        }
         for (name, (s, callers)) in o.syncs {
             let (f, all) = self.syncs.entry(name).or_default();
             f.name = s.name;
@@ -306,6 +324,14 @@ impl NameFigures {
             b.total_ns.cmp(&a.total_ns).then(a.name.cmp(&b.name))
         });
         inputs.copies = copies;
+        let mut routes: Vec<CopyRoute> = self.copy_routes.into_values().collect();
+        crate::sort::sort_by(&mut routes, |a, b| {
+            b.ns.cmp(&a.ns)
+                .then(a.name.cmp(&b.name))
+                .then(a.from.cmp(&b.from))
+                .then(a.to.cmp(&b.to))
+        });
+        inputs.copy_routes = routes;
         let mut syncs: Vec<SyncFigure> = self
             .syncs
             .into_values()
@@ -386,4 +412,19 @@ mod tests {
         assert_eq!(of(&[4, 4, 1, 7]), 4);
         assert_eq!(of(&[1, 1, 1, 7, 8, 9]), 7);
     }
+}
+
+/// Adds `c`'s copies to the route `f` (the same name and route).
+pub fn add_route(f: &mut CopyRoute, c: &CopyRoute) {
+    f.name.clone_from(&c.name);
+    f.from = c.from;
+    f.to = c.to;
+    f.count += c.count;
+    f.bytes += c.bytes;
+    f.ns += c.ns;
+}
+
+/// The key of a copy route in [`NameFigures::copy_routes`].
+pub fn route_key(name: &str, from: Option<i64>, to: Option<i64>) -> String {
+    format!("{name}\u{1f}{from:?}\u{1f}{to:?}")
 }

@@ -159,6 +159,20 @@ pub struct AttentionFigures {
     pub softmax_shape: Option<(String, u64)>,
 }
 
+/// Copies of one name along one route (`fromDevice` → `toDevice` of peer copies; `None` when the
+/// event does not say), across the ranks: what they moved and in how long.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CopyRoute {
+    pub name: String,
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub count: u64,
+    /// Σ `args.bytes`, and Σ duration of the copies that have it, ns.
+    pub bytes: i64,
+    pub ns: i64,
+}
+
 /// Everything the rules read, for a whole set of ranks (the analysed window of each).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiagnosisInputs {
@@ -178,6 +192,9 @@ pub struct DiagnosisInputs {
     pub kernels: Vec<KernelFigure>,
     /// Copies and sets by name, largest total first.
     pub copies: Vec<CopyFigure>,
+    /// The copies with bytes by name and route, most time first (judged against the links).
+    #[serde(default)]
+    pub copy_routes: Vec<CopyRoute>,
     pub syncs: Vec<SyncFigure>,
     /// Kernel launch calls (`cudaLaunchKernel`, ...): count and Σ dur on the CPU, ns.
     pub launch_calls: u64,

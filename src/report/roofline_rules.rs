@@ -75,6 +75,9 @@ pub struct RooflineFigures {
     /// The GPU's link to its peers (collectives' bus bandwidth is judged against it).
     #[serde(default)]
     pub peer_link: Option<crate::analysis::roofline::PeerLink>,
+    /// The GPU's link to the host (host↔device copies are judged against it).
+    #[serde(default)]
+    pub host_link: Option<crate::analysis::roofline::HostLink>,
 }
 
 impl RooflineFigures {
@@ -86,6 +89,9 @@ impl RooflineFigures {
         }
         if self.peer_link.is_none() {
             self.peer_link = o.peer_link;
+        }
+        if self.host_link.is_none() {
+            self.host_link = o.host_link;
         }
         self.time_with_figures_ns += o.time_with_figures_ns;
         self.memory_bound_ns += o.memory_bound_ns;
@@ -208,6 +214,7 @@ pub fn rank_roofline_figures(rank: i64, prep: &RankPrep) -> RooflineFigures {
         compute_bound_ns: side(Bound::Compute),
         leads,
         peer_link: r.roof.peer_link.clone(),
+        host_link: r.roof.host_link.clone(),
     }
 }
 

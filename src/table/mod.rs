@@ -28,6 +28,7 @@ pub mod intern;
 pub mod loader;
 pub mod query;
 pub mod set;
+pub mod split;
 pub mod store;
 
 use arrow2::array::{Array, BooleanArray, DictionaryArray, PrimitiveArray, Utf8Array};
@@ -162,6 +163,10 @@ pub struct TraceMetadata {
     /// Bytes of the file as given, and of its JSON text.
     pub file_bytes: u64,
     pub text_bytes: u64,
+    /// Every rank of the one file this rank was split from ([`split::split_fused`]); empty for a
+    /// rank that had its own file.
+    #[serde(default)]
+    pub fused_ranks: Vec<i64>,
 }
 
 impl TraceMetadata {

@@ -243,8 +243,10 @@ impl TraceSet {
         runs_split_of(&self.identities())
     }
 
+    /// One file's set: its ranks when a merge tool wrote several into it
+    /// ([`super::split::split_fused`]), else the one rank.
     pub fn single(table: TraceTable) -> TraceSet {
-        TraceSet::from_tables(vec![table])
+        TraceSet::from_tables(super::split::split_fused(table))
     }
 
     pub fn len(&self) -> usize {

@@ -1,5 +1,7 @@
 //! Unit tests of the JSON tokenizer (`json.rs`).
 
+use super::number::{digit_run, eight_digits};
+use super::string::find_quote_or_backslash_swar;
 use super::*;
 
 #[test]

@@ -19,6 +19,7 @@ mod saved;
 mod shell;
 mod sql;
 mod status;
+mod step_picker;
 mod summary;
 mod timeline;
 mod timeline_arrivals;

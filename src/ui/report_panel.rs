@@ -52,6 +52,7 @@ pub fn ReportPanel(state: AppState) -> impl IntoView {
                 <h2>"Diagnosis: the full report"</h2>
                 <ReportActions markdown/>
             </div>
+            <super::step_picker::StepPicker state place="report"/>
             <ReportBody markdown model redact request_error/>
             {move || {
                 let links = links.get();

@@ -2,6 +2,7 @@
 //! level-of-detail answers, with wheel/drag/W-A-S-D navigation, a details panel and the view in the
 //! URL hash. The logic (range, layout, axis, hit-testing, hash) is `report::timeline_view`.
 
+use crate::page::timeline_walk::{walk, Walk};
 use leptos::html::Canvas;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -13,7 +14,7 @@ use super::timeline_ranks::{
 use super::AppState;
 use crate::analysis::critical_path::BoundBy;
 use crate::analysis::rank_lanes::RankLanesView;
-use crate::analysis::timeline::{EventClass, EventDetails, Relation, TimelineRequest};
+use crate::analysis::timeline::{EventClass, EventDetails, Relation, SearchHit, TimelineRequest};
 use crate::page::arrival_marks::arrival_marks;
 use crate::page::timeline_select::{rank_row_at, Selection};
 use crate::report::timeline_view::{
@@ -126,6 +127,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
     let rank_index = state.select(|p| p.rank_index);
     let answers = state.select(|p| p.worker_answers());
     let details = state.select(crate::page::page_state::PageState::event_details_shown);
+    let search = state.select(|p| p.search.clone());
     let focus = state.select(|p| p.timeline_focus);
     let show_path = RwSignal::new(false);
     let rank_mode = RwSignal::new(false);
@@ -307,6 +309,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
                     path: show_path.get().then(|| path.get()),
                     selected: details.with(|d| d.as_ref().map(|d| d.row)),
                     selection: sel,
+                    hits: search.with(|s| s.visible(a.rank_index, vp.start_ns, vp.end_ns)),
                 };
                 draw(&canvas, a, &vp, &collapsed, &extra);
             }
@@ -406,6 +409,25 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
         if let Some(v) = viewport.get_untracked().and_then(|vp| vp.key(&key)) {
             ev.prevent_default();
             set_view(v);
+            return;
+        }
+        // Arrow keys walk the drawn events (the selection moves); Enter selects the first one when
+        // none is selected.
+        let step = match key.as_str() {
+            "Enter" => Some(Walk::Right).filter(|_| details.with_untracked(Option::is_none)),
+            k => Walk::of_key(k),
+        };
+        let Some(step) = step.filter(|_| !rank_mode.get_untracked()) else {
+            return;
+        };
+        ev.prevent_default();
+        let selected = details.with_untracked(|d| d.as_ref().map(|d| d.row));
+        let next = answer.with_untracked(|a| {
+            a.as_ref()
+                .and_then(|a| walk(a, &collapsed.get_untracked(), selected, step))
+        });
+        if let Some(e) = next {
+            super::apply(state, |p| p.ask_event_details(e.row));
         }
     };
     let reset = move |_| {
@@ -432,7 +454,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             .get()
             .map_or("Asking the worker for the timeline…".to_string(), |v| {
                 format!(
-                    "{} shown · wheel zooms, drag pans, shift-drag selects, W/A/S/D, click an event",
+                    "{} shown · wheel zooms, drag pans, shift-drag selects, W/A/S/D, click an event or walk them with the arrow keys",
                     duration_label(v.len())
                 )
             })
@@ -469,6 +491,7 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
                 <button id="timeline-perfetto" class="link" title="This rank's trace as JSON for ui.perfetto.dev, with the GPU's idle causes and the critical path added as tracks"
                     on:click=move |_| super::apply(state, |p| p.ask_perfetto())>"Download for Perfetto"</button>
             </div>
+            <SearchBox state search/>
             <p class="muted" id="timeline-range">{range_text}</p>
             <canvas id="timeline" node_ref=canvas_ref tabindex="0" style=height
                 data-visible-start-us=attr(|v| v.start_ns) data-visible-end-us=attr(|v| v.end_ns)
@@ -661,6 +684,30 @@ fn draw(
         draw_window(&cx, vp, window, w, css_h);
     }
     draw_selection(&cx, extra.selection, vp, w, css_h);
+    draw_hits(&cx, &extra.hits, vp, w, css_h);
+}
+
+/// The search's hits: a band over the lanes and a mark on the axis each, the current one stronger.
+fn draw_hits(
+    cx: &CanvasRenderingContext2d,
+    hits: &[(SearchHit, bool)],
+    vp: &Viewport,
+    w: f64,
+    h: f64,
+) {
+    for (hit, current) in hits {
+        let x0 = GUTTER_PX + vp.x_of(hit.start_ns as f64, w).max(0.0);
+        let x1 = (GUTTER_PX + vp.x_of(hit.end_ns as f64, w).min(w)).max(x0 + 2.0);
+        let (band, mark) = if *current {
+            ("rgba(255,140,0,0.35)", "#ff8c00")
+        } else {
+            ("rgba(255,210,0,0.18)", "#e6b800")
+        };
+        cx.set_fill_style_str(band);
+        cx.fill_rect(x0, AXIS_PX, x1 - x0, h - AXIS_PX);
+        cx.set_fill_style_str(mark);
+        cx.fill_rect(x0, AXIS_PX - 6.0, x1 - x0, 6.0);
+    }
 }
 
 /// A track's name in the gutter, and a line above its first row.
@@ -684,6 +731,8 @@ struct Overlays {
     selected: Option<u32>,
     /// The selected time range.
     selection: Option<Selection>,
+    /// The search's hits in the range, the current one marked.
+    hits: Vec<(SearchHit, bool)>,
 }
 
 /// Colour of what bounds a critical-path segment.
@@ -849,5 +898,50 @@ fn draw_row(
             let _ =
                 cx.fill_text_with_max_width(&e.name, GUTTER_PX + x0 + 3.0, y + 12.0, width - 6.0);
         }
+    }
+}
+
+/// The search box: Enter (or Next) searches the picked rank's events by name, then steps through
+/// them; Previous steps back; the count says where ("3 of 17").
+#[component]
+fn SearchBox(
+    state: AppState,
+    search: Memo<crate::page::timeline_search::TimelineSearch>,
+) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let go = move |forward: bool| {
+        let t = text.get_untracked();
+        let same = search.with_untracked(|s| s.text == t.trim() && !s.waiting);
+        if same && forward {
+            super::apply(state, |p| p.search_step(true));
+        } else if same {
+            super::apply(state, |p| p.search_step(false));
+        } else {
+            super::apply(state, |p| p.search_timeline(&t));
+        }
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        if ev.key() == "Enter" {
+            ev.prevent_default();
+            go(!ev.shift_key());
+        }
+    };
+    let count = move || search.with(|s| s.counter());
+    view! {
+        <div class="timeline-search" role="search">
+            <input id="timeline-search" type="search" placeholder="Search events by name"
+                aria-label="Search the timeline's events by name"
+                prop:value=move || text.get()
+                on:input=move |ev| text.set(event_target_value(&ev))
+                on:keydown=on_key/>
+            <button id="timeline-search-prev" class="secondary" title="Previous match (Shift+Enter)"
+                on:click=move |_| go(false)>"Previous"</button>
+            <button id="timeline-search-next" class="secondary" title="Next match (Enter)"
+                on:click=move |_| go(true)>"Next"</button>
+            <span id="timeline-search-count" class="muted" data-metric="timeline-search-matches"
+                data-value=move || search.with(|s| s.total.to_string())
+                data-current=move || search.with(|s| s.current.map(|i| (i + 1).to_string()).unwrap_or_default())
+                aria-live="polite">{count}</span>
+        </div>
     }
 }

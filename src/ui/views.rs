@@ -72,6 +72,7 @@ pub fn ViewsPanel(state: AppState) -> impl IntoView {
             <div class="panel-head">
                 <h2>{move || current.get().title()}</h2>
             </div>
+            <super::step_picker::StepPicker state place="views"/>
             <div class="view-controls">
                 <label>"Filter by name "
                     <input id="view-filter" type="search" prop:value=move || filter.get()

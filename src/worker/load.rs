@@ -511,6 +511,14 @@ fn finish_load(mut meter: Meter, loaded: Loaded, file_count: usize, read_mode: &
             let tables = tables.into_iter().map(|(i, t)| (at(i), t)).collect();
             TraceSet::from_loads_at(tables, skipped, shard.file_count)
         }
+        // One file, nothing skipped: its ranks when a merge tool fused several into it.
+        None if tables.len() == 1 && skipped.is_empty() => TraceSet::single(
+            tables
+                .into_iter()
+                .map(|(_, t)| t)
+                .next()
+                .expect("one table"),
+        ),
         None => {
             let given = tables.len();
             // Load order among the files that loaded, as `TraceSet::from_loads` numbers them.

@@ -38,7 +38,7 @@ use crate::protocol::{self, shard::ShardOnly, FromWorker, ToWorker};
 #[cfg(target_arch = "wasm32")]
 use crate::report::attribution::IdleCause;
 #[cfg(target_arch = "wasm32")]
-use crate::report::diagnosis::diagnose;
+use crate::report::diagnosis::diagnose_steps;
 #[cfg(target_arch = "wasm32")]
 use crate::report::timeline_view::{visible_idle, TimelineAnswer};
 #[cfg(target_arch = "wasm32")]
@@ -88,12 +88,17 @@ fn with_analyses<R>(
 }
 
 #[cfg(target_arch = "wasm32")]
-fn report_of(set: &TraceSet) -> FromWorker {
+fn report_of(set: &TraceSet, steps: Option<crate::analysis::step_filter::StepRange>) -> FromWorker {
     // The report computes its own figures over the window it picks: no analysis run needed.
-    let report = diagnose(set);
-    FromWorker::Report {
-        redacted: report.redacted(),
-        report,
+    match diagnose_steps(set, steps) {
+        Ok(report) => FromWorker::Report {
+            redacted: report.redacted(),
+            report,
+        },
+        Err(message) => FromWorker::StepsRefused {
+            steps: steps.unwrap_or_default(),
+            message,
+        },
     }
 }
 
@@ -242,8 +247,8 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
             handle(*request, array);
             ANSWERING_PART.with(|a| a.set(None));
         }
-        ToWorker::ContextParts => shard_only(|set| ShardOnly::ContextParts {
-            parts: crate::report::gather_parts::context_parts(set),
+        ToWorker::ContextParts { steps } => shard_only(|set| ShardOnly::ContextParts {
+            parts: crate::report::gather_parts::context_parts_in(set, steps),
         }),
         ToWorker::GatherParts { context } => shard_only(|set| ShardOnly::GatherParts {
             parts: crate::report::gather_parts::gather_parts(
@@ -269,7 +274,7 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
             })
         }),
         // Both forms come back: the page switches between them without asking again.
-        ToWorker::Report { .. } => with_set(report_of),
+        ToWorker::Report { steps, .. } => with_set(|set| report_of(set, steps)),
         ToWorker::Query { query } => with_set(|set| FromWorker::Events(query_events(set, &query))),
         ToWorker::Export { query, redact } => with_set(|set| FromWorker::Exported {
             csv: if redact {
@@ -309,12 +314,27 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
         ToWorker::Perfetto { rank_index, redact } => {
             with_set(|set| perfetto(set, rank_index, redact))
         }
-        ToWorker::Views => with_set(|set| FromWorker::Views {
-            views: crate::analysis::views::all_views(set),
+        ToWorker::Views { steps } => with_set(|set| FromWorker::Views {
+            views: crate::analysis::views::all_views_in(set, steps),
+            steps,
         }),
         ToWorker::StoreTables => saved::store_tables(),
         ToWorker::SqlTables => sql::sql_tables(),
         ToWorker::Restore { .. } => saved::restore(array.iter().skip(1).collect()),
+        ToWorker::Search { rank_index, text } => with_set(|set| match set.ranks.get(rank_index) {
+            Some(r) => {
+                let (hits, total) = crate::analysis::timeline::search(&r.table, &text);
+                FromWorker::SearchHits {
+                    rank_index,
+                    text,
+                    hits,
+                    total,
+                }
+            }
+            None => FromWorker::Error {
+                message: format!("no rank {rank_index} in the loaded set"),
+            },
+        }),
         ToWorker::EventDetails { rank_index, row } => with_set(|set| {
             set.ranks
                 .get(rank_index)

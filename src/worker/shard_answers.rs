@@ -44,7 +44,7 @@ pub fn combine(how: Ask, answers: Vec<Answer>) {
 fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
     match how {
         Ask::Analyze { mode } => analyses(mode, answers),
-        Ask::ReportContext => {
+        Ask::ReportContext { steps } => {
             let parts: Vec<_> = answers
                 .into_iter()
                 .flat_map(|(_, m)| match m {
@@ -52,6 +52,14 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
                     _ => Vec::new(),
                 })
                 .collect();
+            if let Some(range) = steps {
+                if let Err(message) = crate::report::context::check_chosen_steps(&parts, range) {
+                    return post(&FromWorker::StepsRefused {
+                        steps: range,
+                        message,
+                    });
+                }
+            }
             let context = Box::new(context_of(&parts));
             with_shards(|set| {
                 let request = ToWorker::GatherParts {
@@ -71,11 +79,14 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
             let gathered = gathered_of(*context, parts);
             let skipped = with_shards(|set| set.skipped.clone()).unwrap_or_default();
             let report = diagnose_reduced(&gathered, &skipped);
+            let automatic = !report.context.steps_chosen;
             let msg = FromWorker::Report {
                 redacted: report.redacted(),
                 report,
             };
-            with_shards(|set| set.report = Some(msg.clone()));
+            if automatic {
+                with_shards(|set| set.report = Some(msg.clone()));
+            }
             post(&msg);
         }
         Ask::Query(query) => {
@@ -100,16 +111,16 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
                 csv: merge_csv(&query, csvs),
             });
         }
-        Ask::Views => {
+        Ask::Views { steps } => {
             let mut views: Vec<_> = answers
                 .into_iter()
                 .flat_map(|(_, m)| match m {
-                    FromShard::Views(views) => views,
+                    FromShard::Views(views, _) => views,
                     _ => Vec::new(),
                 })
                 .collect();
             crate::sort::sort_by_key(&mut views, |v| v.rank);
-            post(&FromWorker::Views { views });
+            post(&FromWorker::Views { views, steps });
         }
         Ask::LanesSpan { width_px } => {
             let lanes = lanes_of(answers);

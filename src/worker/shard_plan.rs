@@ -538,6 +538,7 @@ mod protocol_tests {
             },
             FromWorker::Views {
                 views: crate::analysis::views::all_views(&set),
+                steps: Some((0, 1)),
             },
         ];
         for msg in messages {

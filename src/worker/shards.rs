@@ -53,13 +53,17 @@ pub(super) enum Ask {
     Analyze {
         mode: Mode,
     },
-    ReportContext,
+    ReportContext {
+        steps: Option<crate::analysis::step_filter::StepRange>,
+    },
     ReportGather {
         context: Box<TraceContext>,
     },
     Query(EventQuery),
     ExportCsv(EventQuery),
-    Views,
+    Views {
+        steps: Option<crate::analysis::step_filter::StepRange>,
+    },
     /// Round one of rank lanes asked for the whole trace: each shard's span.
     LanesSpan {
         width_px: u32,
@@ -257,7 +261,7 @@ pub fn serve(request: ToWorker) -> Option<ToWorker> {
         | ToWorker::Credit { .. }
         | ToWorker::Skip { .. }
         | ToWorker::Part { .. }
-        | ToWorker::ContextParts
+        | ToWorker::ContextParts { .. }
         | ToWorker::GatherParts { .. } => Some(request),
         other => {
             dispatch(other);
@@ -315,10 +319,18 @@ fn dispatch(request: ToWorker) {
             }),
             None => ask(set, None, ToWorker::Analyze { mode }, Ask::Analyze { mode }),
         },
-        ToWorker::Report { .. } => match &set.report {
-            Some(report) => post(report),
-            None => ask(set, None, ToWorker::ContextParts, Ask::ReportContext),
-        },
+        // The automatic window's report is kept; chosen steps are asked each time.
+        ToWorker::Report { steps: None, .. } if set.report.is_some() => {
+            if let Some(report) = &set.report {
+                post(report)
+            }
+        }
+        ToWorker::Report { steps, .. } => ask(
+            set,
+            None,
+            ToWorker::ContextParts { steps },
+            Ask::ReportContext { steps },
+        ),
         ToWorker::Query { query } => {
             let each = shard_query(&query);
             ask(set, None, ToWorker::Query { query: each }, Ask::Query(query))
@@ -360,6 +372,12 @@ fn dispatch(request: ToWorker) {
             rank_index: local,
             request,
         }),
+        ToWorker::Search { rank_index, text } => {
+            route(set, rank_index, |local| ToWorker::Search {
+                rank_index: local,
+                text,
+            })
+        }
         ToWorker::EventDetails { rank_index, row } => {
             route(set, rank_index, |local| ToWorker::EventDetails {
                 rank_index: local,
@@ -374,7 +392,7 @@ fn dispatch(request: ToWorker) {
         }
         ToWorker::RankLanes { request } => rank_lanes(set, request),
         ToWorker::Locate { query } => ask(set, None, ToWorker::Locate { query }, Ask::Locate),
-        ToWorker::Views => ask(set, None, ToWorker::Views, Ask::Views),
+        ToWorker::Views { steps } => ask(set, None, ToWorker::Views { steps }, Ask::Views { steps }),
         ToWorker::StoreTables => ask(set, None, ToWorker::StoreTables, Ask::StoreTables),
         ToWorker::SqlTables => ask(set, None, ToWorker::SqlTables, Ask::SqlTables),
         _ => post(&FromWorker::Error {

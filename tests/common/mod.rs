@@ -288,6 +288,32 @@ impl TraceBuilder {
         )
     }
 
+    /// A copy like [`TraceBuilder::memcpy`] with more args (`fromDevice`/`toDevice` of a peer copy).
+    #[allow(clippy::too_many_arguments)]
+    pub fn memcpy_args(
+        &mut self,
+        name: &str,
+        bytes: i64,
+        stream: i64,
+        call_ts: f64,
+        ts: f64,
+        dur: f64,
+        mut extra: Value,
+    ) -> i64 {
+        extra["bytes"] = json!(bytes);
+        self.device(
+            "gpu_memcpy",
+            "cudaMemcpyAsync",
+            name,
+            stream,
+            call_ts,
+            5.0,
+            ts,
+            dur,
+            extra,
+        )
+    }
+
     /// The trace as JSON text.
     pub fn json(&self) -> String {
         let mut top = json!({
@@ -487,6 +513,19 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
 }
 
 /// The CLI's stdout for `args`; panics (with its stderr) when it does not exit 0.
+/// The CLI's exit code, stdout and stderr.
+pub fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub fn cli_ok(args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
         .args(args)

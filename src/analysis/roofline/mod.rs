@@ -16,7 +16,7 @@ use super::gpu::{us, RankPrep};
 use super::options::{AnalysisOptions, Mode};
 use super::views::HostOps;
 use crate::table::{TraceSet, TraceTable};
-pub use device::{device_roof, DeviceProps, DeviceRoof, PeerLink};
+pub use device::{device_roof, DeviceProps, DeviceRoof, HostLink, PeerLink};
 pub use kinds::{Bound, Dtype, LinkKind, MissingReason, OpFamily, PeerLinkKind, RoofSource};
 pub use rows::{Judged, KernelRoofline, MissingCount, OperatorRoofline, StepRoofline};
 

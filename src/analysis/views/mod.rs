@@ -12,6 +12,7 @@ use super::callstack::{build_forest, launchers, NONE};
 use super::frame::Frame;
 use super::names::NameClasses;
 use super::options::Mode;
+use super::step_filter::{step_range_window, StepRange};
 use crate::table::{EventKind, TraceTable};
 
 /// Host rows nested into call stacks per thread, each mapped to its CPU operator, and each device
@@ -45,7 +46,24 @@ fn is_host_row(kind: EventKind) -> bool {
 
 impl HostOps {
     pub fn new(t: &TraceTable) -> HostOps {
-        let frame = Frame::new(t, Mode::Exact);
+        Self::within(t, None)
+    }
+
+    /// [`HostOps::new`] over the ProfilerSteps of `steps` only (`None`, or a range the rank has no
+    /// step in: the whole trace): the host rows starting in those steps and the device rows they
+    /// launched ([`Frame::keep_window`], the window of [`step_range_window`]).
+    pub fn within(t: &TraceTable, steps: Option<StepRange>) -> HostOps {
+        let mut frame = Frame::new(t, Mode::Exact);
+        let spans = super::gpu::step_spans(t, Mode::Exact);
+        let window = steps.and_then(|range| {
+            step_range_window(spans.iter().map(|s| (s.step, s.ts, s.end)), range)
+        });
+        if let Some(window) = window {
+            frame.keep_window(t, window);
+            for r in 0..t.len() {
+                frame.member[r] = frame.keeps(r);
+            }
+        }
         let n = t.len();
         let host: Vec<bool> = (0..n)
             .map(|r| frame.member[r] && is_host_row(t.kind_at(r)))
@@ -127,7 +145,12 @@ pub struct RankViews {
 
 impl RankViews {
     pub fn of(rank: i64, t: &TraceTable) -> RankViews {
-        let h = HostOps::new(t);
+        Self::of_steps(rank, t, None)
+    }
+
+    /// Every view of one rank over the ProfilerSteps of `steps` ([`HostOps::within`]).
+    pub fn of_steps(rank: i64, t: &TraceTable, steps: Option<StepRange>) -> RankViews {
+        let h = HostOps::within(t, steps);
         RankViews {
             rank,
             operators: operators::operators_in(t, &h, false),
@@ -142,8 +165,13 @@ impl RankViews {
 
 /// Every view of every rank of a set.
 pub fn all_views(set: &crate::table::TraceSet) -> Vec<RankViews> {
+    all_views_in(set, None)
+}
+
+/// Every view of every rank of a set over the ProfilerSteps of `steps` (`None`: the whole trace).
+pub fn all_views_in(set: &crate::table::TraceSet, steps: Option<StepRange>) -> Vec<RankViews> {
     set.ranks
         .iter()
-        .map(|r| RankViews::of(r.rank, &r.table))
+        .map(|r| RankViews::of_steps(r.rank, &r.table, steps))
         .collect()
 }

@@ -107,7 +107,11 @@ fn segments(t: &TraceTable, h: &HostOps) -> Vec<(i64, i64, StepCategory)> {
 
 /// Step windows: (step, start, end) ns, in time order and not overlapping.
 fn windows(t: &TraceTable, h: &HostOps) -> Vec<(Option<i64>, i64, i64)> {
-    let steps = step_spans(t, Mode::Exact);
+    let mut steps = step_spans(t, Mode::Exact);
+    if h.frame.is_filtered() {
+        // Over chosen steps ([`HostOps::within`]): the steps whose annotation the window keeps.
+        steps.retain(|s| h.frame.keeps(s.row as usize));
+    }
     if steps.is_empty() {
         let members = (0..t.len()).filter(|&r| h.frame.member[r]);
         let lo = members.clone().map(|r| h.frame.ts[r]).min();

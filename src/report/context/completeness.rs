@@ -100,6 +100,8 @@ pub(super) fn before_replay(
             if c.orphan_launches > 0 {
                 holds.push(TraceHolds::EventsDropped);
             }
+            // The host's side is whole: what it does is said, not only what is missing.
+            host_only_figures(&facts, c, holds);
         } else if legacy {
             // The legacy export records CUDA work only with `use_cuda=True`: no device event
             // says nothing of where the model ran.
@@ -141,6 +143,9 @@ pub(super) fn after_replay(
     let facts: Vec<&RankFacts> = parts.iter().map(|p| &p.facts).collect();
     c.data_loss = data_loss_sentence(parts);
     let mut fused: Vec<i64> = facts.iter().flat_map(|f| f.fused_ranks.clone()).collect();
+    let split: Vec<i64> = facts.iter().flat_map(|f| f.fused_split.clone()).collect();
+    c.fused_split = fused.is_empty() && !split.is_empty();
+    fused.extend(split);
     fused.sort_unstable();
     fused.dedup();
     if !fused.is_empty() {
@@ -172,6 +177,14 @@ pub(super) fn after_replay(
     if let Some(r) = micro_repeats(&facts) {
         holds.push(TraceHolds::Microbenchmark);
         c.repeats = Some(r);
+    }
+    // A script of named phases compared one after another: a micro-benchmark of variants. One
+    // rank's phases (the first that has them): the ranks of a set run the same script.
+    if let Some(f) = facts.iter().find(|f| f.phases.len() >= 2) {
+        if !holds.contains(&TraceHolds::Microbenchmark) {
+            holds.push(TraceHolds::Microbenchmark);
+        }
+        c.phases = f.phases.clone();
     }
 }
 
@@ -352,16 +365,24 @@ pub fn withheld_findings(ctx: &TraceContext) -> Vec<FindingId> {
         TraceHolds::FusedRanks,
         TraceHolds::Microbenchmark,
     ];
-    if idle.iter().any(|h| ctx.holds(*h)) {
+    if idle
+        .iter()
+        .any(|h| ctx.holds(*h) && (*h != TraceHolds::FusedRanks || fused_unsplit(ctx)))
+    {
         out.extend(IDLE);
     }
     if ctx.holds(TraceHolds::GpuOnly) {
         out.push(FindingId::Communication);
     }
-    if ctx.holds(TraceHolds::FusedRanks) {
+    if fused_unsplit(ctx) {
         out.push(FindingId::Straggler);
     }
     out
+}
+
+/// Ranks fused into one file that could not be split into its ranks (read as one timeline).
+fn fused_unsplit(ctx: &TraceContext) -> bool {
+    ctx.holds(TraceHolds::FusedRanks) && !ctx.fused_split
 }
 
 /// Whether the idle attribution is withheld from the report.
@@ -373,7 +394,14 @@ pub fn idle_withheld(ctx: &TraceContext) -> bool {
 /// after the data loss, the main finding and the device).
 pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
     let mut out = Vec::new();
-    if !ctx.fused_ranks.is_empty() {
+    if !ctx.fused_ranks.is_empty() && ctx.fused_split {
+        out.push(format!(
+            "This one file holds {} ranks ({}) written together by a merge tool: it was split into its ranks, each analysed on its own timeline and compared with the others as a rank set.",
+            ctx.fused_ranks.len(),
+            rank_list(&ctx.fused_ranks)
+        ));
+    }
+    if !ctx.fused_ranks.is_empty() && !ctx.fused_split {
         out.push(format!(
             "This one file holds {} ranks ({}) written together by a merge tool: they are read as one timeline, so per-rank idle causes and straggler comparisons are withheld. Load each rank's own file together to analyse them as a rank set.",
             ctx.fused_ranks.len(),

@@ -103,6 +103,9 @@ pub struct RankFacts {
     /// Ranks named inside the one file (`args.rank`, `rank N` in process names or pids), when
     /// more than one.
     pub fused_ranks: Vec<i64>,
+    /// The file's ranks when this rank was split from one fused file
+    /// ([`crate::table::split::split_fused`]): the set is then analysed as the rank set it is.
+    pub fused_split: Vec<i64>,
     pub data_loss: Vec<LossItem>,
     pub events_read: u64,
     pub text_bytes: u64,
@@ -116,6 +119,9 @@ pub struct RankFacts {
     /// [`super::host_only::HostOnly`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_only: Option<super::host_only::HostOnly>,
+    /// The named phases of a script without steps ([`super::phases`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<super::phases::Phase>,
 }
 
 /// Host waits for the device that return long after the last device operation recorded before
@@ -266,6 +272,7 @@ impl RankFacts {
         };
         f.unrecorded = unrecorded_tails(&device, &waits);
         f.fused_ranks = fused_ranks(t);
+        f.fused_split = t.metadata.fused_ranks.clone();
         f.data_loss = t
             .diagnostics
             .list()
@@ -303,6 +310,9 @@ impl RankFacts {
         }
         if h.host_events == 0 && h.device_ops == 0 {
             f.found = Some(found(t));
+        }
+        if h.steps.is_empty() {
+            f.phases = super::phases::phases_of(t, &classes);
         }
         f
     }
@@ -414,23 +424,7 @@ fn fused_ranks(t: &TraceTable) -> Vec<i64> {
     ranks.into_iter().collect()
 }
 
-/// The number after `rank` in a text (`[rank3] python`, `rank_12`, `Rank 0 pid 4242`).
-pub fn rank_in_text(text: &str) -> Option<i64> {
-    let lower = text.to_ascii_lowercase();
-    let at = lower.find("rank")? + 4;
-    let rest = &lower[at..];
-    let skip = rest
-        .char_indices()
-        .take_while(|(i, c)| {
-            *i < 3 && !c.is_ascii_digit() && matches!(c, ' ' | '_' | '-' | ':' | '#' | '=')
-        })
-        .count();
-    let digits: String = rest[skip..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
-}
+pub use crate::table::split::rank_in_text;
 
 /// The CPU operators that launch the repeated device work (kernels named `top`, or every copy
 /// when `None`), by `External id`: how many device operations are so joined, and the operators'

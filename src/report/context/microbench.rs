@@ -10,6 +10,9 @@ pub fn measured_sentence(ctx: &TraceContext, i: &DiagnosisInputs) -> Option<Stri
     if !ctx.holds(TraceHolds::Microbenchmark) {
         return None;
     }
+    if let Some(s) = super::phases::comparison_sentence(&ctx.phases) {
+        return Some(s);
+    }
     let busy = i.time.pct(i.time.busy_ns);
     if let Some(k) = i.kernels.first() {
         return Some(format!(

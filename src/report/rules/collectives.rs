@@ -65,6 +65,28 @@ fn late_action(cause: LateCause, rank: i64) -> String {
     }
 }
 
+/// What a host-late rank's cause becomes in a trace without host events: its GPU sat idle before
+/// the collective, and the trace cannot say why.
+pub const IDLE_HOST_UNSEEN: &str =
+    "its GPU sat idle before the collective (the trace has no host events to say why)";
+
+/// The straggler finding reworded for a trace without host events ([`crate::report::context::TraceHolds::GpuOnly`]): an
+/// idle GPU before the collective is not blamed on a host nobody recorded, and the action asks
+/// for that host's events instead.
+pub fn straggler_without_host(f: &mut Finding) {
+    if f.id != FindingId::Straggler {
+        return;
+    }
+    let host = LateCause::Host.label();
+    f.measured = f.measured.replace(host, IDLE_HOST_UNSEEN);
+    for a in &mut f.actions {
+        if a.contains("host is late to launch") {
+            let rank = a.split('\'').next().unwrap_or("The late rank").to_string();
+            *a = format!("{rank}'s GPU is idle before the collectives and the trace holds no host events: record that rank with its CPU activity (`ProfilerActivity.CPU`) to see whether its host (launches, Python, data loading, logging) or work outside the trace holds it back.");
+        }
+    }
+}
+
 /// The straggler finding from the collectives split: the ranks the others wait for.
 pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     let c = &i.collectives;

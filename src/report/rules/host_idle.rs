@@ -187,7 +187,7 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
                 if i.in_use.compiled.is_some() {
                     crate::report::wording::compile_advice(i, "")
                 } else {
-                    "Fuse the small kernels with `torch.compile(model)`; use fused optimizers (`foreach=True`/`fused=True`) and fused layers.".into()
+                    format!("Fuse the small kernels with `torch.compile(model)` and fused layers{}.", crate::report::wording::fused_optimizer_words(i))
                 },
                 "Give each kernel more work: a larger batch, or fewer, larger tensors (e.g. `torch._foreach_*` instead of per-parameter loops).".into(),
             ],

@@ -141,3 +141,14 @@ fn ops_words(ctx: &TraceContext, h: &HostOnly) -> String {
         list.join(", ")
     )
 }
+
+/// What the host of a trace without device events did: its one-off first calls when it is one
+/// cold pass, and its operators by self time ("; the host's time by operator ..."); empty when the
+/// trace has no host operators. For a GPU trace whose device activity was not recorded, the host's
+/// side is still whole.
+pub fn host_words(ctx: &TraceContext) -> String {
+    let Some(h) = ctx.host_only.as_ref() else {
+        return String::new();
+    };
+    format!("{}{}", cold_words(ctx, h), ops_words(ctx, h))
+}

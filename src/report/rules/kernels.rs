@@ -112,7 +112,7 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
         explanation: "Each of these kernels reads and writes whole tensors to do little arithmetic, so memory bandwidth sets their time; fused into one kernel the intermediate tensors never leave the registers.".into(),
         actions: vec![
             crate::report::wording::compile_advice(i, "(Inductor fuses element-wise chains, reductions and copies into Triton kernels)"),
-            "Use fused implementations where they exist: fused optimizers (`fused=True`), fused LayerNorm/RMSNorm, fused bias+activation, and avoid `.contiguous()`/`torch.cat` copies inside the step.".into(),
+            format!("Use fused implementations where they exist: fused LayerNorm/RMSNorm, fused bias+activation, and avoid `.contiguous()`/`torch.cat` copies inside the step{}.", crate::report::wording::fused_optimizer_words(i)),
         ],
         evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
     }

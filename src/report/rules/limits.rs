@@ -37,8 +37,9 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
         TraceHolds::NoKernelEvents => (
             FindingId::NoKernelEvents,
             format!(
-                "The trace has {} kernel launch calls but no kernel events: the GPU activities were not recorded, so GPU time cannot be measured.",
-                ctx.launch_calls + ctx.graph_launches
+                "The trace has {} kernel launch calls but no kernel events: the GPU activities were not recorded, so GPU time cannot be measured{}.",
+                ctx.launch_calls + ctx.graph_launches,
+                super::host_only::host_words(ctx)
             ),
             "Re-capture with `activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]` and check the log for CUPTI errors (CUPTI must be loadable and not in use by another profiler such as Nsight).".to_string(),
         ),

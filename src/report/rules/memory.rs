@@ -35,6 +35,8 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     if many_small {
         actions.push(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device (`torch.zeros(..., device=\"cuda\")`), avoid per-element `.item()`/`.cpu()`."));
     }
+    let (speeds, speed_actions) = super::copy_speed::copy_speed(i);
+    actions.extend(speed_actions);
     let top = &i.copies[0];
     actions.push(format!(
         "The largest is `{}` ({} calls, {}): check which op issues it (Explore events) and whether the data can stay on the device.",
@@ -44,9 +46,10 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::MemoryTraffic,
         headline: format!(
-            "Memory copies and sets with no kernel running take {exposed_pct:.1}% of the GPU window ({} of {}).",
+            "Memory copies and sets with no kernel running take {exposed_pct:.1}% of the GPU window ({} of {}){}.",
             dur(t.memory_exposed_ns),
-            dur(t.window_ns)
+            dur(t.window_ns),
+            speeds.first().map_or(String::new(), |s| format!("; {s}"))
         ),
         title: "Memory copies on the critical path".into(),
         threshold: format!("copies/sets with no kernel running ≥ {MEMORY_EXPOSED_PCT:.0}% of the window, or pageable copies ≥ {PAGEABLE_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB"),
@@ -58,9 +61,14 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
         value: exposed_pct,
         time_ns: ns,
         explanation: format!(
-            "Copies and sets keep the GPU busy {} and {} of it runs with no kernel alongside.",
+            "Copies and sets keep the GPU busy {} and {} of it runs with no kernel alongside.{}",
             dur(t.memory_ns),
-            dur(t.memory_exposed_ns)
+            dur(t.memory_exposed_ns),
+            if speeds.is_empty() {
+                String::new()
+            } else {
+                format!(" Achieved rates: {}.", speeds.join("; "))
+            }
         ),
         actions,
         evidence: top_evidence(i.copies.iter().flat_map(|c| c.evidence.iter().cloned()), 5),

@@ -10,6 +10,7 @@ use super::wording::dur;
 pub use super::wording::{short_name, short_names};
 
 pub(crate) mod collectives;
+pub(crate) mod copy_speed;
 mod host_idle;
 mod host_only;
 mod kernels;
@@ -26,7 +27,7 @@ use limits::trace_limit;
 pub use memory::memory_traffic;
 pub use notes::notes;
 pub use ranks::{communication, straggler};
-pub use sync::{synchronization, wait_outside_trace};
+pub use sync::{per_element_reads, synchronization, wait_outside_trace};
 pub use workload::avoidable_kernels;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
@@ -66,7 +67,8 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 15] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 16] = [
+        per_element_reads,
         data_loading,
         synchronization,
         wait_outside_trace,
@@ -88,8 +90,22 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         // A cold pass's idle is start-up, not a steady state's dispatch: no CUDA graphs for it.
         out.retain(|f| !matches!(f.id, FindingId::LaunchOverhead | FindingId::HostOverhead));
     }
+    if ctx.phases.len() >= 2 {
+        // Phases compared one after another: the comparison is the finding; a production step's
+        // template (CUDA graphs, compile the model, one kernel dominates) does not fit a demo.
+        out.retain(|f| {
+            !matches!(
+                f.id,
+                FindingId::LaunchOverhead | FindingId::HostOverhead | FindingId::DominantKernel
+            )
+        });
+    }
+    drop_dominant_restatement(inputs, &mut out);
     let withheld = withheld_findings(ctx);
     out.retain(|f| !withheld.contains(&f.id));
+    if ctx.holds(TraceHolds::GpuOnly) {
+        out.iter_mut().for_each(collectives::straggler_without_host);
+    }
     if ctx.holds(TraceHolds::SeparateRuns) {
         // Separate runs are not ranks of one job: one being slower is not a straggler.
         out.retain(|f| f.id != FindingId::Straggler);
@@ -101,6 +117,20 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     }
     crate::sort::sort_by_key(&mut out, |f| f.rank_key());
     out
+}
+
+/// "One kernel dominates" says "no major inefficiency" and restates the top-kernel table: kept when
+/// the GPU is busy (then it is what bounds the run), dropped when the GPU is mostly idle and another
+/// finding recovers a measured share of the window (it would contradict that finding).
+fn drop_dominant_restatement(i: &DiagnosisInputs, out: &mut Vec<Finding>) {
+    let busy = i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT;
+    let other = out.iter().any(|f| {
+        f.id != FindingId::DominantKernel
+            && f.impact.pct_of_gpu_time.unwrap_or(0.0) >= super::diagnosis::MAIN_FINDING_MIN_PCT
+    });
+    if !busy && other {
+        out.retain(|f| f.id != FindingId::DominantKernel);
+    }
 }
 
 pub(super) fn impact(i: &DiagnosisInputs, time_ns: i64) -> Impact {

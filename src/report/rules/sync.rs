@@ -183,6 +183,10 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
     if p < SYNC_PCT {
         return None;
     }
+    if per_element_read(i).is_some_and(|s| s.gpu_idle_ns * 2 >= ns) {
+        // Most of the wait is a per-element read's round trips: [`per_element_reads`] says so.
+        return None;
+    }
     let blocked_idle: i64 = i.syncs.iter().map(|s| s.gpu_idle_ns).sum();
     let mut syncs: Vec<_> = i.syncs.iter().filter(|s| s.gpu_idle_ns > 0).collect();
     crate::sort::sort_by(&mut syncs, |a, b| {
@@ -256,6 +260,79 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
             },
         ],
         evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
+    }
+    .finish(i))
+}
+
+/// This many synchronous reads of one call, each blocking the host briefly, are a loop reading one
+/// element at a time.
+pub const PER_ELEMENT_READS: u64 = 100;
+/// ... when each blocks the host less than this (ns) on average: a round trip, not a long wait.
+pub const PER_ELEMENT_MAX_NS: i64 = 100_000;
+
+/// The synchronous device-to-host read repeated most, when it is a per-element loop
+/// ([`PER_ELEMENT_READS`] calls, each under [`PER_ELEMENT_MAX_NS`]).
+fn per_element_read(i: &DiagnosisInputs) -> Option<&crate::report::inputs::SyncFigure> {
+    i.syncs
+        .iter()
+        .filter(|s| s.count >= PER_ELEMENT_READS && read_words(s).is_some())
+        .filter(|s| s.total_ns / (s.count as i64) < PER_ELEMENT_MAX_NS)
+        .max_by_key(|s| (s.count, s.total_ns))
+}
+
+/// Device-to-host reads one element at a time: each read is a blocking host↔device round trip
+/// (the host waits for the device to drain and for the copy), so count × round trip is their cost,
+/// and batching the reads into one copy removes it. Said whatever else the trace holds: the GPU
+/// idle they cause is not work outside the trace.
+pub fn per_element_reads(i: &DiagnosisInputs) -> Option<Finding> {
+    let s = per_element_read(i)?;
+    let idle = i.time.idle(IdleCause::BlockedWait) + i.time.idle(IdleCause::Synchronization);
+    let stake = s.gpu_idle_ns.min(idle).max(0);
+    let per = s.total_ns / s.count as i64;
+    let read = read_words(s).unwrap_or("a read");
+    let from = s
+        .callers
+        .first()
+        .map(|(c, _)| format!(" from `{c}`"))
+        .unwrap_or_default();
+    let p = i.time.pct(stake);
+    Some(Draft {
+        id: FindingId::PerElementReads,
+        headline: format!(
+            "{} synchronous device-to-host reads ({read}{from}) block the host {} in all, {} each: a loop reads one element at a time, one round trip per element.",
+            s.count,
+            dur(s.total_ns),
+            dur(per)
+        ),
+        title: "Per-element reads: one host↔device round trip each".into(),
+        threshold: format!(
+            "≥ {PER_ELEMENT_READS} synchronous reads of one call, each blocking < {}",
+            dur(PER_ELEMENT_MAX_NS)
+        ),
+        measured: format!(
+            "{} × `{}` ({read}), {} blocked ({} each); the GPU ran nothing for {} of it",
+            s.count,
+            s.name,
+            dur(s.total_ns),
+            dur(per),
+            dur(s.gpu_idle_ns)
+        ),
+        value: p,
+        time_ns: stake,
+        explanation: format!(
+            "Each read waits for the device to finish what was queued and then for its copy, and the host cannot queue the next work until it returns: the cost is the count times the round trip ({} × {} blocked, plus the host's own time per call). The device is not busy elsewhere: the reads themselves are the wait, so batching them gives the time back.",
+            s.count,
+            dur(per)
+        ),
+        actions: vec![
+            format!(
+                "Read the whole tensor once (`t.cpu()` or `.tolist()` outside the loop, then index on the host), or keep the computation on the {} and read only the result: one round trip instead of {}.",
+                i.device_word(),
+                s.count
+            ),
+            "If the values are needed during the loop, copy them asynchronously (`non_blocking=True` into pinned memory) and synchronise once when they are all read.".into(),
+        ],
+        evidence: top_evidence(s.evidence.iter().cloned(), 5),
     }
     .finish(i))
 }
