@@ -15,7 +15,7 @@
 //! - tuples, tuple structs: the elements. Newtype structs: the value.
 //! - enums: the variant's index as `u32`, then its content as the matching struct/tuple/value.
 //! - structs: per declared field, `1` then the value, or `0` for a field `skip_serializing_if`
-//!   left out (read back as missing: `None`, or the field's `#[serde(default)]`).
+//!   left out (read back as the field's `#[serde(default)]`, which such a field must have).
 //!
 //! Not supported (an error, never a wrong value): `deserialize_any` (`serde_json::Value`,
 //! `#[serde(untagged)]`, `#[serde(tag = ..)]`, `#[serde(flatten)]`), which this protocol avoids; a
@@ -90,6 +90,13 @@ pub fn variant_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
     names
 }
 
+/// Appends `bytes` to `out`: one function for every write, so a type's writer is a call per field
+/// rather than a growth check and a copy inlined at each (the codec's code is per type).
+#[inline(never)]
+fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(bytes);
+}
+
 /// Appends the wire form of one message to `out`.
 struct Writer<'a> {
     out: &'a mut Vec<u8>,
@@ -98,13 +105,13 @@ struct Writer<'a> {
 impl Writer<'_> {
     fn len(&mut self, n: usize) -> Result<()> {
         let n = u32::try_from(n).map_err(|_| Error("a sequence over 2^32 items".into()))?;
-        self.out.extend_from_slice(&n.to_le_bytes());
+        put(self.out, &n.to_le_bytes());
         Ok(())
     }
 
     fn bytes(&mut self, b: &[u8]) -> Result<()> {
         self.len(b.len())?;
-        self.out.extend_from_slice(b);
+        put(self.out, b);
         Ok(())
     }
 }
@@ -112,7 +119,7 @@ impl Writer<'_> {
 macro_rules! put_le {
     ($($f:ident: $t:ty),*) => {$(
         fn $f(self, v: $t) -> Result<()> {
-            self.out.extend_from_slice(&v.to_le_bytes());
+            put(self.out, &v.to_le_bytes());
             Ok(())
         }
     )*};
@@ -134,7 +141,7 @@ impl<'a, 'b> ser::Serializer for &'a mut Writer<'b> {
         serialize_u64: u64, serialize_u128: u128, serialize_f32: f32, serialize_f64: f64);
 
     fn serialize_bool(self, v: bool) -> Result<()> {
-        self.out.push(v as u8);
+        put(self.out, &[v as u8]);
         Ok(())
     }
     fn serialize_char(self, v: char) -> Result<()> {
@@ -147,11 +154,11 @@ impl<'a, 'b> ser::Serializer for &'a mut Writer<'b> {
         self.bytes(v)
     }
     fn serialize_none(self) -> Result<()> {
-        self.out.push(0);
+        put(self.out, &[0]);
         Ok(())
     }
     fn serialize_some<T: Serialize + ?Sized>(self, v: &T) -> Result<()> {
-        self.out.push(1);
+        put(self.out, &[1]);
         v.serialize(self)
     }
     fn serialize_unit(self) -> Result<()> {
@@ -192,7 +199,7 @@ impl<'a, 'b> ser::Serializer for &'a mut Writer<'b> {
         _: &'static str,
         _: usize,
     ) -> Result<Self> {
-        self.out.extend_from_slice(&index.to_le_bytes());
+        put(self.out, &index.to_le_bytes());
         Ok(self)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Counted<'a, 'b>> {
@@ -208,7 +215,7 @@ impl<'a, 'b> ser::Serializer for &'a mut Writer<'b> {
         _: &'static str,
         _: usize,
     ) -> Result<Self> {
-        self.out.extend_from_slice(&index.to_le_bytes());
+        put(self.out, &index.to_le_bytes());
         Ok(self)
     }
     fn is_human_readable(&self) -> bool {
@@ -252,7 +259,7 @@ struct Counted<'a, 'b> {
 impl<'a, 'b> Counted<'a, 'b> {
     fn start(w: &'a mut Writer<'b>) -> Self {
         let at = w.out.len();
-        w.out.extend_from_slice(&[0; 4]);
+        put(w.out, &[0; 4]);
         Counted { w, at, count: 0 }
     }
 
@@ -322,11 +329,11 @@ macro_rules! fields {
             type Ok = ();
             type Error = Error;
             fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Result<()> {
-                self.out.push(1);
+                put(self.out, &[1]);
                 v.serialize(&mut **self)
             }
             fn skip_field(&mut self, _: &'static str) -> Result<()> {
-                self.out.push(0);
+                put(self.out, &[0]);
                 Ok(())
             }
             fn end(self) -> Result<()> {
@@ -344,6 +351,8 @@ struct Reader<'de> {
 }
 
 impl<'de> Reader<'de> {
+    /// The next `n` bytes (one function for every read, like [`put`]).
+    #[inline(never)]
     fn take(&mut self, n: usize) -> Result<&'de [u8]> {
         if self.input.len() < n {
             return Err(Error("the message ends too early".into()));
@@ -458,7 +467,7 @@ impl<'de> de::Deserializer<'de> for &mut Reader<'de> {
         fields: &'static [&'static str],
         v: V,
     ) -> Result<V::Value> {
-        v.visit_map(Fields {
+        v.visit_seq(Fields {
             r: self,
             next: 0,
             count: fields.len(),
@@ -521,29 +530,31 @@ impl<'de> de::MapAccess<'de> for Items<'_, 'de> {
     }
 }
 
-/// A struct's fields: each present one named by its index among the declared fields.
+/// A struct's fields in their declared order, read as a sequence: serde's derived `visit_seq` is
+/// a fraction of the code of its `visit_map` (no field names, no duplicate checks), once per type.
+/// A field left out (presence byte `0`) is a missing element, which the derived reader takes as
+/// the field's `#[serde(default)]`: so every `skip_serializing_if` field has one
+/// (`every_skipped_field_has_a_default` in the tests reads the sources).
 struct Fields<'a, 'de> {
     r: &'a mut Reader<'de>,
     next: usize,
     count: usize,
 }
 
-impl<'de> de::MapAccess<'de> for Fields<'_, 'de> {
+impl<'de> de::SeqAccess<'de> for Fields<'_, 'de> {
     type Error = Error;
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>> {
-        while self.next < self.count {
-            let index = self.next as u64;
-            self.next += 1;
-            if self.r.byte()? != 0 {
-                return seed
-                    .deserialize(IntoDeserializer::<Error>::into_deserializer(index))
-                    .map(Some);
-            }
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>> {
+        if self.next == self.count {
+            return Err(Error("more fields read than the struct declares".into()));
         }
-        Ok(None)
+        self.next += 1;
+        match self.r.byte()? {
+            0 => Ok(None),
+            _ => seed.deserialize(&mut *self.r).map(Some),
+        }
     }
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value> {
-        seed.deserialize(&mut *self.r)
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.count - self.next)
     }
 }
 

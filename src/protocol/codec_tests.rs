@@ -28,7 +28,7 @@ struct Everything {
     x: f64,
     c: char,
     text: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     maybe: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     nested: Option<Option<u16>>,
@@ -173,4 +173,63 @@ fn untyped_json_crosses_as_its_text_and_stays_json_in_json() {
     // Without it, the codec refuses the untyped value instead of guessing.
     let value = serde_json::json!({"a": 1});
     assert!(decode::<serde_json::Value>(&encode(&value).unwrap()).is_err());
+}
+
+#[test]
+fn a_field_left_out_without_a_default_is_an_error_not_a_value() {
+    #[derive(Serialize)]
+    struct Sent {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        seq: Option<i64>,
+    }
+    #[derive(Debug, Deserialize)]
+    struct Read {
+        #[allow(dead_code)]
+        seq: Option<i64>,
+    }
+    let bytes = encode(&Sent { seq: None }).unwrap();
+    assert_eq!(bytes, [0]);
+    assert!(decode::<Read>(&bytes).is_err());
+}
+
+/// Every `skip_serializing_if` field of the crate has its `#[serde(default)]` in the same
+/// attribute: the codec reads a field left out as the field's default ([`Fields`]).
+#[test]
+fn every_skipped_field_has_a_default() {
+    fn rs_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rs_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rs_files(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    assert!(files.len() > 50, "the sources are found");
+    let mut without = Vec::new();
+    // This file's own examples leave the default out on purpose.
+    for file in files
+        .iter()
+        .filter(|f| !f.ends_with("protocol/codec_tests.rs"))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (at, _) in text.match_indices("#[serde(") {
+            let attribute = &text[at..];
+            let end = attribute.find(")]").unwrap_or(attribute.len());
+            let attribute = &attribute[..end];
+            let has_default = attribute
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == "default");
+            if attribute.contains("skip_serializing_if") && !has_default {
+                without.push(format!("{}: {attribute}", file.display()));
+            }
+        }
+    }
+    assert!(without.is_empty(), "{without:#?}");
 }

@@ -209,9 +209,32 @@ fn a_message_about_one_rank_is_passed_on_with_its_index_mapped() {
         }
         other => panic!("{other:?}"),
     }
+    let track = |key, name: &str| crate::analysis::timeline::TrackInfo {
+        key,
+        name: name.into(),
+        depth: 2,
+        events: 9,
+    };
     let answer = TimelineAnswer {
         rank_index: 1,
         rank: 5,
+        // Both kinds of track: the codec reads every enum the page gets (no internally tagged one).
+        tracks: vec![
+            track(
+                crate::analysis::timeline::TrackKey::Stream {
+                    device: 0,
+                    stream: 7,
+                },
+                "GPU 0 stream 7",
+            ),
+            track(
+                crate::analysis::timeline::TrackKey::Thread {
+                    pid: "12".into(),
+                    tid: "34".into(),
+                },
+                "thread 34",
+            ),
+        ],
         ..Default::default()
     };
     let page = read(&FromWorker::Timeline(Box::new(answer.clone())))
@@ -221,6 +244,7 @@ fn a_message_about_one_rank_is_passed_on_with_its_index_mapped() {
         panic!("timeline")
     };
     assert_eq!((back.rank_index, back.rank), (2, 5));
+    assert_eq!(back.tracks, answer.tracks);
 }
 
 #[test]

@@ -78,7 +78,7 @@ pub struct EventQuery {
     pub limit: usize,
     /// Set by [`shard_query`] only: `limit` is not capped at [`MAX_PAGE_ROWS`] (a shard's page must
     /// hold every row or group the whole set's page may need).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub uncapped: bool,
 }
 

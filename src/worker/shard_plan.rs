@@ -79,7 +79,7 @@ pub fn plan(
     let mut shards: Vec<Vec<usize>> = shards
         .into_iter()
         .map(|(_, mut files)| {
-            files.sort_unstable();
+            crate::sort::sort(&mut files);
             files
         })
         .filter(|f| !f.is_empty())
@@ -194,7 +194,7 @@ impl RankMap {
             .filter(|(_, p)| p.0 == shard)
             .map(|(g, p)| (p.1, g))
             .collect();
-        g.sort_unstable();
+        crate::sort::sort(&mut g);
         g.into_iter().map(|(_, g)| g).collect()
     }
 }
