@@ -151,29 +151,30 @@ fn views_without_their_data_say_how_to_record_it() {
 /// The views cross from the worker to the page as the typed message, and come back equal.
 #[test]
 fn the_views_cross_the_worker_boundary_unchanged() {
-    use profile_model::protocol::shard::{views_text, FromShard};
+    use profile_model::protocol::codec::{decode, encode};
+    use profile_model::protocol::shard::{views_bytes, FromShard};
     use profile_model::protocol::FromWorker;
     for file in ["hta__df_index_resolver.json.gz", "hta__nccl_data.json.gz"] {
         let set = profile_model::table::TraceSet::single(
             load_path(&common::traces_dir().join(file)).unwrap(),
         );
         let views = profile_model::analysis::views::all_views(&set);
-        let text = serde_json::to_string(&FromWorker::Views {
+        let bytes = encode(&FromWorker::Views {
             views: views.clone(),
             steps: Some((1, 2)),
         })
         .unwrap();
-        // Through a shard's coordinator, which passes each rank's views on as their JSON text.
-        let FromShard::Views(each, steps) = FromShard::read(&text).unwrap() else {
+        // Through a shard's coordinator, which reads each rank's views and passes them on.
+        let FromShard::Views(each, steps) = FromShard::read(&bytes).unwrap() else {
             panic!("a shard's Views message is read as one");
         };
         assert_eq!(steps, Some((1, 2)));
         assert_eq!(
-            views_text(&each, steps),
-            text,
-            "{file}: passed on untouched"
+            views_bytes(each, steps).unwrap(),
+            bytes,
+            "{file}: passed on unchanged"
         );
-        let FromWorker::Views { views: back, .. } = serde_json::from_str(&text).unwrap() else {
+        let FromWorker::Views { views: back, .. } = decode(&bytes).unwrap() else {
             panic!("a Views message comes back as one");
         };
         for (b, v) in back.iter().zip(&views) {

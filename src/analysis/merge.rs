@@ -242,7 +242,7 @@ pub fn merge(parts: Vec<MergePart>) -> Result<MergedAnalyses, MergeError> {
     let inputs = by_rank(&parts, |p| &p.straggler_inputs, |r| r.rank);
     let mode = parts[0].mode;
     let mut ranks: Vec<i64> = parts.iter().flat_map(|p| p.ranks.iter().copied()).collect();
-    ranks.sort_unstable();
+    crate::sort::sort(&mut ranks);
     Ok(MergedAnalyses {
         mode,
         ranks,
@@ -282,7 +282,7 @@ pub fn merge(parts: Vec<MergePart>) -> Result<MergedAnalyses, MergeError> {
 pub fn merge_analyses(parts: Vec<AllAnalyses>) -> AllAnalyses {
     let mode = parts.first().map(|p| p.mode).unwrap_or_default();
     let mut ranks: Vec<i64> = parts.iter().flat_map(|p| p.ranks.iter().copied()).collect();
-    ranks.sort_unstable();
+    crate::sort::sort(&mut ranks);
     let straggler_inputs = by_rank(&parts, |p| &p.straggler_inputs, |r| r.rank);
     let kernel_breakdown = merge_kernel_breakdowns(&parts, mode == Mode::HtaCompat);
     let idle_time_breakdown = by_rank(&parts, |p| &p.idle_time_breakdown, |r| r.rank);

@@ -252,7 +252,7 @@ fn slow_first(list: &mut [Occurrence]) -> Option<(u32, i64)> {
     if list.len() < 2 {
         return None;
     }
-    list.sort_unstable();
+    crate::sort::sort(list);
     // A first occurrence that holds the next one (`_call_impl` of the whole model around its
     // layers', a recursive function) is longer for holding it, not for being first.
     if list[1].0 < list[0].0 + list[0].1 {
@@ -268,7 +268,7 @@ fn median_of(durs: impl Iterator<Item = i64>) -> i64 {
     if v.is_empty() {
         return 0;
     }
-    v.sort_unstable();
+    crate::sort::sort(&mut v);
     v[(v.len() - 1) / 2]
 }
 
@@ -279,7 +279,7 @@ fn first_launches(
     list: &mut [Occurrence],
     kernel_of_corr: &BTreeMap<i64, u32>,
 ) -> Vec<OneOff> {
-    list.sort_unstable();
+    crate::sort::sort(list);
     let median = median_of(list.iter().map(|o| o.1));
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
@@ -309,7 +309,7 @@ struct ColdGapInputs {
 
 /// The idle gap (all streams merged) each device row ends, by row.
 fn gaps_before(device: &mut [(i64, i64, u32)]) -> BTreeMap<u32, (i64, i64)> {
-    device.sort_unstable();
+    crate::sort::sort(device);
     let mut out = BTreeMap::new();
     let mut busy_end: Option<i64> = None;
     for &(ts, end, row) in device.iter() {

@@ -130,11 +130,13 @@ analysis_registry! {
     /// Frequent kernel sequences per rank.
     FrequentKernelSequences => frequent_kernel_sequences: Vec<RankSequences>,
         "Frequent kernel sequences", Some("frequent kernel sequences");
-    /// Critical path per rank.
+    /// Critical path per rank. (Its status is `#[serde(flatten)]`: it crosses to the page as JSON text.)
+    #[serde(with = "crate::protocol::codec::json_text")]
     CriticalPath => critical_path: Vec<RankCriticalPath>,
         "Critical path", Some("critical path of a step");
-    /// Kernels and operators against the device's roof, per rank (exact mode).
-    #[serde(default)]
+    /// Kernels and operators against the device's roof, per rank (exact mode). (Its rows'
+    /// `judged` is `#[serde(flatten)]`: it crosses to the page as JSON text.)
+    #[serde(default, with = "crate::protocol::codec::json_text")]
     Roofline => roofline: Vec<super::roofline::RankRoofline>,
         "Roofline: achieved against possible", Some("every kernel against the device's roof (roofline)");
     /// Collectives across ranks: wait versus transfer, late ranks, bandwidth, parallelism.

@@ -56,7 +56,7 @@ pub fn hta_last_step_cut(
             last = Some((ts[r], r as u32));
         }
     }
-    names.sort_unstable();
+    crate::sort::sort(&mut names);
     names.dedup();
     (names.len() >= 2).then(|| LastStepCut {
         cut: last.map_or(i64::MIN, |l| l.0),
@@ -113,7 +113,7 @@ pub fn step_range_window(
 /// Steps as words: `1-8`, `1-3, 5, 7-8`, or `none`.
 pub fn steps_words(steps: &[i64]) -> String {
     let mut v = steps.to_vec();
-    v.sort_unstable();
+    crate::sort::sort(&mut v);
     v.dedup();
     let mut runs: Vec<String> = Vec::new();
     let mut i = 0;

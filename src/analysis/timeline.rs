@@ -27,7 +27,9 @@ const DIRECT_PER_PIXEL: usize = 4;
 
 /// Which track an event is drawn on.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+// Externally tagged (`{"stream":{..}}`): the binary codec of the page's messages reads no
+// internally tagged enum (it would need `deserialize_any`).
+#[serde(rename_all = "snake_case")]
 pub enum TrackKey {
     /// A GPU stream of a device.
     Stream { device: i64, stream: i64 },

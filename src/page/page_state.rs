@@ -472,7 +472,7 @@ mod load;
 
 #[path = "page_state_saved.rs"]
 mod saved;
-pub use saved::{decode_saved, SavedError, SavedResults, SAVED_FORMAT};
+pub use saved::{decode_saved, encode_saved, SavedError, SavedResults, SAVED_FORMAT};
 
 #[path = "page_state_views.rs"]
 mod views;

@@ -211,7 +211,9 @@ impl PageState {
 
 /// Version of [`SavedResults`]' layout. 1 (implicit) held the report as Markdown and the analyses
 /// as untyped JSON; 2 holds both typed.
-pub const SAVED_FORMAT: u32 = 2;
+/// Format 3: the results in the messages' wire format ([`crate::protocol::codec`]); formats 1
+/// and 2 were JSON text.
+pub const SAVED_FORMAT: u32 = 3;
 
 /// What this browser keeps for one set of files (results only, never the trace).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -249,20 +251,27 @@ impl SavedError {
     }
 }
 
-/// Reads saved results, upgrading what can be upgraded and refusing the rest politely.
-pub fn decode_saved(json: &str) -> Result<SavedResults, SavedError> {
+/// Saved results as this version writes them ([`decode_saved`] reads them back).
+pub fn encode_saved(saved: &SavedResults) -> Option<Vec<u8>> {
+    crate::protocol::codec::encode(saved).ok()
+}
+
+/// Reads saved results (`saved`: the stored bytes, or the UTF-8 of the JSON text formats 1 and 2
+/// stored), refusing what this version cannot show politely.
+pub fn decode_saved(saved: &[u8]) -> Result<SavedResults, SavedError> {
+    /// The first field of [`SavedResults`].
     #[derive(Deserialize)]
     struct Header {
-        #[serde(default = "format_one")]
         format: u32,
     }
-    fn format_one() -> u32 {
-        1
+    if saved.first() == Some(&b'{') {
+        // JSON text: formats 1 and 2 (format 1 kept only the report's Markdown).
+        return Err(SavedError::Older);
     }
-    let header: Header = serde_json::from_str(json).map_err(|_| SavedError::Unreadable)?;
+    let (header, _) = crate::protocol::codec::decode_prefix::<Header>(saved)
+        .map_err(|_| SavedError::Unreadable)?;
     match header.format {
-        SAVED_FORMAT => serde_json::from_str(json).map_err(|_| SavedError::Unreadable),
-        // Format 1 kept only the report's Markdown: the typed report cannot be rebuilt from it.
+        SAVED_FORMAT => crate::protocol::codec::decode(saved).map_err(|_| SavedError::Unreadable),
         f if f < SAVED_FORMAT => Err(SavedError::Older),
         _ => Err(SavedError::Unreadable),
     }

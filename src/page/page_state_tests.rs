@@ -264,7 +264,7 @@ pub(super) fn keep_saves_only_results_a_worker_computed_and_saves_them_again_as_
     assert!(has(&e, |e| matches!(e, Effect::Save)));
     let (key, saved) = s.to_saved().expect("something to save");
     assert_eq!(key, "a.json:10:0");
-    assert_eq!(saved.format, 2);
+    assert_eq!(saved.format, SAVED_FORMAT);
     assert!(saved.report.is_some());
 }
 
@@ -277,18 +277,33 @@ pub(super) fn saved_results_round_trip_and_old_formats_are_refused_politely() {
         redact: false,
         analyses: vec![exact(), compat()],
     };
-    let json = serde_json::to_string(&saved).unwrap();
-    let back = decode_saved(&json).expect("this version reads its own format");
+    let bytes = encode_saved(&saved).unwrap();
+    let back = decode_saved(&bytes).expect("this version reads its own format");
     assert_eq!(back.loaded, saved.loaded);
     assert_eq!(back.analyses.len(), 2);
+    assert_eq!(
+        serde_json::to_string(&back.report).unwrap(),
+        serde_json::to_string(&saved.report).unwrap()
+    );
     // Format 1: no version field, the report as Markdown, the analyses as untyped JSON.
     let old = r##"{"loaded":{"ranks":[],"notes":[],"load_ms":1.0},"report":"# Diagnosis","report_redacted":false,"analysis":{"mode":"exact"}}"##;
-    assert_eq!(decode_saved(old).unwrap_err(), SavedError::Older);
+    assert_eq!(decode_saved(old.as_bytes()).unwrap_err(), SavedError::Older);
+    // Format 2: the same results as JSON text.
+    let two = serde_json::to_string(&SavedResults {
+        format: 2,
+        ..saved.clone()
+    })
+    .unwrap();
+    assert_eq!(decode_saved(two.as_bytes()).unwrap_err(), SavedError::Older);
     assert!(SavedError::Older.message().contains("older version"));
-    let newer = r#"{"format":99}"#;
-    assert_eq!(decode_saved(newer).unwrap_err(), SavedError::Unreadable);
+    let newer = encode_saved(&SavedResults {
+        format: 99,
+        ..saved.clone()
+    })
+    .unwrap();
+    assert_eq!(decode_saved(&newer).unwrap_err(), SavedError::Unreadable);
     assert_eq!(
-        decode_saved("not json").unwrap_err(),
+        decode_saved(&bytes[..bytes.len() / 2]).unwrap_err(),
         SavedError::Unreadable
     );
 }

@@ -1,10 +1,11 @@
-//! The messages between the page and the worker, as serde enums sent as JSON strings (native:
-//! both the page's layer and the worker import it, neither the other).
+//! The messages between the page and the worker, as serde enums sent in the binary wire format of
+//! [`codec`] (native: both the page's layer and the worker import it, neither the other).
 //!
-//! Page → worker: a JS array `[json(ToWorker), File, File, ...]` (the `File` objects follow the
-//! command for [`ToWorker::Load`]). Worker → page: one JSON string of [`FromWorker`] per message.
-//! Every enum is externally tagged (`{"Variant":{...}}`), so a message is read in one pass, not
-//! buffered first to find its tag. What a shard worker tells its coordinator is in [`shard`].
+//! Page → worker: a JS array `[bytes(ToWorker), File, File, ...]` (the `File` objects follow the
+//! command for [`ToWorker::Load`]). Worker → page: one `Uint8Array` of [`FromWorker`] per message
+//! (or `[bytes, ArrayBuffer, ...]` when buffers follow). The types stay serde types: the JSON the
+//! CLI, exports and the Markdown write is unchanged. What a shard worker tells its coordinator is
+//! in [`shard`].
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,7 @@ use crate::report::timeline_view::TimelineAnswer;
 use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
 
+pub mod codec;
 pub mod shard;
 
 /// What the page asks of a load's split, and what a shard worker is told of its place.
@@ -133,7 +135,7 @@ pub enum ToWorker {
     /// `idle`): answered by [`FromWorker::SqlTables`], one `ArrayBuffer` per part transferred (a
     /// set split over shard workers: each shard's parts, appended by the page into one table).
     SqlTables,
-    /// (Coordinator → shard.) Run `request` and answer with [`shard::part_text`] tagged `id`.
+    /// (Coordinator → shard.) Run `request` and answer with [`shard::part_bytes`] tagged `id`.
     Part { id: u64, request: Box<ToWorker> },
     /// (Coordinator → shard.) What each rank adds to the report's context, its window the steps
     /// of `steps` when chosen: [`shard::ShardOnly::ContextParts`].

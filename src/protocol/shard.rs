@@ -1,19 +1,19 @@
 //! What a shard worker tells its coordinator, and how the coordinator reads it: typed only where it
-//! combines the shards' answers (analyses, pages, lanes, views' order, the report's parts, tables),
-//! the rest kept as the JSON text it came in and passed on to the page untouched.
+//! combines the shards' answers (analyses, pages, lanes, views, the report's parts, tables), the
+//! rest kept as the bytes it came in and passed on to the page untouched.
 //!
-//! A shard is the worker program itself, so it posts the page's [`FromWorker`] messages; its
-//! answers to [`super::ToWorker::Part`] are wrapped ([`part_text`]), and the report's parts, which
-//! only a coordinator asks for, are a [`ShardOnly`] message the page never reads.
-
-use std::collections::BTreeMap;
+//! A shard is the worker program itself, so it posts the page's [`FromWorker`] messages (in the
+//! wire format of [`super::codec`]); its answers to [`super::ToWorker::Part`] are wrapped
+//! ([`part_bytes`]), and the report's parts, which only a coordinator asks for, are a [`ShardOnly`]
+//! message ([`shard_only_bytes`]) the page never reads.
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
+use super::codec::{decode, decode_prefix, encode, variant_index, variant_names};
 use super::{FromWorker, LoadedSet, Located, Progress};
 use crate::analysis::all::{AllAnalyses, AnalysisTiming};
 use crate::analysis::rank_lanes::RankLanesView;
+use crate::analysis::views::RankViews;
 use crate::report::gather_parts::{RankContextPart, RankGatherPart};
 use crate::table::query::EventPage;
 
@@ -26,19 +26,27 @@ pub enum ShardOnly {
     GatherParts { parts: Vec<RankGatherPart> },
 }
 
-/// A shard's answer to request `id`: `message` (the JSON text of a [`FromWorker`] or a
-/// [`ShardOnly`]) wrapped so the coordinator knows which request it answers.
-pub fn part_text(id: u64, message: &str) -> String {
-    format!("{{\"{PART}\":{{\"id\":{id},\"message\":{message}}}}}")
+/// Marks a shard's answer to a part (`u32::MAX`, then the part's id, then the message); no
+/// [`FromWorker`] variant has that index.
+const PART: u32 = u32::MAX;
+/// Marks a [`ShardOnly`] message (`u32::MAX - 1`, then the message).
+const SHARD_ONLY: u32 = u32::MAX - 1;
+
+/// A shard's answer to request `id`: `message` (the bytes of a [`FromWorker`] or of
+/// [`shard_only_bytes`]) wrapped so the coordinator knows which request it answers.
+pub fn part_bytes(id: u64, message: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + message.len());
+    out.extend_from_slice(&PART.to_le_bytes());
+    out.extend_from_slice(&id.to_le_bytes());
+    out.extend_from_slice(message);
+    out
 }
 
-const PART: &str = "Part";
-
-/// One view of a shard's rank, kept as its JSON text (the coordinator only orders them by rank).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RankViewsText {
-    pub rank: i64,
-    pub json: String,
+/// A [`ShardOnly`] message as a shard posts it.
+pub fn shard_only_bytes(message: &ShardOnly) -> Result<Vec<u8>, String> {
+    let mut out = SHARD_ONLY.to_le_bytes().to_vec();
+    out.extend(encode(message).map_err(|e| e.to_string())?);
+    Ok(out)
 }
 
 /// A shard's message as the coordinator reads it.
@@ -61,7 +69,7 @@ pub enum FromShard {
     Exported(String),
     /// Each rank's views and the steps they are over.
     Views(
-        Vec<RankViewsText>,
+        Vec<RankViews>,
         Option<crate::analysis::step_filter::StepRange>,
     ),
     RankLanes(Box<RankLanesView>),
@@ -82,199 +90,161 @@ pub enum FromShard {
     /// passed on with the index mapped ([`with_rank_index`]).
     OfRank {
         rank_index: usize,
-        json: String,
+        bytes: Vec<u8>,
     },
     /// Anything else: passed on to the page as it is.
-    Passed(String),
+    Passed(Vec<u8>),
 }
 
-#[derive(Deserialize)]
-struct PartRead<'a> {
-    id: u64,
-    #[serde(borrow)]
-    message: &'a RawValue,
-}
+// The content of the variants the coordinator reads, field for field as in `FromWorker` (the wire
+// format is positional: `codec_matches_from_worker` in the tests checks each against it).
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct AnalysisRead {
     analysis: Box<AllAnalyses>,
     #[serde(default)]
     timings: Vec<AnalysisTiming>,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct CsvRead {
     csv: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct MessageRead {
     message: String,
 }
 
-#[derive(Deserialize)]
-struct ViewsRead<'a> {
-    #[serde(borrow)]
-    views: Vec<&'a RawValue>,
+#[derive(Serialize, Deserialize)]
+struct ViewsRead {
+    views: Vec<RankViews>,
     #[serde(default)]
     steps: Option<crate::analysis::step_filter::StepRange>,
 }
 
-#[derive(Deserialize)]
-struct RankRead {
-    rank: i64,
-}
-
-#[derive(Deserialize)]
+/// The first field of a message about one rank ([`FromWorker::Timeline`], [`FromWorker::EventDetails`],
+/// [`FromWorker::SearchHits`]).
+#[derive(Serialize, Deserialize)]
 struct RankIndexRead {
     rank_index: usize,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct TablesRead {
     format: u32,
     bytes: Vec<u64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct SqlTablesRead {
     parts: Vec<super::SqlPart>,
 }
 
-#[derive(Deserialize)]
+#[derive(Serialize, Deserialize)]
 struct DownloadBytesRead {
     file_name: String,
     mime: String,
     bytes: u64,
 }
 
-/// A message's variant name and its content (`None` for a unit variant such as `"Ready"`).
-fn variant_of(text: &str) -> Result<(String, Option<&RawValue>), String> {
-    if text.trim_start().starts_with('"') {
-        let name: String = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        return Ok((name, None));
-    }
-    let map: BTreeMap<String, &RawValue> = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    match (map.len(), map.into_iter().next()) {
-        (1, Some((name, content))) => Ok((name, Some(content))),
-        _ => Err("expected one message, an object of one key".into()),
-    }
-}
-
-fn typed<'a, T: Deserialize<'a>>(name: &str, content: Option<&'a RawValue>) -> Result<T, String> {
-    let content = content.ok_or_else(|| format!("{name}: no content"))?;
-    serde_json::from_str(content.get()).map_err(|e| format!("{name}: {e}"))
+fn typed<'a, T: Deserialize<'a>>(name: &str, content: &'a [u8]) -> Result<T, String> {
+    decode(content).map_err(|e| format!("{name}: {e}"))
 }
 
 impl FromShard {
-    /// Reads a shard's message (the JSON text it posted).
-    pub fn read(text: &str) -> Result<FromShard, String> {
-        let (name, content) = variant_of(text)?;
-        Ok(match name.as_str() {
+    /// Reads a shard's message (the bytes it posted).
+    pub fn read(bytes: &[u8]) -> Result<FromShard, String> {
+        let index = variant_index(bytes).ok_or("a message of under 4 bytes")?;
+        let content = &bytes[4..];
+        if index == PART {
+            let id = content.get(..8).ok_or("a part without its id")?;
+            return Ok(FromShard::Part {
+                id: u64::from_le_bytes(id.try_into().map_err(|_| "a part's id")?),
+                answer: Box::new(FromShard::read(&content[8..])?),
+            });
+        }
+        if index == SHARD_ONLY {
+            return Ok(FromShard::Only(typed("ShardOnly", content)?));
+        }
+        let name = *variant_names::<FromWorker>()
+            .get(index as usize)
+            .ok_or_else(|| format!("no message has index {index}"))?;
+        Ok(match name {
             "Ready" => FromShard::Ready,
             "NothingLoaded" => FromShard::Loaded(None),
-            "Progress" => FromShard::Progress(typed(&name, content)?),
-            "Loaded" => FromShard::Loaded(Some(typed(&name, content)?)),
-            PART => {
-                let part: PartRead = typed(&name, content)?;
-                FromShard::Part {
-                    id: part.id,
-                    answer: Box::new(FromShard::read(part.message.get())?),
-                }
-            }
+            "Progress" => FromShard::Progress(typed(name, content)?),
+            "Loaded" => FromShard::Loaded(Some(typed(name, content)?)),
             "Analysis" => {
-                let read: AnalysisRead = typed(&name, content)?;
+                let read: AnalysisRead = typed(name, content)?;
                 FromShard::Analysis {
                     analysis: read.analysis,
                     timings: read.timings,
                 }
             }
-            "Events" => FromShard::Events(typed(&name, content)?),
-            "Exported" => FromShard::Exported(typed::<CsvRead>(&name, content)?.csv),
+            "Events" => FromShard::Events(typed(name, content)?),
+            "Exported" => FromShard::Exported(typed::<CsvRead>(name, content)?.csv),
             "Views" => {
-                let read: ViewsRead = typed(&name, content)?;
-                let steps = read.steps;
-                FromShard::Views(views_of(read)?, steps)
+                let read: ViewsRead = typed(name, content)?;
+                FromShard::Views(read.views, read.steps)
             }
-            "RankLanes" => FromShard::RankLanes(typed(&name, content)?),
-            "Located" => FromShard::Located(typed(&name, content)?),
+            "RankLanes" => FromShard::RankLanes(typed(name, content)?),
+            "Located" => FromShard::Located(typed(name, content)?),
             "Tables" => {
-                let read: TablesRead = typed(&name, content)?;
+                let read: TablesRead = typed(name, content)?;
                 FromShard::Tables {
                     format: read.format,
                     bytes: read.bytes,
                 }
             }
             "DownloadBytes" => {
-                let read: DownloadBytesRead = typed(&name, content)?;
+                let read: DownloadBytesRead = typed(name, content)?;
                 FromShard::DownloadBytes {
                     file_name: read.file_name,
                     mime: read.mime,
                     bytes: read.bytes,
                 }
             }
-            "SqlTables" => FromShard::SqlTables(typed::<SqlTablesRead>(&name, content)?.parts),
-            "Error" => FromShard::Error(typed::<MessageRead>(&name, content)?.message),
-            "ContextParts" | "GatherParts" => {
-                FromShard::Only(serde_json::from_str(text).map_err(|e| e.to_string())?)
-            }
+            "SqlTables" => FromShard::SqlTables(typed::<SqlTablesRead>(name, content)?.parts),
+            "Error" => FromShard::Error(typed::<MessageRead>(name, content)?.message),
             "Timeline" | "EventDetails" | "SearchHits" | "Walked" => FromShard::OfRank {
-                rank_index: typed::<RankIndexRead>(&name, content)?.rank_index,
-                json: text.to_string(),
+                rank_index: decode_prefix::<RankIndexRead>(content)
+                    .map_err(|e| format!("{name}: {e}"))?
+                    .0
+                    .rank_index,
+                bytes: bytes.to_vec(),
             },
-            _ => FromShard::Passed(text.to_string()),
+            _ => FromShard::Passed(bytes.to_vec()),
         })
     }
 }
 
-fn views_of(read: ViewsRead) -> Result<Vec<RankViewsText>, String> {
-    read.views
-        .into_iter()
-        .map(|v| {
-            let rank = serde_json::from_str::<RankRead>(v.get())
-                .map_err(|e| format!("Views: {e}"))?
-                .rank;
-            Ok(RankViewsText {
-                rank,
-                json: v.get().to_string(),
-            })
-        })
-        .collect()
-}
-
-/// The page's [`FromWorker::Views`] message of views kept as text, in the order given, over the
-/// steps `steps`.
-pub fn views_text(
-    views: &[RankViewsText],
+/// The page's [`FromWorker::Views`] message of these views, in the order given, over the steps
+/// `steps`.
+pub fn views_bytes(
+    views: Vec<RankViews>,
     steps: Option<crate::analysis::step_filter::StepRange>,
-) -> String {
-    let each: Vec<&str> = views.iter().map(|v| v.json.as_str()).collect();
-    let steps = serde_json::to_string(&steps).unwrap_or_else(|_| "null".into());
-    format!(
-        "{{\"Views\":{{\"views\":[{}],\"steps\":{steps}}}}}",
-        each.join(",")
-    )
+) -> Option<Vec<u8>> {
+    encode(&FromWorker::Views { views, steps }).ok()
 }
 
-/// A message about one rank (`json`, read as [`FromShard::OfRank`]) with its `rank_index` set to
+/// A message about one rank (`bytes`, read as [`FromShard::OfRank`]) with its `rank_index` set to
 /// `rank_index`; the rest of it untouched.
-pub fn with_rank_index(json: &str, rank_index: usize) -> Result<String, String> {
-    let mut message: serde_json::Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
-    let content = message
-        .as_object_mut()
-        .and_then(|m| m.values_mut().next())
-        .and_then(|c| c.as_object_mut())
-        .ok_or("expected a message about one rank")?;
-    content.insert("rank_index".into(), rank_index.into());
-    serde_json::to_string(&message).map_err(|e| e.to_string())
+pub fn with_rank_index(bytes: &[u8], rank_index: usize) -> Result<Vec<u8>, String> {
+    let content = bytes.get(4..).ok_or("a message of under 4 bytes")?;
+    let (_, used) = decode_prefix::<RankIndexRead>(content).map_err(|e| e.to_string())?;
+    let mut out = bytes[..4].to_vec();
+    out.extend(encode(&RankIndexRead { rank_index }).map_err(|e| e.to_string())?);
+    out.extend_from_slice(&content[used..]);
+    Ok(out)
 }
 
 impl FromShard {
-    /// The page's message (JSON) for a shard's message passed on, its rank indexes mapped by
+    /// The page's message (bytes) for a shard's message passed on, its rank indexes mapped by
     /// `global`; `None` for what only the coordinator reads (ready, a part's wrapper, the report's
     /// parts).
-    pub fn into_page_text(self, global: impl Fn(usize) -> usize) -> Option<String> {
-        let page = |msg: FromWorker| serde_json::to_string(&msg).ok();
+    pub fn into_page_bytes(self, global: impl Fn(usize) -> usize) -> Option<Vec<u8>> {
+        let page = |msg: FromWorker| encode(&msg).ok();
         match self {
             FromShard::Ready | FromShard::Part { .. } | FromShard::Only(_) => None,
             FromShard::Progress(p) => page(FromWorker::Progress(p)),
@@ -286,7 +256,7 @@ impl FromShard {
             }),
             FromShard::Events(p) => page(FromWorker::Events(p)),
             FromShard::Exported(csv) => page(FromWorker::Exported { csv }),
-            FromShard::Views(views, steps) => Some(views_text(&views, steps)),
+            FromShard::Views(views, steps) => views_bytes(views, steps),
             FromShard::RankLanes(mut view) => {
                 for lane in &mut view.lanes {
                     lane.rank_index = global(lane.rank_index);
@@ -309,10 +279,10 @@ impl FromShard {
             }),
             FromShard::SqlTables(parts) => page(FromWorker::SqlTables { parts }),
             FromShard::Error(message) => page(FromWorker::Error { message }),
-            FromShard::OfRank { rank_index, json } => {
-                with_rank_index(&json, global(rank_index)).ok()
+            FromShard::OfRank { rank_index, bytes } => {
+                with_rank_index(&bytes, global(rank_index)).ok()
             }
-            FromShard::Passed(json) => Some(json),
+            FromShard::Passed(bytes) => Some(bytes),
         }
     }
 }

@@ -225,7 +225,7 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
         };
         out.pieces.push((s, e, cause));
     }
-    out.pieces.sort_unstable();
+    crate::sort::sort(&mut out.pieces);
     for &(s, e, c) in &out.pieces {
         out.by_cause_ns[c.index()] += e - s;
     }

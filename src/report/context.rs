@@ -262,7 +262,7 @@ pub struct RankChoice {
     pub warmup: Option<(i64, i64)>,
     pub warmup_only: bool,
     /// A warm-up cut not made because it would remove most of the kernel time ([`super::gate`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_refused: Option<super::gate::CutRefused>,
 }
 
@@ -293,7 +293,7 @@ pub struct RankContextPart {
     /// The file was cut off mid-write.
     pub cut: bool,
     /// What produced the file, when it holds no PyTorch profiler event (else `None`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<TraceOrigin>,
     pub choice: RankChoice,
     /// First and last timestamp of any timed event.
@@ -302,10 +302,10 @@ pub struct RankContextPart {
     /// What the host timeline does not say ([`RankFacts`]).
     pub facts: RankFacts,
     /// The rank's ProfilerStep numbers, sorted, each once.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub step_numbers: Vec<i64>,
     /// The window is the steps the user chose ([`rank_context_part_in`]).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chosen: bool,
 }
 
@@ -327,7 +327,7 @@ pub fn rank_context_part_in(
         None => super::gate::guard(choose_window(h), h),
     };
     let mut step_numbers: Vec<i64> = h.steps.iter().map(|s| s.0).collect();
-    step_numbers.sort_unstable();
+    crate::sort::sort(&mut step_numbers);
     step_numbers.dedup();
     RankContextPart {
         identity: rank.identity(),
@@ -440,7 +440,7 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
             }
         }
     }
-    warm.steps.sort_unstable();
+    crate::sort::sort(&mut warm.steps);
     let device_blocked = holds.iter().any(|h| h.is_blocking());
     if !device_blocked && !choices.is_empty() && choices.iter().all(|ch| ch.warmup_only) {
         holds.push(TraceHolds::WarmupOnly);
@@ -592,7 +592,7 @@ fn choose_window(h: &HostTimeline) -> RankChoice {
         if later.is_empty() {
             return false;
         }
-        later.sort_unstable();
+        crate::sort::sort(&mut later);
         let median = later[later.len() / 2];
         median > 0 && (e - s) as f64 >= WARMUP_STEP_SLOWER * median as f64
     };

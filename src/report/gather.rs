@@ -430,7 +430,7 @@ fn collect_syncs(
         }
     }
     for th in threads.values_mut() {
-        th.ops.sort_unstable();
+        crate::sort::sort(&mut th.ops);
     }
     for (row, name, copy) in sync_rows {
         let dur = t.dur_at(row).unwrap_or(0).max(0);

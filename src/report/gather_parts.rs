@@ -164,7 +164,7 @@ pub struct RankGatherPart {
     /// [`RankTrace::load_order`]: orders the files of one rank.
     pub load_order: usize,
     /// `deviceProperties[0].name`, when the trace has it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_name: Option<String>,
     /// Device operations in the analysed window.
     pub device_ops_in_window: u64,

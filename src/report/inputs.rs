@@ -129,7 +129,7 @@ pub struct OneOffFigure {
     /// The call, op or Python function.
     pub name: String,
     /// For a first launch: the kernel it launched.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launched: Option<String>,
     pub dur_ns: i64,
     /// Median of the later occurrences (of the launch call, for a launch), ns.
@@ -262,13 +262,13 @@ pub struct InUse {
     pub graph_launches: u64,
     /// torch.compile is in use: compiled regions, compilation, or kernels it generates; the
     /// evidence in words (`Triton kernels`, `compiled regions`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compiled: Option<String>,
     /// A kernel in reduced precision (bf16/fp16/fp8/int8), the one with most time.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub low_precision: Option<String>,
     /// A kernel that multiplies fp32 on tensor cores (TF32), the one with most time.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tf32: Option<String>,
 }
 

@@ -78,7 +78,7 @@ pub struct EventQuery {
     pub limit: usize,
     /// Set by [`shard_query`] only: `limit` is not capped at [`MAX_PAGE_ROWS`] (a shard's page must
     /// hold every row or group the whole set's page may need).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub uncapped: bool,
 }
 
@@ -104,6 +104,8 @@ pub struct EventRow {
     pub correlation: Option<i64>,
     pub external_id: Option<i64>,
     /// The row's other `args` (the keys above have their own fields) (every sparse args column that has this row).
+    /// Untyped: crosses to the page as its JSON text ([`crate::protocol::codec::json_text`]).
+    #[serde(with = "crate::protocol::codec::json_text")]
     pub args: Map<String, Value>,
 }
 

@@ -100,7 +100,7 @@ pub fn rank_notes(ranks: &[(i64, String)]) -> Vec<String> {
         }
     }
     let mut sorted: Vec<i64> = ranks.iter().map(|r| r.0).collect();
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     notes.extend(missing_ranks_note(&sorted));
     notes
 }
@@ -325,7 +325,7 @@ pub fn runs_split_of(ranks: &[RankIdentity]) -> Option<RunsSplit> {
 fn split_at_largest_start_gap(ranks: &[RankIdentity]) -> Option<Vec<bool>> {
     let starts: Vec<i64> = ranks.iter().map(|r| r.start_ns).collect::<Option<_>>()?;
     let mut sorted = starts.clone();
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     let (cut, _) = sorted
         .windows(2)
         .map(|w| (w[1], w[1] - w[0]))

@@ -156,24 +156,28 @@ fn transaction(
     db.transaction_with_str_sequence_and_mode(&names, mode)
 }
 
-/// The saved JSON text under `key`, if any.
-pub async fn get(key: &str) -> Result<Option<String>, JsValue> {
+/// The saved results under `key`, if any: their bytes (the UTF-8 of the JSON text older versions
+/// stored, read as older by [`crate::page::page_state::decode_saved`]).
+pub async fn get(key: &str) -> Result<Option<Vec<u8>>, JsValue> {
     let db = open().await?;
     let store = db
         .transaction_with_str_and_mode(RESULTS, IdbTransactionMode::Readonly)?
         .object_store(RESULTS)?;
     let value = done(&store.get(&JsValue::from_str(key))?).await?;
     db.close();
-    Ok(value.as_string())
+    Ok(match value.dyn_ref::<js_sys::Uint8Array>() {
+        Some(bytes) => Some(bytes.to_vec()),
+        None => value.as_string().map(String::into_bytes),
+    })
 }
 
-/// Saves the results' JSON text under `key`.
-pub async fn put(key: &str, json: &str) -> Result<(), JsValue> {
+/// Saves the results' bytes under `key`.
+pub async fn put(key: &str, bytes: &[u8]) -> Result<(), JsValue> {
     let db = open().await?;
     let tx = db.transaction_with_str_and_mode(RESULTS, IdbTransactionMode::Readwrite)?;
     let stored = tx
         .object_store(RESULTS)?
-        .put_with_key(&JsValue::from_str(json), &JsValue::from_str(key));
+        .put_with_key(&js_sys::Uint8Array::from(bytes), &JsValue::from_str(key));
     let result = match stored {
         Ok(_) => committed(&tx).await,
         Err(e) => Err(e),

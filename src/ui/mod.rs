@@ -36,7 +36,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, MessageEvent, Worker};
 
-use crate::page::page_state::{decode_saved, Effect, PageState, WorkerRole};
+use crate::page::page_state::{decode_saved, encode_saved, Effect, PageState, WorkerRole};
 use crate::page::saved::{CacheProblem, SavedEntry, SavedFile};
 use crate::protocol::{FindingLink, FromWorker, LoadedSet, Phase, Progress, ToWorker};
 use crate::table::query::EventQuery;
@@ -226,11 +226,11 @@ fn start_worker(state: AppState) -> Result<WorkerHandle, String> {
     });
     let worker = Worker::new("./worker_loader.js").map_err(|e| format!("{e:?}"))?;
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |event: MessageEvent| {
-        // A string, or `[json, ArrayBuffer, ...]` for a binary download or the tables.
-        let Some((text, buffers)) = crate::worker::message_parts(event.data()) else {
+        // Bytes, or `[bytes, ArrayBuffer, ...]` for a binary download or the tables.
+        let Some((bytes, buffers)) = crate::worker::message_parts(event.data()) else {
             return;
         };
-        match serde_json::from_str::<FromWorker>(&text) {
+        match crate::protocol::codec::decode::<FromWorker>(&bytes) {
             Ok(msg) => {
                 let role = role_of(id);
                 let effects = state
@@ -344,8 +344,8 @@ fn post_parts(
     transfer: bool,
 ) {
     let message = js_sys::Array::new();
-    message.push(&JsValue::from_str(
-        &serde_json::to_string(request).unwrap_or_default(),
+    message.push(&crate::worker::js_bytes(
+        &crate::protocol::codec::encode(request).unwrap_or_default(),
     ));
     for p in parts {
         message.push(p);
@@ -595,11 +595,11 @@ fn save_results(state: AppState) {
     let Some((key, saved)) = state.page.with_untracked(PageState::to_saved) else {
         return;
     };
-    let Ok(json) = serde_json::to_string(&saved) else {
+    let Some(bytes) = encode_saved(&saved) else {
         return;
     };
     leptos::task::spawn_local(async move {
-        if let Err(e) = cache::put(&key, &json).await {
+        if let Err(e) = cache::put(&key, &bytes).await {
             store_failed(state, &key, &e);
         }
     });
@@ -622,8 +622,8 @@ fn store_tables(state: AppState, format: u32, bytes: Vec<u64>, buffers: Vec<JsVa
     let results_bytes = state
         .page
         .with_untracked(PageState::to_saved)
-        .and_then(|(_, saved)| serde_json::to_string(&saved).ok())
-        .map_or(0, |j| j.len() as u64);
+        .and_then(|(_, saved)| encode_saved(&saved))
+        .map_or(0, |b| b.len() as u64);
     let entry = SavedEntry {
         key: key.clone(),
         files,
@@ -700,7 +700,7 @@ pub fn show_saved(state: AppState) {
     }
     leptos::task::spawn_local(async move {
         let notice = match cache::get(&key).await {
-            Ok(Some(json)) => match decode_saved(&json) {
+            Ok(Some(bytes)) => match decode_saved(&bytes) {
                 Ok(saved) => {
                     state.progress.set(None);
                     apply(state, |p| p.restore_saved(saved, key));

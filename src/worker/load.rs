@@ -206,8 +206,8 @@ fn reader_worker_running() -> bool {
 }
 
 fn to_reader(request: &ToWorker, files: &[File]) {
-    let message = js_sys::Array::of1(&JsValue::from_str(
-        &serde_json::to_string(request).unwrap_or_default(),
+    let message = js_sys::Array::of1(&super::js_bytes(
+        &crate::protocol::codec::encode(request).unwrap_or_default(),
     ));
     for f in files {
         message.push(f);
@@ -259,8 +259,8 @@ fn start_split(files: Vec<File>) {
 
 fn on_reader_message(event: MessageEvent) {
     let data = event.data();
-    if data.as_string().is_some() {
-        // `Ready` (the reader's only text message).
+    if data.is_instance_of::<js_sys::Uint8Array>() {
+        // `Ready` (the reader's only message without a buffer array).
         READER.with(|r| {
             if let Some(h) = r.borrow_mut().as_mut() {
                 h.ready = true;
@@ -276,8 +276,9 @@ fn on_reader_message(event: MessageEvent) {
     };
     let msg: FromReader = match array
         .get(0)
-        .as_string()
-        .and_then(|t| serde_json::from_str(&t).ok())
+        .dyn_into::<js_sys::Uint8Array>()
+        .ok()
+        .and_then(|b| crate::protocol::codec::decode(&b.to_vec()).ok())
     {
         Some(m) => m,
         None => return,

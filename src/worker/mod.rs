@@ -108,27 +108,22 @@ fn scope() -> DedicatedWorkerGlobalScope {
 }
 
 #[cfg(target_arch = "wasm32")]
-fn post(msg: &impl serde::Serialize) {
-    let _ = scope().post_message(&JsValue::from_str(&encode(msg)));
+fn post(msg: &FromWorker) {
+    post_raw(&bytes_of(msg));
 }
 
-/// Posts a message already written as JSON (wrapped while a shard answers its coordinator).
+/// Posts a message already encoded (wrapped while a shard answers its coordinator).
 #[cfg(target_arch = "wasm32")]
-fn post_text(json: &str) {
-    let _ = scope().post_message(&JsValue::from_str(&wrapped(json)));
+fn post_raw(bytes: &[u8]) {
+    let _ = scope().post_message(&js_bytes(&wrapped(bytes)));
 }
 
-/// A message as JSON, wrapped ([`protocol::shard::part_text`]) while a shard answers its coordinator.
+/// A message in the wire format ([`protocol::codec`]), never wrapped (an error message when it
+/// cannot be written).
 #[cfg(target_arch = "wasm32")]
-fn encode(msg: &impl serde::Serialize) -> String {
-    wrapped(&json_of(msg))
-}
-
-/// A message as JSON, never wrapped (an error message when it cannot be written).
-#[cfg(target_arch = "wasm32")]
-fn json_of(msg: &impl serde::Serialize) -> String {
-    serde_json::to_string(msg).unwrap_or_else(|e| {
-        serde_json::to_string(&FromWorker::Error {
+fn bytes_of(msg: &FromWorker) -> Vec<u8> {
+    protocol::codec::encode(msg).unwrap_or_else(|e| {
+        protocol::codec::encode(&FromWorker::Error {
             message: format!("cannot encode a message: {e}"),
         })
         .unwrap_or_default()
@@ -136,42 +131,45 @@ fn json_of(msg: &impl serde::Serialize) -> String {
 }
 
 #[cfg(target_arch = "wasm32")]
-fn wrapped(json: &str) -> String {
+fn wrapped(bytes: &[u8]) -> Vec<u8> {
     match ANSWERING_PART.with(|a| a.get()) {
-        Some(id) => protocol::shard::part_text(id, json),
-        None => json.to_string(),
+        Some(id) => protocol::shard::part_bytes(id, bytes),
+        None => bytes.to_vec(),
     }
 }
 
-/// A worker's message as it arrives: a JSON string, or `[json, ArrayBuffer, ...]` (a binary file,
-/// the tables); `None` for anything else.
+/// Bytes as a JS `Uint8Array` (a copy), as messages carry them.
 #[cfg(target_arch = "wasm32")]
-pub fn message_parts(data: JsValue) -> Option<(String, Vec<JsValue>)> {
-    match data.as_string() {
-        Some(text) => Some((text, Vec::new())),
-        None => {
-            let a = data.dyn_into::<js_sys::Array>().ok()?;
-            Some((
-                a.get(0).as_string().unwrap_or_default(),
-                a.iter().skip(1).collect(),
-            ))
-        }
-    }
+pub fn js_bytes(bytes: &[u8]) -> JsValue {
+    js_sys::Uint8Array::from(bytes).into()
 }
 
-/// Posts `[json(msg), buffers...]`, the buffers transferred, not copied; false when it failed.
+/// A message between the page and a worker as it arrives: its bytes (a `Uint8Array`), or
+/// `[bytes, File or ArrayBuffer, ...]` (the files of a load, a binary file, the tables); `None`
+/// for anything else.
+#[cfg(target_arch = "wasm32")]
+pub fn message_parts(data: JsValue) -> Option<(Vec<u8>, Vec<JsValue>)> {
+    if let Some(bytes) = data.dyn_ref::<js_sys::Uint8Array>() {
+        return Some((bytes.to_vec(), Vec::new()));
+    }
+    let a = data.dyn_into::<js_sys::Array>().ok()?;
+    let head = a.get(0).dyn_into::<js_sys::Uint8Array>().ok()?;
+    Some((head.to_vec(), a.iter().skip(1).collect()))
+}
+
+/// Posts `[bytes(msg), buffers...]`, the buffers transferred, not copied; false when it failed.
 #[cfg(target_arch = "wasm32")]
 fn post_with_buffers(msg: &FromWorker, buffers: &[js_sys::ArrayBuffer]) -> bool {
-    // Wrapped once, by `post_text_with_buffers` (not by `encode` as well: a shard's answer wrapped
-    // twice reached its coordinator as a part inside a part, and was never combined).
-    post_text_with_buffers(&json_of(msg), buffers)
+    // Wrapped once, by `post_raw_with_buffers` (a shard's answer wrapped twice reached its
+    // coordinator as a part inside a part, and was never combined).
+    post_raw_with_buffers(&bytes_of(msg), buffers)
 }
 
-/// Posts `[json, buffers...]` (`json` already written, wrapped while a shard answers its
+/// Posts `[bytes, buffers...]` (`bytes` already encoded, wrapped while a shard answers its
 /// coordinator), the buffers transferred; false when it failed.
 #[cfg(target_arch = "wasm32")]
-fn post_text_with_buffers(json: &str, buffers: &[js_sys::ArrayBuffer]) -> bool {
-    let message = js_sys::Array::of1(&JsValue::from_str(&wrapped(json)));
+fn post_raw_with_buffers(bytes: &[u8], buffers: &[js_sys::ArrayBuffer]) -> bool {
+    let message = js_sys::Array::of1(&js_bytes(&wrapped(bytes)));
     let transfer = js_sys::Array::new();
     for b in buffers {
         message.push(b);
@@ -208,8 +206,12 @@ fn on_message(event: MessageEvent) {
             return;
         }
     };
-    let command = array.get(0).as_string().unwrap_or_default();
-    let request: ToWorker = match serde_json::from_str(&command) {
+    let command = array
+        .get(0)
+        .dyn_into::<js_sys::Uint8Array>()
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
+    let request: ToWorker = match protocol::codec::decode(&command) {
         Ok(r) => r,
         Err(e) => {
             post(&FromWorker::Error {
@@ -626,7 +628,10 @@ fn with_set<M: Into<Option<FromWorker>>>(f: impl FnOnce(&TraceSet) -> M) {
 fn shard_only(f: impl FnOnce(&TraceSet) -> ShardOnly) {
     let made = LOADED.with(|l| l.borrow().as_ref().map(f));
     match made {
-        Some(msg) => post(&msg),
+        Some(msg) => match protocol::shard::shard_only_bytes(&msg) {
+            Ok(bytes) => post_raw(&bytes),
+            Err(message) => post(&FromWorker::Error { message }),
+        },
         None => post(&FromWorker::Error {
             message: "no trace is loaded in the worker; load the files again".into(),
         }),

@@ -8,7 +8,6 @@
 
 use std::cell::RefCell;
 
-use wasm_bindgen::prelude::*;
 use web_sys::{File, FileReaderSync};
 
 use super::scope;
@@ -47,8 +46,8 @@ thread_local! {
 }
 
 fn send(msg: &FromReader, buffer: Option<&js_sys::ArrayBuffer>) {
-    let text = serde_json::to_string(msg).unwrap_or_default();
-    let array = js_sys::Array::of1(&JsValue::from_str(&text));
+    let bytes = crate::protocol::codec::encode(msg).unwrap_or_default();
+    let array = js_sys::Array::of1(&super::js_bytes(&bytes));
     let transfer = js_sys::Array::new();
     if let Some(b) = buffer {
         array.push(b);

@@ -5,12 +5,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::shards::{ask, to_page, with_shards, Ask, ShardSet};
-use super::{post, post_text, post_text_with_buffers, post_with_buffers};
+use super::{post, post_raw, post_raw_with_buffers, post_with_buffers};
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
 use crate::analysis::merge::merge_analyses;
 use crate::analysis::rank_lanes::{merge_rank_lanes, RankLanesView};
 use crate::analysis::timeline::TimelineRequest;
-use crate::protocol::shard::{views_text, FromShard, ShardOnly};
+use crate::protocol::shard::{FromShard, ShardOnly};
 use crate::protocol::{FromWorker, ToWorker};
 use crate::report::diagnosis::diagnose_reduced;
 use crate::report::gather_parts::{context_of, gathered_of};
@@ -120,7 +120,7 @@ fn combine_typed(how: Ask, answers: Vec<(usize, FromShard)>) {
                 })
                 .collect();
             crate::sort::sort_by_key(&mut views, |v| v.rank);
-            post_text(&views_text(&views, steps));
+            post(&FromWorker::Views { views, steps });
         }
         Ask::LanesSpan { width_px } => {
             let lanes = lanes_of(answers);
@@ -212,17 +212,17 @@ fn set_notes_of_the_whole(set: &ShardSet, all: &mut AllAnalyses) {
 }
 
 fn forward((shard, msg, buffers): Answer) {
-    let Some(text) = with_shards(|set| to_page(&set.map, shard, msg)).flatten() else {
+    let Some(bytes) = with_shards(|set| to_page(&set.map, shard, msg)).flatten() else {
         return;
     };
     if buffers.is_empty() {
-        post_text(&text);
+        post_raw(&bytes);
     } else {
         let buffers: Vec<js_sys::ArrayBuffer> = buffers
             .into_iter()
             .filter_map(|b| b.dyn_into().ok())
             .collect();
-        post_text_with_buffers(&text, &buffers);
+        post_raw_with_buffers(&bytes, &buffers);
     }
 }
 

@@ -20,7 +20,7 @@ use web_sys::{File, MessageEvent, Worker, WorkerOptions};
 use super::shard_plan::{
     combine_progress, estimated_text_bytes, merge_loaded, plan, LoadPlan, RankMap,
 };
-use super::{load, post, post_text, scope};
+use super::{load, post, post_raw, scope};
 use crate::analysis::all::{AllAnalyses, AnalysisTiming, Mode};
 use crate::analysis::timeline::TimelineRequest;
 use crate::protocol::shard::FromShard;
@@ -233,8 +233,8 @@ fn start_shard(index: usize, files: Vec<(String, u64)>) -> Option<Shard> {
 }
 
 fn request_message(request: &ToWorker) -> js_sys::Array {
-    js_sys::Array::of1(&JsValue::from_str(
-        &serde_json::to_string(request).unwrap_or_default(),
+    js_sys::Array::of1(&super::js_bytes(
+        &crate::protocol::codec::encode(request).unwrap_or_default(),
     ))
 }
 
@@ -445,10 +445,10 @@ fn rank_lanes(set: &mut ShardSet, request: TimelineRequest) {
 }
 
 fn on_shard_message(shard: usize, event: MessageEvent) {
-    let Some((text, buffers)) = super::message_parts(event.data()) else {
+    let Some((bytes, buffers)) = super::message_parts(event.data()) else {
         return;
     };
-    let msg = match FromShard::read(&text) {
+    let msg = match FromShard::read(&bytes) {
         Ok(m) => m,
         Err(e) => {
             return post(&FromWorker::Error {
@@ -475,16 +475,16 @@ fn on_shard_message(shard: usize, event: MessageEvent) {
         FromShard::Part { id, answer } => answered(shard, id, *answer, buffers),
         other => {
             // Said by a shard of its own accord (a file that failed, the timeline shaded later).
-            if let Some(text) = with_shards(|set| to_page(&set.map, shard, other)).flatten() {
-                post_text(&text);
+            if let Some(bytes) = with_shards(|set| to_page(&set.map, shard, other)).flatten() {
+                post_raw(&bytes);
             }
         }
     }
 }
 
 /// The page's message for a shard's, its rank indexes mapped to the whole set's.
-pub(super) fn to_page(map: &RankMap, shard: usize, msg: FromShard) -> Option<String> {
-    msg.into_page_text(|local| map.global(shard, local).unwrap_or(local))
+pub(super) fn to_page(map: &RankMap, shard: usize, msg: FromShard) -> Option<Vec<u8>> {
+    msg.into_page_bytes(|local| map.global(shard, local).unwrap_or(local))
 }
 
 fn post_progress(force: bool) {

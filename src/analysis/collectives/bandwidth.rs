@@ -64,9 +64,9 @@ pub struct KindBandwidth {
     /// Σ time, ns.
     pub time_ns: i64,
     /// Σ bytes / Σ time, GB/s (10^9 bytes per second).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algbw_gbps: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busbw_gbps: Option<f64>,
 }
 

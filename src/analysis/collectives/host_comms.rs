@@ -156,7 +156,7 @@ impl HostComms {
                 Some((t.tid_id(r), ts, end, r as u32))
             })
             .collect();
-        spans.sort_unstable();
+        crate::sort::sort(&mut spans);
         let mut max_end = Vec::with_capacity(spans.len());
         let mut last: Option<(u32, i64)> = None;
         for s in &spans {

@@ -50,10 +50,10 @@ pub struct CollectiveOp {
     /// The process group (`Process Group Name`), or `stream N` when the args do not say.
     pub group: String,
     /// `Seq` of the process group, when the args have it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<i64>,
     /// The `ProfilerStep#N` it was issued in.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<i64>,
     /// Position among the rank's collectives of the same group, kind and step (start order).
     pub ordinal: u32,
@@ -62,9 +62,9 @@ pub struct CollectiveOp {
     pub start: i64,
     pub end: i64,
     /// Message size (nccl-tests' "size": the larger of input and output), bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_size: Option<u32>,
     pub phase: StepPhase,
     /// Pieces of `[start, end)` during which the rank runs no compute kernel.

@@ -54,7 +54,7 @@ fn median(mut v: Vec<i64>) -> i64 {
     if v.is_empty() {
         return 0;
     }
-    v.sort_unstable();
+    crate::sort::sort(&mut v);
     v[(v.len() - 1) / 2]
 }
 

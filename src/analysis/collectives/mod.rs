@@ -65,12 +65,12 @@ pub struct RankCollectives {
 pub struct Instance {
     pub kind: CollectiveKind,
     pub group: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<i64>,
     pub ordinal: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<u64>,
     /// The rank that arrived last.
     pub last_rank: i64,

@@ -52,7 +52,7 @@ pub struct ParallelismUse {
     /// Collectives that show it, per rank (mean over the ranks with collectives).
     pub ops_per_rank: f64,
     /// The same per analysed step (`None` without steps).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ops_per_step: Option<f64>,
     /// Σ kernel time of those collectives over the ranks, ns.
     pub kernel_ns: i64,

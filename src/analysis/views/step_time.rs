@@ -85,7 +85,7 @@ fn segments(t: &TraceTable, h: &HostOps) -> Vec<(i64, i64, StepCategory)> {
             edges.push((e, -1, c as usize));
         }
     }
-    edges.sort_unstable();
+    crate::sort::sort(&mut edges);
     let mut active = [0i32; 8];
     let mut out: Vec<(i64, i64, StepCategory)> = Vec::new();
     let mut last: Option<i64> = None;

@@ -16,7 +16,7 @@ use crate::trace::dialect::DeviceKind;
 #[serde(default)]
 pub struct DeviceContext {
     pub kind: DeviceKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Devices over all ranks.
     pub count: u64,
@@ -146,7 +146,7 @@ pub(super) fn after_replay(
     let split: Vec<i64> = facts.iter().flat_map(|f| f.fused_split.clone()).collect();
     c.fused_split = fused.is_empty() && !split.is_empty();
     fused.extend(split);
-    fused.sort_unstable();
+    crate::sort::sort(&mut fused);
     fused.dedup();
     if !fused.is_empty() {
         holds.push(TraceHolds::FusedRanks);

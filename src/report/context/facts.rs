@@ -21,7 +21,7 @@ use crate::trace::{DiagnosticKind, Severity};
 #[serde(default)]
 pub struct RankDevice {
     pub kind: DeviceKind,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Devices the device operations ran on (distinct `args.device`, at least one when there are
     /// any), else the entries of `deviceProperties`.
@@ -46,7 +46,7 @@ pub struct Repeats {
     pub kernel_ns: i64,
     pub distinct_kernels: u64,
     /// The kernel with the most time, its calls and time.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_kernel: Option<(String, u64, i64)>,
     /// Distinct names of the CPU operators that launch the repeated work (the top kernel, or the
     /// copies when there is no kernel), joined by `External id`, capped at a few.
@@ -120,11 +120,11 @@ pub struct RankFacts {
     /// The CPU operators with most time (traces without device work only).
     pub top_ops: Vec<OpTotal>,
     /// What the file holds when it is not a PyTorch trace: its main categories and processes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<String>,
     /// Traces without device work: the host's span, ns, and what it does (see
     /// [`super::host_only::HostOnly`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_only: Option<super::host_only::HostOnly>,
     /// The named phases of a script without steps ([`super::phases`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -143,7 +143,7 @@ pub struct UnrecordedWaits {
     /// Of that, the tails of waits that return after every recorded device operation, ns.
     pub end_tail_ns: i64,
     /// The wait with the longest tail: its call and tail, ns.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub longest: Option<(String, i64)>,
 }
 

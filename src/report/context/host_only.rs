@@ -41,7 +41,7 @@ pub struct HostOnly {
     /// Operators (and Python functions) with most self time.
     pub top_ops: Vec<OpTotal>,
     /// The device the operators or runtime calls say ran, with no device event recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence_kind: Option<DeviceKind>,
     /// The names that say so (`aten::cudnn_convolution`, `cudaDeviceSynchronize`).
     pub evidence: Vec<String>,

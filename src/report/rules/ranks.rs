@@ -120,7 +120,7 @@ fn slowest_rank(
         return None;
     }
     let mut sorted: Vec<i64> = i.ranks.iter().map(rank_work).collect();
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     let median = sorted[(sorted.len() - 1) / 2];
     let slow = i
         .ranks
