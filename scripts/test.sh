@@ -50,8 +50,8 @@ if [ "$E2E" = 1 ]; then
 step "trunk build --release -> dist/"
 trunk build --release --dist "$ROOT/dist"
 [ -f "$ROOT/dist/index.html" ] || { echo "[test] FAILED: dist/index.html missing" >&2; exit 1; }
-# The page and its worker together stay under 1,607,000 B gzip: the measured 1,590,250 (page 689,008, worker
-# 901,242: the binary codec of src/protocol/codec.rs with stop 40's steps merged) + 1%. The goal is still 1,500,000
+# The page and its worker together stay under 1,645,500 B gzip: the measured 1,629,195 (page 699,241, worker
+# 929,954: the binary codec of src/protocol/codec.rs with stop 41's views and diagnosis merged) + 1%. The goal is still 1,500,000
 # (README, Size; issue #31).
 WASM_GZIP=0
 for w in "$ROOT"/dist/*.wasm; do
@@ -59,8 +59,8 @@ for w in "$ROOT"/dist/*.wasm; do
   WASM_GZIP=$((WASM_GZIP + gz))
   echo "[test] $(basename "$w"): $(stat -c %s "$w") bytes raw, $gz bytes gzip"
 done
-echo "[test] wasm together: $WASM_GZIP bytes gzip (budget 1607000)"
-[ "$WASM_GZIP" -le 1607000 ] || { echo "[test] FAILED: the wasm is over the 1,607,000 B gzip budget" >&2; exit 1; }
+echo "[test] wasm together: $WASM_GZIP bytes gzip (budget 1645500)"
+[ "$WASM_GZIP" -le 1645500 ] || { echo "[test] FAILED: the wasm is over the 1,645,500 B gzip budget" >&2; exit 1; }
 
 step "end-to-end tests (headless Chromium)"
 mkdir -p "$ROOT/test-output"
