@@ -67,7 +67,7 @@ pub struct ColdFirst {
     pub ops: u64,
     /// The largest: its name, shapes (`[[5, 3, 224, 224], [64, 3, 7, 7]]`) and times.
     pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dims: Option<String>,
     pub first_ns: i64,
     pub later_median_ns: i64,
@@ -118,7 +118,7 @@ pub struct CpuRun {
     /// `flop_time_ns` of it).
     pub matmul_outer_ns: i64,
     pub matmul_outer_calls: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub largest: Option<Operand>,
     /// A backward pass ran (training), else forward only.
     pub backward: bool,
@@ -132,7 +132,7 @@ pub struct CpuRun {
     pub passes: u64,
     pub first_pass_ns: i64,
     pub later_pass_median_ns: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold: Option<ColdFirst>,
     pub bound: CpuBound,
 }

@@ -50,7 +50,7 @@ pub struct HostOnly {
     /// The largest of them, innermost.
     pub one_offs: Vec<HostOneOff>,
     /// What the CPU operators spend the time on; `None` without CPU operators.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<super::cpu_run::CpuRun>,
 }
 
