@@ -12,17 +12,7 @@ use profile_model::analysis::merge::{merge, parse_part, MergeError, MergePart};
 use profile_model::table::{load_path, TraceSet};
 use serde_json::Value;
 
-fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_profile-model"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::cli;
 
 fn temp_dir(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pm-merge-{tag}-{}", std::process::id()));

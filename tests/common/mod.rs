@@ -516,7 +516,6 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
     );
 }
 
-/// The CLI's stdout for `args`; panics (with its stderr) when it does not exit 0.
 /// The CLI's exit code, stdout and stderr.
 pub fn cli(args: &[&str]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
@@ -530,6 +529,7 @@ pub fn cli(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The CLI's stdout for `args`; panics (with its stderr) when it does not exit 0.
 pub fn cli_ok(args: &[&str]) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_profile-model"))
         .args(args)
