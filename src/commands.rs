@@ -392,7 +392,7 @@ fn render_rows(s: &mut String, p: &EventPage) {
             r.row,
             cell_f(r.start_ms),
             cell_f(r.dur_us),
-            r.kind,
+            r.kind.as_str(),
             r.stream.map_or_else(|| "-".to_string(), |x| x.to_string()),
             r.name
         );

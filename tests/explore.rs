@@ -77,7 +77,7 @@ fn filters_by_kind_name_stream_and_duration() {
     };
     let p = query_events(&set, &q);
     assert_eq!(p.matched, 2);
-    assert!(p.rows.iter().all(|r| r.kind == "cpu_op"));
+    assert!(p.rows.iter().all(|r| r.kind == EventKind::CpuOp));
     let q = EventQuery {
         category: "no such category".into(),
         ..Default::default()

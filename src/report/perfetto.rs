@@ -4,12 +4,11 @@
 
 use std::fmt::Write;
 
-use serde_json::{Map, Value};
-
 use crate::analysis::critical_path::PathSegment;
 use crate::report::attribution::IdleCause;
 use crate::report::redact::{redact_kind_name, redact_name, NameKind};
-use crate::table::{EventKind, TraceTable};
+use crate::table::query::row_args;
+use crate::table::{ArgCell, EventKind, RowArgs, TraceTable};
 
 /// The process id of the added tracks (far from real pids).
 const ADDED_PID: i64 = 999_999_001;
@@ -25,26 +24,29 @@ fn text(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
-/// The `args` of a row: its sparse columns plus the ids the table keeps as columns of their own.
-fn row_args(t: &TraceTable, row: usize) -> Map<String, Value> {
-    let mut args = Map::new();
-    for c in &t.args {
-        if let Some(i) = c.find(row) {
-            args.insert(c.key.clone(), c.json_at(i));
-        }
-    }
+/// The ids the table keeps as columns of their own, written back into `args`.
+const ID_KEYS: [&str; 4] = ["External id", "correlation", "stream", "device"];
+
+/// The `args` of a row: its sparse columns plus the ids the table keeps as columns of their own
+/// (only those ids when redacting: args may hold names, shapes' owners and paths).
+fn perfetto_args(t: &TraceTable, row: usize, redact: bool) -> RowArgs {
     let ids = [
-        ("External id", t.external_id_at(row)),
-        ("correlation", t.correlation_at(row)),
-        ("stream", t.args_stream_at(row)),
-        ("device", t.device_at(row)),
+        t.external_id_at(row),
+        t.correlation_at(row),
+        t.args_stream_at(row),
+        t.device_at(row),
     ];
-    for (key, value) in ids {
-        if let Some(v) = value {
-            args.entry(key).or_insert(Value::from(v));
-        }
-    }
-    args
+    let sparse = row_args(t, row)
+        .iter()
+        .cloned()
+        .filter(|(k, _)| !redact || ID_KEYS.contains(&k.as_str()))
+        .collect::<Vec<_>>();
+    let id_pairs = ID_KEYS
+        .iter()
+        .zip(ids)
+        .filter_map(|(k, v)| Some((k.to_string(), ArgCell::Int(v?))));
+    // A sparse column of an id's key keeps its own value (it comes first; `RowArgs::new` keeps the first).
+    RowArgs::new(sparse.into_iter().chain(id_pairs).collect())
 }
 
 /// One row as a Chrome-trace event, or `None` for rows Perfetto gets otherwise (metadata).
@@ -93,15 +95,9 @@ fn row_event(t: &TraceTable, row: usize, redact: bool) -> Option<String> {
             e.push_str(",\"bp\":\"e\"");
         }
     }
-    let mut args = row_args(t, row);
-    if redact {
-        // Args may hold names, shapes' owners and paths: only the ids the table keeps are written.
-        args.retain(|k, _| {
-            ["External id", "correlation", "stream", "device"].contains(&k.as_str())
-        });
-    }
+    let args = perfetto_args(t, row, redact);
     if !args.is_empty() {
-        let _ = write!(e, ",\"args\":{}", Value::Object(args));
+        let _ = write!(e, ",\"args\":{}", args.json_line());
     }
     e.push('}');
     Some(e)

@@ -110,10 +110,9 @@ pub fn redact_kind_name(kind: EventKind, name: &str) -> String {
     }
 }
 
-/// An event's name as shown with names hashed (`kind` as [`EventKind::as_str`] writes it; an
-/// unknown kind is hashed as an op).
-pub fn redact_event_name(kind: &str, name: &str) -> String {
-    match EventKind::parse(kind) {
+/// An event's name as shown with names hashed (an unknown kind is hashed as an op).
+pub fn redact_event_name(kind: Option<EventKind>, name: &str) -> String {
+    match kind {
         Some(k) => redact_kind_name(k, name),
         None => redact_name(NameKind::Op, name),
     }
@@ -121,7 +120,7 @@ pub fn redact_event_name(kind: &str, name: &str) -> String {
 
 /// An explorer row with its name hashed and its `args` left out (they may hold names and paths).
 pub fn redact_event_row(mut r: EventRow) -> EventRow {
-    r.name = redact_event_name(&r.kind, &r.name);
+    r.name = redact_kind_name(r.kind, &r.name);
     r.args.clear();
     r
 }
@@ -195,7 +194,7 @@ pub fn redact_timeline(mut answer: TimelineAnswer) -> TimelineAnswer {
 /// An event's details with its name and its partners' names hashed and its `args` left out.
 pub fn redact_event_details(mut d: EventDetails) -> EventDetails {
     let kind = crate::trace::dialect::kind_of_category(&d.category);
-    d.name = redact_event_name(kind.map_or("", |k| k.as_str()), &d.name);
+    d.name = redact_event_name(kind, &d.name);
     d.args.clear();
     for p in &mut d.partners {
         if p.relation == Relation::Launched {
@@ -287,21 +286,18 @@ mod tests {
     fn event_names_are_hashed_by_their_kind_as_the_report_hashes_them() {
         let gemm = "void gemm<float>(int)";
         assert_eq!(
-            redact_event_name("kernel", gemm),
+            redact_event_name(Some(EventKind::Kernel), gemm),
             redacted_name("kernel", gemm)
         );
         assert_eq!(
-            redact_event_name("cpu_op", "aten::mm"),
+            redact_event_name(Some(EventKind::CpuOp), "aten::mm"),
             redacted_name("op", "aten::mm")
         );
         assert_eq!(
-            redact_event_name("runtime", "cudaLaunchKernel"),
+            redact_event_name(Some(EventKind::Runtime), "cudaLaunchKernel"),
             "cudaLaunchKernel"
         );
-        assert_eq!(
-            redact_event_name("no such kind", "x"),
-            redacted_name("op", "x")
-        );
+        assert_eq!(redact_event_name(None, "x"), redacted_name("op", "x"));
         assert_eq!(redact_name(NameKind::Kernel, ""), "");
         let mut row: EventRow = serde_json::from_value(serde_json::json!({
             "rank": 0, "row": 1, "ts_us": null, "start_ms": null, "dur_us": null, "kind": "kernel",

@@ -20,6 +20,7 @@
 //! | `flow_id` | Int64 | `id` of flow events (`s`/`f`/`t`) and async events | absent |
 //! | `args_<key>` | see [`ArgColumn`] | every other `args` key, sparse: (row, value) pairs | row not listed |
 
+pub mod arg_cell;
 mod builder;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod cache;
@@ -38,6 +39,7 @@ use std::collections::BTreeMap;
 
 pub use crate::trace::dialect::EventKind;
 use crate::trace::Diagnostics;
+pub use arg_cell::{ArgCell, RowArgs};
 pub use builder::TableBuilder;
 #[cfg(not(target_arch = "wasm32"))]
 pub use loader::load_path;
@@ -85,26 +87,26 @@ impl ArgColumn {
 
     /// The value at position `i` (not row) as JSON.
     pub fn json_at(&self, i: usize) -> Value {
-        match &self.values {
-            ArgValues::Int(a) => a.get(i).map_or(Value::Null, Value::from),
-            ArgValues::Float(a) => a
-                .get(i)
-                .and_then(serde_json::Number::from_f64)
-                .map_or(Value::Null, Value::Number),
-            ArgValues::Bool(a) => a.get(i).map_or(Value::Null, Value::Bool),
-            ArgValues::Text(a) => {
-                if !a.is_valid(i) {
-                    return Value::Null;
-                }
+        self.cell_at(i).to_json()
+    }
+
+    /// The value at position `i` (not row), typed as stored.
+    pub fn cell_at(&self, i: usize) -> ArgCell {
+        let cell = match &self.values {
+            ArgValues::Int(a) => a.get(i).map(ArgCell::Int),
+            ArgValues::Float(a) => a.get(i).map(ArgCell::Float),
+            ArgValues::Bool(a) => a.get(i).map(ArgCell::Bool),
+            ArgValues::Text(a) => a.is_valid(i).then(|| {
                 let k = a.keys().value(i) as usize;
                 let dict = a
                     .values()
                     .as_any()
                     .downcast_ref::<Utf8Array<i32>>()
                     .expect("utf8 dictionary");
-                Value::String(dict.value(k).to_string())
-            }
-        }
+                ArgCell::Text(dict.value(k).to_string())
+            }),
+        };
+        cell.unwrap_or(ArgCell::Null)
     }
 
     pub fn i64_at(&self, i: usize) -> Option<i64> {

@@ -7,10 +7,9 @@
 //! rank, so it reads like a timeline position.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
 
-use super::{EventKind, TraceSet, TraceTable};
+use super::{EventKind, RowArgs, TraceSet, TraceTable};
 
 /// Rows returned per page when the query does not say.
 pub const DEFAULT_PAGE_ROWS: usize = 100;
@@ -93,7 +92,7 @@ pub struct EventRow {
     /// Start relative to the rank's first timestamp, ms.
     pub start_ms: Option<f64>,
     pub dur_us: Option<f64>,
-    pub kind: String,
+    pub kind: EventKind,
     pub phase: String,
     pub category: String,
     pub name: String,
@@ -103,20 +102,15 @@ pub struct EventRow {
     pub device: Option<i64>,
     pub correlation: Option<i64>,
     pub external_id: Option<i64>,
-    /// The row's other `args` (the keys above have their own fields) (every sparse args column that has this row).
-    /// Untyped: crosses to the page as its JSON text ([`crate::protocol::codec::json_text`]).
-    #[serde(with = "crate::protocol::codec::json_text")]
-    pub args: Map<String, Value>,
+    /// The row's other `args` (the keys above have their own fields): every sparse args column that
+    /// has this row, typed as the table stores them (one JSON object in JSON).
+    pub args: RowArgs,
 }
 
 impl EventRow {
     /// The row's other args as one line of JSON text (empty without any), as the explorer shows them.
     pub fn args_text(&self) -> String {
-        if self.args.is_empty() {
-            String::new()
-        } else {
-            Value::Object(self.args.clone()).to_string()
-        }
+        self.args.json_line()
     }
 }
 
@@ -447,14 +441,13 @@ fn first_ts(t: &TraceTable) -> Option<i64> {
 }
 
 /// The `args` of one row, from every sparse args column that has it.
-pub fn row_args(t: &TraceTable, row: usize) -> Map<String, Value> {
-    let mut m = Map::new();
-    for c in &t.args {
-        if let Some(i) = c.find(row) {
-            m.insert(c.key.clone(), c.json_at(i));
-        }
-    }
-    m
+pub fn row_args(t: &TraceTable, row: usize) -> RowArgs {
+    RowArgs::new(
+        t.args
+            .iter()
+            .filter_map(|c| Some((c.key.clone(), c.cell_at(c.find(row)?))))
+            .collect(),
+    )
 }
 
 fn event_row(set: &TraceSet, (ri, row): Hit, firsts: &HashMap<u32, Option<i64>>) -> EventRow {
@@ -470,7 +463,7 @@ fn event_row(set: &TraceSet, (ri, row): Hit, firsts: &HashMap<u32, Option<i64>>)
         ts_us: ts.map(us),
         start_ms: ts.zip(first).map(|(x, f)| (x - f) as f64 / 1e6),
         dur_us: t.dur_at(i).map(us),
-        kind: t.kind_at(i).as_str().to_string(),
+        kind: t.kind_at(i),
         phase: if phase == '\0' {
             String::new()
         } else {

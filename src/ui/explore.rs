@@ -100,7 +100,7 @@ fn row_view(state: AppState, r: EventRow) -> impl IntoView {
             <td class="num">{r.rank}</td>
             <td class="num">{num(r.start_ms)}</td>
             <td class="num">{num(r.dur_us)}</td>
-            <td>{r.kind.clone()}</td>
+            <td>{r.kind.as_str()}</td>
             <td class="num">{r.stream.map(|s| s.to_string()).unwrap_or_default()}</td>
             <td class="name" title=r.name.clone()>{r.name.clone()}</td>
             <td class="args" title=args.clone()>{args.clone()}</td>

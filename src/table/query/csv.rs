@@ -2,8 +2,6 @@
 
 use std::fmt::Write;
 
-use serde_json::Value;
-
 use super::*;
 
 /// The CSV of groups: a header naming the grouping, then one line per group.
@@ -76,11 +74,7 @@ pub fn export_csv_mapped(
     out.push_str("rank,row,ts_us,start_ms,dur_us,kind,phase,category,name,pid,tid,stream,device,correlation,external_id,args\n");
     for &h in hits.iter().take(keep) {
         let r = map_row(event_row(set, h, &firsts));
-        let args = if r.args.is_empty() {
-            String::new()
-        } else {
-            Value::Object(r.args).to_string()
-        };
+        let args = r.args.json_line();
         let _ = writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
