@@ -50,17 +50,21 @@ if [ "$E2E" = 1 ]; then
 step "trunk build --release -> dist/"
 trunk build --release --dist "$ROOT/dist"
 [ -f "$ROOT/dist/index.html" ] || { echo "[test] FAILED: dist/index.html missing" >&2; exit 1; }
-# The page and its worker together stay under 1,645,500 B gzip: the measured 1,629,195 (page 699,241, worker
-# 929,954: the binary codec of src/protocol/codec.rs with stop 41's views and diagnosis merged) + 1%. The goal is still 1,500,000
-# (README, Size; issue #31).
+# The page and its worker together stay under 1,500,000 B gzip (issue #31; README, Size): measured 1,488,982
+# (page 699,212, worker 789,770) with the Arrow IPC and Parquet writers moved to the exporter (157,914).
+# The exporter (the Arrow IPC and Parquet writers, a third wasm the worker fetches only for a Parquet or
+# Arrow download or the SQL tab's tables) is printed apart and not counted: the page never waits for it.
 WASM_GZIP=0
 for w in "$ROOT"/dist/*.wasm; do
   gz=$(gzip -9c "$w" | wc -c)
+  case "$(basename "$w")" in
+    exporter_bg.wasm) echo "[test] $(basename "$w"): $(stat -c %s "$w") bytes raw, $gz bytes gzip (fetched only when asked for; not in the budget)"; continue ;;
+  esac
   WASM_GZIP=$((WASM_GZIP + gz))
   echo "[test] $(basename "$w"): $(stat -c %s "$w") bytes raw, $gz bytes gzip"
 done
-echo "[test] wasm together: $WASM_GZIP bytes gzip (budget 1645500)"
-[ "$WASM_GZIP" -le 1645500 ] || { echo "[test] FAILED: the wasm is over the 1,645,500 B gzip budget" >&2; exit 1; }
+echo "[test] page and worker together: $WASM_GZIP bytes gzip (budget 1500000)"
+[ "$WASM_GZIP" -le 1500000 ] || { echo "[test] FAILED: the wasm is over the 1,500,000 B gzip budget" >&2; exit 1; }
 
 step "end-to-end tests (headless Chromium)"
 mkdir -p "$ROOT/test-output"

@@ -523,3 +523,73 @@ fn a_redacted_export_hashes_names_and_leaves_the_args_out() {
         "kernel", name
     )));
 }
+
+/// The page's route (the worker's plain columns through the wire format to the exporter worker, which
+/// writes the file: `plain_ranks`, `ToExporter`, `encode_plain`) writes the same bytes as the CLI's
+/// `export_bytes` for every format: on real traces (two of them as two ranks), redacted and not, and
+/// with every `args_*` column as text (the fallback's second encoding).
+#[test]
+fn the_exporter_workers_file_is_the_clis() {
+    use profile_model::export::{csv_bytes, encode_plain, plain_ranks, NameMap};
+    use profile_model::protocol::codec;
+    use profile_model::protocol::exporter::ToExporter;
+    use profile_model::report::redact::redact_kind_name;
+    let load = |name: &str| profile_model::table::load_path(&common::trace(name)).unwrap();
+    let one = TraceSet::single(load("hta__nccl_data.json.gz"));
+    let two = TraceSet::from_tables(vec![
+        load("hta__amd_mi250_minitoy_train.json.gz"),
+        load("hta__call_stack_backward_thread.json"),
+    ]);
+    for (what, set) in [("one rank", &one), ("two ranks", &two)] {
+        let all = export_schema(set, None).unwrap();
+        let schemas = [
+            all.clone(),
+            all.clone().redacted(NameMap(redact_kind_name)),
+            all.with_args_as_text(),
+        ];
+        for schema in &schemas {
+            // Through the wire: the ranks as the worker sends them, read as the exporter reads them.
+            let begin = codec::encode(&ToExporter::Begin {
+                encoding: profile_model::export::Encoding::Stream,
+                columns: schema.columns.clone(),
+            })
+            .unwrap();
+            let Ok(ToExporter::Begin { columns, .. }) = codec::decode(&begin) else {
+                panic!("{what}: Begin reads back");
+            };
+            let received = ExportSchema {
+                columns,
+                names: None,
+            };
+            let ranks: Vec<_> = plain_ranks(set, schema)
+                .map(|r| {
+                    let bytes = codec::encode(&ToExporter::Rank(r)).unwrap();
+                    match codec::decode(&bytes) {
+                        Ok(ToExporter::Rank(r)) => r,
+                        other => panic!("{what}: a rank reads back as {other:?}"),
+                    }
+                })
+                .collect();
+            assert_eq!(ranks.len(), set.ranks.len(), "{what}");
+            for format in [
+                ExportFormat::Parquet,
+                ExportFormat::Arrow,
+                ExportFormat::Csv,
+            ] {
+                let (cli, report) = export_bytes(set, schema, format).unwrap();
+                assert!(!report.args_as_text, "{what} {format}");
+                let page = encode_plain(
+                    &received,
+                    profile_model::export::Encoding::File(format),
+                    &ranks,
+                )
+                .unwrap();
+                assert!(page == cli, "{what} {format}: the exporter's file differs");
+            }
+            assert!(
+                csv_bytes(set, schema).unwrap()
+                    == export_bytes(set, schema, ExportFormat::Csv).unwrap().0
+            );
+        }
+    }
+}

@@ -207,3 +207,18 @@ fn the_args_the_examples_read_are_always_columns() {
         assert_eq!(copies, 1, "{column} once: {names:?}");
     }
 }
+
+/// The page's route (the worker's plain columns, written by the exporter worker as a stream) is the
+/// same stream as `events_stream`'s, byte for byte, on one rank and on two.
+#[test]
+fn the_exporter_workers_stream_is_events_stream() {
+    use profile_model::export::{encode_plain, plain_ranks, Encoding};
+    let mut b = TraceBuilder::new();
+    b.cpu_op("aten::add", 0.0, 5.0);
+    for set in [TraceSet::single(b.table("one.json")), two_ranks()] {
+        let schema = events_schema(&set);
+        let ranks: Vec<_> = plain_ranks(&set, &schema).collect();
+        let page = encode_plain(&schema, Encoding::Stream, &ranks).unwrap();
+        assert!(page == events_stream(&set).unwrap().0);
+    }
+}

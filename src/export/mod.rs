@@ -32,6 +32,7 @@
 
 mod columns;
 mod parquet;
+pub mod plain;
 mod schema;
 pub mod sql;
 mod writers;
@@ -40,6 +41,7 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
+pub use plain::{plain_rank, PlainValues};
 pub use schema::{ColumnType, ExportColumn, ExportSchema, NameMap, Source};
 use writers::WriteFailure;
 
@@ -264,6 +266,67 @@ pub fn export_to(
             typed: e.clone(),
             as_text: e,
         }),
+    }
+}
+
+/// The CSV export as bytes, written with nothing but the table's columns (no Parquet or Arrow
+/// writer: the page's worker writes CSV itself and leaves the other two to its exporter worker).
+pub fn csv_bytes(set: &TraceSet, schema: &ExportSchema) -> Result<Vec<u8>, ExportError> {
+    let mut out = Vec::new();
+    match writers::write_csv(set, schema, &mut out) {
+        Ok(()) => Ok(out),
+        Err(WriteFailure::Io(e)) => Err(ExportError::Io(e)),
+        Err(WriteFailure::Encode(e)) => Err(ExportError::Encode {
+            format: ExportFormat::Csv,
+            typed: e.clone(),
+            as_text: e,
+        }),
+    }
+}
+
+/// Each rank with rows as plain typed columns in `schema` (one rank at a time, ranks in order): what
+/// the page's worker sends its exporter worker, which writes the same file from them as
+/// [`export_bytes`] writes from the set.
+pub fn plain_ranks<'a>(
+    set: &'a TraceSet,
+    schema: &'a ExportSchema,
+) -> impl Iterator<Item = Vec<PlainValues>> + 'a {
+    set.ranks
+        .iter()
+        .filter(|r| !r.table.is_empty())
+        .map(move |r| plain_rank(schema, r))
+}
+
+/// What an exporter worker writes of plain columns: a file of the export, or an Arrow IPC stream
+/// (the SQL tab's tables, [`sql`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Encoding {
+    File(ExportFormat),
+    Stream,
+}
+
+/// A file of ranks' plain columns ([`plain_ranks`]) in `schema` (the exporter worker's side of the
+/// export and of the SQL tables: one encoding, the caller retries with every `args_*` column as text
+/// on an error).
+pub fn encode_plain(
+    schema: &ExportSchema,
+    encoding: Encoding,
+    ranks: &[Vec<PlainValues>],
+) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let chunks = writers::plain_chunks(ranks);
+    let written = match encoding {
+        Encoding::File(ExportFormat::Parquet) => parquet::write(schema, chunks, &mut out),
+        Encoding::File(ExportFormat::Arrow) => {
+            writers::write_arrow_chunks(schema, chunks, &mut out)
+        }
+        Encoding::File(ExportFormat::Csv) => writers::write_csv_chunks(schema, chunks, &mut out),
+        Encoding::Stream => sql::write_stream(schema, chunks, &mut out),
+    };
+    match written {
+        Ok(()) => Ok(out),
+        Err(WriteFailure::Encode(e)) => Err(e),
+        Err(WriteFailure::Io(e)) => Err(e.to_string()),
     }
 }
 

@@ -6,11 +6,13 @@ use std::collections::BTreeMap;
 use arrow2::array::Array;
 use arrow2::datatypes::{DataType, Field, Schema};
 
+use serde::{Deserialize, Serialize};
+
 use super::ExportError;
 use crate::table::{ArgColumn, ArgValues, EventKind, TraceSet, TraceTable};
 
 /// The type of an exported column (the arrow type; pandas reads them as int64, float64, bool, object).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ColumnType {
     Int64,
     Float64,
@@ -30,7 +32,7 @@ impl ColumnType {
 }
 
 /// Where an exported column's values come from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Source {
     Name,
     Cat,
@@ -50,7 +52,7 @@ pub enum Source {
 }
 
 /// One column of the export.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ExportColumn {
     /// `name`, `ts`, ..., `rank`, `args_<key>`.
     pub name: String,
@@ -224,7 +226,7 @@ fn dur_type(set: &TraceSet) -> ColumnType {
     let float = set.ranks.iter().any(|r| {
         let t = &r.table;
         (0..t.len()).any(|row| {
-            super::columns::written_dur_ns(t, row).is_some_and(|ns| ns % 1000 != 0)
+            super::plain::written_dur_ns(t, row).is_some_and(|ns| ns % 1000 != 0)
                 || t.sub_ns_at(row).is_some_and(|(_, dur)| dur.is_some())
         })
     });

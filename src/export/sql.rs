@@ -9,13 +9,15 @@
 //! Column names are made unique without regard to case (SQL names are case-insensitive, args keys are
 //! not: `args_External id` and `args_external id` may both exist); a later one gets `_2`, `_3`...
 
-use arrow2::array::{Array, PrimitiveArray, Utf8Array};
+use arrow2::array::Array;
 use arrow2::chunk::Chunk;
-use arrow2::datatypes::{DataType, Field, Schema};
 use arrow2::io::ipc::write::{StreamWriter, WriteOptions};
 
 use super::columns::rank_chunk;
+use super::plain::PlainValues;
 use super::schema::{ColumnType, ExportColumn, ExportSchema, Source};
+use super::writers::WriteFailure;
+use super::Encoding;
 use crate::table::TraceSet;
 
 fn column(name: &str, source: Source, ty: ColumnType) -> ExportColumn {
@@ -80,21 +82,40 @@ pub fn events_schema(set: &TraceSet) -> ExportSchema {
     schema
 }
 
+/// An Arrow IPC stream of `chunks` in `schema` (what DuckDB's `insertArrowFromIPCStream` reads).
+pub(super) fn write_stream(
+    schema: &ExportSchema,
+    chunks: impl Iterator<Item = Result<Chunk<Box<dyn Array>>, WriteFailure>>,
+    out: &mut Vec<u8>,
+) -> Result<(), WriteFailure> {
+    let mut writer = StreamWriter::new(out, WriteOptions { compression: None });
+    writer.start(&schema.arrow_schema(), None)?;
+    for chunk in chunks {
+        writer.write(&chunk?, None)?;
+    }
+    writer.finish()?;
+    Ok(())
+}
+
+fn failure_text(e: WriteFailure) -> String {
+    match e {
+        WriteFailure::Encode(e) => e,
+        WriteFailure::Io(e) => e.to_string(),
+    }
+}
+
 /// Every rank's events as one Arrow IPC stream (a record batch per rank with rows), and the row
 /// count; the args as strings when their types do not encode (the export's fallback).
 pub fn events_stream(set: &TraceSet) -> Result<(Vec<u8>, u64), String> {
     let schema = events_schema(set);
     let write = |schema: &ExportSchema| -> Result<Vec<u8>, String> {
         let mut out = Vec::new();
-        let mut writer = StreamWriter::new(&mut out, WriteOptions { compression: None });
-        writer
-            .start(&schema.arrow_schema(), None)
-            .map_err(|e| e.to_string())?;
-        for rank in set.ranks.iter().filter(|r| !r.table.is_empty()) {
-            let chunk = rank_chunk(schema, rank)?;
-            writer.write(&chunk, None).map_err(|e| e.to_string())?;
-        }
-        writer.finish().map_err(|e| e.to_string())?;
+        let chunks = set
+            .ranks
+            .iter()
+            .filter(|r| !r.table.is_empty())
+            .map(|r| rank_chunk(schema, r).map_err(WriteFailure::Encode));
+        write_stream(schema, chunks, &mut out).map_err(failure_text)?;
         Ok(out)
     };
     let bytes = write(&schema).or_else(|typed| {
@@ -114,30 +135,31 @@ pub struct IdleRow {
     pub cause: &'static str,
 }
 
-/// The `idle` table as an Arrow IPC stream: `rank` Int64, `ts` and `dur` Float64 µs (the events'
-/// unit), `cause` Utf8.
-pub fn idle_stream(rows: &[IdleRow]) -> Result<Vec<u8>, String> {
-    let schema = Schema::from(vec![
-        Field::new("rank", DataType::Int64, false),
-        Field::new("ts", DataType::Float64, false),
-        Field::new("dur", DataType::Float64, false),
-        Field::new("cause", DataType::Utf8, false),
-    ]);
-    let us = |ns: i64| ns as f64 / 1000.0;
-    let arrays: Vec<Box<dyn Array>> = vec![
-        PrimitiveArray::<i64>::from_vec(rows.iter().map(|r| r.rank).collect()).boxed(),
-        PrimitiveArray::<f64>::from_vec(rows.iter().map(|r| us(r.start_ns)).collect()).boxed(),
-        PrimitiveArray::<f64>::from_vec(rows.iter().map(|r| us(r.end_ns - r.start_ns)).collect())
-            .boxed(),
-        Utf8Array::<i32>::from_slice(rows.iter().map(|r| r.cause).collect::<Vec<_>>()).boxed(),
+/// The `idle` table's columns and values: `rank` Int64, `ts` and `dur` Float64 µs (the events'
+/// unit), `cause` Utf8 (what the page's worker sends its exporter).
+pub fn idle_table(rows: &[IdleRow]) -> (ExportSchema, Vec<PlainValues>) {
+    let schema = ExportSchema {
+        columns: vec![
+            column("rank", Source::Rank, ColumnType::Int64),
+            column("ts", Source::Ts, ColumnType::Float64),
+            column("dur", Source::Dur, ColumnType::Float64),
+            column("cause", Source::Kind, ColumnType::Utf8),
+        ],
+        names: None,
+    };
+    let us = |ns: i64| Some(ns as f64 / 1000.0);
+    let values = vec![
+        PlainValues::Int(rows.iter().map(|r| Some(r.rank)).collect()),
+        PlainValues::Float(rows.iter().map(|r| us(r.start_ns)).collect()),
+        PlainValues::Float(rows.iter().map(|r| us(r.end_ns - r.start_ns)).collect()),
+        PlainValues::Text(rows.iter().map(|r| Some(r.cause.to_string())).collect()),
     ];
-    let chunk = Chunk::try_new(arrays).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    let mut writer = StreamWriter::new(&mut out, WriteOptions { compression: None });
-    writer.start(&schema, None).map_err(|e| e.to_string())?;
-    if !rows.is_empty() {
-        writer.write(&chunk, None).map_err(|e| e.to_string())?;
-    }
-    writer.finish().map_err(|e| e.to_string())?;
-    Ok(out)
+    (schema, values)
+}
+
+/// The `idle` table as an Arrow IPC stream ([`idle_table`]: one batch, none when there are no rows).
+pub fn idle_stream(rows: &[IdleRow]) -> Result<Vec<u8>, String> {
+    let (schema, values) = idle_table(rows);
+    let batches: Vec<_> = (!rows.is_empty()).then_some(values).into_iter().collect();
+    super::encode_plain(&schema, Encoding::Stream, &batches)
 }

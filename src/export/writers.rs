@@ -7,7 +7,8 @@ use arrow2::array::{Array, BooleanArray, PrimitiveArray, Utf8Array};
 use arrow2::chunk::Chunk;
 use arrow2::datatypes::DataType;
 
-use super::columns::rank_chunk;
+use super::columns::{plain_chunk, rank_chunk};
+use super::plain::PlainValues;
 use super::schema::ExportSchema;
 use crate::table::float_text::float_text;
 use crate::table::TraceSet;
@@ -51,10 +52,28 @@ fn chunks<'a>(
         .map(|r| rank_chunk(schema, r).map_err(WriteFailure::Encode))
 }
 
-/// An Arrow IPC file (`ARROW1` magic; what pyarrow's `ipc.open_file` and Feather v2 read), uncompressed.
+/// Ranks' plain columns (what an exporter worker is sent), one chunk per rank.
+pub fn plain_chunks<'a>(
+    ranks: &'a [Vec<PlainValues>],
+) -> impl Iterator<Item = Result<Chunk<Box<dyn Array>>, WriteFailure>> + 'a {
+    ranks
+        .iter()
+        .map(|r| plain_chunk(r).map_err(WriteFailure::Encode))
+}
+
+/// An Arrow IPC file of `set` (see [`write_arrow_chunks`]).
 pub fn write_arrow(
     set: &TraceSet,
     schema: &ExportSchema,
+    out: &mut dyn Write,
+) -> Result<(), WriteFailure> {
+    write_arrow_chunks(schema, chunks(set, schema), out)
+}
+
+/// An Arrow IPC file (`ARROW1` magic; what pyarrow's `ipc.open_file` and Feather v2 read), uncompressed.
+pub fn write_arrow_chunks(
+    schema: &ExportSchema,
+    chunks: impl Iterator<Item = Result<Chunk<Box<dyn Array>>, WriteFailure>>,
     out: &mut dyn Write,
 ) -> Result<(), WriteFailure> {
     use arrow2::io::ipc::write::{FileWriter, WriteOptions};
@@ -64,7 +83,7 @@ pub fn write_arrow(
         None,
         WriteOptions { compression: None },
     )?;
-    for chunk in chunks(set, schema) {
+    for chunk in chunks {
         writer.write(&chunk?, None)?;
     }
     writer.finish()?;
@@ -129,6 +148,15 @@ pub fn write_csv(
     schema: &ExportSchema,
     out: &mut dyn Write,
 ) -> Result<(), WriteFailure> {
+    write_csv_chunks(schema, chunks(set, schema), out)
+}
+
+/// CSV of chunks (see [`write_csv`]).
+pub fn write_csv_chunks(
+    schema: &ExportSchema,
+    chunks: impl Iterator<Item = Result<Chunk<Box<dyn Array>>, WriteFailure>>,
+    out: &mut dyn Write,
+) -> Result<(), WriteFailure> {
     let mut line = String::new();
     for (i, c) in schema.columns.iter().enumerate() {
         if i > 0 {
@@ -138,7 +166,7 @@ pub fn write_csv(
     }
     line.push('\n');
     out.write_all(line.as_bytes())?;
-    for chunk in chunks(set, schema) {
+    for chunk in chunks {
         let chunk = chunk?;
         for row in 0..chunk.len() {
             line.clear();

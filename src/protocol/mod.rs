@@ -21,6 +21,7 @@ use crate::table::query::{EventPage, EventQuery};
 use crate::trace::Diagnostic;
 
 pub mod codec;
+pub mod exporter;
 pub mod shard;
 
 /// What the page asks of a load's split, and what a shard worker is told of its place.

@@ -5,8 +5,10 @@
 //! (JSON: format, part encoding, file name, row count, [`TraceMetadata`], diagnostics, the small `Vec`
 //! fields, each args column's key/type/mixed flag/length, and each part's length and checksum), then
 //! the parts, each a u64 LE length and its bytes: first the event columns (13 columns, one row per
-//! event), then one part per args column (`rows`, `values`). A part is an Arrow IPC file
-//! ([`table_to_ipc`], every target) or a Parquet file, snappy ([`table_to_parquet`], native only).
+//! event), then one part per args column (`rows`, `values`). A part is the columns in a plain binary
+//! layout (`store_plain.rs`, [`table_to_plain`], every target: what the page keeps, so that its worker
+//! has no Arrow IPC reader or writer), an Arrow IPC file ([`table_to_ipc`], native only) or a Parquet
+//! file, snappy ([`table_to_parquet`], native only: the CLI's cache).
 //!
 //! Every length is checked against the buffer before it is used (nothing is allocated from a length
 //! field) and each part's checksum (FNV-1a over 64-bit words) before arrow2 reads it, so a truncated,
@@ -28,7 +30,8 @@ use crate::trace::Diagnostics;
 
 /// The version of the stored layout; a buffer of another version is [`StoreError::Older`] or
 /// [`StoreError::Newer`].
-pub const STORE_FORMAT: u32 = 1;
+/// (2: the page's parts are plain columns, no longer Arrow IPC files.)
+pub const STORE_FORMAT: u32 = 2;
 
 const MAGIC: &[u8; 4] = b"PMTS";
 
@@ -77,6 +80,7 @@ fn corrupt(what: impl Into<String>) -> StoreError {
 enum PartEncoding {
     Ipc,
     Parquet,
+    Plain,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -403,14 +407,17 @@ fn encode(t: &TraceTable, encoding: PartEncoding) -> Result<Vec<u8>, StoreError>
     let mut bodies = Vec::with_capacity(parts.len());
     for (schema, chunk) in parts {
         let body = match encoding {
+            PartEncoding::Plain => plain::write(&chunk)?,
+            #[cfg(not(target_arch = "wasm32"))]
             PartEncoding::Ipc => ipc::write(schema, chunk)?,
             #[cfg(not(target_arch = "wasm32"))]
             PartEncoding::Parquet => parquet::write(schema, chunk)?,
             #[cfg(target_arch = "wasm32")]
-            PartEncoding::Parquet => {
-                return Err(StoreError::Encode(
-                    "Parquet parts are not built into the page".into(),
-                ))
+            PartEncoding::Ipc | PartEncoding::Parquet => {
+                let _ = schema;
+                return Err(StoreError::Encode(format!(
+                    "{encoding:?} parts are not built into the page"
+                )));
             }
         };
         header.parts.push(PartHeader {
@@ -519,12 +526,16 @@ fn decode(bytes: &[u8], expected: PartEncoding) -> Result<TraceTable, StoreError
             )));
         }
         let chunk = match expected {
+            PartEncoding::Plain => plain::read(body, &what)?,
+            #[cfg(not(target_arch = "wasm32"))]
             PartEncoding::Ipc => ipc::read(body, &what)?,
             #[cfg(not(target_arch = "wasm32"))]
             PartEncoding::Parquet => parquet::read(body, &what)?,
             #[cfg(target_arch = "wasm32")]
-            PartEncoding::Parquet => {
-                return Err(corrupt("Parquet parts are not built into the page"))
+            PartEncoding::Ipc | PartEncoding::Parquet => {
+                return Err(corrupt(format!(
+                    "{expected:?} parts are not built into the page"
+                )))
             }
         };
         chunks.push(chunk);
@@ -538,12 +549,24 @@ fn decode(bytes: &[u8], expected: PartEncoding) -> Result<TraceTable, StoreError
     assemble(header, chunks)
 }
 
-/// The table as a stored buffer whose parts are Arrow IPC files (every target; what the page keeps).
+/// The table as a stored buffer whose parts are plain columns (every target; what the page keeps).
+pub fn table_to_plain(t: &TraceTable) -> Result<Vec<u8>, StoreError> {
+    encode(t, PartEncoding::Plain)
+}
+
+/// The table back from [`table_to_plain`]'s bytes.
+pub fn table_from_plain(bytes: &[u8]) -> Result<TraceTable, StoreError> {
+    decode(bytes, PartEncoding::Plain)
+}
+
+/// The table as a stored buffer whose parts are Arrow IPC files (native only).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn table_to_ipc(t: &TraceTable) -> Result<Vec<u8>, StoreError> {
     encode(t, PartEncoding::Ipc)
 }
 
 /// The table back from [`table_to_ipc`]'s bytes.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn table_from_ipc(bytes: &[u8]) -> Result<TraceTable, StoreError> {
     decode(bytes, PartEncoding::Ipc)
 }
@@ -560,6 +583,10 @@ pub fn table_from_parquet(bytes: &[u8]) -> Result<TraceTable, StoreError> {
     decode(bytes, PartEncoding::Parquet)
 }
 
+#[path = "store_plain.rs"]
+mod plain;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod ipc {
     use super::{corrupt, StoreError};
     use arrow2::array::Array;

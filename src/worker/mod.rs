@@ -5,6 +5,10 @@
 //! worker's own reader worker ([`reader`]), which reads and inflates the files while this one parses.
 
 #[cfg(target_arch = "wasm32")]
+mod export_file;
+#[cfg(target_arch = "wasm32")]
+pub mod exporter;
+#[cfg(target_arch = "wasm32")]
 mod load;
 
 #[cfg(target_arch = "wasm32")]
@@ -289,7 +293,7 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
             format,
             columns,
             redact,
-        } => export_table(format, &columns, redact),
+        } => export_file::export_table(format, &columns, redact),
         ToWorker::Compare { baseline_files } => compare_runs(&baseline_files),
         ToWorker::Timeline {
             rank_index,
@@ -351,50 +355,6 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
                     |d| FromWorker::EventDetails(Box::new(d)),
                 )
         }),
-    }
-}
-
-/// The kept set's event table as a file (Parquet, Arrow IPC or CSV), posted with its bytes transferred.
-#[cfg(target_arch = "wasm32")]
-fn export_table(format: crate::export::ExportFormat, columns: &[String], redact: bool) {
-    use crate::export::{export_bytes, export_schema, file_name};
-    let made = LOADED.with(|l| match l.borrow().as_ref() {
-        None => Err("no trace is loaded in the worker; load the files again".to_string()),
-        Some(set) => {
-            let chosen = (!columns.is_empty()).then_some(columns);
-            export_schema(set, chosen)
-                .map(|schema| {
-                    if redact {
-                        schema.redacted(crate::export::NameMap(
-                            crate::report::redact::redact_kind_name,
-                        ))
-                    } else {
-                        schema
-                    }
-                })
-                .and_then(|schema| export_bytes(set, &schema, format))
-                .map(|(bytes, _)| {
-                    let name = file_name(set, format);
-                    let name = if redact {
-                        crate::report::redact::redact_file_name(&name)
-                    } else {
-                        name
-                    };
-                    (bytes, name)
-                })
-                .map_err(|e| format!("could not export the table: {e}"))
-        }
-    });
-    match made {
-        Ok((bytes, file_name)) => post_bytes(
-            &FromWorker::DownloadBytes {
-                file_name,
-                mime: format.mime().into(),
-                bytes: bytes.len() as u64,
-            },
-            &bytes,
-        ),
-        Err(message) => post(&FromWorker::Error { message }),
     }
 }
 

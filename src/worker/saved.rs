@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use super::load::{forget_set, keep_set};
 use super::{post, post_with_buffers, LOADED};
 use crate::protocol::FromWorker;
-use crate::table::store::{table_from_ipc, table_to_ipc, STORE_FORMAT};
+use crate::table::store::{table_from_plain, table_to_plain, STORE_FORMAT};
 use crate::table::TraceSet;
 
 /// Posts `[json(Tables), ArrayBuffer per rank]`, the buffers transferred to the page.
@@ -16,7 +16,7 @@ pub fn store_tables() {
         Some(set) => set
             .ranks
             .iter()
-            .map(|r| table_to_ipc(&r.table).map_err(|e| e.to_string()))
+            .map(|r| table_to_plain(&r.table).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>(),
     });
     let tables = match made {
@@ -47,7 +47,7 @@ pub fn restore(buffers: Vec<JsValue>) {
     for b in &buffers {
         let t0 = js_sys::Date::now();
         let bytes = js_sys::Uint8Array::new(b).to_vec();
-        match table_from_ipc(&bytes) {
+        match table_from_plain(&bytes) {
             Ok(t) => {
                 times.push((t.file.clone(), js_sys::Date::now() - t0));
                 tables.push(t);
