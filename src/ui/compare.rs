@@ -7,7 +7,7 @@ use web_sys::File;
 use super::AppState;
 use crate::report::compare::{Comparison, Delta, NamedDelta, Presence, StepSpread};
 use crate::report::compare_text::{to_csv, CompareTable};
-use crate::report::wording::short_name;
+use crate::report::wording::short_names;
 
 /// Rows of a long table drawn before "N more (in the CSV)".
 const MAX_ROWS: usize = 100;
@@ -465,11 +465,15 @@ fn NamedTable(
         "calls, baseline".into(),
         "calls, candidate".into(),
     ];
+    // Short names, told apart where two would read the same (template arguments, then more).
+    let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+    let shown = short_names(&names);
     let rows: Vec<Row> = rows
         .iter()
-        .map(|(name, d)| Row {
+        .zip(shown)
+        .map(|((name, d), shown_name)| Row {
             name: name.clone(),
-            shown_name: short_name(name),
+            shown_name,
             tag: match d.presence {
                 Presence::Both => "",
                 Presence::Added => " (new)",
