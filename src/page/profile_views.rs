@@ -436,9 +436,10 @@ fn kernels_table(k: &KernelsResult, rank: i64) -> Table {
                 f("kernel-min-us", r.min_us, Unit::Micros),
                 f("kernel-max-us", r.max_us, Unit::Micros),
                 opt("kernel-blocks-per-sm", r.blocks_per_sm, Unit::Count),
+                // A kernel that ran had some occupancy: Kineto's 0 is an estimate it could not make.
                 opt(
                     "kernel-occupancy-pct",
-                    r.est_achieved_occupancy_pct,
+                    r.est_achieved_occupancy_pct.filter(|&p| p > 0.0),
                     Unit::Pct,
                 ),
             ]
