@@ -246,3 +246,67 @@ fn the_memory_charts_hover_reads_the_curve_as_the_last_event_left_it() {
         }
     }
 }
+
+#[test]
+fn a_views_rows_show_their_events_on_the_views_rank() {
+    use profile_model::page::analyses_view::Part;
+    use profile_model::table::EventKind;
+    let table = load_path(&common::traces_dir().join("hta__df_index_resolver.json.gz")).unwrap();
+    // The rank number a view is of (here 7, as a rank of a set would be).
+    let v = RankViews::of(7, &table);
+    for (id, kind) in [
+        (ViewId::Kernels, EventKind::Kernel),
+        (ViewId::Operators, EventKind::CpuOp),
+        (ViewId::Overview, EventKind::Kernel),
+    ] {
+        let model = view(id, &v, false);
+        let tables: Vec<_> = model
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                ViewPart::Part(Part::Table(t)) if t.locate.is_some() => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            !tables.is_empty(),
+            "{id:?}: a table whose rows show their events"
+        );
+        for t in tables {
+            let by = t.locate.unwrap();
+            let query = by.query("some name");
+            assert_eq!(query.ranks, vec![7], "{id:?}: on the view's rank");
+            assert_eq!(query.names, vec!["some name".to_string()]);
+            assert!(query.kinds.contains(&kind), "{id:?}: {:?}", query.kinds);
+        }
+    }
+}
+
+#[test]
+fn an_occupancy_of_zero_is_unknown_not_a_figure() {
+    // Kineto writes 0 when it could not estimate a kernel's occupancy: a kernel that ran had some.
+    let v = views("hta__nccl_data.json.gz");
+    let zero: Vec<&str> = v
+        .kernels
+        .rows
+        .iter()
+        .filter(|r| r.est_achieved_occupancy_pct == Some(0.0))
+        .map(|r| r.name.as_str())
+        .collect();
+    assert!(!zero.is_empty(), "the trace has kernels Kineto gave 0 %");
+    let model = view(ViewId::Kernels, &v, false);
+    for f in model.figures() {
+        if f.metric == "kernel-occupancy-pct" {
+            assert!(f.value > 0.0, "{:?}: {}", f.context, f.value);
+            let name = context(f, "name").unwrap();
+            assert!(!zero.contains(&name), "{name}");
+        }
+    }
+    assert!(
+        model
+            .figures()
+            .iter()
+            .any(|f| f.metric == "kernel-occupancy-pct"),
+        "the known occupancies are shown"
+    );
+}

@@ -274,7 +274,7 @@ fn overview(v: &RankViews) -> View {
     parts.push(ViewPart::Part(Part::Heading("Kernel time by type".into())));
     parts.push(ViewPart::Part(Part::Bar(kernel_type_split(k))));
     parts.push(ViewPart::Part(Part::Heading("Top kernels".into())));
-    let mut top = kernels_table(k);
+    let mut top = kernels_table(k, v.rank);
     top.rows.truncate(10);
     parts.push(ViewPart::Part(Part::Table(top)));
     View {
@@ -307,7 +307,7 @@ fn kernel_type_split(k: &KernelsResult) -> Vec<BarPart> {
     .collect()
 }
 
-fn operators_table(o: &OperatorsResult) -> Table {
+fn operators_table(o: &OperatorsResult, rank: i64) -> Table {
     let rows = o
         .rows
         .iter()
@@ -347,7 +347,7 @@ fn operators_table(o: &OperatorsResult) -> Table {
         ],
         rows,
     )
-    .locating(0, super::analyses_view::CPU_OPS)
+    .locating(0, super::analyses_view::CPU_OPS, Some(rank))
 }
 
 fn op_details(o: &OperatorsResult) -> Vec<OpDetail> {
@@ -397,7 +397,7 @@ pub fn operators_view(v: &RankViews, by_shape: bool) -> View {
             "Device time of an operator: the kernels, copies and sets its runtime calls launched; self for the innermost operator, total for it and every operator above. {} of device time was launched outside any operator.",
             Unit::Micros.show(o.device_time_outside_ops_us)
         ))));
-        parts.push(ViewPart::Part(Part::Table(operators_table(o))));
+        parts.push(ViewPart::Part(Part::Table(operators_table(o, v.rank))));
         parts.push(ViewPart::Ops(op_details(o)));
     }
     View {
@@ -406,7 +406,7 @@ pub fn operators_view(v: &RankViews, by_shape: bool) -> View {
     }
 }
 
-fn kernels_table(k: &KernelsResult) -> Table {
+fn kernels_table(k: &KernelsResult, rank: i64) -> Table {
     let rows = k
         .rows
         .iter()
@@ -436,9 +436,10 @@ fn kernels_table(k: &KernelsResult) -> Table {
                 f("kernel-min-us", r.min_us, Unit::Micros),
                 f("kernel-max-us", r.max_us, Unit::Micros),
                 opt("kernel-blocks-per-sm", r.blocks_per_sm, Unit::Count),
+                // A kernel that ran had some occupancy: Kineto's 0 is an estimate it could not make.
                 opt(
                     "kernel-occupancy-pct",
-                    r.est_achieved_occupancy_pct,
+                    r.est_achieved_occupancy_pct.filter(|&p| p > 0.0),
                     Unit::Pct,
                 ),
             ]
@@ -464,7 +465,7 @@ fn kernels_table(k: &KernelsResult) -> Table {
         ],
         rows,
     )
-    .locating(0, super::analyses_view::DEVICE_EVENTS)
+    .locating(0, super::analyses_view::DEVICE_EVENTS, Some(rank))
 }
 
 fn kernels_view(v: &RankViews) -> View {
@@ -478,7 +479,7 @@ fn kernels_view(v: &RankViews) -> View {
                 "The trace carries no launch configuration (grid, block, occupancy): CUDA traces from PyTorch 1.9 on do.".into(),
             )));
         }
-        parts.push(ViewPart::Part(Part::Table(kernels_table(k))));
+        parts.push(ViewPart::Part(Part::Table(kernels_table(k, v.rank))));
     }
     View {
         id: ViewId::Kernels,

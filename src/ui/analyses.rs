@@ -245,9 +245,20 @@ fn LocatedName(name: String, query: EventQuery, on_locate: Callback<EventQuery>)
         <td class="name located" title=title>
             <button type="button" class="link locate" title="Show on timeline (the longest of these events)"
                 aria-label="Show on timeline" data-locate=name.clone()
-                on:click=move |_| on_locate.run(query.clone())>"⌖"</button>
-            {name}
+                on:click=move |_| on_locate.run(query.clone())><LocateIcon/></button>
+            <span class="name-text">{name}</span>
         </td>
+    }
+}
+
+/// The "Show on timeline" mark: a crosshair drawn in SVG (no font needs to hold a glyph for it).
+#[component]
+pub(crate) fn LocateIcon() -> impl IntoView {
+    view! {
+        <svg class="locate-icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
+            <circle cx="8" cy="8" r="5" fill="none" stroke="currentColor" stroke-width="1.6"></circle>
+            <path d="M8 0v5M8 11v5M0 8h5M11 8h5" stroke="currentColor" stroke-width="1.6"></path>
+        </svg>
     }
 }
 
@@ -262,7 +273,7 @@ fn CellView(cell: Cell) -> impl IntoView {
                 name
             };
             let title = shown.clone();
-            view! { <td class="name" title=title>{shown}</td> }.into_any()
+            view! { <td class="name" title=title><span class="name-text">{shown}</span></td> }.into_any()
         }
         Cell::Number(t) => view! { <td class="num">{t}</td> }.into_any(),
         Cell::Figure(f) => {

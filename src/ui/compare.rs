@@ -7,7 +7,7 @@ use web_sys::File;
 use super::AppState;
 use crate::report::compare::{Comparison, Delta, NamedDelta, Presence, StepSpread};
 use crate::report::compare_text::{to_csv, CompareTable};
-use crate::report::wording::short_name;
+use crate::report::wording::short_names;
 
 /// Rows of a long table drawn before "N more (in the CSV)".
 const MAX_ROWS: usize = 100;
@@ -325,7 +325,9 @@ fn SortableTable(
         let mut r = rows.get_value();
         crate::sort::sort_by(&mut r, |a, b| {
             let o = if col == 0 {
-                a.name.cmp(&b.name)
+                // By the name shown, as a reader sees it (the full name breaks ties).
+                let key = |x: &Row| x.shown_name.to_lowercase();
+                key(a).cmp(&key(b)).then_with(|| a.name.cmp(&b.name))
             } else {
                 let key = |x: &Row| {
                     let v = x
@@ -353,14 +355,24 @@ fn SortableTable(
     };
     let header = move |(i, h): (usize, String)| {
         let numeric = i > 0;
-        let mark = move || match sort.get() {
-            (c, true) if c == i => " ▼",
-            (c, false) if c == i => " ▲",
+        let aria = move || match sort.get() {
+            (c, true) if c == i => "descending",
+            (c, false) if c == i => "ascending",
+            _ => "none",
+        };
+        let mark = move || match aria() {
+            "descending" => "▼",
+            "ascending" => "▲",
             _ => "",
         };
+        // The change column sorts by the size of the change, either way.
+        let title = (i == 3).then_some("Sorted by the size of the change");
         view! {
-            <th class:num=numeric data-col=i on:click=move |_| sort.update(|s| *s = if s.0 == i { (i, !s.1) } else { (i, i > 0) })>
-                {h}{mark}
+            <th class:num=numeric data-col=i aria-sort=aria title=title>
+                <button type="button" class="sort"
+                    on:click=move |_| sort.update(|s| *s = if s.0 == i { (i, !s.1) } else { (i, i > 0) })>
+                    {h}<span class="sort-mark" aria-hidden="true">{mark}</span>
+                </button>
             </th>
         }
     };
@@ -381,7 +393,7 @@ fn SortableTable(
                         }).collect_view();
                         let row = view! {
                             <tr>
-                                <td class="name" title=r.name.clone()>{r.shown_name.clone()}<span class="muted">{r.tag}</span></td>
+                                <td class="name" title=r.name.clone()><span class="name-text">{r.shown_name.clone()}<span class="muted">{r.tag}</span></span></td>
                                 {cells}
                             </tr>
                         };
@@ -453,11 +465,15 @@ fn NamedTable(
         "calls, baseline".into(),
         "calls, candidate".into(),
     ];
+    // Short names, told apart where two would read the same (template arguments, then more).
+    let names: Vec<&str> = rows.iter().map(|(n, _)| n.as_str()).collect();
+    let shown = short_names(&names);
     let rows: Vec<Row> = rows
         .iter()
-        .map(|(name, d)| Row {
+        .zip(shown)
+        .map(|((name, d), shown_name)| Row {
             name: name.clone(),
-            shown_name: short_name(name),
+            shown_name,
             tag: match d.presence {
                 Presence::Both => "",
                 Presence::Added => " (new)",

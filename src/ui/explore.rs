@@ -87,7 +87,7 @@ fn show_button(state: AppState, r: &EventRow) -> Option<impl IntoView> {
     let dur_us = r.dur_us.unwrap_or(0.0);
     Some(view! {
         <button type="button" class="link locate" title="Show on timeline" aria-label="Show on timeline"
-            on:click=move |_| super::apply(state, |p| p.show_event(rank, row, ts_us, dur_us))>"⌖"</button>
+            on:click=move |_| super::apply(state, |p| p.show_event(rank, row, ts_us, dur_us))><super::analyses::LocateIcon/></button>
     })
 }
 

@@ -61,7 +61,8 @@ pub(super) fn draw(
     draw_hits(&cx, &extra.hits, vp, w, css_h);
 }
 
-/// The search's hits: a band over the lanes and a mark on the axis each, the current one stronger.
+/// The search's hits: a band over the lanes and a mark on the axis each, the current one stronger
+/// and drawn last (hits that share its pixels never cover it).
 pub(super) fn draw_hits(
     cx: &CanvasRenderingContext2d,
     hits: &[(SearchHit, bool)],
@@ -69,7 +70,9 @@ pub(super) fn draw_hits(
     w: f64,
     h: f64,
 ) {
-    for (hit, current) in hits {
+    let others = hits.iter().filter(|(_, current)| !current);
+    let current = hits.iter().filter(|(_, current)| *current);
+    for (hit, current) in others.chain(current) {
         let x0 = GUTTER_PX + vp.x_of(hit.start_ns as f64, w).max(0.0);
         let x1 = (GUTTER_PX + vp.x_of(hit.end_ns as f64, w).min(w)).max(x0 + 2.0);
         let (band, mark) = if *current {

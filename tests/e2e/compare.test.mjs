@@ -39,10 +39,12 @@ test('compare two runs: the headline and the figures equal the CLI\'s diff', asy
   const first = page.locator('#compare tr[data-metric="compare-kernel-change"]').first();
   assert.equal(await first.getAttribute('data-name'), name);
   near(await first.getAttribute('data-value'), top.time.change, 'top kernel change');
-  // A click on the name header sorts by name.
-  await page.locator('#compare table[data-table="compare-kernel-change"] th[data-col="0"]').click();
-  const names = await page.locator('#compare tr[data-metric="compare-kernel-change"]').evaluateAll(
-    (trs) => trs.map((tr) => tr.getAttribute('data-name')));
+  // A click on the name header sorts by the name shown (A to Z, any case); aria-sort says so.
+  const nameHeader = page.locator('#compare table[data-table="compare-kernel-change"] th[data-col="0"]');
+  await nameHeader.locator('button').click();
+  assert.equal(await nameHeader.getAttribute('aria-sort'), 'ascending');
+  const names = await page.locator('#compare tr[data-metric="compare-kernel-change"] td.name .name-text').evaluateAll(
+    (spans) => spans.map((s) => s.firstChild.textContent.toLowerCase()));
   assert.deepEqual(names, [...names].sort(), 'sorted by name');
   // Counts as counts, units on every figure column, findings named in words.
   const calls = await page.locator('#compare table[data-table="compare-kernel-change"] tbody tr').first()

@@ -70,6 +70,28 @@ test('a picked step range re-runs the diagnosis and the views on those steps', a
   const shownSteps = await page.locator('#views [data-metric="step-total-us"][data-step]:not([data-step="average"])')
     .evaluateAll((els) => [...new Set(els.map((e) => Number(e.getAttribute('data-step'))))]);
   assert.deepEqual(shownSteps.sort((x, y) => x - y), [first, last], 'the view shows the picked steps only');
+  // The operators and GPU kernels views too: every row's calls and device time are the CLI's over
+  // the picked steps (`ops --steps`, `kernels --steps`), not over the automatic window.
+  const steps2 = `${first}..${last}`;
+  const ops = cliJson(['ops', '--json', '--steps', steps2, SAMPLE])[0].result.rows;
+  const opsAuto = cliJson(['ops', '--json', SAMPLE])[0].result.rows;
+  assert.notEqual(ops[0].calls, opsAuto[0].calls, 'the picked steps hold another number of calls');
+  await openTab(page, 'operators');
+  await page.waitForSelector('#views[data-view="operators"][data-state="ready"]', { timeout: 120_000 });
+  for (const op of ops.slice(0, 5)) {
+    const at = (m) => page.locator(`#views [data-metric="${m}"][data-name="${op.name}"]`).first().getAttribute('data-value');
+    near(await at('op-calls'), op.calls, `${op.name} calls over steps ${steps2}`);
+    near(await at('op-device-total-us'), op.device_total_us, `${op.name} device total over steps ${steps2}`);
+  }
+  const kernels = cliJson(['kernels', '--json', '--steps', steps2, SAMPLE])[0].result.rows;
+  await openTab(page, 'kernels');
+  await page.waitForSelector('#views[data-view="kernels"][data-state="ready"]', { timeout: 120_000 });
+  for (const k of kernels.slice(0, 5)) {
+    const at = (m) => page.locator(`#views [data-metric="${m}"][data-name="${k.name}"]`).first().getAttribute('data-value');
+    near(await at('kernel-calls'), k.calls, `${k.name} calls over steps ${steps2}`);
+    near(await at('kernel-total-us'), k.total_us, `${k.name} total over steps ${steps2}`);
+  }
+  await page.screenshot({ path: screenshotPath('step-picker-kernels'), fullPage: false });
 
   // A range the trace lacks: said beside the picker, nothing changes.
   await openTab(page, 'report');

@@ -129,6 +129,33 @@ test('the search box finds events by name, counts them and steps through them', 
   const start = Number(await shown.getAttribute('data-visible-start-us'));
   const end = Number(await shown.getAttribute('data-visible-end-us'));
   assert.ok(start <= firstTs && firstTs <= end, `the timeline shows it: ${firstTs} in ${start}-${end}`);
+  // The hits are highlighted on the canvas: a mark on the axis band (22 px high, the mark its last 6
+  // px) over each hit, the current one orange (#ff8c00), over the event's own x.
+  const marks = await page.evaluate(([from, to, ts, dur]) => {
+    const c = document.querySelector('#timeline');
+    const ratio = c.width / c.clientWidth;
+    const y = Math.round((22 - 3) * ratio);
+    const px = c.getContext('2d').getImageData(0, y, c.width, 1).data;
+    const at = (r, g, b) => {
+      const xs = [];
+      for (let x = 0; x < c.width; x += 1) {
+        const i = x * 4;
+        if (Math.abs(px[i] - r) <= 8 && Math.abs(px[i + 1] - g) <= 8 && Math.abs(px[i + 2] - b) <= 8) xs.push(x / ratio);
+      }
+      return xs;
+    };
+    const gutter = 170;
+    const w = c.clientWidth - gutter;
+    const x0 = gutter + ((ts - from) / (to - from)) * w;
+    const x1 = gutter + ((ts + dur - from) / (to - from)) * w;
+    return { current: at(255, 140, 0), others: at(230, 184, 0), x0, x1 };
+  }, [start, end, Number(await page.locator('#event-details [data-metric="event-start-us"]').getAttribute('data-value')),
+    Number(await page.locator('#event-details [data-metric="event-dur-us"]').getAttribute('data-value'))]);
+  assert.ok(marks.current.length > 0, 'the current hit is marked');
+  assert.ok(marks.current.some((x) => x >= marks.x0 - 2 && x <= Math.max(marks.x1, marks.x0 + 2) + 2),
+    `the mark is over the event (${marks.x0}-${marks.x1}): ${marks.current.slice(0, 5)}`);
+  const visibleHits = timed.filter((r) => r.ts_us + r.dur_us >= start && r.ts_us <= end).length;
+  if (visibleHits > 1) assert.ok(marks.others.length > 0, `the other ${visibleHits - 1} hits in view are marked`);
   const firstRow = await page.locator('#event-details').getAttribute('data-row');
   await page.press('#timeline-search', 'Enter');
   await page.waitForSelector('#timeline-search-count[data-current="2"]', { timeout: 10_000 });

@@ -153,7 +153,7 @@ fn kernel_table(kernels: &[KernelStats], scope: &str) -> Table {
         ],
         rows,
     )
-    .locating(0, super::DEVICE_EVENTS)
+    .locating(0, super::DEVICE_EVENTS, scope.parse().ok())
 }
 
 pub fn temporal(rows: &[TemporalBreakdown], ctx: &Ctx) -> Block {

@@ -134,11 +134,13 @@ pub struct Table {
 }
 
 /// Which column of a table names events, and of what kind: its rows open the longest such event
-/// on the timeline.
+/// on the timeline (of the table's rank when its figures are one rank's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocateBy {
     pub column: usize,
     pub kinds: &'static [crate::table::EventKind],
+    /// The rank whose figures the table shows (None: every rank's).
+    pub rank: Option<i64>,
 }
 
 /// What a device-time table's names stand for: kernels, copies and sets.
@@ -151,11 +153,12 @@ pub const DEVICE_EVENTS: &[crate::table::EventKind] = &[
 pub const CPU_OPS: &[crate::table::EventKind] = &[crate::table::EventKind::CpuOp];
 
 impl LocateBy {
-    /// The events a row's `name` stands for.
+    /// The events a row's `name` stands for (on the table's rank, when it has one).
     pub fn query(self, name: &str) -> crate::table::query::EventQuery {
         crate::table::query::EventQuery {
             names: vec![name.to_string()],
             kinds: self.kinds.to_vec(),
+            ranks: self.rank.into_iter().collect(),
             ..Default::default()
         }
     }
@@ -173,10 +176,20 @@ impl Table {
         }
     }
 
-    /// The table whose `column` names events of `kinds`, each row able to show its event.
-    pub fn locating(self, column: usize, kinds: &'static [crate::table::EventKind]) -> Table {
+    /// The table whose `column` names events of `kinds` (of `rank`, when its figures are that
+    /// rank's), each row able to show its event.
+    pub fn locating(
+        self,
+        column: usize,
+        kinds: &'static [crate::table::EventKind],
+        rank: Option<i64>,
+    ) -> Table {
         Table {
-            locate: Some(LocateBy { column, kinds }),
+            locate: Some(LocateBy {
+                column,
+                kinds,
+                rank,
+            }),
             ..self
         }
     }

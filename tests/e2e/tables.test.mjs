@@ -1,0 +1,405 @@
+// The tables in the built page (issue 33): name columns wide enough for a kernel name at 1440×900
+// with no table clipped; every table sorts by its headers (each order checked against the values
+// sorted here, independently); Explore's groups equal the CLI's events grouped here; "Show on
+// timeline" from Explore, GPU kernels and Operators rows opens the timeline at that rank and time
+// with the event selected. Screenshots go to test-output/tables-*.png.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { useBrowser, openPage, openTab, cliJson, screenshotPath, trace, ROOT } from './harness.mjs';
+
+const env = useBrowser();
+
+const NAME = 'hta__nccl_data.json.gz';
+const SAMPLE = path.join(ROOT, 'samples');
+const VERDICT = '#verdict[data-state="ready"]';
+const WIDTH = 1440;
+
+async function load(page, name = NAME) {
+  await page.setInputFiles('#file-input', trace(name));
+  await page.waitForSelector(VERDICT, { timeout: 120_000 });
+}
+
+async function openView(page, id) {
+  await openTab(page, id);
+  await page.waitForSelector(`#views[data-view="${id}"][data-state="ready"]`, { timeout: 120_000 });
+}
+
+async function openAnalyses(page) {
+  await openTab(page, 'analyses');
+  await page.waitForSelector('#deeper[data-state="ready"]', { timeout: 60_000 });
+  await page.evaluate(() => document.querySelectorAll('#deeper details').forEach((d) => { d.open = true; }));
+}
+
+/** Loads the baseline run, then compares it with the candidate picked afterwards. */
+async function compareRuns(page) {
+  await page.setInputFiles('#file-input', trace('hta__trace_compare_base.json.gz'));
+  await page.waitForSelector('#trace-header:has-text("compare_base")', { timeout: 120_000 });
+  await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000, state: 'attached' });
+  await page.setInputFiles('#compare-with', trace('hta__trace_compare_test.json.gz'));
+  await page.waitForSelector('#compare[data-state="ready"]', { timeout: 120_000 });
+  await openTab(page, 'compare');
+}
+
+/** The visible tables under `scope`: each wrapper's overflow and its first name cell's width and title. */
+function tableFit(page, scope) {
+  return page.evaluate((sel) => {
+    const shown = (e) => e.getClientRects().length > 0 && !e.closest('[hidden]');
+    return [...document.querySelectorAll(`${sel} table`)].filter(shown).map((t) => {
+      const wrap = t.closest('.table-wrap, .table-scroll') || t.parentElement;
+      const name = t.querySelector('tbody td.name');
+      return {
+        where: t.closest('[id]')?.id,
+        over: wrap.scrollWidth - wrap.clientWidth,
+        nameWidth: name ? name.getBoundingClientRect().width : null,
+        first: name ? name.parentElement.firstElementChild === name : false,
+        title: name?.getAttribute('title') ?? null,
+        text: name?.textContent.trim() ?? null,
+      };
+    });
+  }, scope);
+}
+
+test('at 1440×900 the kernels, operators, explore, analyses and comparison tables fit and give names a fifth of the screen', async () => {
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setViewportSize({ width: WIDTH, height: 900 });
+  await load(page);
+  const min = 0.2 * WIDTH - 1;
+  const check = async (scope, what, { firstNameAtLeast = min } = {}) => {
+    const tables = await tableFit(page, scope);
+    assert.ok(tables.length > 0, `${what}: tables shown`);
+    for (const t of tables) {
+      assert.ok(t.over <= 1, `${what} (${t.where}): the table is clipped by ${t.over} px`);
+      if (t.nameWidth === null) continue;
+      // The title holds the whole name: the name shown (a comparison shows a short form, tagged
+      // "(new)" or "(gone)") is part of it.
+      const shownName = t.text.replace(/ \((new|gone)\)$/, '');
+      assert.ok(t.title && t.title.includes(shownName),
+        `${what}: the name's title holds it whole (title "${t.title}", shown "${t.text}")`);
+      if (t.first) assert.ok(t.nameWidth >= firstNameAtLeast, `${what} (${t.where}): the name column is ${t.nameWidth} px (≥ ${firstNameAtLeast})`);
+    }
+  };
+  await openView(page, 'kernels');
+  await check('#views', 'GPU kernels');
+  // The longest kernel name is shown over two lines and whole in its title.
+  const longest = await page.locator('#views td.name.located').evaluateAll((tds) => tds
+    .map((td) => ({ title: td.title, lines: Math.round(td.querySelector('.name-text').getBoundingClientRect().height / 14) }))
+    .sort((a, b) => b.title.length - a.title.length)[0]);
+  assert.ok(longest.title.length > 40 && longest.lines >= 2, `a long name runs over two lines: ${JSON.stringify(longest)}`);
+  await page.screenshot({ path: screenshotPath('tables-kernels-1440') });
+  await openView(page, 'operators');
+  await check('#views', 'Operators');
+  await page.screenshot({ path: screenshotPath('tables-operators-1440') });
+  await openTab(page, 'explore');
+  await page.waitForSelector('#explore-table', { timeout: 60_000 });
+  const explore = await tableFit(page, '#explore');
+  assert.ok(explore[0].over <= 1, `Explore is clipped by ${explore[0].over} px`);
+  const nameCol = await page.locator('#explore-table tbody tr td.name').first().evaluate((td) => td.getBoundingClientRect().width);
+  assert.ok(nameCol >= min, `Explore's name column is ${nameCol} px`);
+  await page.screenshot({ path: screenshotPath('tables-explore-1440') });
+  await openAnalyses(page);
+  await check('#deeper', 'Analyses');
+  await compareRuns(page);
+  await check('#compare', 'Comparison');
+  await page.locator('#compare table[data-table="compare-kernel-change"]').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath('tables-compare-1440') });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+/** Per column of a FigureTable or a comparison table: a cell's sort key as the page shows it. */
+function cellKeys(table, col, kind) {
+  return table.locator('tbody tr').evaluateAll((trs, [c, k]) => trs.map((tr) => {
+    const td = tr.children[c];
+    if (!td) return null;
+    const text = td.textContent.trim();
+    const lead = (t) => {
+      const m = t.replace(/,/g, '').match(/^[-+]?\d+(\.\d+)?([eE][-+]?\d+)?/);
+      return m ? Number(m[0]) : null;
+    };
+    if (k === 'compare') {
+      if (c === 0) return td.querySelector('.name-text').firstChild.textContent.toLowerCase();
+      const v = lead(text);
+      if (v === null) return -Infinity;
+      return c === 3 ? Math.abs(v) : v;
+    }
+    if (td.dataset.value !== undefined) {
+      const v = Number(td.dataset.value);
+      return Number.isFinite(v) ? v : null;
+    }
+    if (td.classList.contains('unknown') || text === '' || text === '(unnamed)') return null;
+    if (td.classList.contains('pattern')) return td.querySelector('li')?.textContent.toLowerCase() ?? null;
+    if (td.classList.contains('num')) return lead(text) ?? text.toLowerCase();
+    return text.toLowerCase();
+  }), [col, kind]);
+}
+
+/** Ascending order of two keys: numbers before text, missing (null) last either way. */
+function inOrder(keys, dir) {
+  const sign = dir === 'ascending' ? 1 : -1;
+  const cmp = (a, b) => {
+    if (a === null || b === null) return (a === null) - (b === null);
+    if (typeof a !== typeof b) return typeof a === 'number' ? -1 : 1;
+    return sign * (a < b ? -1 : a > b ? 1 : 0);
+  };
+  return [...keys].sort(cmp);
+}
+
+/** Clicks every header of `table` twice and checks the rows' order after each click. */
+async function sortsByEveryHeader(table, what, kind = 'figures') {
+  const heads = await table.locator('thead th[data-col]').count();
+  const original = (await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent))).sort();
+  assert.ok(heads > 0 && original.length > 0, `${what}: headers and rows`);
+  let checked = 0;
+  for (let c = 0; c < heads; c += 1) {
+    const th = table.locator(`thead th[data-col="${c}"]`);
+    for (let click = 0; click < 2; click += 1) {
+      await th.locator('button').click();
+      const dir = await th.getAttribute('aria-sort');
+      assert.ok(dir === 'ascending' || dir === 'descending', `${what} column ${c}: aria-sort ${dir}`);
+      const keys = await cellKeys(table, c, kind);
+      let want = inOrder(keys, dir);
+      if (kind === 'compare') {
+        // The comparison puts missing figures (−∞) first going up and last going down: plain order.
+        want = [...keys].sort((a, b) => (dir === 'ascending' ? 1 : -1) * (a < b ? -1 : a > b ? 1 : 0));
+      }
+      assert.deepEqual(keys, want, `${what} column ${c} ${dir}`);
+      checked += 1;
+    }
+  }
+  const after = (await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => tr.textContent))).sort();
+  assert.deepEqual(after, original, `${what}: the same rows, reordered`);
+  return checked;
+}
+
+test('every table sorts by its headers: views, analyses and the comparison', async () => {
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setViewportSize({ width: WIDTH, height: 900 });
+  await load(page);
+  let tables = 0;
+  for (const id of ['overview', 'operators', 'kernels', 'memory', 'modules']) {
+    await openView(page, id);
+    const all = page.locator('#views table.sortable');
+    for (let i = 0; i < await all.count(); i += 1) {
+      await sortsByEveryHeader(all.nth(i), `${id} table ${i}`);
+      tables += 1;
+    }
+  }
+  await openAnalyses(page);
+  const deeper = page.locator('#deeper table.sortable');
+  for (let i = 0; i < await deeper.count(); i += 1) {
+    const t = deeper.nth(i);
+    const where = await t.evaluate((e) => e.closest('[id]')?.id);
+    await sortsByEveryHeader(t, `${where} table ${i}`);
+    tables += 1;
+  }
+  await compareRuns(page);
+  const compared = page.locator('#compare table.sortable');
+  for (let i = 0; i < await compared.count(); i += 1) {
+    const t = compared.nth(i);
+    await sortsByEveryHeader(t, `comparison ${await t.getAttribute('data-table')}`, 'compare');
+    tables += 1;
+  }
+  assert.ok(tables >= 10, `${tables} tables sorted`);
+  await page.locator('#compare table.sortable').first().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath('tables-compare-sorted') });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+/** A minimal CSV reader (quoted fields, doubled quotes). */
+function parseCsv(text) {
+  const rows = [];
+  let row = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') { field += '"'; i += 1; } else if (ch === '"') quoted = false; else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') { row.push(field); field = ''; } else if (ch === '\n') { row.push(field); rows.push(row); row = []; field = ''; } else if (ch !== '\r') field += ch;
+  }
+  if (field || row.length) { row.push(field); rows.push(row); }
+  const [head, ...body] = rows;
+  return body.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]])));
+}
+
+function cliCsv(args) {
+  const cli = process.env.PROFILE_MODEL_CLI || path.join(ROOT, 'target', 'release', 'profile-model');
+  return parseCsv(execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 512 << 20 }));
+}
+
+/** The explorer's rows (or groups) as a list of objects of the header's cells. */
+function exploreRows(page) {
+  return page.locator('#explore-table').evaluate((t) => {
+    const heads = [...t.querySelectorAll('thead th')].map((th) => th.dataset.sort || th.textContent.trim());
+    return [...t.querySelectorAll('tbody tr')].map((tr) => {
+      const o = { ...tr.dataset };
+      [...tr.children].forEach((td, i) => { o[heads[i]] = td.textContent.trim(); });
+      return o;
+    });
+  });
+}
+
+const num = (t) => Number(String(t).replace(/,/g, ''));
+
+test('Explore: its headers sort the events and the groups; groups equal the CLI\'s events grouped here', async () => {
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setViewportSize({ width: WIDTH, height: 900 });
+  await page.click('#try-sample');
+  await page.waitForSelector(VERDICT, { timeout: 120_000 });
+  await openTab(page, 'explore');
+  await page.waitForSelector('#explore-table', { timeout: 60_000 });
+  await page.selectOption('#explore-kind', 'kernel');
+  await page.waitForSelector('#explore-status[data-metric="explore-matched"]');
+  const events = cliCsv(['events', '--kind', 'kernel', '--csv', SAMPLE]);
+  await page.waitForFunction((n) => document.querySelector('#explore-status')?.dataset.value === String(n), events.length, { timeout: 30_000 });
+  // Rows: each sortable header, both ways, against the shown values sorted here.
+  const sorted = async (by, field, numeric) => {
+    const th = page.locator(`#explore-table th[data-sort="${by}"]`);
+    for (let click = 0; click < 2; click += 1) {
+      const before = await th.getAttribute('aria-sort');
+      await th.locator('button').click();
+      await page.waitForFunction(([b, was]) => {
+        const a = document.querySelector(`#explore-table th[data-sort="${b}"]`)?.getAttribute('aria-sort');
+        return a && a !== 'none' && a !== was;
+      }, [by, before], { timeout: 30_000 });
+      const dir = await th.getAttribute('aria-sort');
+      const rows = await exploreRows(page);
+      const keys = rows.map((r) => (numeric ? num(r[field]) : r[field]));
+      const sign = dir === 'ascending' ? 1 : -1;
+      const want = [...keys].sort((a, b) => sign * (a < b ? -1 : a > b ? 1 : 0));
+      assert.deepEqual(keys, want, `events by ${by}, ${dir}`);
+    }
+  };
+  await sorted('duration', 'duration', true);
+  await sorted('start', 'start', true);
+  await sorted('name', 'name', false);
+  await page.screenshot({ path: screenshotPath('tables-explore-sorted') });
+  // Groups by name and by rank: count and total equal the CLI's rows grouped here.
+  for (const [group, field] of [['name', 'name'], ['rank', 'rank']]) {
+    await page.selectOption('#explore-group', group);
+    await page.waitForSelector(`#explore-table[data-grouped="true"] th[data-sort="name"]:has-text("${group}")`, { timeout: 30_000 });
+    const want = new Map();
+    for (const e of events) {
+      const key = group === 'rank' ? `rank ${e.rank}` : e[field];
+      const g = want.get(key) ?? { count: 0, total: 0 };
+      g.count += 1;
+      g.total += Number(e.dur_us);
+      want.set(key, g);
+    }
+    const groups = await exploreRows(page);
+    assert.equal(Number(await page.locator('#explore-status').getAttribute('data-groups')), want.size, `${group}: groups`);
+    for (const g of groups) {
+      const w = want.get(g.key);
+      assert.ok(w, `${group} ${g.key} is a group of the CLI's rows`);
+      assert.equal(Number(g.count), w.count, `${group} ${g.key}: count`);
+      assert.ok(Math.abs(Number(g.totalUs) - w.total) <= 1e-6 * Math.max(1, w.total) + 1e-3, `${group} ${g.key}: total ${g.totalUs} vs ${w.total}`);
+    }
+    for (const [by, field2] of [['count', 'count'], ['total', 'totalUs'], ['mean', 'Mean (µs)'], ['max', 'Max (µs)'], ['name', 'key']]) {
+      const th = page.locator(`#explore-table th[data-sort="${by}"]`);
+      const before = await th.getAttribute('aria-sort');
+      await th.locator('button').click();
+      await page.waitForFunction(([b, was]) => {
+        const a = document.querySelector(`#explore-table th[data-sort="${b}"]`)?.getAttribute('aria-sort');
+        return a && a !== 'none' && a !== was;
+      }, [by, before], { timeout: 30_000 });
+      const dir = await th.getAttribute('aria-sort');
+      const keys = (await exploreRows(page)).map((r) => (by === 'name' ? r[field2] : num(r[field2])));
+      const sign = dir === 'ascending' ? 1 : -1;
+      assert.deepEqual(keys, [...keys].sort((a, b) => sign * (a < b ? -1 : a > b ? 1 : 0)), `${group} groups by ${by}, ${dir}`);
+    }
+  }
+  await page.screenshot({ path: screenshotPath('tables-explore-grouped') });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+/** The timeline after a "Show on timeline": its rank, the event selected, and the range shown. */
+async function shownOnTimeline(page) {
+  await page.waitForSelector('#tab-timeline[aria-selected="true"]', { timeout: 30_000 });
+  await page.waitForSelector('#event-details [data-metric="event-start-us"]', { timeout: 30_000 });
+  await page.waitForFunction(() => {
+    const t = document.querySelector('#timeline');
+    const d = document.querySelector('#event-details [data-metric="event-start-us"]');
+    if (!t || !d || t.dataset.visibleStartUs === undefined || t.dataset.visibleStartUs === '') return false;
+    const s = Number(d.dataset.value);
+    return Number(t.dataset.visibleStartUs) <= s && s <= Number(t.dataset.visibleEndUs);
+  }, null, { timeout: 30_000 }).catch(() => {});
+  return page.evaluate(() => {
+    const t = document.querySelector('#timeline');
+    const d = document.querySelector('#event-details');
+    return {
+      rank: Number(t.dataset.rank),
+      picked: Number(document.querySelector('#rank-picker option:checked')?.dataset.rank),
+      start: Number(t.dataset.visibleStartUs),
+      end: Number(t.dataset.visibleEndUs),
+      row: Number(d.dataset.row),
+      name: d.querySelector('[data-metric="event-name"]').dataset.value,
+      ts: Number(d.querySelector('[data-metric="event-start-us"]').dataset.value),
+      dur: Number(d.querySelector('[data-metric="event-dur-us"]').dataset.value),
+    };
+  });
+}
+
+/** The CLI's longest events named `name` of `kind` on `rank`. */
+function longest(rank, kind, name) {
+  const page = cliJson(['events', '--rank', String(rank), '--kind', kind, '--exact-name', name,
+    '--sort', 'duration', '--desc', '--limit', '1000', '--json', SAMPLE]);
+  const max = page.rows[0].dur_us;
+  return { max, rows: page.rows.filter((r) => r.dur_us === max) };
+}
+
+function sameEvent(at, rank, want, what) {
+  assert.equal(at.rank, rank, `${what}: the timeline shows rank ${rank}`);
+  assert.equal(at.picked, rank, `${what}: rank ${rank} is picked`);
+  const row = want.rows.find((r) => r.row === at.row);
+  assert.ok(row, `${what}: the selected event (row ${at.row}) is one of rank ${rank}'s longest (${want.rows.map((r) => r.row)})`);
+  assert.ok(Math.abs(at.dur - want.max) <= 1e-3, `${what}: duration ${at.dur} = ${want.max}`);
+  assert.ok(Math.abs(at.ts - row.ts_us) <= 1e-3, `${what}: start ${at.ts} = ${row.ts_us}`);
+  assert.ok(at.start <= at.ts && at.ts + at.dur <= at.end + 1e-3, `${what}: [${at.ts}, ${at.ts + at.dur}] in view [${at.start}, ${at.end}]`);
+}
+
+test('"Show on timeline" from GPU kernels, Operators and Explore rows opens that rank and time with the event selected', async () => {
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setViewportSize({ width: WIDTH, height: 900 });
+  await page.click('#try-sample');
+  await page.waitForSelector(VERDICT, { timeout: 120_000 });
+  const RANK = 2;
+  const index = await page.locator(`#rank-picker option[data-rank="${RANK}"]`).getAttribute('value');
+  // GPU kernels of rank 2: the top row's button.
+  await openView(page, 'kernels');
+  await page.selectOption('#rank-picker', index);
+  await page.waitForSelector('#views[data-view="kernels"][data-state="ready"]', { timeout: 60_000 });
+  const kernel = await page.locator('#views td.name.located').first().getAttribute('title');
+  await page.locator('#views td.name.located button.locate').first().click();
+  const k = await shownOnTimeline(page);
+  sameEvent(k, RANK, longest(RANK, 'kernel', kernel), `kernel ${kernel}`);
+  await page.screenshot({ path: screenshotPath('tables-kernel-on-timeline') });
+  // Operators of rank 2.
+  await openView(page, 'operators');
+  const op = await page.locator('#views td.name.located').first().getAttribute('title');
+  await page.locator('#views td.name.located button.locate').first().click();
+  const o = await shownOnTimeline(page);
+  sameEvent(o, RANK, longest(RANK, 'cpu_op', op), `operator ${op}`);
+  // Explore: the longest kernel of rank 3 (another rank than the one picked).
+  await openTab(page, 'explore');
+  await page.waitForSelector('#explore-table', { timeout: 60_000 });
+  await page.selectOption('#explore-kind', 'kernel');
+  await page.waitForSelector('#explore-table tbody tr[data-rank="3"]', { timeout: 30_000 });
+  const row = page.locator('#explore-table tbody tr[data-rank="3"]').first();
+  const wantRow = Number(await row.getAttribute('data-row'));
+  const wantName = await row.locator('td.name').getAttribute('title');
+  await row.locator('button.locate').click();
+  const e = await shownOnTimeline(page);
+  assert.equal(e.rank, 3, 'Explore: the timeline shows rank 3');
+  assert.equal(e.picked, 3, 'Explore: rank 3 is picked');
+  assert.equal(e.row, wantRow, 'Explore: that event is selected');
+  assert.equal(e.name, wantName, 'Explore: the event named');
+  assert.ok(e.start <= e.ts && e.ts + e.dur <= e.end + 1e-3, `Explore: the event is in view`);
+  await page.screenshot({ path: screenshotPath('tables-explore-on-timeline') });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
