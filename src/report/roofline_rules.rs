@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingId, MAX_EVIDENCE_ROWS};
 use super::inputs::{pct, DiagnosisInputs};
 use super::patterns::{is_fp32_simt_gemm, is_fusable_memory_bound};
-use super::wording::{dur, short_name};
+use super::wording::dur;
 use crate::analysis::gpu::RankPrep;
 use crate::analysis::names::is_library_kernel;
 use crate::analysis::roofline::{

@@ -2,7 +2,7 @@
 //! fp32 GEMMs without tensor cores, one dominant kernel.
 
 use super::{
-    short_name, short_names, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
+    short_names, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
     RECOVERABLE_SHARE, SOFTMAX_PCT,
 };
 use crate::analysis::names::is_device_wait_op;
@@ -259,7 +259,13 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
             actions: vec![if !i.device_kind.has_cuda_toolbox() {
                 rich!("Check that ", kernel(&top.name), format!(" is the fast variant for its shapes on the {}: compare its achieved FLOP/s or bytes/s ({} per call) with the device's peak, and try the precision and layout its vendor library is tuned for.", i.device_word(), us(top.total_ns as f64 / top.calls.max(1) as f64))).into()
             } else if is_fusable_memory_bound(&top.name) {
-                rich!(kernel(&top.name), format!(" is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise{}{}.", us(top.total_ns as f64 / top.calls.max(1) as f64), if i.in_use.precision() { "" } else { ", bf16/fp16 halves the bytes" }, if i.in_use.compiled.is_some() { "" } else { ", and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory" })).into()
+                rich!(
+                    kernel(&top.name),
+                    format!(" is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise", us(top.total_ns as f64 / top.calls.max(1) as f64)),
+                    if i.in_use.precision() { "" } else { ", bf16/fp16 halves the bytes" },
+                    if i.in_use.compiled.is_some() { "" } else { ", and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory" },
+                    "."
+                )
             } else {
                 rich!("Check that ", kernel(&top.name), format!(" is the fast variant for its shapes ({}", if i.in_use.precision() { "" } else { "tensor cores under bf16/fp16 or TF32, " }), code("torch.backends.cudnn.benchmark = True"), " for convolutions, dimensions that are multiples of 8).").into()
             }],
