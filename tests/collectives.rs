@@ -597,6 +597,7 @@ fn nvlink_claims(report: &profile_model::report::diagnosis::DiagnosisReport) -> 
             .into_iter()
             .chain(f.actions.iter().cloned())
         })
+        .map(|t| t.to_markdown())
         .filter(|t| t.replace("no NVLink", "").contains("NVLink"))
         .collect()
 }

@@ -48,7 +48,12 @@ fn a_peer_route_far_slower_than_the_others_is_named_as_having_no_direct_path() {
         peer_copies(&[(1, 450.0), (2, 5333.0)], 10).table("p2p.json"),
     ));
     let f = memory(&r);
-    let words = format!("{} {} {}", f.headline, f.explanation, f.actions.join(" "));
+    let words = format!(
+        "{} {} {}",
+        f.headline,
+        f.explanation,
+        f.actions_markdown(" ")
+    );
     let slow = 40e6 / 5333e3;
     let fast = 40e6 / 450e3;
     assert!(
@@ -63,7 +68,7 @@ fn a_peer_route_far_slower_than_the_others_is_named_as_having_no_direct_path() {
         )),
         "{words}"
     );
-    let path: Vec<&String> = f
+    let path: Vec<&profile_model::report::rich_text::RichText> = f
         .actions
         .iter()
         .filter(|a| a.contains("no direct peer-to-peer path"))
@@ -99,7 +104,7 @@ fn pinned_host_copies_far_under_the_pcie_link_are_judged_against_it() {
     let r = diagnose(&TraceSet::single(b.table("h2d.json")));
     let f = memory(&r);
     let pct = 100.0 * 5.0 / 31.5;
-    let link: Vec<&String> = f
+    let link: Vec<&profile_model::report::rich_text::RichText> = f
         .actions
         .iter()
         .filter(|a| a.contains("PCIe generation"))

@@ -331,7 +331,12 @@ fn a_file_cut_after_some_device_events_says_so_first() {
     let cut = &text[..text.len() - 200];
     let r = report_of(cut);
     assert!(r.context.holds(TraceHolds::Truncated));
-    let loss = r.context.data_loss.as_deref().expect("data loss");
+    let loss = r
+        .context
+        .data_loss
+        .as_ref()
+        .expect("data loss")
+        .to_markdown();
     assert!(loss.contains("events were read"), "{loss}");
     let md = r.to_markdown();
     assert!(md.find("**Data loss").unwrap() < md.find("**Main Finding").unwrap());

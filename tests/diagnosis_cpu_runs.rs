@@ -438,7 +438,7 @@ fn tf32_is_advised_only_where_it_runs_faster_than_fp32() {
     let r = on("NVIDIA GeForce RTX 3060", 28, 6);
     common::assert_report_invariants(&r, "rtx 3060");
     let f = fp32(&r);
-    let actions = f.actions.join("\n");
+    let actions = f.actions_markdown("\n");
     assert!(!actions.contains("Enable TF32"), "{actions}");
     assert!(actions.contains("bf16 autocast"), "{actions}");
     assert!(
@@ -455,5 +455,5 @@ fn tf32_is_advised_only_where_it_runs_faster_than_fp32() {
         f.impact.time_ns
     );
     let r = on("NVIDIA A100-SXM4-80GB", 108, 0);
-    assert!(fp32(&r).actions.join("\n").contains("Enable TF32"));
+    assert!(fp32(&r).actions_markdown("\n").contains("Enable TF32"));
 }

@@ -83,7 +83,7 @@ fn pinned_copies_get_no_pin_memory_advice() {
         .iter()
         .find(|f| f.id == FindingId::DataLoading)
         .unwrap_or_else(|| panic!("{}", pinned.to_markdown()));
-    let actions = f.actions.join("\n");
+    let actions = f.actions_markdown("\n");
     assert!(!actions.contains("pin_memory=True"), "{actions}");
     assert!(
         actions.contains("4 host-to-device copies already come from pinned memory"),
@@ -95,5 +95,5 @@ fn pinned_copies_get_no_pin_memory_advice() {
         .iter()
         .find(|f| f.id == FindingId::DataLoading)
         .expect("data loading");
-    assert!(f.actions.join("\n").contains("pin_memory=True"));
+    assert!(f.actions_markdown("\n").contains("pin_memory=True"));
 }

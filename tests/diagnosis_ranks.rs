@@ -95,7 +95,7 @@ fn words(f: &Finding) -> String {
         f.headline,
         f.measured,
         f.explanation,
-        f.actions.join(" ")
+        f.actions_markdown(" ")
     )
 }
 
@@ -213,7 +213,7 @@ fn small_collectives_are_a_count_times_latency_not_a_volume_to_batch() {
         "{}",
         comm.measured
     );
-    let actions = comm.actions.join(" ");
+    let actions = comm.actions_markdown(" ");
     assert!(!actions.contains("bucket"), "{actions}");
     assert!(!actions.contains("load-balancing"), "{actions}");
     assert!(actions.contains("warm-up collective"), "{actions}");

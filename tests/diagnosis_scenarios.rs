@@ -84,17 +84,17 @@ fn prose(text: &str) -> String {
 /// Issue 15's wording rules: one sentence without doubled colons or periods; a small item is never
 /// "heavy"; notes such as "one rank only" are not numbered recommendations.
 fn wording(r: &DiagnosisReport, what: &str) {
-    let main = prose(&r.main_finding);
+    let main = prose(&r.main_finding.to_markdown());
     assert!(
         !main.contains("::") && !main.contains(": :") && !main.contains(".."),
         "{what}: {}",
         r.main_finding
     );
-    assert!(r.main_finding.ends_with('.'), "{what}: {}", r.main_finding);
+    assert!(r.main_finding.ends_with("."), "{what}: {}", r.main_finding);
     for f in &r.findings {
         if f.impact.pct_of_gpu_time.unwrap_or(0.0) < 5.0 {
             assert!(
-                !f.title.to_lowercase().contains("heavy"),
+                !f.title.to_markdown().to_lowercase().contains("heavy"),
                 "{what}: {} is titled {}",
                 f.id,
                 f.title
@@ -661,8 +661,7 @@ fn softmax_and_bmm_is_unfused_attention() {
     );
     assert!(f.measured.contains("20 `aten::bmm`"), "{}", f.measured);
     assert!(
-        f.actions
-            .join("\n")
+        f.actions_markdown("\n")
             .contains("scaled_dot_product_attention"),
         "{:?}",
         f.actions
@@ -716,7 +715,7 @@ fn elementwise_kernels_are_fusion_candidates() {
     // Fusion is expected to save half of their time.
     assert_eq!(f.impact.time_ns, (ew / 2.0 * 1000.0) as i64);
     assert!(f.measured.contains("20 calls"), "{}", f.measured);
-    assert!(f.actions.join("\n").contains("torch.compile"));
+    assert!(f.actions_markdown("\n").contains("torch.compile"));
 }
 
 #[test]
@@ -752,7 +751,7 @@ fn sgemm_is_fp32_matmul() {
     close(f.value, 100.0 * sgemm / kernel, "sgemm % of kernel time");
     assert_eq!(f.impact.time_ns, (sgemm / 2.0 * 1000.0) as i64);
     assert!(f.measured.contains("20 calls"), "{}", f.measured);
-    assert!(f.actions.join("\n").contains("TF32"), "{:?}", f.actions);
+    assert!(f.actions_markdown("\n").contains("TF32"), "{:?}", f.actions);
 }
 
 // 10. Launch overhead vs host overhead -------------------------------------------------------------
@@ -815,7 +814,7 @@ fn slow_host_ops_between_long_kernels_are_host_overhead() {
     close(idle_pct(&r), 100.0 * idle / window, "idle %");
     let f = finding(&r, FindingId::HostOverhead);
     assert_eq!(f.impact.time_ns, (idle * 1000.0) as i64, "{}", f.measured);
-    let words = format!("{}\n{}", f.explanation, f.actions.join("\n"));
+    let words = format!("{}\n{}", f.explanation, f.actions_markdown("\n"));
     assert!(words.contains("aten::index"), "{words}");
     assert!(!has(&r, FindingId::LaunchOverhead));
     let dispatch = r
@@ -862,7 +861,7 @@ fn host_work_between_steps_names_the_op() {
     );
     close(f.value, 100.0 * between / window, "between-steps %");
     assert!(
-        f.actions.join("\n").contains("log_metrics"),
+        f.actions_markdown("\n").contains("log_metrics"),
         "{:?}",
         f.actions
     );
@@ -1158,7 +1157,7 @@ fn fp32_convolutions_on_an_unnamed_volta_gpu_get_fp16_advice() {
         "{}",
         f.headline
     );
-    let advice = f.actions.join("\n");
+    let advice = f.actions_markdown("\n");
     assert!(
         advice.contains("Volta") && advice.contains("float16"),
         "{advice}"
@@ -1333,7 +1332,7 @@ fn graphs_and_compilation_already_in_use_are_not_advised_again() {
         0,
     );
     let f = finding(&eager, FindingId::LaunchOverhead);
-    let actions = f.actions.join("\n");
+    let actions = f.actions_markdown("\n");
     assert!(
         actions.contains("Capture the steady-state step in a CUDA graph"),
         "{actions}"
@@ -1354,7 +1353,7 @@ fn graphs_and_compilation_already_in_use_are_not_advised_again() {
     assert_eq!(r.context.in_use.graph_launches, 4);
     assert!(r.context.in_use.compiled.is_some());
     let f = finding(&r, FindingId::LaunchOverhead);
-    let actions = f.actions.join("\n");
+    let actions = f.actions_markdown("\n");
     assert!(
         !actions.contains("Capture the steady-state step in a CUDA graph"),
         "{actions}"
@@ -1387,7 +1386,7 @@ fn fp32_gemms_beside_half_precision_ones_are_not_told_to_enable_mixed_precision(
     assert_eq!(r.context.in_use.low_precision.as_deref(), Some(GEMM_NN));
     let f = finding(&r, FindingId::Fp32Matmul);
     close(f.value, 100.0 * 600.0 / 1_000.0, "sgemm % of kernel time");
-    let actions = f.actions.join("\n");
+    let actions = f.actions_markdown("\n");
     assert!(!actions.contains("Enable TF32"), "{actions}");
     assert!(
         actions.contains("Reduced precision is already in use"),
@@ -1514,7 +1513,7 @@ fn layout_conversions_around_convolutions_are_avoidable() {
     assert_eq!(f.impact.time_ns, 20 * 200_000);
     assert!(f.measured.contains("40 calls"), "{}", f.measured);
     assert!(
-        f.actions.join("\n").contains("channels_last"),
+        f.actions_markdown("\n").contains("channels_last"),
         "{:?}",
         f.actions
     );
@@ -1531,7 +1530,7 @@ fn dropout_in_a_forward_only_run_is_avoidable_but_not_in_training() {
     close(f.value, 100.0 * 100.0 / 600.0, "dropout % of kernel time");
     assert_eq!(f.impact.time_ns, 20 * 100_000);
     assert!(
-        f.actions.join("\n").contains("model.eval()"),
+        f.actions_markdown("\n").contains("model.eval()"),
         "{:?}",
         f.actions
     );
@@ -1553,7 +1552,7 @@ fn convolutions_on_the_im2col_fallback_are_named() {
     // Half of the fallback's time is expected back.
     assert_eq!(f.impact.time_ns, 20 * 150_000);
     assert!(
-        f.actions.join("\n").contains("cudnn.enabled"),
+        f.actions_markdown("\n").contains("cudnn.enabled"),
         "{:?}",
         f.actions
     );
@@ -1585,7 +1584,7 @@ fn per_element_item_reads_in_a_loop_are_named_per_step() {
     let r = one(&b);
     invariants(&r, "item loop");
     let f = finding(&r, FindingId::Synchronization);
-    let actions = f.actions.join("\n");
+    let actions = f.actions_markdown("\n");
     assert!(actions.contains("20 per step"), "{actions}");
     assert!(actions.contains("one element at a time"), "{actions}");
 }
@@ -1609,7 +1608,8 @@ fn fusion_candidates_of_one_template_are_named_apart() {
     }
     let r = one(&b);
     let f = finding(&r, FindingId::FusionCandidates);
-    let shown: Vec<&str> = f.measured.split('`').skip(1).step_by(2).collect();
+    let measured = f.measured.to_markdown();
+    let shown: Vec<&str> = measured.split('`').skip(1).step_by(2).collect();
     assert_eq!(shown.len(), 2, "{}", f.measured);
     assert_ne!(shown[0], shown[1], "{}", f.measured);
     assert!(

@@ -134,7 +134,7 @@ fn a_fused_device_only_file_names_the_late_rank_without_blaming_its_host() {
     assert!(merged.context.fused_split);
     let s = finding(&merged, FindingId::Straggler);
     assert_eq!(s.title, "Straggler: rank 1");
-    let words = format!("{} {}", s.measured, s.actions.join(" "));
+    let words = format!("{} {}", s.measured, s.actions_markdown(" "));
     assert!(!words.contains("waited for its host"), "{words}");
     assert!(!words.contains("host is late"), "{words}");
     assert!(words.contains("no host events"), "{words}");

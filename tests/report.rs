@@ -40,7 +40,7 @@ fn every_real_trace_reports_in_order_and_agrees_with_the_analyses_of_its_window(
             b.kind.label(),
             b.reason
         )));
-        assert!(!b.reason.is_empty() && !b.reason.contains('\n'), "{name}");
+        assert!(!b.reason.is_empty() && !b.reason.contains("\n"), "{name}");
         // The report's figures are the analyses' over the window it says it analysed.
         let wall = analyze(&set, &window_options(&r));
         let kernels: Vec<_> = wall

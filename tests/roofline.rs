@@ -643,7 +643,11 @@ fn a_naive_gemm_far_under_the_roof_is_named_with_its_efficiency_and_the_library_
         f.headline
     );
     close(f.value, pct, "% of roof");
-    assert!(f.actions.join("\n").contains("library"), "{:?}", f.actions);
+    assert!(
+        f.actions_markdown("\n").contains("library"),
+        "{:?}",
+        f.actions
+    );
     // At 50% of the roof it would take pct/50 of its time: the rest is recoverable.
     let time = 10.0 * 2000e3;
     let expected = (time * (1.0 - pct / 50.0)) as i64;
@@ -667,7 +671,7 @@ fn fp32_gemm_on_tensor_core_hardware_gets_tf32_or_bf16_advice() {
     );
     let r = diagnose(&set_of(&b));
     let f = roof_finding(&r);
-    let advice = f.actions.join("\n");
+    let advice = f.actions_markdown("\n");
     assert!(
         advice.contains("allow_tf32") && advice.contains("bfloat16"),
         "{advice}"
@@ -786,7 +790,11 @@ fn a_slow_host_copy_is_judged_against_the_link() {
         100.0 * 2.0 / (16.0 * 128.0 / 130.0 * 16.0 / 8.0),
         "% of the link",
     );
-    assert!(f.actions.join("\n").contains("Overlap"), "{:?}", f.actions);
+    assert!(
+        f.actions_markdown("\n").contains("Overlap"),
+        "{:?}",
+        f.actions
+    );
 }
 
 #[test]

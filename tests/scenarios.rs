@@ -38,7 +38,7 @@ fn bottleneck(r: &DiagnosisReport) -> BottleneckKind {
 }
 
 fn actions(f: &Finding) -> String {
-    f.actions.join("\n")
+    f.actions_markdown("\n")
 }
 
 fn close(a: f64, b: f64, what: &str) {

@@ -6,6 +6,7 @@ use crate::protocol::LoadedSet;
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::findings::Finding;
 use crate::report::format;
+use crate::report::rich_text::RichText;
 
 /// Findings the verdict card lists (the report has them all).
 pub const VERDICT_FINDINGS: usize = 3;
@@ -112,18 +113,10 @@ fn impact(f: &Finding) -> (String, f64) {
     (parts.join(" · "), pct.unwrap_or(0.0).clamp(0.0, 100.0))
 }
 
-/// `text` without its Markdown code-span backticks.
-pub fn plain_text(text: &str) -> String {
-    super::report_view::inline_parts(text)
-        .into_iter()
-        .map(|(_, part)| part)
-        .collect()
-}
-
 impl Verdict {
     pub fn new(r: &DiagnosisReport) -> Verdict {
         let (bottleneck, bottleneck_reason) = match &r.bottleneck {
-            Some(b) => (b.kind.label().to_string(), b.reason.clone()),
+            Some(b) => (b.kind.label().to_string(), b.reason.to_markdown()),
             None => ("Undetermined".to_string(), String::new()),
         };
         let findings = r
@@ -134,15 +127,15 @@ impl Verdict {
                 let (impact, impact_pct) = impact(f);
                 VerdictFinding {
                     id: f.id.as_str().to_string(),
-                    title: f.title.clone(),
+                    title: f.title.to_markdown(),
                     impact,
                     impact_pct,
                 }
             })
             .collect();
         Verdict {
-            data_loss: r.context.data_loss.as_deref().map(plain_text),
-            main_finding: plain_text(&r.main_finding),
+            data_loss: r.context.data_loss.as_ref().map(RichText::plain),
+            main_finding: r.main_finding.plain(),
             main_finding_id: r
                 .main_finding_id
                 .map_or("none".into(), |i| i.as_str().to_string()),
@@ -163,18 +156,18 @@ mod tests {
     fn finding(id: FindingId, pct: Option<f64>, ms: Option<f64>) -> Finding {
         Finding {
             id,
-            headline: String::new(),
-            title: format!("title of {}", id.as_str()),
+            headline: String::new().into(),
+            title: format!("title of {}", id.as_str()).into(),
             severity: crate::report::findings::Severity::Info,
-            threshold: String::new(),
-            measured: String::new(),
+            threshold: String::new().into(),
+            measured: String::new().into(),
             value: 0.0,
             impact: Impact {
                 pct_of_gpu_time: pct,
                 ms_per_step: ms,
                 time_ns: 0,
             },
-            explanation: String::new(),
+            explanation: String::new().into(),
             actions: Vec::new(),
             evidence: Vec::new(),
             filter: None,

@@ -78,7 +78,7 @@ impl OverviewVerdict {
             at += s.pct_of_window;
         }
         OverviewVerdict {
-            main_finding: report.main_finding.clone(),
+            main_finding: report.main_finding.to_markdown(),
             bottleneck: report
                 .bottleneck
                 .as_ref()

@@ -330,7 +330,7 @@ impl PageState {
                     title: titles
                         .findings
                         .get(i)
-                        .map_or_else(String::new, |t| t.title.clone()),
+                        .map_or_else(String::new, |t| t.title.to_markdown()),
                     query: filter.to_query(),
                 })
             })

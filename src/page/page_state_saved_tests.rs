@@ -250,18 +250,18 @@ fn finding_links_query_real_names_and_show_the_title_as_redacted() {
     use crate::report::findings::{EvidenceFilter, Finding, FindingId, Impact, Severity};
     let finding = |title: &str, name: &str| Finding {
         id: FindingId::ALL[0],
-        headline: String::new(),
-        title: title.into(),
+        headline: Default::default(),
+        title: title.to_string().into(),
         severity: Severity::Info,
-        threshold: String::new(),
-        measured: String::new(),
+        threshold: Default::default(),
+        measured: Default::default(),
         value: 0.0,
         impact: Impact {
             pct_of_gpu_time: None,
             ms_per_step: None,
             time_ns: 0,
         },
-        explanation: String::new(),
+        explanation: Default::default(),
         actions: Vec::new(),
         evidence: Vec::new(),
         filter: Some(EvidenceFilter::Kernels(vec![name.into()])),

@@ -308,7 +308,7 @@ pub(super) fn the_redact_switch_hashes_the_timelines_names_and_details() {
 /// A report whose context analysed `steps` (picked when `chosen`) of a trace with steps 1-8.
 pub(super) fn step_reports(steps: (i64, i64), chosen: bool) -> FromWorker {
     let report = DiagnosisReport {
-        main_finding: format!("over {steps:?}"),
+        main_finding: format!("over {steps:?}").into(),
         context: crate::report::context::TraceContext {
             steps: Some(steps),
             steps_chosen: chosen,

@@ -2,12 +2,15 @@
 //!
 //! It holds what [`DiagnosisReport::to_markdown`] writes, section by section, so that the page draws
 //! the same report as components (no HTML strings) and a new section is one more field here and one
-//! more component in `ui::report_view`. Text keeps its `` `code` `` spans: [`inline_parts`] splits them.
+//! more component in `ui::report_view`. Prose is [`RichText`]: the components draw its parts (text,
+//! code, names) as the rules typed them.
 
 use crate::report::diagnosis::DiagnosisReport;
 use crate::report::findings::EvidenceKind;
 use crate::report::findings::Finding;
+use crate::report::rich_text::{name_as, NameKind, RichText};
 use crate::report::rules::{short_name, short_names};
+use crate::rich;
 
 /// One row of the top-kernels table.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,13 +28,13 @@ pub struct KernelLine {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FindingLine {
     pub id: String,
-    pub title: String,
+    pub title: RichText,
     /// `measured; threshold: …; impact …` (the parenthesis after the title).
-    pub detail: String,
-    pub explanation: String,
-    pub actions: Vec<String>,
+    pub detail: RichText,
+    pub explanation: RichText,
+    pub actions: Vec<RichText>,
     /// `Evidence: …` (up to three), when the finding has any.
-    pub evidence: Option<String>,
+    pub evidence: Option<RichText>,
 }
 
 /// One row of the idle attribution.
@@ -43,13 +46,13 @@ pub struct IdleLine {
     pub time_us: f64,
     pub pct_of_window: f64,
     /// "`aten::mm` (3.1 ms), ..."
-    pub ops: String,
+    pub ops: RichText,
 }
 
 /// The report, section by section.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReportModel {
-    pub main_finding: String,
+    pub main_finding: RichText,
     /// The main finding's id (`data-finding`), `none` without one.
     pub main_finding_id: String,
     /// "Analysed: steps 3-7 ..." (the context stage's line).
@@ -59,10 +62,10 @@ pub struct ReportModel {
     /// Where the GPU idle time goes, one row per cause.
     pub idle: Vec<IdleLine>,
     /// Notes that are not recommendations.
-    pub notes: Vec<String>,
+    pub notes: Vec<RichText>,
     pub kernels: Vec<KernelLine>,
     /// Heading word(s) and reason of the bottleneck (`Undetermined`, `No figures` without one).
-    pub bottleneck: (String, String),
+    pub bottleneck: (String, RichText),
     pub findings: Vec<FindingLine>,
     pub deeper_analyses: String,
     pub redacted: bool,
@@ -87,8 +90,8 @@ impl ReportModel {
             })
             .collect();
         let bottleneck = match &r.bottleneck {
-            Some(b) => (b.kind.label().to_string(), format!("{}.", b.reason)),
-            None => ("Undetermined".to_string(), "No figures.".to_string()),
+            Some(b) => (b.kind.label().to_string(), rich!(&b.reason, ".")),
+            None => ("Undetermined".to_string(), rich!("No figures.")),
         };
         ReportModel {
             main_finding: r.main_finding.clone(),
@@ -110,19 +113,18 @@ impl ReportModel {
                     label: s.cause.label().to_string(),
                     time_us: s.time_us,
                     pct_of_window: s.pct_of_window,
-                    ops: s
-                        .top_ops
-                        .iter()
-                        .take(3)
-                        .map(|o| {
-                            format!(
-                                "`{}` ({})",
-                                short_name(&o.name),
-                                crate::report::wording::dur((o.time_us * 1000.0) as i64)
+                    ops: RichText::join(
+                        s.top_ops.iter().take(3).map(|o| {
+                            rich!(
+                                name_as(NameKind::Op, &o.name, short_name(&o.name)),
+                                format!(
+                                    " ({})",
+                                    crate::report::wording::dur((o.time_us * 1000.0) as i64)
+                                )
                             )
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                        }),
+                        ", ",
+                    ),
                 })
                 .collect(),
             notes: r.notes.clone(),
@@ -150,83 +152,53 @@ fn impact_text(f: &Finding) -> String {
     }
 }
 
-fn evidence_text(f: &Finding) -> Option<String> {
+/// An evidence reference's name as the report shows it: a rank as text, else the short name of
+/// its kind (kernels, copies, ops, runtime calls).
+pub fn evidence_name(kind: EvidenceKind, name: &str) -> RichText {
+    let shown = short_name(name).replace('`', "'");
+    match kind {
+        EvidenceKind::Rank => rich!(name.to_string()),
+        EvidenceKind::Kernel => rich!(name_as(NameKind::Kernel, name, shown)),
+        EvidenceKind::Op => rich!(name_as(NameKind::Op, name, shown)),
+        EvidenceKind::Memory => rich!(name_as(NameKind::Copy, name, shown)),
+        EvidenceKind::Runtime | EvidenceKind::Stream => {
+            rich!(name_as(NameKind::Runtime, name, shown))
+        }
+    }
+}
+
+fn evidence_text(f: &Finding) -> Option<RichText> {
     if f.evidence.is_empty() {
         return None;
     }
-    let parts: Vec<String> = f
-        .evidence
-        .iter()
-        .take(3)
-        .map(|e| {
-            let name = match e.kind {
-                EvidenceKind::Rank => e.name.clone(),
-                _ => format!("`{}`", short_name(&e.name).replace('`', "'")),
-            };
-            match e.rank {
-                Some(r) if e.kind != EvidenceKind::Rank => {
-                    format!("{name} on rank {r} ({} events)", e.count)
-                }
-                _ => name,
+    let parts = f.evidence.iter().take(3).map(|e| {
+        let name = evidence_name(e.kind, &e.name);
+        match e.rank {
+            Some(r) if e.kind != EvidenceKind::Rank => {
+                rich!(name, format!(" on rank {r} ({} events)", e.count))
             }
-        })
-        .collect();
-    Some(format!("Evidence: {}", parts.join("; ")))
+            _ => name,
+        }
+    });
+    Some(rich!("Evidence: ", RichText::join(parts, "; ")))
 }
 
 fn finding_line(f: &Finding) -> FindingLine {
     FindingLine {
         id: f.id.as_str().to_string(),
         title: f.title.clone(),
-        detail: format!(
-            "{}; threshold: {}{}",
-            f.measured,
-            f.threshold,
-            impact_text(f)
-        ),
+        detail: rich!(&f.measured, "; threshold: ", &f.threshold, impact_text(f)),
         explanation: f.explanation.clone(),
         actions: f.actions.clone(),
         evidence: evidence_text(f),
     }
 }
 
-/// Splits text at `` `code` `` spans: `(is_code, text)` pieces, in order. An unclosed backtick is text.
-pub fn inline_parts(text: &str) -> Vec<(bool, String)> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('`') {
-        let after = &rest[at + 1..];
-        let Some(end) = after.find('`') else { break };
-        if at > 0 {
-            out.push((false, rest[..at].to_string()));
-        }
-        out.push((true, after[..end].to_string()));
-        rest = &after[end + 1..];
-    }
-    if !rest.is_empty() {
-        out.push((false, rest.to_string()));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::diagnosis::TopKernel;
-
-    #[test]
-    fn inline_parts_split_code_spans() {
-        assert_eq!(
-            inline_parts("use `torch.compile` now"),
-            vec![
-                (false, "use ".to_string()),
-                (true, "torch.compile".to_string()),
-                (false, " now".to_string())
-            ]
-        );
-        assert_eq!(inline_parts("a `b"), vec![(false, "a `b".to_string())]);
-        assert!(inline_parts("").is_empty());
-    }
+    use crate::report::rich_text::kernel;
 
     #[test]
     fn every_section_holds_what_the_markdown_says() {
@@ -246,10 +218,12 @@ mod tests {
         let m = ReportModel::new(&report);
         let md = report.to_markdown();
         assert_eq!(m.main_finding, "GPU idle 40%");
+        assert_eq!(m.kernels[0].shown, kernel(&m.kernels[0].name).shown());
         assert_eq!(m.kernels[0].shown, "gemm");
         assert_eq!(m.kernels[0].name, "void gemm<float>(int)");
         assert!(md.contains("| 75.0 | 3 | 10.00 | `gemm` |"));
-        assert_eq!(m.bottleneck, ("Undetermined".into(), "No figures.".into()));
+        assert_eq!(m.bottleneck.0, "Undetermined");
+        assert_eq!(m.bottleneck.1, "No figures.");
         assert!(md.contains("### Bottleneck: Undetermined\n\nNo figures."));
         assert_eq!(m.deeper_analyses, "a, b");
         assert!(md.contains("I can also show: a, b."));

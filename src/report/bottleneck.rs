@@ -1,6 +1,8 @@
 //! The bottleneck line: compute-, memory-, communication- or CPU-bound. It follows the main finding, so
 //! the two always agree; without one it is read from the GPU time shares.
 
+use crate::report::rich_text::{name, NameKind, RichText};
+use crate::rich;
 use serde::{Deserialize, Serialize};
 
 use super::context::TraceContext;
@@ -70,7 +72,7 @@ fn busy_apart_from_the_wait(i: &DiagnosisInputs, b: &Bottleneck) -> Option<Bottl
             "apart from the {} the host waits for work outside the trace, the GPU is busy {busy:.1}% of the rest of the window, {:.1}% in compute kernels",
             super::wording::dur(wait),
             pct(t.compute_ns, rest)
-        ),
+        ).into(),
         ..b.clone()
     })
 }
@@ -79,7 +81,7 @@ fn busy_apart_from_the_wait(i: &DiagnosisInputs, b: &Bottleneck) -> Option<Bottl
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bottleneck {
     pub kind: BottleneckKind,
-    pub reason: String,
+    pub reason: RichText,
     /// Shares of the GPU window, percent: idle, exposed communication, exposed memory, compute.
     pub idle_pct: f64,
     pub comm_exposed_pct: f64,
@@ -146,14 +148,19 @@ pub fn waits_most(i: &DiagnosisInputs) -> bool {
 }
 
 /// The device-side wait operations, largest first: "`event_wait` (352.6 ms)".
-fn wait_names(i: &DiagnosisInputs) -> String {
-    i.kernels
+fn wait_names(i: &DiagnosisInputs) -> RichText {
+    let waits = i
+        .kernels
         .iter()
         .filter(|k| crate::analysis::names::is_device_wait_op(&k.name))
         .take(2)
-        .map(|k| format!("`{}` {}", k.name, super::wording::dur(k.total_ns)))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|k| {
+            rich!(
+                name(NameKind::Kernel, &k.name),
+                format!(" {}", super::wording::dur(k.total_ns))
+            )
+        });
+    RichText::join(waits, ", ")
 }
 
 /// GPU busy share (%) from which a run without findings is compute-bound.
@@ -167,7 +174,7 @@ pub fn partial_record(ctx: &TraceContext) -> bool {
 
 /// A run whose operators ran on the CPU, bound by one class of them (compute, memory-bound
 /// operators, per-operator overhead, the DataLoader): the reason in words.
-fn cpu_run_reason(ctx: &TraceContext, h: super::context::TraceHolds) -> Option<String> {
+fn cpu_run_reason(ctx: &TraceContext, h: super::context::TraceHolds) -> Option<RichText> {
     if h != super::context::TraceHolds::CpuOnly {
         return None;
     }
@@ -183,7 +190,7 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
     let t = &i.time;
     let mut b = Bottleneck {
         kind: BottleneckKind::Undetermined,
-        reason: String::new(),
+        reason: RichText::default(),
         idle_pct: t.pct(t.idle_ns),
         comm_exposed_pct: t.pct(t.comm_exposed_ns),
         memory_exposed_pct: t.pct(t.memory_exposed_ns),
@@ -195,7 +202,7 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
             b.reason = reason;
             return b;
         }
-        b.reason = format!("{}; see the main finding", blocking_words(h));
+        b.reason = format!("{}; see the main finding", blocking_words(h)).into();
         return b;
     }
     if let Some(b) = main
@@ -215,64 +222,67 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         None => BottleneckKind::Undetermined,
     };
     b.reason = match b.kind {
-        BottleneckKind::Cpu => format!(
-            "{} idle {:.1}% of the window; {}",
-            i.device_word(),
-            b.idle_pct,
-            main.map_or(String::new(), |f| format!(
-                "the largest cause: {} ({:.1}% of the window)",
-                f.title,
-                f.impact.pct_of_gpu_time.unwrap_or(0.0)
+        BottleneckKind::Cpu => rich!(
+            format!("{} idle {:.1}% of the window; ", i.device_word(), b.idle_pct),
+            main.map(|f| rich!(
+                "the largest cause: ",
+                &f.title,
+                format!(" ({:.1}% of the window)", f.impact.pct_of_gpu_time.unwrap_or(0.0))
             ))
         ),
         BottleneckKind::Communication => format!(
             "communication with no compute running takes {:.1}% of the window ({:.1}% of communication overlapped)",
             b.comm_exposed_pct,
             100.0 - pct(t.comm_exposed_ns, t.comm_ns)
-        ),
+        ).into(),
         BottleneckKind::Memory if bandwidth => format!(
             "memory-bound kernels (element-wise, copy, reduction, or below the ridge point near their roof) take {:.1}% of kernel time: memory bandwidth, not arithmetic, sets their time; GPU busy {busy:.1}% of the window",
             pct(
                 i.kernels.iter().filter(|k| sets_by_bandwidth(i, &k.name)).map(|k| k.total_ns).sum(),
                 i.kernel_time_ns
             )
-        ),
+        ).into(),
         BottleneckKind::Memory => format!(
             "memory copies/sets with no kernel running take {:.1}% of the window",
             b.memory_exposed_pct
-        ),
-        BottleneckKind::Compute if partial_record(ctx) => format!(
-            "{}; over the recorded operations the {} is busy {busy:.1}% of the window, but the record is incomplete, so how busy it was beyond them is unknown",
-            main.map_or("compute kernels", |f| f.title.as_str()),
-            i.device_word()
+        ).into(),
+        BottleneckKind::Compute if partial_record(ctx) => rich!(
+            main.map_or(rich!("compute kernels"), |f| f.title.clone()),
+            format!(
+                "; over the recorded operations the {} is busy {busy:.1}% of the window, but the record is incomplete, so how busy it was beyond them is unknown",
+                i.device_word()
+            )
         ),
         BottleneckKind::Compute => format!(
             "{} busy {busy:.1}% of the window, {:.1}% in compute kernels; idle {:.1}%",
             i.device_word(),
             b.compute_pct,
             b.idle_pct
-        ),
+        ).into(),
         BottleneckKind::Undetermined if main.is_some_and(|f| f.id == FindingId::WaitOutsideTrace) => format!(
             "GPU idle {:.1}% of the window while the host waits for work this trace does not show; the trace cannot tell what bounds the job",
             b.idle_pct
-        ),
+        ).into(),
         BottleneckKind::Undetermined if partial_record(ctx) => format!(
             "the {} record is incomplete (see the trace's first lines): busy {busy:.1}% and idle {:.1}% describe only the operations recorded, not what the {} did",
             i.device_word(),
             b.idle_pct,
             i.device_word()
-        ),
-        BottleneckKind::Undetermined if waits_most(i) => format!(
-            "{} busy {busy:.1}% of the window, but {:.1}% of its operation time is device-side waits ({}), not compute: it waits on events of other queues or of the host",
-            i.device_word(),
-            pct(i.device_wait_ns(), i.kernel_time_ns),
-            wait_names(i)
+        ).into(),
+        BottleneckKind::Undetermined if waits_most(i) => rich!(
+            format!(
+                "{} busy {busy:.1}% of the window, but {:.1}% of its operation time is device-side waits (",
+                i.device_word(),
+                pct(i.device_wait_ns(), i.kernel_time_ns),
+            ),
+            wait_names(i),
+            "), not compute: it waits on events of other queues or of the host"
         ),
         BottleneckKind::Undetermined => format!(
             "{} busy {busy:.1}% of the window and idle {:.1}%, but no single cause explains the idle time (see where it goes)",
             i.device_word(),
             b.idle_pct
-        ),
+        ).into(),
     };
     b
 }

@@ -11,6 +11,8 @@ use super::host::HostTimeline;
 use super::inputs::{pct, DiagnosisInputs, OneOffFigure, MAX_ONE_OFFS};
 use super::wording::{dur, us};
 use crate::analysis::one_off::OneOffKind;
+use crate::report::rich_text::{kernel, name_as, op_short, NameKind, RichText};
+use crate::rich;
 
 /// One-off costs above this share (%) of the GPU window make the trace one cold pass.
 pub const COLD_START_PCT: f64 = 50.0;
@@ -71,31 +73,42 @@ pub fn check_cold_start(ctx: &mut TraceContext, i: &DiagnosisInputs) {
 
 /// One one-off cost in words: "the first `cudaLaunchKernel` of `conv1d_kernel` (630 ms; its median
 /// 9.0 µs)".
-pub fn one_off_words(o: &OneOffFigure) -> String {
-    let name = super::rules::short_name(&o.name);
+pub fn one_off_words(o: &OneOffFigure) -> RichText {
+    let short_name = super::rules::short_name;
     match o.kind {
-        Some(OneOffKind::FirstLaunch) => format!(
-            "the first `{name}` of `{}` ({}; the call's median {}: the kernel's module loaded on first use)",
-            super::rules::short_name(o.launched.as_deref().unwrap_or("?")),
-            dur(o.dur_ns),
-            us(o.later_median_ns as f64)
+        Some(OneOffKind::FirstLaunch) => rich!(
+            "the first ",
+            name_as(NameKind::Runtime, &o.name, short_name(&o.name)),
+            " of ",
+            kernel(o.launched.as_deref().unwrap_or("?")),
+            format!(
+                " ({}; the call's median {}: the kernel's module loaded on first use)",
+                dur(o.dur_ns),
+                us(o.later_median_ns as f64)
+            )
         ),
-        Some(OneOffKind::CodeLoad) => format!("`{name}` ({}: code loading or library set-up)", dur(o.dur_ns)),
-        _ => format!(
-            "the first `{name}` ({}; later calls' median {})",
-            dur(o.dur_ns),
-            dur(o.later_median_ns)
+        Some(OneOffKind::CodeLoad) => rich!(
+            op_short(&o.name),
+            format!(" ({}: code loading or library set-up)", dur(o.dur_ns))
+        ),
+        _ => rich!(
+            "the first ",
+            op_short(&o.name),
+            format!(
+                " ({}; later calls' median {})",
+                dur(o.dur_ns),
+                dur(o.later_median_ns)
+            )
         ),
     }
 }
 
 /// The largest one-off costs in words, at most `n`.
-fn list_words(i: &DiagnosisInputs, n: usize) -> String {
-    let words: Vec<String> = i.one_offs.iter().take(n).map(one_off_words).collect();
-    match words.len() {
-        0 => "first calls much slower than their later ones".into(),
-        _ => words.join(", "),
+fn list_words(i: &DiagnosisInputs, n: usize) -> RichText {
+    if i.one_offs.is_empty() {
+        return "first calls much slower than their later ones".into();
     }
+    RichText::join(i.one_offs.iter().take(n).map(one_off_words), ", ")
 }
 
 /// The finding of a cold pass: one-off costs take most of the window, so it says what was paid once
@@ -107,11 +120,14 @@ pub fn cold_pass(i: &DiagnosisInputs) -> Option<Finding> {
     let ns = one_off_ns(i).min(i.time.window_ns);
     let idle = i.time.idle(IdleCause::Startup);
     let share = pct(ns, i.time.window_ns);
-    let headline = format!(
-        "This trace is one cold pass: one-off start-up costs take {share:.0}% of the GPU window ({} of {}), led by {}.",
-        dur(ns),
-        dur(i.time.window_ns),
-        list_words(i, 2)
+    let headline = rich!(
+        format!(
+            "This trace is one cold pass: one-off start-up costs take {share:.0}% of the GPU window ({} of {}), led by ",
+            dur(ns),
+            dur(i.time.window_ns),
+        ),
+        list_words(i, 2),
+        "."
     );
     let evidence = i
         .one_offs
@@ -138,15 +154,14 @@ pub fn cold_pass(i: &DiagnosisInputs) -> Option<Finding> {
         severity: Severity::Warning,
         threshold: format!(
             "one-off costs (first calls ≥ 10× their later median, first launches that load a module, code loading) ≥ {COLD_START_PCT:.0}% of the GPU window"
-        ),
-        measured: format!(
-            "{} of {} ({share:.1}% of the GPU window) in one-off costs: GPU idle {} during one-off host work, first kernel runs {} beyond their later median; {}",
+        ).into(),
+        measured: rich!(format!(
+            "{} of {} ({share:.1}% of the GPU window) in one-off costs: GPU idle {} during one-off host work, first kernel runs {} beyond their later median; ",
             dur(ns),
             dur(i.time.window_ns),
             dur(idle),
             dur(i.one_off_kernel_ns),
-            list_words(i, 4)
-        ),
+        ), list_words(i, 4)),
         value: share,
         // What a steady state would not pay in idle time; the kernels' extra time is in `measured`.
         impact: Impact {
@@ -154,22 +169,26 @@ pub fn cold_pass(i: &DiagnosisInputs) -> Option<Finding> {
             ms_per_step: i.ms_per_step(idle),
             time_ns: idle,
         },
-        explanation: format!(
-            "{headline} A steady-state iteration pays none of this, so launch, dispatch and idle figures of this trace describe start-up, not the model: launch overhead or CUDA graphs/torch.compile are not the answer here."
+        explanation: rich!(
+            &headline,
+            " A steady-state iteration pays none of this, so launch, dispatch and idle figures of this trace describe start-up, not the model: launch overhead or CUDA graphs/torch.compile are not the answer here."
         ),
-        actions: vec![RECORD_AFTER_WARMUP.to_string()],
+        actions: vec![RECORD_AFTER_WARMUP.into()],
         evidence,
         filter: None,
     })
 }
 
 /// Words for one-off costs inside a window that is not a cold pass (for the warm-up finding).
-pub fn startup_words(i: &DiagnosisInputs) -> Option<String> {
+pub fn startup_words(i: &DiagnosisInputs) -> Option<RichText> {
     (i.time.idle(IdleCause::Startup) > 0 && !i.one_offs.is_empty()).then(|| {
-        format!(
-            "one-off start-up work keeps the GPU idle {} ({})",
-            dur(i.time.idle(IdleCause::Startup)),
-            list_words(i, 3)
+        rich!(
+            format!(
+                "one-off start-up work keeps the GPU idle {} (",
+                dur(i.time.idle(IdleCause::Startup)),
+            ),
+            list_words(i, 3),
+            ")"
         )
     })
 }

@@ -118,12 +118,12 @@ pub struct FindingChange {
     pub id: FindingId,
     /// The finding's title in words (from the run that has it; the candidate's first).
     #[serde(default)]
-    pub title: String,
+    pub title: crate::report::rich_text::RichText,
     pub change: FindingChangeKind,
     /// Recoverable time in the basis's unit (0 when absent).
     pub impact: Delta,
-    pub baseline_headline: Option<String>,
-    pub candidate_headline: Option<String>,
+    pub baseline_headline: Option<crate::report::rich_text::RichText>,
+    pub candidate_headline: Option<crate::report::rich_text::RichText>,
 }
 
 /// Step durations of one run's analysed steps, ms.
@@ -650,7 +650,7 @@ fn finding_changes(b: &Run, c: &Run, basis: Basis) -> Vec<FindingChange> {
             };
             FindingChange {
                 id,
-                title: fc.or(fb).map_or_else(String::new, |f| f.title.clone()),
+                title: fc.or(fb).map(|f| f.title.clone()).unwrap_or_default(),
                 change,
                 impact,
                 baseline_headline: fb.map(|f| f.headline.clone()),
@@ -717,7 +717,7 @@ fn warnings(b: &Run, c: &Run, kernels: &[(String, NamedDelta)]) -> Vec<String> {
             out.push(format!(
                 "The {label} trace holds nothing to compare ({}): {}",
                 crate::stable_name::serde_name(&h),
-                run.report.main_finding
+                run.report.main_finding.to_markdown()
             ));
         }
     }

@@ -168,7 +168,7 @@ pub struct TraceContext {
     /// What was lost while loading, what was read and what the figures still mean: the report's
     /// first line and the page's, when the load lost data ([`data_loss_sentence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_loss: Option<String>,
+    pub data_loss: Option<crate::report::rich_text::RichText>,
     /// Ranks fused into one file ([`TraceHolds::FusedRanks`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fused_ranks: Vec<i64>,
@@ -202,7 +202,7 @@ pub struct TraceContext {
     pub top_ops: Vec<OpTotal>,
     /// What a file that is not a PyTorch trace holds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub found: Option<String>,
+    pub found: Option<crate::report::rich_text::RichText>,
     /// A trace without device work: its host, summarised (the rank with the longest span).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_only: Option<host_only::HostOnly>,

@@ -1,5 +1,7 @@
 //! The diagnosis report in the fixed form: main finding, top kernels, bottleneck, recommendations.
 
+use crate::report::rich_text::{kernel, RichText};
+use crate::rich;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -12,7 +14,8 @@ use super::findings::{EvidenceFilter, EvidenceKind, EvidenceRef, Finding, Findin
 use super::gather::{gather_with, Gathered};
 use super::inputs::{pct, DiagnosisInputs};
 use super::markdown::code_cell;
-use super::redact::{redacted_name, replace_all};
+use super::redact::redacted_name;
+
 use super::rules::{evaluate, notes, short_name, short_names};
 use super::wording::dur;
 use crate::analysis::all::{AllAnalyses, AnalysisOptions};
@@ -37,7 +40,7 @@ pub struct TopKernel {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DiagnosisReport {
     /// One sentence.
-    pub main_finding: String,
+    pub main_finding: RichText,
     /// Id of the finding the main sentence states (`None` when nothing was found).
     pub main_finding_id: Option<FindingId>,
     /// What the trace holds and the window analysed.
@@ -53,7 +56,7 @@ pub struct DiagnosisReport {
     pub findings: Vec<Finding>,
     /// Facts about the trace that are not recommendations.
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub notes: Vec<RichText>,
     pub deeper_analyses: Vec<String>,
     pub ranks: Vec<i64>,
     /// Files given with the ranks that could not be loaded: the figures leave their ranks out.
@@ -61,9 +64,6 @@ pub struct DiagnosisReport {
     pub skipped_files: Vec<SkippedFile>,
     /// Names were replaced by hashes.
     pub redacted: bool,
-    /// Kernel and op names the report mentions (for redaction); not exported.
-    #[serde(skip)]
-    pub names: Vec<(EvidenceKind, String)>,
 }
 
 /// Diagnoses a set of ranks.
@@ -112,10 +112,10 @@ impl DiagnosisReport {
     /// Records the files that could not be loaded, and says so first among the notes.
     fn note_skipped_files(&mut self, skipped: &[SkippedFile]) {
         let said = skipped.iter().map(|f| {
-            format!(
+            RichText::from(format!(
                 "{} could not be loaded, so this report leaves its rank out: {}",
                 f.file, f.reason
-            )
+            ))
         });
         self.notes.splice(0..0, said);
         self.skipped_files = skipped.to_vec();
@@ -210,7 +210,7 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
             "No finding can be made on the recorded work alone: the {} record is incomplete (see above), so how busy the {} was is unknown.",
             inputs.device_word(),
             inputs.device_word()
-        ),
+        ).into(),
         (None, None) => no_major_inefficiency(inputs, &bottleneck),
     };
     DiagnosisReport {
@@ -225,7 +225,6 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
             inputs.idle.clone()
         },
         notes: notes(inputs, &g.context),
-        names: mentioned_names(inputs),
         findings,
         deeper_analyses: crate::analysis::registry::offered()
             .into_iter()
@@ -239,11 +238,12 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
 
 /// "No major inefficiency: GPU busy 96.1% of the window, ...; `gemm` takes 62.0% of kernel time.", or,
 /// when the GPU is mostly idle for causes the trace cannot show, that.
-fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> String {
+fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> RichText {
     if super::bottleneck::waits_most(i) {
-        return format!(
-            "No rule fires, but the device is not computing most of the time: {}.",
-            b.reason
+        return rich!(
+            "No rule fires, but the device is not computing most of the time: ",
+            &b.reason,
+            "."
         );
     }
     if b.kind == BottleneckKind::Undetermined && b.idle_pct > 0.0 {
@@ -261,19 +261,28 @@ fn no_major_inefficiency(i: &DiagnosisInputs, b: &Bottleneck) -> String {
             } else {
                 "device"
             },
-        );
+        )
+        .into();
     }
-    let top = i.kernels.first().map_or(String::new(), |k| {
-        format!(
-            "; the top kernel `{}` takes {:.1}% of kernel time",
-            short_name(&k.name),
-            pct(k.total_ns, i.kernel_time_ns)
+    let top = i.kernels.first().map(|k| {
+        rich!(
+            "; the top kernel ",
+            kernel(&k.name),
+            format!(
+                " takes {:.1}% of kernel time",
+                pct(k.total_ns, i.kernel_time_ns)
+            )
         )
     });
-    format!(
-        "No major inefficiency found: {} ({}){top}.",
-        b.kind.label().to_lowercase(),
-        b.reason
+    rich!(
+        format!(
+            "No major inefficiency found: {} (",
+            b.kind.label().to_lowercase()
+        ),
+        &b.reason,
+        ")",
+        top,
+        "."
     )
 }
 
@@ -293,37 +302,6 @@ fn top_kernels(inputs: &DiagnosisInputs) -> Vec<TopKernel> {
         .collect()
 }
 
-/// Kernel and op names the report may show, for redaction.
-fn mentioned_names(inputs: &DiagnosisInputs) -> Vec<(EvidenceKind, String)> {
-    let mut names: Vec<(EvidenceKind, String)> = Vec::new();
-    for k in &inputs.kernels {
-        names.push((EvidenceKind::Kernel, k.name.clone()));
-    }
-    for c in &inputs.copies {
-        names.push((EvidenceKind::Memory, c.name.clone()));
-    }
-    for o in &inputs.data_loader_ops {
-        names.push((EvidenceKind::Op, o.name.clone()));
-    }
-    for s in &inputs.idle {
-        for o in &s.top_ops {
-            names.push((EvidenceKind::Op, o.name.clone()));
-        }
-    }
-    for s in &inputs.syncs {
-        for (c, _) in &s.callers {
-            names.push((EvidenceKind::Op, c.clone()));
-            for part in c.split(" > ") {
-                names.push((EvidenceKind::Op, part.to_string()));
-            }
-        }
-    }
-    names.retain(|(k, _)| *k != EvidenceKind::Memory);
-    crate::sort::sort(&mut names);
-    names.dedup();
-    names
-}
-
 /// One numbered recommendation: title, what was measured, impact, why, actions, evidence.
 fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
     let mut imp = Vec::new();
@@ -339,16 +317,23 @@ fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
         format!(" {}: {}.", f.id.impact_word(), imp.join(", "))
     };
     if f.id.is_about_the_trace() || f.impact.time_ns == 0 && f.id == FindingId::Warmup {
-        let _ = writeln!(out, "{n}. **{}** ({}).", f.explanation, f.measured);
+        let _ = writeln!(
+            out,
+            "{n}. **{}** ({}).",
+            f.explanation.to_markdown(),
+            f.measured.to_markdown()
+        );
     } else {
         let _ = writeln!(
             out,
             "{n}. **{}**: {}.{imp} {}",
-            f.title, f.measured, f.explanation
+            f.title.to_markdown(),
+            f.measured.to_markdown(),
+            f.explanation.to_markdown()
         );
     }
     for a in &f.actions {
-        let _ = writeln!(out, "   - {a}");
+        let _ = writeln!(out, "   - {}", a.to_markdown());
     }
     if !f.evidence.is_empty() {
         let ev: Vec<String> = f
@@ -391,20 +376,29 @@ impl DiagnosisReport {
         let mut out = String::new();
         let _ = writeln!(out, "## Trace Analysis Summary\n");
         if let Some(loss) = &self.context.data_loss {
-            let _ = writeln!(out, "**{loss}**\n");
+            let _ = writeln!(out, "**{}**\n", loss.to_markdown());
         }
-        let _ = writeln!(out, "**Main Finding**: {}\n", self.main_finding);
+        let _ = writeln!(
+            out,
+            "**Main Finding**: {}\n",
+            self.main_finding.to_markdown()
+        );
         let _ = writeln!(out, "*{}.*\n", device_line(&self.context));
         if !self.context.analysed.is_empty() {
             let _ = writeln!(out, "*{}.*\n", self.context.analysed);
         }
         for line in trace_lines(&self.context) {
-            let _ = writeln!(out, "> {line}\n");
+            let _ = writeln!(out, "> {}\n", line.to_markdown());
         }
         self.top_kernels_markdown(&mut out);
         match &self.bottleneck {
             Some(b) => {
-                let _ = writeln!(out, "### Bottleneck: {}\n\n{}.\n", b.kind.label(), b.reason);
+                let _ = writeln!(
+                    out,
+                    "### Bottleneck: {}\n\n{}.\n",
+                    b.kind.label(),
+                    b.reason.to_markdown()
+                );
             }
             None => {
                 let _ = writeln!(out, "### Bottleneck: Undetermined\n\nNo figures.\n");
@@ -429,7 +423,7 @@ impl DiagnosisReport {
         if !self.notes.is_empty() {
             let _ = writeln!(out, "\n### Notes\n");
             for note in &self.notes {
-                let _ = writeln!(out, "- {note}");
+                let _ = writeln!(out, "- {}", note.to_markdown());
             }
         }
         let _ = writeln!(
@@ -500,36 +494,40 @@ impl DiagnosisReport {
         out.push('\n');
     }
 
+    /// Every text of the report that is prose ([`RichText`]): the main finding, the notes, the
+    /// bottleneck's reason, the data loss, each finding's words.
+    pub fn texts(&self) -> Vec<&RichText> {
+        let mut out = vec![&self.main_finding];
+        out.extend(&self.notes);
+        out.extend(self.bottleneck.as_ref().map(|b| &b.reason));
+        out.extend(&self.context.data_loss);
+        out.extend(&self.context.found);
+        for f in &self.findings {
+            out.extend([
+                &f.headline,
+                &f.title,
+                &f.threshold,
+                &f.measured,
+                &f.explanation,
+            ]);
+            out.extend(&f.actions);
+        }
+        out
+    }
+
     /// The report as JSON (same content as the Markdown).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into())
     }
 
-    /// The report with kernel and op names replaced by stable short hashes (`kernel_3fa2c1`, `op_9b01de`).
+    /// The report with kernel, op, module and file names replaced by stable short hashes
+    /// (`kernel_3fa2c1`, `op_9b01de`): each name part of its text hashed by its kind.
     pub fn redacted(&self) -> DiagnosisReport {
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        for (kind, name) in &self.names {
-            let prefix = if *kind == EvidenceKind::Kernel {
-                "kernel"
-            } else {
-                "op"
-            };
-            let to = redacted_name(prefix, name);
-            pairs.push((name.clone(), to.clone()));
-            let short = short_name(name);
-            if short.len() >= 4 {
-                pairs.push((short, to));
-            }
-        }
-        crate::sort::sort_by(&mut pairs, |a, b| {
-            b.0.len().cmp(&a.0.len()).then(a.0.cmp(&b.0))
-        });
-        pairs.dedup_by(|a, b| a.0 == b.0);
-        let r = |s: &str| replace_all(s, &pairs);
         let mut out = self.clone();
-        out.main_finding = r(&out.main_finding);
-        for n in &mut out.notes {
-            *n = r(n);
+        out.main_finding = out.main_finding.redacted();
+        let skipped = out.skipped_files.len().min(out.notes.len());
+        for n in &mut out.notes[skipped..] {
+            *n = n.redacted();
         }
         for s in &mut out.idle_attribution {
             for o in &mut s.top_ops {
@@ -558,12 +556,16 @@ impl DiagnosisReport {
             }
         }
         for f in &mut out.findings {
-            f.title = r(&f.title);
-            f.headline = r(&f.headline);
-            f.measured = r(&f.measured);
-            f.explanation = r(&f.explanation);
-            for a in &mut f.actions {
-                *a = r(a);
+            for t in [
+                &mut f.title,
+                &mut f.headline,
+                &mut f.measured,
+                &mut f.explanation,
+            ]
+            .into_iter()
+            .chain(f.actions.iter_mut())
+            {
+                *t = t.redacted();
             }
             for e in &mut f.evidence {
                 e.name = redact_evidence(e.kind, &e.name);
@@ -574,17 +576,17 @@ impl DiagnosisReport {
                 }
             }
         }
+        // The skipped files' notes, said again of the files with their names hashed (a load
+        // error's message names its file: the one text redaction rewrites, `redact_file_names_in`).
         let files: Vec<String> = out.skipped_files.iter().map(|f| f.file.clone()).collect();
-        let hide_files = |s: &str| super::redact::redact_file_names_in(s, &files);
-        for n in &mut out.notes {
-            *n = hide_files(n);
-        }
         for f in &mut out.skipped_files {
-            f.reason = hide_files(&f.reason);
+            f.reason = super::redact::redact_file_names_in(&f.reason, &files);
             f.file = super::redact::redact_file_name(&f.file);
         }
+        let hidden = std::mem::take(&mut out.skipped_files);
+        out.notes.drain(..skipped);
+        out.note_skipped_files(&hidden);
         out.redacted = true;
-        out.names.clear();
         out
     }
 }

@@ -1,5 +1,6 @@
 //! The findings model: what a rule found, with its threshold, measured value, impact, evidence and action.
 
+use crate::report::rich_text::RichText;
 use serde::{Deserialize, Serialize};
 
 use crate::table::query::{EventQuery, SortBy};
@@ -342,20 +343,20 @@ pub struct Impact {
 pub struct Finding {
     pub id: FindingId,
     /// The finding as one sentence, as the main finding states it.
-    pub headline: String,
-    pub title: String,
+    pub headline: RichText,
+    pub title: RichText,
     pub severity: Severity,
     /// The rule's threshold in words (`average kernel < 10 µs ...`).
-    pub threshold: String,
+    pub threshold: RichText,
     /// The measured value in words (`average kernel 3.1 µs; GPU idle 42.0%`).
-    pub measured: String,
+    pub measured: RichText,
     /// The measured number the threshold is compared with (unit in `threshold`).
     pub value: f64,
     pub impact: Impact,
     /// What it means, one sentence with numbers.
-    pub explanation: String,
+    pub explanation: RichText,
     /// What to change, concretely.
-    pub actions: Vec<String>,
+    pub actions: Vec<RichText>,
     pub evidence: Vec<EvidenceRef>,
     /// The events to open for this finding (`None` when it is not about named events).
     #[serde(default)]
@@ -364,9 +365,18 @@ pub struct Finding {
 
 impl Finding {
     /// The finding with one more action, when there is one.
-    pub fn with_action(mut self, action: Option<String>) -> Finding {
+    pub fn with_action(mut self, action: Option<RichText>) -> Finding {
         self.actions.extend(action);
         self
+    }
+
+    /// The actions' Markdown joined by `sep`.
+    pub fn actions_markdown(&self, sep: &str) -> String {
+        self.actions
+            .iter()
+            .map(RichText::to_markdown)
+            .collect::<Vec<_>>()
+            .join(sep)
     }
 
     /// Sort key: findings about the trace itself first, then by recoverable time (largest first),

@@ -26,6 +26,7 @@ pub mod patterns;
 pub mod perfetto;
 pub mod redact;
 pub mod regression_gate;
+pub mod rich_text;
 pub mod roofline_rules;
 pub mod roofline_text;
 pub mod rules;

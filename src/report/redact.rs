@@ -2,6 +2,8 @@
 //! the explorer's rows and CSV, the deeper analyses, the views and the timeline alike ([`redacted_name`] is the
 //! one definition; the others say which prefix a name gets).
 
+use serde::{Deserialize, Serialize};
+
 use crate::analysis::names::{is_memcpy_name, is_memset_name};
 use crate::analysis::timeline::{EventClass, EventDetails, Relation};
 use crate::analysis::views::RankViews;
@@ -65,23 +67,37 @@ pub fn redact_file_names_in(text: &str, files: &[String]) -> String {
     replace_all(text, &pairs)
 }
 
-/// What a hashed name names: its prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a name names, and so how redaction shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum NameKind {
     /// A GPU kernel: `kernel_…`.
     Kernel,
     /// Anything else named by the program (ops, annotations, Python functions): `op_…`.
     Op,
+    /// A module of the model (`Linear_0`): `op_…`, as the views hash them.
+    Module,
+    /// A trace file: `trace_…` and its ending ([`redact_file_name`]).
+    File,
+    /// A runtime or driver call (`cudaStreamSynchronize`): kept, it says nothing about the program.
+    Runtime,
+    /// A copy or set (`Memcpy HtoD (Pageable -> Device)`): kept.
+    Copy,
+    /// A process or thread as the profiler names it: kept.
+    Process,
 }
 
-/// `name` hashed with the prefix of its kind (an empty name stays empty).
+/// `name` hashed with the prefix of its kind (an empty name stays empty; runtime calls, copies and
+/// processes are kept).
 pub fn redact_name(kind: NameKind, name: &str) -> String {
     if name.is_empty() {
         return String::new();
     }
     match kind {
         NameKind::Kernel => redacted_name("kernel", name),
-        NameKind::Op => redacted_name("op", name),
+        NameKind::Op | NameKind::Module => redacted_name("op", name),
+        NameKind::File => redact_file_name(name),
+        NameKind::Runtime | NameKind::Copy | NameKind::Process => name.to_string(),
     }
 }
 

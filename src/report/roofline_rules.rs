@@ -4,12 +4,14 @@
 //! time, with its efficiency judged against the hardware and what would raise it. Which resource
 //! bounds a kernel follows from its arithmetic intensity against the ridge point.
 
+use crate::report::rich_text::{code, kernel, RichText};
+use crate::rich;
 use serde::{Deserialize, Serialize};
 
 use super::findings::{EvidenceKind, EvidenceRef, Finding, FindingId, MAX_EVIDENCE_ROWS};
 use super::inputs::{pct, DiagnosisInputs};
 use super::patterns::{is_fp32_simt_gemm, is_fusable_memory_bound};
-use super::wording::{dur, short_name};
+use super::wording::dur;
 use crate::analysis::gpu::RankPrep;
 use crate::analysis::names::is_library_kernel;
 use crate::analysis::roofline::{
@@ -284,28 +286,28 @@ fn against_roof(f: &RooflineFigures, l: &RoofLead) -> String {
 }
 
 /// What would raise it.
-fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<String> {
-    let short = short_name(&l.name);
-    let mut out = Vec::new();
+fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<RichText> {
+    let mut out: Vec<RichText> = Vec::new();
     let matmul =
         l.family.is_some_and(OpFamily::has_main_kernel) || l.family == Some(OpFamily::Inductor);
     if l.bound == Some(Bound::HostLink) {
         if l.name.contains("Pageable") {
-            out.push("Copy from pinned host memory: `DataLoader(pin_memory=True)` or `tensor.pin_memory()`, then `.to(device, non_blocking=True)`; pageable copies are staged through a bounce buffer at a fraction of the link.".to_string());
+            out.push("Copy from pinned host memory: `DataLoader(pin_memory=True)` or `tensor.pin_memory()`, then `.to(device, non_blocking=True)`; pageable copies are staged through a bounce buffer at a fraction of the link.".into());
         }
         if l.bytes_per_call < SMALL_TRANSFER_BYTES {
             out.push(format!(
                 "Each copy moves {} on average: batch them into fewer, larger transfers (one tensor per batch, not per sample) or create the tensors on the device.",
                 bytes_words(l.bytes_per_call)
-            ));
+            ).into());
         }
         out.push("Overlap the copies with compute (a side stream, `non_blocking=True`, prefetching the next batch).".into());
         return out;
     }
     if matmul && l.dtype == Some(Dtype::Fp32) && f.device.is_some() {
-        if let Some(a) =
-            crate::report::wording::precision_advice(i, &format!("`{short}` and its fp32 products"))
-        {
+        if let Some(a) = crate::report::wording::precision_advice(
+            i,
+            rich!(kernel(&l.name), " and its fp32 products"),
+        ) {
             out.push(a);
         } else {
             out.push(
@@ -315,26 +317,22 @@ fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<String
         }
     }
     if matmul && !is_library_kernel(&l.name) && l.pct_of_roof < NAIVE_PCT {
-        out.push(format!("`{short}` is not a library kernel: a hand-written kernel this far under the roof is usually a naive one; call the library instead (`torch.matmul`/`F.linear` → cuBLAS, `F.conv2d` → cuDNN, `F.scaled_dot_product_attention` → FlashAttention), or autotune it{}.", if i.in_use.compiled.is_some() { " (Inductor's `max-autotune` mode)" } else { " (`torch.compile(mode=\"max-autotune\")`)" }));
+        out.push(rich!(kernel(&l.name), " is not a library kernel: a hand-written kernel this far under the roof is usually a naive one; call the library instead (", code("torch.matmul"), "/", code("F.linear"), " → cuBLAS, ", code("F.conv2d"), " → cuDNN, ", code("F.scaled_dot_product_attention"), " → FlashAttention), or autotune it", if i.in_use.compiled.is_some() { " (Inductor's `max-autotune` mode)" } else { " (`torch.compile(mode=\"max-autotune\")`)" }, "."));
     } else if l.bound == Some(Bound::Compute) {
         out.push("Its shapes leave the tensor cores idle: make the GEMM dimensions multiples of 64 (pad the hidden size, the vocabulary, the batch), use larger batches or fuse small products (grouped GEMM), and for convolutions set `torch.backends.cudnn.benchmark = True` and channels-last.".into());
     }
     if l.bound == Some(Bound::Memory) && matmul {
         // A GEMM or convolution below the ridge point and far under both roofs is held back by
         // the algorithm its library chose, not by memory: fusing it or larger tensors is no fix.
-        out.push(format!(
-            "`{short}` is a GEMM or convolution at {} FLOP/byte reaching {} GB/s and {} TFLOP/s: far under both the memory and the arithmetic roof, so neither limits it; the algorithm the library chose does. Let the library pick by measuring (`torch.backends.cudnn.benchmark = True`; on ROCm MIOpen's `MIOPEN_FIND_MODE=NORMAL` and `MIOPEN_FIND_ENFORCE=SEARCH` for convolutions, `PYTORCH_TUNABLEOP_ENABLED=1` for GEMMs) and compare the per-call times of identical shapes.",
-            sig(l.intensity.unwrap_or(0.0)),
-            sig(l.gbps),
-            sig(l.tflops)
-        ));
+        out.push(rich!(kernel(&l.name), format!(" is a GEMM or convolution at {} FLOP/byte reaching {} GB/s and {} TFLOP/s: far under both the memory and the arithmetic roof, so neither limits it; the algorithm the library chose does. Let the library pick by measuring (", sig(l.intensity.unwrap_or(0.0)), sig(l.gbps), sig(l.tflops)), code("torch.backends.cudnn.benchmark = True"), "; on ROCm MIOpen's ", code("MIOPEN_FIND_MODE=NORMAL"), " and ", code("MIOPEN_FIND_ENFORCE=SEARCH"), " for convolutions, ", code("PYTORCH_TUNABLEOP_ENABLED=1"), " for GEMMs) and compare the per-call times of identical shapes."));
     } else if l.bound == Some(Bound::Memory) {
-        out.push(format!(
-            "`{short}` is memory-bound at {} FLOP/byte and reaches {} GB/s: too little data per launch to fill the memory system, or strided access. {}its inputs contiguous, and give it larger tensors (larger batches){}.",
-            sig(l.intensity.unwrap_or(0.0)),
-            sig(l.gbps),
+        out.push(rich!(
+            kernel(&l.name),
+            format!(" is memory-bound at {} FLOP/byte and reaches {} GB/s: too little data per launch to fill the memory system, or strided access. ", sig(l.intensity.unwrap_or(0.0)), sig(l.gbps)),
             if i.in_use.compiled.is_some() { "Keep " } else { "Fuse it with its neighbours (`torch.compile`), keep " },
-            if i.in_use.precision() { "" } else { "; bf16 halves the bytes" }
+            "its inputs contiguous, and give it larger tensors (larger batches)",
+            if i.in_use.precision() { "" } else { "; bf16 halves the bytes" },
+            "."
         ));
     }
     out
@@ -394,7 +392,6 @@ pub fn far_under_roof(i: &DiagnosisInputs) -> Option<Finding> {
         .collect();
     crate::sort::sort_by_key(&mut far, |l| std::cmp::Reverse(recoverable(l)));
     let top = *far.first()?;
-    let short = short_name(&top.name);
     let what = if top.bound == Some(Bound::HostLink) {
         "host copy"
     } else {
@@ -409,39 +406,29 @@ pub fn far_under_roof(i: &DiagnosisInputs) -> Option<Finding> {
     let time: i64 = far.iter().map(|l| recoverable(l)).sum();
     Some(Finding {
         id: FindingId::FarUnderRoof,
-        headline: format!(
-            "The {what} `{short}` runs at {}, and takes {:.1}% of {} ({}).",
-            against_roof(f, top),
-            share(top),
-            if what == "kernel" { "kernel time" } else { "the GPU window" },
-            dur(top.time_ns)
-        ),
-        title: format!("`{short}` far under the hardware's roof"),
+        headline: rich!(format!("The {what} "), kernel(&top.name), format!(" runs at {}, and takes {:.1}% of {} ({}).", against_roof(f, top), share(top), if what == "kernel" { "kernel time" } else { "the GPU window" }, dur(top.time_ns))).into(),
+        title: rich!(kernel(&top.name), " far under the hardware's roof"),
         threshold: format!(
             "a kernel or host copy under {FAR_UNDER_ROOF_PCT:.0}% of its roof (the peak for its type, or bandwidth × intensity below the ridge point) taking ≥ {ROOF_SHARE_PCT:.0}% of the time"
-        ),
-        measured: far
-            .iter()
-            .take(3)
-            .map(|l| {
-                format!(
-                    "`{}`{}: {} in {}, {}",
-                    short_name(&l.name),
-                    l.operator.as_ref().map_or(String::new(), |o| format!(" ({o})")),
-                    dur(l.time_ns),
-                    calls_words(l),
-                    against_roof(f, l)
+        ).into(),
+        measured: RichText::join(
+            far.iter().take(3).map(|l| {
+                rich!(
+                    kernel(&l.name),
+                    format!(
+                        "{}: {} in {}, {}",
+                        l.operator.as_ref().map_or(String::new(), |o| format!(" ({o})")),
+                        dur(l.time_ns),
+                        calls_words(l),
+                        against_roof(f, l)
+                    )
                 )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
+            }),
+            "; ",
+        ),
         value: top.pct_of_roof,
         impact: super::rules::impact(i, time),
-        explanation: format!(
-            "FLOPs and bytes come from the operators' recorded shapes; `{short}` is {side}. At {ROOF_TARGET_PCT:.0}% of its roof, which tuned kernels reach, it would take {} instead of {}.",
-            dur((top.time_ns as f64 * top.pct_of_roof / ROOF_TARGET_PCT) as i64),
-            dur(top.time_ns)
-        ),
+        explanation: rich!("FLOPs and bytes come from the operators' recorded shapes; ", kernel(&top.name), format!(" is {side}. At {ROOF_TARGET_PCT:.0}% of its roof, which tuned kernels reach, it would take {} instead of {}.", dur((top.time_ns as f64 * top.pct_of_roof / ROOF_TARGET_PCT) as i64), dur(top.time_ns))),
         actions: actions(i, f, top),
         evidence: far.iter().take(5).map(|l| l.evidence.clone()).collect(),
         severity: super::rules::severity_of(i.time.pct(time)),
@@ -451,13 +438,16 @@ pub fn far_under_roof(i: &DiagnosisInputs) -> Option<Finding> {
 
 /// The efficiency of a kernel against the roof in words, for the dominant-kernel note: "`k` runs at
 /// 39.8 TFLOP/s and 621 GB/s, 11.7% of the MI300X's roof at its intensity (...)".
-pub fn roof_words(i: &DiagnosisInputs, name: &str) -> Option<String> {
+pub fn roof_words(i: &DiagnosisInputs, name: &str) -> Option<RichText> {
     let l = i.roofline.leads.iter().find(|l| l.name == name)?;
-    Some(format!(
-        "Against the hardware: `{}` runs at {}.",
-        short_name(name),
-        against_roof(&i.roofline, l)
-    ))
+    Some(
+        rich!(
+            "Against the hardware: ",
+            kernel(name),
+            format!(" runs at {}.", against_roof(&i.roofline, l))
+        )
+        .into(),
+    )
 }
 
 /// The bound of a kernel name by its intensity, when the roofline judged it.

@@ -2,6 +2,8 @@
 
 use super::context::{TraceContext, TraceHolds};
 use super::inputs::DiagnosisInputs;
+use crate::report::rich_text::{code, kernel, RichText};
+use crate::rich;
 
 /// A duration in ns as a short text with a unit that fits (`840 µs`, `12.4 ms`, `3.21 s`).
 pub fn dur(ns: i64) -> String {
@@ -22,40 +24,39 @@ pub fn dur(ns: i64) -> String {
 
 /// The advice to replay many launches as one graph, in the device's words; when the trace already
 /// replays graphs ([`super::inputs::InUse::graphs`]), where the graphs stop instead.
-pub fn graph_advice(i: &DiagnosisInputs) -> String {
+pub fn graph_advice(i: &DiagnosisInputs) -> RichText {
     if i.in_use.graphs() {
         return format!(
             "The trace already replays {} graphs: the launches counted here run outside them. Capture more of the step (the parts still launched one kernel at a time, e.g. the remaining eager ops or those past a graph break), rather than adding graphs.",
             i.in_use.graph_launches
-        );
+        ).into();
     }
     if i.device_kind.has_cuda_toolbox() {
         "Capture the steady-state step in a CUDA graph: `torch.compile(model, mode=\"reduce-overhead\")`, or `torch.cuda.graphs.make_graphed_callables`, so one launch replays every kernel.".into()
     } else {
-        format!("Launch fewer, larger operations on the {}: compile the step with `torch.compile` (its backend fuses small operations) and use the vendor's graph mode where it has one, so one submission runs many operations.", i.device_word())
+        rich!(format!("Launch fewer, larger operations on the {}: compile the step with ", i.device_word()), code("torch.compile"), " (its backend fuses small operations) and use the vendor's graph mode where it has one, so one submission runs many operations.")
     }
 }
 
 /// The advice to compile with `torch.compile` for `purpose` ("to fuse the small kernels"); when
 /// the trace shows compiled code already ([`super::inputs::InUse::compiled`]), where compilation
 /// stops instead.
-pub fn compile_advice(i: &DiagnosisInputs, purpose: &str) -> String {
+pub fn compile_advice(i: &DiagnosisInputs, purpose: &str) -> RichText {
     if let Some(evidence) = &i.in_use.compiled {
-        return format!(
-            "The model is already compiled ({evidence} in the trace): the kernels and host time here come from code outside the compiled graphs. Find the graph breaks and the uncompiled parts (`TORCH_LOGS=graph_breaks,recompiles`, `torch._dynamo.explain`) and bring them in, rather than compiling again."
-        );
+        return rich!(format!("The model is already compiled ({evidence} in the trace): the kernels and host time here come from code outside the compiled graphs. Find the graph breaks and the uncompiled parts ("), code("TORCH_LOGS=graph_breaks,recompiles"), ", ", code("torch._dynamo.explain"), ") and bring them in, rather than compiling again.");
     }
-    format!("Compile the model or the hot function with `torch.compile` {purpose}.")
+    rich!(
+        "Compile the model or the hot function with ",
+        code("torch.compile"),
+        format!(" {purpose}.")
+    )
 }
 
 /// The advice to compute in reduced precision (TF32, bf16) for `what`; when kernels already run in
 /// it ([`super::inputs::InUse::precision`]), that these ones run outside it instead.
-pub fn precision_advice(i: &DiagnosisInputs, what: &str) -> Option<String> {
+pub fn precision_advice(i: &DiagnosisInputs, what: RichText) -> Option<RichText> {
     let used = i.in_use.low_precision.as_ref().or(i.in_use.tf32.as_ref())?;
-    Some(format!(
-        "Reduced precision is already in use (`{}` runs in it): {what} run outside it. Check that `torch.autocast` covers them (ops called outside the autocast region, or forced to fp32), rather than turning mixed precision on.",
-        short_name(used)
-    ))
+    Some(rich!("Reduced precision is already in use (", kernel(used), " runs in it): ", what, " run outside it. Check that ", code("torch.autocast"), " covers them (ops called outside the autocast region, or forced to fp32), rather than turning mixed precision on."))
 }
 
 /// The GPU in words for the precision advice: the trace's name, else the table's.
@@ -71,27 +72,19 @@ fn gpu_words(i: &DiagnosisInputs) -> String {
 /// ([`crate::analysis::roofline::Peaks::fp32_lever`]): TF32 where it runs well above fp32, bf16 or
 /// fp16 autocast where it does not (GeForce Ampere/Ada), nothing where no unit is faster; `None`
 /// when the device has no roof. `what` is what multiplies ("these fp32 GEMMs", "it").
-pub fn fp32_lever_advice(i: &DiagnosisInputs, what: &str) -> Option<String> {
+pub fn fp32_lever_advice(i: &DiagnosisInputs, what: &str) -> Option<RichText> {
     use crate::analysis::roofline::Fp32Lever;
     let peaks = i.roofline.peaks?;
     let gpu = gpu_words(i);
     Some(match peaks.fp32_lever() {
-        Fp32Lever::Tf32(g) => format!(
-            "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`): on {gpu} its tensor cores run {what} at {g:.0}× the fp32 rate; bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`) goes further."
-        ),
-        Fp32Lever::Half { gain, bf16: true } => format!(
-            "Run {what} under bf16 autocast (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`): on {gpu} tensor cores run bf16 at {gain:.0}× the fp32 rate, while TF32 runs at about the fp32 rate ({:.0} against {:.0} TFLOP/s), so enabling TF32 alone gains little.",
-            peaks.tf32.unwrap_or(0.0),
-            peaks.fp32
-        ),
-        Fp32Lever::Half { gain, bf16: false } => format!(
-            "{} has no TF32 or bf16: use fp16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so {what} run on tensor cores at {gain:.0}× the fp32 rate; for convolutions also use channels-last (`model.to(memory_format=torch.channels_last)`).",
-            capitalise(&gpu)
-        ),
+        Fp32Lever::Tf32(g) => rich!("Enable TF32 (", code("torch.backends.cuda.matmul.allow_tf32 = True"), ", ", code("torch.backends.cudnn.allow_tf32 = True"), ", or ", code("torch.set_float32_matmul_precision(\"high\")"), format!("): on {gpu} its tensor cores run {what} at {g:.0}× the fp32 rate; bf16 mixed precision ("), code("torch.autocast(\"cuda\", dtype=torch.bfloat16)"), ") goes further."),
+        Fp32Lever::Half { gain, bf16: true } => rich!(format!("Run {what} under bf16 autocast ("), code("torch.autocast(\"cuda\", dtype=torch.bfloat16)"), format!("): on {gpu} tensor cores run bf16 at {gain:.0}× the fp32 rate, while TF32 runs at about the fp32 rate ({:.0} against {:.0} TFLOP/s), so enabling TF32 alone gains little.", peaks.tf32.unwrap_or(0.0), peaks.fp32)),
+        Fp32Lever::Half { gain, bf16: false } => rich!(format!("{} has no TF32 or bf16: use fp16 mixed precision (", capitalise(&gpu)), code("torch.autocast(\"cuda\", dtype=torch.float16)"), " with ", code("torch.cuda.amp.GradScaler"), format!(") so {what} run on tensor cores at {gain:.0}× the fp32 rate; for convolutions also use channels-last ("), code("model.to(memory_format=torch.channels_last)"), ")."),
         Fp32Lever::Nothing => format!(
             "{} has no unit faster than fp32 for {what}: the way down is fewer FLOPs (smaller or fused products), not a lower precision.",
             capitalise(&gpu)
-        ),
+        )
+        .into(),
     })
 }
 
@@ -433,11 +426,17 @@ pub fn per_param_optimizer(i: &DiagnosisInputs) -> Option<(u64, i64)> {
 
 /// "Use a fused optimizer ... (the trace runs 412 per-parameter optimizer kernels, 3.1 ms)" when
 /// the trace shows per-parameter optimizer kernels; empty otherwise.
-pub fn fused_optimizer_words(i: &DiagnosisInputs) -> String {
-    per_param_optimizer(i).map_or(String::new(), |(n, ns)| {
-        format!(
-            "; use a fused optimizer (`foreach=True`/`fused=True`): the trace runs {n} per-parameter optimizer kernels ({})",
-            dur(ns)
+pub fn fused_optimizer_words(i: &DiagnosisInputs) -> RichText {
+    per_param_optimizer(i).map_or(RichText::default(), |(n, ns)| {
+        rich!(
+            "; use a fused optimizer (",
+            code("foreach=True"),
+            "/",
+            code("fused=True"),
+            format!(
+                "): the trace runs {n} per-parameter optimizer kernels ({})",
+                dur(ns)
+            )
         )
     })
 }

@@ -536,7 +536,7 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
                     {comparison.findings.iter().map(|f| {
                         let change = f.change.as_str();
                         let change_attr = change;
-                        let title = f.candidate_headline.clone().or_else(|| f.baseline_headline.clone()).unwrap_or_default();
+                        let title = f.candidate_headline.as_ref().or(f.baseline_headline.as_ref()).map(|h| h.plain()).unwrap_or_default();
                         view! {
                             <tr data-metric="compare-finding-impact-change" data-value=f.impact.change.to_string() data-finding=f.id.as_str() data-change=change_attr>
                                 <td title=title>{finding_words(f)}</td>
@@ -558,7 +558,7 @@ fn finding_words(f: &crate::report::compare::FindingChange) -> String {
     if f.title.is_empty() {
         f.id.as_str().replace('_', " ")
     } else {
-        crate::page::first_screen::plain_text(&f.title)
+        f.title.plain()
     }
 }
 

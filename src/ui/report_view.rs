@@ -2,28 +2,29 @@
 
 use leptos::prelude::*;
 
-use crate::page::report_view::{
-    inline_parts, FindingLine, IdleLine, KernelLine, ReportModel, NOTHING_FOUND,
-};
+use crate::page::report_view::{FindingLine, IdleLine, KernelLine, ReportModel, NOTHING_FOUND};
 use crate::report::format;
+use crate::report::rich_text::{Inline as Part, RichText};
 
-/// Text with its `` `code` `` spans as `<code>`.
+/// Rich text as the rule typed it: code spans and names as `<code>` (a name with its kind in
+/// `data-name-kind` and its full form as the tooltip).
 #[component]
-fn Inline(text: String) -> impl IntoView {
-    inline_parts(&text)
-        .into_iter()
-        .map(|(code, t)| {
-            if code {
-                view! { <code>{t}</code> }.into_any()
-            } else {
-                t.into_any()
+pub fn Inline(text: RichText) -> impl IntoView {
+    text.parts()
+        .iter()
+        .map(|p| match p {
+            Part::Text(t) => t.clone().into_any(),
+            Part::Code(c) => view! { <code>{c.clone()}</code> }.into_any(),
+            Part::Name { kind, name, shown } => view! {
+                <code data-name-kind=crate::stable_name::serde_name(kind).to_string() title=name.clone()>{shown.clone()}</code>
             }
+            .into_any(),
         })
         .collect_view()
 }
 
 #[component]
-fn MainFinding(text: String) -> impl IntoView {
+fn MainFinding(text: RichText) -> impl IntoView {
     view! {
         <h2>"Trace Analysis Summary"</h2>
         <p data-section="main-finding"><strong>"Main Finding"</strong>": "<Inline text=text/></p>
@@ -64,7 +65,7 @@ fn TopKernels(kernels: Vec<KernelLine>) -> impl IntoView {
 }
 
 #[component]
-fn BottleneckSection(label: String, reason: String) -> impl IntoView {
+fn BottleneckSection(label: String, reason: RichText) -> impl IntoView {
     view! {
         <div data-section="bottleneck">
             <h3>{format!("Bottleneck: {label}")}</h3>
@@ -102,7 +103,7 @@ fn FindingsList(findings: Vec<FindingLine>) -> impl IntoView {
         <div data-section="findings">
             <h3>"Recommendations"</h3>
             <ol>
-                {empty.then(|| view! { <li><Inline text=NOTHING_FOUND.to_string()/></li> })}
+                {empty.then(|| view! { <li><Inline text=RichText::from(NOTHING_FOUND)/></li> })}
                 <For each=move || findings.clone() key=|f| f.id.clone() children=move |f| view! { <FindingItem finding=f/> }/>
             </ol>
         </div>
@@ -158,7 +159,7 @@ fn IdleAttribution(rows: Vec<IdleLine>) -> impl IntoView {
 
 /// Facts about the trace that are not recommendations.
 #[component]
-fn Notes(notes: Vec<String>) -> impl IntoView {
+fn Notes(notes: Vec<RichText>) -> impl IntoView {
     if notes.is_empty() {
         return ().into_any();
     }

@@ -418,6 +418,15 @@ pub fn assert_report_invariants(r: &profile_model::report::diagnosis::DiagnosisR
     use profile_model::report::bottleneck::BottleneckKind;
     use profile_model::report::findings::FindingId;
     let b = r.bottleneck.as_ref().expect("bottleneck");
+    for t in r.texts() {
+        // A code span or a name written into a `String` (not a `rich!` part) shows its backticks
+        // on the page and escapes redaction.
+        assert!(
+            t.stray_backtick().is_none(),
+            "{what}: a backtick in plain text: {:?}",
+            t.stray_backtick()
+        );
+    }
     if r.context.blocking().is_none() && !r.idle_attribution.is_empty() {
         let attributed: f64 = r.idle_attribution.iter().map(|s| s.pct_of_window).sum();
         assert!(
@@ -548,9 +557,9 @@ pub fn cli_ok(args: &[&str]) -> String {
 pub fn all_words(r: &profile_model::report::diagnosis::DiagnosisReport) -> String {
     let mut s = r.to_markdown();
     for f in &r.findings {
-        s.push_str(&f.headline);
-        s.push_str(&f.explanation);
-        s.push_str(&f.actions.join("\n"));
+        s.push_str(&f.headline.to_markdown());
+        s.push_str(&f.explanation.to_markdown());
+        s.push_str(&f.actions_markdown("\n"));
     }
     s
 }

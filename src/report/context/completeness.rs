@@ -3,6 +3,8 @@
 //! micro-benchmark), the device, the findings a hold withholds, and the report's first lines (data
 //! loss first, then the device and what is missing).
 
+use crate::report::rich_text::{code, file as rich_file, runtime, RichText};
+use crate::rich;
 use serde::{Deserialize, Serialize};
 
 use super::facts::{RankFacts, Repeats};
@@ -83,7 +85,10 @@ pub(super) fn before_replay(
                     .find(|o| *o != TraceOrigin::OtherChromeTrace)
                     .unwrap_or(TraceOrigin::OtherChromeTrace),
             );
-            c.found = facts.iter().filter_map(|f| f.found.clone()).min();
+            c.found = facts
+                .iter()
+                .filter_map(|f| f.found.clone())
+                .min_by_key(RichText::to_markdown);
         }
         return;
     }
@@ -299,22 +304,25 @@ fn device_of(parts: &[&RankContextPart], cut: bool) -> DeviceContext {
 /// What was lost while loading, in one sentence per file: what was read, what is missing, what the
 /// figures still mean. `None` when no file lost data. The one definition the report's first line
 /// and the page's share.
-pub fn data_loss_sentence(parts: &[&RankContextPart]) -> Option<String> {
-    let mut lost: Vec<String> = parts
+pub fn data_loss_sentence(parts: &[&RankContextPart]) -> Option<RichText> {
+    let mut lost: Vec<(String, RichText)> = parts
         .iter()
         .filter(|p| !p.facts.data_loss.is_empty())
-        .map(|p| file_loss(p))
+        .map(|p| {
+            let t = file_loss(p);
+            (t.to_markdown(), t)
+        })
         .collect();
-    crate::sort::sort(&mut lost);
-    (!lost.is_empty()).then(|| lost.join(" "))
+    crate::sort::sort_by(&mut lost, |a, b| a.0.cmp(&b.0));
+    (!lost.is_empty()).then(|| RichText::join(lost.into_iter().map(|(_, t)| t), " "))
 }
 
-fn file_loss(p: &RankContextPart) -> String {
+fn file_loss(p: &RankContextPart) -> RichText {
     let f = &p.facts;
     let file = if p.identity.file.is_empty() {
-        "The file".to_string()
+        rich!("The file")
     } else {
-        format!("`{}`", p.identity.file)
+        rich!(rich_file(&p.identity.file))
     };
     let span = p.span.map_or(String::new(), |(a, b)| {
         format!(", covering {} of trace time", dur(b - a))
@@ -330,8 +338,10 @@ fn file_loss(p: &RankContextPart) -> String {
         } else {
             "the events after the cut are missing, device events most likely among them"
         };
-        return format!(
-            "Data loss: {file} was cut off mid-write. {read}; {device}. The figures describe only the part read: totals and shares are of that part, and the last step may be incomplete."
+        return rich!(
+            "Data loss: ",
+            file,
+            format!(" was cut off mid-write. {read}; {device}. The figures describe only the part read: totals and shares are of that part, and the last step may be incomplete.")
         );
     }
     let what: Vec<String> = f
@@ -339,9 +349,13 @@ fn file_loss(p: &RankContextPart) -> String {
         .iter()
         .map(|l| format!("{} {}", l.count, l.what))
         .collect();
-    format!(
-        "Data loss while loading {file}: {}. {read}; the figures leave the lost events out.",
-        what.join("; ")
+    rich!(
+        "Data loss while loading ",
+        file,
+        format!(
+            ": {}. {read}; the figures leave the lost events out.",
+            what.join("; ")
+        )
     )
 }
 
@@ -392,34 +406,31 @@ pub fn idle_withheld(ctx: &TraceContext) -> bool {
 
 /// What the trace lacks that the reader must know before any figure (the report's first lines
 /// after the data loss, the main finding and the device).
-pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
-    let mut out = Vec::new();
+pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
+    let mut out: Vec<RichText> = Vec::new();
     if !ctx.fused_ranks.is_empty() && ctx.fused_split {
         out.push(format!(
             "This one file holds {} ranks ({}) written together by a merge tool: it was split into its ranks, each analysed on its own timeline and compared with the others as a rank set.",
             ctx.fused_ranks.len(),
             rank_list(&ctx.fused_ranks)
-        ));
+        ).into());
     }
     if !ctx.fused_ranks.is_empty() && !ctx.fused_split {
         out.push(format!(
             "This one file holds {} ranks ({}) written together by a merge tool: they are read as one timeline, so per-rank idle causes and straggler comparisons are withheld. Load each rank's own file together to analyse them as a rank set.",
             ctx.fused_ranks.len(),
             rank_list(&ctx.fused_ranks)
-        ));
+        ).into());
     }
     if ctx.holds(TraceHolds::GpuOnly) {
         out.push(format!(
             "The trace holds device events only ({} device operations) and no host events (no CPU operators, no runtime calls): what the GPU waited for cannot be known, so no idle cause and no communication overlap is claimed.",
             ctx.device_ops
-        ));
+        ).into());
     }
     if ctx.holds(TraceHolds::EventsDropped) && dropped(ctx.orphan_launches, ctx.correlated_launches)
     {
-        out.push(format!(
-            "{} of {} kernel launches have no device operation in the trace (matched by correlation id): the profiler dropped device events, so the GPU's idle time is unknowable and idle-based findings are withheld. Re-record with a shorter active window (fewer steps in `schedule(active=...)`) so the profiler's activity buffers do not overflow.",
-            ctx.orphan_launches, ctx.correlated_launches
-        ));
+        out.push(rich!(format!("{} of {} kernel launches have no device operation in the trace (matched by correlation id): the profiler dropped device events, so the GPU's idle time is unknowable and idle-based findings are withheld. Re-record with a shorter active window (fewer steps in ", ctx.orphan_launches, ctx.correlated_launches), code("schedule(active=...)"), ") so the profiler's activity buffers do not overflow."));
     }
     if ctx.holds(TraceHolds::EventsDropped) && dropped(ctx.graph_orphans, ctx.graph_correlated) {
         out.push(format!(
@@ -427,27 +438,22 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
             ctx.graph_orphans,
             ctx.graph_correlated,
             ctx.device.kind.device_word()
-        ));
+        ).into());
     }
     if let Some((call, longest)) = &ctx.unrecorded.longest {
-        out.push(format!(
-            "The device record is incomplete: {} host {} for the device return {} in total after the last device operation recorded before {} (longest `{call}`, {}){}. The {} was working on operations the profiler did not record, so the trace cannot say whether it was busy or idle then, and idle-based findings are withheld. Re-record with a shorter active window (`schedule(active=...)`) and check that every stream and graph replay is traced.",
-            ctx.unrecorded.waits,
-            if ctx.unrecorded.waits == 1 { "wait" } else { "waits" },
-            dur(ctx.unrecorded.tail_ns),
-            if ctx.unrecorded.waits == 1 { "it" } else { "them" },
-            dur(*longest),
-            if ctx.graph_correlated > 0 {
+        out.push(rich!(format!("The device record is incomplete: {} host {} for the device return {} in total after the last device operation recorded before {} (longest ", ctx.unrecorded.waits, if ctx.unrecorded.waits == 1 { "wait" } else { "waits" }, dur(ctx.unrecorded.tail_ns), if ctx.unrecorded.waits == 1 { "it" } else { "them" }), runtime(call), format!(", {}){}. The {} was working on operations the profiler did not record, so the trace cannot say whether it was busy or idle then, and idle-based findings are withheld. Re-record with a shorter active window (", dur(*longest), if ctx.graph_correlated > 0 {
                 format!("; the trace replays {} graphs, whose kernels are under-recorded", ctx.graph_correlated)
             } else {
                 String::new()
-            },
-            ctx.device.kind.device_word()
-        ));
+            }, ctx.device.kind.device_word()), code("schedule(active=...)"), ") and check that every stream and graph replay is traced."));
     }
     if ctx.origin == Some(TraceOrigin::PytorchLegacy) {
-        out.push(format!(
-            "This is a legacy `torch.autograd.profiler` export (CPU operators, no Kineto device timeline). Record a Kineto trace instead: {RECORD_KINETO}."
+        out.push(rich!(
+            "This is a legacy ",
+            code("torch.autograd.profiler"),
+            " export (CPU operators, no Kineto device timeline). Record a Kineto trace instead: ",
+            RECORD_KINETO,
+            "."
         ));
     }
     out

@@ -3,6 +3,8 @@
 //! whose device operation is absent by correlation, ranks fused into one file, the data lost while
 //! loading, and what device work repeats (for micro-benchmarks).
 
+use crate::report::rich_text::{code, name, NameKind, RichText};
+use crate::rich;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -121,7 +123,7 @@ pub struct RankFacts {
     pub top_ops: Vec<OpTotal>,
     /// What the file holds when it is not a PyTorch trace: its main categories and processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub found: Option<String>,
+    pub found: Option<RichText>,
     /// Traces without device work: the host's span, ns, and what it does (see
     /// [`super::host_only::HostOnly`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -467,7 +469,7 @@ fn launching_ops(t: &TraceTable, top: Option<u32>) -> (u64, Vec<String>) {
 }
 
 /// "categories `devtools.timeline` (812), `v8` (40); processes `Browser`, `Renderer`".
-fn found(t: &TraceTable) -> String {
+fn found(t: &TraceTable) -> RichText {
     let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
     for row in 0..t.len() {
         if let Some(c) = t.category_at(row) {
@@ -478,12 +480,11 @@ fn found(t: &TraceTable) -> String {
     crate::sort::sort_by(&mut cats, |a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let mut parts = Vec::new();
     if !cats.is_empty() {
-        let list: Vec<String> = cats
+        let list = cats
             .iter()
             .take(4)
-            .map(|(c, n)| format!("`{c}` ({n})"))
-            .collect();
-        parts.push(format!("categories {}", list.join(", ")));
+            .map(|(c, n)| rich!(code(*c), format!(" ({n})")));
+        parts.push(rich!("categories ", RichText::join(list, ", ")));
     }
     let procs: BTreeSet<&str> = t
         .metadata
@@ -492,13 +493,16 @@ fn found(t: &TraceTable) -> String {
         .map(String::as_str)
         .collect();
     if !procs.is_empty() {
-        let list: Vec<String> = procs.iter().take(4).map(|p| format!("`{p}`")).collect();
-        parts.push(format!("processes {}", list.join(", ")));
+        let list = procs
+            .iter()
+            .take(4)
+            .map(|p| rich!(name(NameKind::Process, p)));
+        parts.push(rich!("processes ", RichText::join(list, ", ")));
     }
     if parts.is_empty() {
-        format!("{} events with no category or process name", t.len())
+        format!("{} events with no category or process name", t.len()).into()
     } else {
-        format!("{} events: {}", t.len(), parts.join("; "))
+        rich!(format!("{} events: ", t.len()), RichText::join(parts, "; "))
     }
 }
 

@@ -4,6 +4,8 @@
 //! micro-benchmark of variants): per phase its wall time and what it does (repeated operator,
 //! kernels, copies, waits), which variant is fastest and by how much, and why.
 
+use crate::report::rich_text::{code, op, RichText};
+use crate::rich;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
@@ -306,17 +308,17 @@ fn most(counts: &BTreeMap<u32, u64>) -> Option<(u32, u64)> {
 
 /// What one phase did, in a few words: "4096 × `aten::to`; 4096 device-to-host copies into
 /// pageable memory; host blocked 53.4 ms in 4096 waits".
-fn phase_words(p: &Phase) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    if let Some((op, n)) = &p.top_op {
-        parts.push(format!("{n} × `{op}`"));
+fn phase_words(p: &Phase) -> RichText {
+    let mut parts: Vec<RichText> = Vec::new();
+    if let Some((top, n)) = &p.top_op {
+        parts.push(rich!(format!("{n} × "), op(top)));
     }
     if p.kernels > 0 {
-        parts.push(format!(
+        parts.push(rich!(format!(
             "{} kernels ({} on the GPU)",
             p.kernels,
             dur(p.kernel_ns)
-        ));
+        )));
     }
     if p.copies > 0 {
         let what = p
@@ -324,23 +326,28 @@ fn phase_words(p: &Phase) -> String {
             .as_deref()
             .and_then(copy_words)
             .map_or("copies".to_string(), |w| format!("× {w}"));
-        parts.push(format!("{} {what} ({})", p.copies, dur(p.copy_ns)));
+        parts.push(rich!(format!("{} {what} ({})", p.copies, dur(p.copy_ns))));
     }
     if p.waits > 0 {
-        parts.push(format!(
+        parts.push(rich!(format!(
             "host blocked {} in {} blocking calls",
             dur(p.wait_ns),
             p.waits
-        ));
+        )));
     }
     if parts.is_empty() {
         parts.push("host work only".into());
     }
-    format!("`{}` {} ({})", p.name, dur(p.wall_ns), parts.join("; "))
+    rich!(
+        op(&p.name),
+        format!(" {} (", dur(p.wall_ns)),
+        RichText::join(parts, "; "),
+        ")"
+    )
 }
 
 /// Why the slowest phase is slow, from its measured parts, and what the fastest does instead.
-fn why_words(slow: &Phase, fast: &Phase) -> String {
+fn why_words(slow: &Phase, fast: &Phase) -> RichText {
     let per = |n: u64| dur(slow.wall_ns / n.max(1) as i64);
     // A read is one round trip however many blocking calls make it (the copy, a synchronise).
     let trips = |p: &Phase| {
@@ -351,57 +358,53 @@ fn why_words(slow: &Phase, fast: &Phase) -> String {
         }
     };
     if trips(slow) >= REPEATED_CALLS && slow.waits > fast.waits.saturating_mul(4) {
-        return format!(
-            "`{}` makes {} blocking round trips to the device ({} of wall time each, {} of it blocked in the calls): each per-element read (`.cpu()`, `.item()`) makes the host wait for the device and then for the copy before it can go on; `{}` makes {}: batch the reads into one copy of the whole tensor, or keep the work on the device.",
-            slow.name,
-            trips(slow),
-            per(trips(slow)),
-            dur(slow.wait_ns / trips(slow).max(1) as i64),
-            fast.name,
-            trips(fast)
-        );
+        return rich!(op(&slow.name), format!(" makes {} blocking round trips to the device ({} of wall time each, {} of it blocked in the calls): each per-element read (", trips(slow), per(trips(slow)), dur(slow.wait_ns / trips(slow).max(1) as i64)), code(".cpu()"), ", ", code(".item()"), ") makes the host wait for the device and then for the copy before it can go on; ", op(&fast.name), format!(" makes {}: batch the reads into one copy of the whole tensor, or keep the work on the device.", trips(fast)));
     }
     if slow.launches >= REPEATED_CALLS
         && slow.launches > fast.launches.saturating_mul(2)
         && slow.kernel_ns * 2 < slow.wall_ns
     {
-        return format!(
-            "`{}` launches {} kernels for {} of GPU work, {} of wall time per launch: the host's per-launch cost sets its pace; `{}` launches {}: fewer, larger kernels (one vectorised op, fusion) remove it.",
-            slow.name,
-            slow.launches,
-            dur(slow.kernel_ns),
-            per(slow.launches),
-            fast.name,
-            fast.launches
-        );
+        return rich!(op(&slow.name), format!(" launches {} kernels for {} of GPU work, {} of wall time per launch: the host's per-launch cost sets its pace; ", slow.launches, dur(slow.kernel_ns), per(slow.launches)), op(&fast.name), format!(" launches {}: fewer, larger kernels (one vectorised op, fusion) remove it.", fast.launches));
     }
     if slow.kernel_ns * 2 >= slow.wall_ns && fast.kernel_ns < slow.kernel_ns {
-        return format!(
-            "`{}` spends {} in kernels against {} for `{}`: the difference is device work ({} kernels against {}).",
-            slow.name,
-            dur(slow.kernel_ns),
-            dur(fast.kernel_ns),
-            fast.name,
-            slow.kernels,
-            fast.kernels
+        return rich!(
+            op(&slow.name),
+            format!(
+                " spends {} in kernels against {} for ",
+                dur(slow.kernel_ns),
+                dur(fast.kernel_ns)
+            ),
+            op(&fast.name),
+            format!(
+                ": the difference is device work ({} kernels against {}).",
+                slow.kernels, fast.kernels
+            )
         );
     }
     if slow.copy_ns > fast.copy_ns && slow.copy_ns * 4 >= slow.wall_ns {
-        return format!(
-            "`{}` spends {} in copies against {} for `{}`{}.",
-            slow.name,
-            dur(slow.copy_ns),
-            dur(fast.copy_ns),
-            fast.name,
-            rate_words(slow, fast)
+        return rich!(
+            op(&slow.name),
+            format!(
+                " spends {} in copies against {} for ",
+                dur(slow.copy_ns),
+                dur(fast.copy_ns)
+            ),
+            op(&fast.name),
+            format!("{}.", rate_words(slow, fast))
         );
     }
-    format!(
-        "the difference is host time: `{}` spends {} outside kernels and copies, `{}` {}.",
-        slow.name,
-        dur((slow.wall_ns - slow.kernel_ns - slow.copy_ns).max(0)),
-        fast.name,
-        dur((fast.wall_ns - fast.kernel_ns - fast.copy_ns).max(0))
+    rich!(
+        "the difference is host time: ",
+        op(&slow.name),
+        format!(
+            " spends {} outside kernels and copies, ",
+            dur((slow.wall_ns - slow.kernel_ns - slow.copy_ns).max(0))
+        ),
+        op(&fast.name),
+        format!(
+            " {}.",
+            dur((fast.wall_ns - fast.kernel_ns - fast.copy_ns).max(0))
+        )
     )
 }
 
@@ -418,20 +421,22 @@ fn rate_words(slow: &Phase, fast: &Phase) -> String {
 
 /// The report's main sentence for a trace of phases: each phase, the fastest against the slowest,
 /// and why. `None` with fewer than two phases.
-pub fn comparison_sentence(phases: &[Phase]) -> Option<String> {
+pub fn comparison_sentence(phases: &[Phase]) -> Option<RichText> {
     if phases.len() < 2 {
         return None;
     }
     let fast = phases.iter().min_by_key(|p| (p.wall_ns, p.start_ns))?;
     let slow = phases.iter().max_by_key(|p| (p.wall_ns, -p.start_ns))?;
-    let each: Vec<String> = phases.iter().map(phase_words).collect();
+    let each = RichText::join(phases.iter().map(phase_words), "; ");
     let ratio = slow.wall_ns as f64 / fast.wall_ns.max(1) as f64;
-    Some(format!(
-        "A comparison of {} phases run one after another (named blocks of the script, not a training or serving step): {}. `{}` is the fastest, {ratio:.1}× faster than `{}`; why: {}",
-        phases.len(),
-        each.join("; "),
-        fast.name,
-        slow.name,
+    Some(rich!(
+        format!("A comparison of {} phases run one after another (named blocks of the script, not a training or serving step): ", phases.len()),
+        each,
+        ". ",
+        op(&fast.name),
+        format!(" is the fastest, {ratio:.1}× faster than "),
+        op(&slow.name),
+        "; why: ",
         why_words(slow, fast)
     ))
 }

@@ -10,7 +10,9 @@ use crate::report::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId,
 };
 use crate::report::inputs::{pct, DiagnosisInputs};
+use crate::report::rich_text::{code, kernel, RichText};
 use crate::report::wording::dur;
+use crate::rich;
 
 /// Waiting for late ranks, with no compute running, above this share (%) of the GPU window.
 pub const WAIT_PCT: f64 = 5.0;
@@ -131,13 +133,13 @@ fn late_words(l: &LateRank, matched: u64) -> String {
 }
 
 /// What to do about a rank late for one cause.
-fn late_action(cause: LateCause, rank: i64) -> String {
+fn late_action(cause: LateCause, rank: i64) -> RichText {
     match cause {
-        LateCause::Compute => format!("Rank {rank} computes longer before the collectives: even out the work per rank (sequence lengths or samples per rank: bucket by length, pad to equal shapes, a `DistributedSampler`), and check its GPU (clocks and thermals with `nvidia-smi -q -d CLOCK,PERFORMANCE`, its interconnect topology with `nvidia-smi topo -m`)."),
-        LateCause::DataLoader => format!("Rank {rank}'s GPU waits for its DataLoader before the collectives: give it more workers (`num_workers`, `persistent_workers=True`, `prefetch_factor`), `pin_memory=True`, and check that its data (storage, decoding) is not slower than the other ranks'."),
-        LateCause::Host => format!("Rank {rank}'s host is late to launch the collective's work: look for work only that rank does (logging, metrics, checkpointing on rank 0), Python garbage collection, CPU contention or a wrong CPU affinity on its host."),
-        LateCause::StartedLate => format!("Rank {rank} starts its step later than the others: look before the step (the previous step's tail, work between steps such as logging, evaluation or checkpointing only on that rank, data loading outside `ProfilerStep`), and at the hosts' clock skew when the ranks are on different hosts."),
-        LateCause::Unknown => format!("Rank {rank} arrives last without the trace showing why before the collective: check the hosts' clock skew (ranks on different hosts) and work outside the profiled window."),
+        LateCause::Compute => rich!(format!("Rank {rank} computes longer before the collectives: even out the work per rank (sequence lengths or samples per rank: bucket by length, pad to equal shapes, a "), code("DistributedSampler"), "), and check its GPU (clocks and thermals with ", code("nvidia-smi -q -d CLOCK,PERFORMANCE"), ", its interconnect topology with ", code("nvidia-smi topo -m"), ")."),
+        LateCause::DataLoader => rich!(format!("Rank {rank}'s GPU waits for its DataLoader before the collectives: give it more workers ("), code("num_workers"), ", ", code("persistent_workers=True"), ", ", code("prefetch_factor"), "), ", code("pin_memory=True"), ", and check that its data (storage, decoding) is not slower than the other ranks'."),
+        LateCause::Host => format!("Rank {rank}'s host is late to launch the collective's work: look for work only that rank does (logging, metrics, checkpointing on rank 0), Python garbage collection, CPU contention or a wrong CPU affinity on its host.").into(),
+        LateCause::StartedLate => rich!(format!("Rank {rank} starts its step later than the others: look before the step (the previous step's tail, work between steps such as logging, evaluation or checkpointing only on that rank, data loading outside "), code("ProfilerStep"), "), and at the hosts' clock skew when the ranks are on different hosts."),
+        LateCause::Unknown => format!("Rank {rank} arrives last without the trace showing why before the collective: check the hosts' clock skew (ranks on different hosts) and work outside the profiled window.").into(),
     }
 }
 
@@ -154,11 +156,16 @@ pub fn straggler_without_host(f: &mut Finding) {
         return;
     }
     let host = LateCause::Host.label();
-    f.measured = f.measured.replace(host, IDLE_HOST_UNSEEN);
+    f.measured = f.measured.replace_text(host, IDLE_HOST_UNSEEN);
     for a in &mut f.actions {
         if a.contains("host is late to launch") {
-            let rank = a.split('\'').next().unwrap_or("The late rank").to_string();
-            *a = format!("{rank}'s GPU is idle before the collectives and the trace holds no host events: record that rank with its CPU activity (`ProfilerActivity.CPU`) to see whether its host (launches, Python, data loading, logging) or work outside the trace holds it back.");
+            let plain = a.plain();
+            let rank = plain
+                .split('\'')
+                .next()
+                .unwrap_or("The late rank")
+                .to_string();
+            *a = rich!(format!("{rank}'s GPU is idle before the collectives and the trace holds no host events: record that rank with its CPU activity ("), code("ProfilerActivity.CPU"), ") to see whether its host (launches, Python, data loading, logging) or work outside the trace holds it back.").into();
         }
     }
 }
@@ -176,12 +183,12 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     let caused: i64 = late.iter().map(|l| l.caused_wait_ns).sum();
     let matched = c.matched.by_seq + c.matched.by_order;
     let waiters = waiters_words(c.ranks.len().max(i.ranks.len()) - ranks.len());
-    let mut actions: Vec<String> = Vec::new();
+    let mut actions: Vec<RichText> = Vec::new();
     for l in &late {
         if let Some(first) = l.causes.first() {
             let a = late_action(first.cause, l.rank);
             if !actions.contains(&a) {
-                actions.push(a);
+                actions.push(a.into());
             }
         }
     }
@@ -197,24 +204,24 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
                 dur(caused),
                 if ranks.len() == 1 { "it" } else { "them" },
                 waiters.1,
-            ),
+            ).into(),
             title: format!(
                 "Straggler: {}",
                 ranks.iter().map(|r| rank_label(*r)).collect::<Vec<_>>().join(", ")
-            ),
-            threshold: format!("waiting for the last rank, with no compute running, ≥ {WAIT_PCT:.0}% of the window"),
-            measured: late
+            ).into(),
+            threshold: format!("waiting for the last rank, with no compute running, ≥ {WAIT_PCT:.0}% of the window").into(),
+            measured: (late
                 .iter()
                 .map(|l| late_words(l, matched))
                 .collect::<Vec<_>>()
-                .join("; "),
+                .join("; ")).into(),
             value: p,
             time_ns: exposed_wait,
             explanation: format!(
                 "Every rank's collective starts moving data only when the last rank arrives; the wait ({} in all, {} of it with no compute running) is the late ranks' cost, not the network's.",
                 dur(c.total_wait_ns()),
                 dur(exposed_wait)
-            ),
+            ).into(),
             actions,
             evidence: late
                 .iter()
@@ -284,7 +291,7 @@ fn small_words(i: &DiagnosisInputs) -> Option<String> {
 
 /// The cold first collectives of every rank: (their time beyond their later median summed over
 /// ranks, the longest one in words), when there are any.
-pub(super) fn cold_collectives(i: &DiagnosisInputs) -> Option<(i64, String)> {
+pub(super) fn cold_collectives(i: &DiagnosisInputs) -> Option<(i64, RichText)> {
     let excess: i64 = i.ranks.iter().map(|r| r.cold_comm_excess_ns()).sum();
     let top = i
         .ranks
@@ -294,14 +301,7 @@ pub(super) fn cold_collectives(i: &DiagnosisInputs) -> Option<(i64, String)> {
     (excess > 0).then(|| {
         (
             excess,
-            format!(
-                "the first `{}` (rank {}) takes {}, {:.0}× its later median {}: communicator and connection set-up, a one-off, not steady-state communication",
-                super::short_name(&top.name),
-                top.rank,
-                dur(top.dur_ns),
-                top.dur_ns as f64 / top.later_median_ns.max(1) as f64,
-                dur(top.later_median_ns)
-            ),
+            rich!("the first ", kernel(&top.name), format!(" (rank {}) takes {}, {:.0}× its later median {}: communicator and connection set-up, a one-off, not steady-state communication", top.rank, dur(top.dur_ns), top.dur_ns as f64 / top.later_median_ns.max(1) as f64, dur(top.later_median_ns))),
         )
     })
 }
@@ -364,7 +364,7 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     } else {
         "Moving data in collectives with no compute running takes"
     };
-    let mut measured = format!(
+    let mut measured = rich!(format!(
         "transfer {} ({} exposed); {wait_words}{}",
         dur(transfer),
         dur(exposed),
@@ -373,25 +373,31 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         } else {
             format!("; {}", bw.join(", "))
         }
-    );
+    ));
     if let Some(w) = &small {
-        measured.push_str(&format!("; {w}"));
+        measured.push(format!("; {w}"));
     }
     if let Some((_, w)) = &cold {
-        measured.push_str(&format!("; {w} ({} left out)", dur(cold_ns)));
+        measured
+            .push("; ")
+            .push(w)
+            .push(format!(" ({} left out)", dur(cold_ns)));
     }
     Some(
         Draft {
             id: FindingId::Communication,
-            headline: format!(
-                "{headline_what} {p:.1}% of GPU time ({} of {}{}){}.",
-                dur(counted),
-                dur(i.time.window_ns),
-                super::summed_over_ranks(i),
-                super::ranks::one_collective_words(i).map_or(String::new(), |w| format!(": {w}"))
+            headline: rich!(
+                format!(
+                    "{headline_what} {p:.1}% of GPU time ({} of {}{})",
+                    dur(counted),
+                    dur(i.time.window_ns),
+                    super::summed_over_ranks(i),
+                ),
+                super::ranks::one_collective_words(i).map(|w| rich!(": ", w)),
+                "."
             ),
             title: "Communication not overlapped with compute".into(),
-            threshold: format!("collective transfer (after the last rank arrives) with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
+            threshold: format!("collective transfer (after the last rank arrives) with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window").into(),
             measured,
             value: p,
             time_ns: counted,
@@ -400,7 +406,7 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
                 dur(transfer),
                 pct(transfer - exposed, transfer),
                 parallelism_words(c)
-            ),
+            ).into(),
             actions: communication_actions(i, link),
             evidence: Vec::new(),
         }
@@ -420,12 +426,12 @@ fn parallelism_words(c: &Collectives) -> String {
 /// Advice by the kinds of parallelism the collectives show (most kernel time first); `None` when
 /// they show none.
 /// `link`: the GPUs' peer link when the device is known (NVLink is named only when they have it).
-pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<Vec<String>> {
+pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<Vec<RichText>> {
     let mut uses: Vec<_> = c.parallelism.iter().collect();
     crate::sort::sort_by(&mut uses, |a, b| {
         b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind))
     });
-    let out: Vec<String> = uses
+    let out: Vec<RichText> = uses
         .iter()
         .map(|u| parallelism_action(u.kind, link))
         .collect();
@@ -433,10 +439,10 @@ pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<V
 }
 
 /// Tensor parallel's advice by the link its collectives cross on every layer.
-fn tensor_parallel_action(link: Option<&PeerLink>) -> String {
+fn tensor_parallel_action(link: Option<&PeerLink>) -> RichText {
     let keep = match link.map(|l| l.kind) {
         Some(PeerLinkKind::Pcie) => {
-            return format!("Tensor parallel (collectives inside forward on every layer) over PCIe: these GPUs have no NVLink ({}), so every layer's collective crosses PCIe — use a smaller TP degree or none (data parallel / FSDP across these GPUs, which moves data once per step), sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs.", link.map(PeerLink::label).unwrap_or_default());
+            return format!("Tensor parallel (collectives inside forward on every layer) over PCIe: these GPUs have no NVLink ({}), so every layer's collective crosses PCIe — use a smaller TP degree or none (data parallel / FSDP across these GPUs, which moves data once per step), sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs.", link.map(PeerLink::label).unwrap_or_default()).into();
         }
         Some(PeerLinkKind::Nvlink) => {
             "keep the TP group inside one node (on its NVLink)".to_string()
@@ -446,10 +452,10 @@ fn tensor_parallel_action(link: Option<&PeerLink>) -> String {
         }
         None => "keep the TP group inside one node (on its fastest GPU-to-GPU links)".to_string(),
     };
-    format!("Tensor parallel (collectives inside forward on every layer): {keep}, use sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs (async TP, Transformer Engine's comm-GEMM overlap); a smaller TP degree when the GEMMs are small.")
+    format!("Tensor parallel (collectives inside forward on every layer): {keep}, use sequence parallelism (reduce-scatter + all-gather in place of all-reduce), and overlap the TP collectives with the GEMMs (async TP, Transformer Engine's comm-GEMM overlap); a smaller TP degree when the GEMMs are small.").into()
 }
 
-fn parallelism_action(kind: Parallelism, link: Option<&PeerLink>) -> String {
+fn parallelism_action(kind: Parallelism, link: Option<&PeerLink>) -> RichText {
     let text = match kind {
         Parallelism::DataParallel => "Data parallel (gradient all-reduce in backward): overlap it with backward — tune DDP's `bucket_cap_mb` (fewer, larger all-reduces when they are many and small), keep `gradient_as_bucket_view=True` and `static_graph=True`; accumulate gradients with `no_sync()`; bf16 gradients or a compression comm hook to move less.",
         Parallelism::ShardedDataParallel => "Sharded data parallel (all-gather in forward, reduce-scatter in backward): prefetch the next all-gather (FSDP `forward_prefetch=True`, `backward_prefetch=BACKWARD_PRE`), wrap larger units (fewer, larger collectives), and shard inside a node with HYBRID_SHARD when the links between nodes are slow.",
@@ -462,12 +468,12 @@ fn parallelism_action(kind: Parallelism, link: Option<&PeerLink>) -> String {
 
 /// The communication finding's actions: by parallelism, else the general ones; small collectives
 /// far above their latency are a wait, not a volume.
-fn communication_actions(i: &DiagnosisInputs, link: Option<&PeerLink>) -> Vec<String> {
+fn communication_actions(i: &DiagnosisInputs, link: Option<&PeerLink>) -> Vec<RichText> {
     let c = &i.collectives;
     let window = i.time.window_ns / i.ranks.len().max(1) as i64;
     if let Some((count, _, need)) = small_collectives(c) {
         if pct(need, window) < SMALL_COUNT_PCT {
-            return vec![format!("These {count} collectives are small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", dur(need))];
+            return vec![format!("These {count} collectives are small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", dur(need)).into()];
         }
     }
     let mut actions = parallelism_actions(c, link).unwrap_or_else(|| {
@@ -482,7 +488,7 @@ fn communication_actions(i: &DiagnosisInputs, link: Option<&PeerLink>) -> Vec<St
 
 /// The busiest collective's bus bandwidth (over its transfer) judged against the link: PCIe
 /// without NVLink, or a link far from used.
-fn link_action(c: &Collectives, link: &PeerLink) -> Option<String> {
+fn link_action(c: &Collectives, link: &PeerLink) -> Option<RichText> {
     let b = c
         .bandwidth
         .iter()
@@ -496,9 +502,9 @@ fn link_action(c: &Collectives, link: &PeerLink) -> Option<String> {
         link.label()
     );
     if link.kind == PeerLinkKind::Pcie {
-        Some(format!("{measured}: these GPUs have no NVLink, so move less per step (bf16 gradients, a compression comm hook, gradient accumulation with `no_sync()`) and check with `nvidia-smi topo -m` that peers share a PCIe switch (not a trip through the CPU)."))
+        Some(rich!(format!("{measured}: these GPUs have no NVLink, so move less per step (bf16 gradients, a compression comm hook, gradient accumulation with "), code("no_sync()"), ") and check with ", code("nvidia-smi topo -m"), " that peers share a PCIe switch (not a trip through the CPU)."))
     } else if pct < LOW_LINK_PCT {
-        Some(format!("{measured}: the link is far from used — small messages are latency-bound (fewer, larger collectives: larger DDP buckets or FSDP units), or the traffic leaves the node (check `NCCL_DEBUG=INFO` for the transport used)."))
+        Some(rich!(format!("{measured}: the link is far from used — small messages are latency-bound (fewer, larger collectives: larger DDP buckets or FSDP units), or the traffic leaves the node (check "), code("NCCL_DEBUG=INFO"), " for the transport used)."))
     } else {
         None
     }

@@ -7,6 +7,8 @@
 
 use crate::analysis::names::{copy_kind, copy_words, CopyDirection, HostMemory};
 use crate::report::inputs::{CopyRoute, DiagnosisInputs};
+use crate::report::rich_text::{code, name, NameKind, RichText};
+use crate::rich;
 
 /// A route is judged only when its copies moved at least this much in all (bytes).
 pub const JUDGED_BYTES: i64 = 1 << 20;
@@ -27,26 +29,23 @@ pub fn gbps(r: &CopyRoute) -> f64 {
 }
 
 /// The route in words, capitalised to open a sentence.
-fn route_opening(r: &CopyRoute) -> String {
-    let w = route_words(r);
-    let mut c = w.chars();
-    c.next().map_or(String::new(), |f| {
-        f.to_uppercase().collect::<String>() + c.as_str()
-    })
+fn route_opening(r: &CopyRoute) -> RichText {
+    route_words(r).capitalised()
 }
 
 /// The route in words: "peer-to-peer copy GPU 0 → GPU 2".
-fn route_words(r: &CopyRoute) -> String {
-    let what = copy_words(&r.name).unwrap_or_else(|| format!("`{}`", r.name));
+fn route_words(r: &CopyRoute) -> RichText {
+    let what =
+        copy_words(&r.name).map_or_else(|| rich!(name(NameKind::Copy, &r.name)), RichText::from);
     match (r.from, r.to) {
-        (Some(a), Some(b)) if a != b => format!("{what} GPU {a} → GPU {b}"),
+        (Some(a), Some(b)) if a != b => rich!(what, format!(" GPU {a} → GPU {b}")),
         _ => what,
     }
 }
 
 /// What the copies achieve against their links and each other, one sentence per judged route
 /// (most time first), then what follows from it; empty when no route moved enough bytes.
-pub fn copy_speed(i: &DiagnosisInputs) -> (Vec<String>, Vec<String>) {
+pub fn copy_speed(i: &DiagnosisInputs) -> (Vec<RichText>, Vec<RichText>) {
     let judged: Vec<&CopyRoute> = i
         .copy_routes
         .iter()
@@ -62,14 +61,16 @@ pub fn copy_speed(i: &DiagnosisInputs) -> (Vec<String>, Vec<String>) {
     for r in judged.iter().take(6) {
         let rate = gbps(r);
         let mean = r.bytes / r.count.max(1) as i64;
-        let mut s = format!(
-            "{}: {} copies, {} at {rate:.1} GB/s",
+        let mut s = rich!(
             route_words(r),
-            r.count,
-            bytes_words(r.bytes)
+            format!(
+                ": {} copies, {} at {rate:.1} GB/s",
+                r.count,
+                bytes_words(r.bytes)
+            )
         );
         if let Some((label, link)) = link_of(i, r) {
-            s.push_str(&format!(
+            s.push(format!(
                 " ({:.0}% of {label})",
                 100.0 * rate / link.max(f64::MIN_POSITIVE)
             ));
@@ -110,20 +111,19 @@ fn verdict(
     rate: f64,
     mean: i64,
     fastest_peer: f64,
-) -> Option<String> {
+) -> Option<RichText> {
     let (dir, memory) = copy_kind(&r.name)?;
     if mean < LATENCY_BYTES {
-        return Some(format!(
-            "{} moves {} per copy on average: at that size a copy costs its fixed latency (a few µs), not bandwidth; batch the transfers into fewer, larger ones.",
+        return Some(rich!(
             route_opening(r),
-            bytes_words(mean)
+            format!(
+                " moves {} per copy on average: at that size a copy costs its fixed latency (a few µs), not bandwidth; batch the transfers into fewer, larger ones.",
+                bytes_words(mean)
+            )
         ));
     }
     if dir == CopyDirection::PeerToPeer && rate <= SLOW_ROUTE_FRACTION * fastest_peer {
-        return Some(format!(
-            "{} runs at {rate:.1} GB/s against {fastest_peer:.1} GB/s on the fastest peer route: that pair of GPUs has no direct peer-to-peer path (the copy is staged through host memory). Check the topology with `nvidia-smi topo -m` and `torch.cuda.can_device_access_peer`, and place the ranks that exchange data on GPUs linked by NVLink or one PCIe switch.",
-            route_opening(r)
-        ));
+        return Some(rich!(route_opening(r), format!(" runs at {rate:.1} GB/s against {fastest_peer:.1} GB/s on the fastest peer route: that pair of GPUs has no direct peer-to-peer path (the copy is staged through host memory). Check the topology with "), code("nvidia-smi topo -m"), " and ", code("torch.cuda.can_device_access_peer"), ", and place the ranks that exchange data on GPUs linked by NVLink or one PCIe switch."));
     }
     if memory == Some(HostMemory::Pageable) {
         // The memory rule's pageable advice covers it; its rate is in the achieved rates.
@@ -134,11 +134,7 @@ fn verdict(
         dir,
         CopyDirection::HostToDevice | CopyDirection::DeviceToHost
     );
-    (host && 100.0 * rate / link < LOW_LINK_PCT).then(|| format!(
-        "{} reaches {rate:.1} GB/s, {:.0}% of {label}: check the slot's PCIe generation and width (`nvidia-smi -q`, \"GPU Link Info\"), that the host buffer sits on the GPU's NUMA node (`numactl`), and that copies in both directions do not share the link at once.",
-        route_opening(r),
-        100.0 * rate / link
-    ))
+    (host && 100.0 * rate / link < LOW_LINK_PCT).then(|| rich!(route_opening(r), format!(" reaches {rate:.1} GB/s, {:.0}% of {label}: check the slot's PCIe generation and width (", 100.0 * rate / link), code("nvidia-smi -q"), ", \"GPU Link Info\"), that the host buffer sits on the GPU's NUMA node (", code("numactl"), "), and that copies in both directions do not share the link at once."))
 }
 
 /// Bytes in words: "40.0 MB", "1.20 GB", "512 KiB".

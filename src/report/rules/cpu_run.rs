@@ -6,7 +6,9 @@
 use crate::report::context::cpu_run::{CpuBound, CpuRun, BOUND_SHARE};
 use crate::report::format::bytes;
 use crate::report::inputs::pct;
-use crate::report::wording::{dur, short_name};
+use crate::report::rich_text::{code, op_short, RichText};
+use crate::report::wording::dur;
+use crate::rich;
 
 /// The im2col fallback is named when it takes this share of the convolutions' self time.
 pub const SLOW_CONV_SHARE: f64 = 0.3;
@@ -23,7 +25,7 @@ pub const LEAVE_FIRST_PASS: &str = "Leave the first pass out of the profile";
 
 /// What bounds the run, in words: "compute-bound on the CPU: GEMMs and convolutions take 78% of
 /// the operators' self time (1.38 s of 1.76 s), at 150 GFLOP/s"; empty when nothing does.
-pub fn bound_words(c: &CpuRun) -> String {
+pub fn bound_words(c: &CpuRun) -> RichText {
     match c.bound {
         CpuBound::Compute => format!(
             "compute-bound on the CPU: GEMMs and convolutions take {:.0}% of the operators' self time ({} of {}){}",
@@ -35,106 +37,99 @@ pub fn bound_words(c: &CpuRun) -> String {
                 c.flops / 1e9,
                 dur(c.flop_time_ns)
             ))
-        ),
+        ).into(),
         CpuBound::Memory => format!(
             "memory-bound on the CPU: element-wise, copy, normalisation, pooling and reduction operators take {:.0}% of the operators' self time ({} of {})",
             pct(c.memory_ns, c.self_ns),
             dur(c.memory_ns),
             dur(c.self_ns)
-        ),
+        ).into(),
         CpuBound::Overhead => format!(
             "framework-overhead-bound: {} operator calls with a median of {} each, so dispatch, allocation and Python around each operator weigh as much as its arithmetic",
             c.outer_calls,
             dur(c.outer_median_ns)
-        ),
-        CpuBound::DataLoading => format!(
-            "bound by data loading: the host is inside the DataLoader's `__next__` for {} ({:.0}% of the {} profiled)",
-            dur(c.data_ns),
-            pct(c.data_ns, c.span_ns),
-            dur(c.span_ns)
-        ),
-        CpuBound::Mixed => String::new(),
+        ).into(),
+        CpuBound::DataLoading => rich!("bound by data loading: the host is inside the DataLoader's ", code("__next__"), format!(" for {} ({:.0}% of the {} profiled)", dur(c.data_ns), pct(c.data_ns, c.span_ns), dur(c.span_ns))),
+        CpuBound::Mixed => RichText::default(),
     }
 }
 
 /// The run's facts after the operator list, each a clause: ". It is compute-bound ...; the first
 /// pass is cold ...".
-pub fn run_words(c: &CpuRun) -> String {
-    let mut parts: Vec<String> = Vec::new();
+pub fn run_words(c: &CpuRun) -> RichText {
+    let mut parts: Vec<RichText> = Vec::new();
     let bound = bound_words(c);
     if !bound.is_empty() {
-        parts.push(format!("it is {bound}"));
+        parts.push(rich!("it is ", bound));
     }
     if let Some(w) = cold_words(c) {
         parts.push(w);
     }
     if c.toy() {
-        parts.push(format!(
+        parts.push(rich!(format!(
             "its operators are busy only {} in all (median operator {}): a toy or tutorial size, where per-operator overhead weighs heavily, so these figures would not carry over to a real workload",
             dur(c.busy_ns),
             dur(c.outer_median_ns)
-        ));
+        )));
     }
     if slow_conv(c) {
-        parts.push(format!(
-            "the convolutions run `aten::_slow_conv2d_forward`, the im2col fallback, not oneDNN ({:.0}% of the convolutions' self time)",
-            pct(c.slow_conv_ns, c.conv_ns)
+        parts.push(rich!(
+            "the convolutions run ",
+            code("aten::_slow_conv2d_forward"),
+            format!(
+                ", the im2col fallback, not oneDNN ({:.0}% of the convolutions' self time)",
+                pct(c.slow_conv_ns, c.conv_ns)
+            )
         ));
     }
     if slow_pooling(c) {
-        parts.push(format!(
+        parts.push(rich!(format!(
             "pooling takes {:.0}% of the operators' self time, {} a call against {} for a GEMM or convolution call: pooling does a few operations per element, so it is this slow only on a slow path (an input in a layout it must convert, a non-contiguous input) or on a very large activation; check its input's layout and size",
             pct(c.pool_ns, c.self_ns),
             dur(c.pool_ns / c.pool_calls.max(1) as i64),
             dur(c.matmul_outer_ns / c.matmul_outer_calls.max(1) as i64)
-        ));
+        )));
     }
     if let Some(o) = huge_operand(c) {
-        parts.push(format!(
-            "its largest operand is {:?} in `{}` ({}): at that size every element-wise pass streams it through memory",
-            o.dims,
-            short_name(&o.op),
-            bytes(o.bytes)
+        parts.push(rich!(
+            format!("its largest operand is {:?} in ", o.dims),
+            op_short(&o.op),
+            format!(
+                " ({}): at that size every element-wise pass streams it through memory",
+                bytes(o.bytes)
+            )
         ));
     }
     if init_in_window(c) {
-        parts.push(format!(
-            "weight initialisation or input generation (`normal_`, `uniform_`, `randn`) takes {} ({:.1}% of the window): building the model or its inputs is inside the profiled region",
-            dur(c.init_ns),
-            pct(c.init_ns, c.span_ns)
-        ));
+        parts.push(rich!("weight initialisation or input generation (", code("normal_"), ", ", code("uniform_"), ", ", code("randn"), format!(") takes {} ({:.1}% of the window): building the model or its inputs is inside the profiled region", dur(c.init_ns), pct(c.init_ns, c.span_ns))));
     }
     if parts.is_empty() {
-        return String::new();
+        return RichText::default();
     }
-    format!(". {}", capitalised(&parts.join("; ")))
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map_or(String::new(), |f| {
-        f.to_uppercase().collect::<String>() + c.as_str()
-    })
+    rich!(". ", RichText::join(parts, "; ").capitalised())
 }
 
 /// "the first pass is cold: 14 operators' first calls take 168 ms beyond their later medians ..."
-fn cold_words(c: &CpuRun) -> Option<String> {
+fn cold_words(c: &CpuRun) -> Option<RichText> {
     let single = short_single_pass(c).then_some(
         "one pass was recorded (its first GEMM or convolution shape runs once), so every figure includes first-call costs",
     );
     let led = |k: &crate::report::context::cpu_run::ColdFirst| {
-        format!(
-            "led by the first `{}`{} {} against {} later",
-            short_name(&k.name),
-            k.dims
-                .as_ref()
-                .map_or(String::new(), |d| format!(" on {d}")),
-            dur(k.first_ns),
-            dur(k.later_median_ns)
+        rich!(
+            "led by the first ",
+            op_short(&k.name),
+            format!(
+                "{} {} against {} later",
+                k.dims
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(" on {d}")),
+                dur(k.first_ns),
+                dur(k.later_median_ns)
+            )
         )
     };
     let passes = (c.passes >= 2).then(|| {
-        format!(
+        rich!(format!(
             "it runs {} passes (its first and last GEMM or convolution shapes run {} times each), the first {}{}",
             c.passes,
             c.passes,
@@ -144,35 +139,41 @@ fn cold_words(c: &CpuRun) -> Option<String> {
             } else {
                 String::new()
             }
-        )
+        ))
     });
     let cold = if c.cold_pass() {
-        Some(format!(
-            "the first pass is cold: {} against {} for a steady one ({:.1}×){}, so a steady-state pass is faster than these figures",
-            dur(c.first_pass_ns),
-            dur(c.later_pass_median_ns),
-            c.first_pass_ns as f64 / c.later_pass_median_ns as f64,
-            c.cold.as_ref().map_or(String::new(), |k| format!(", {}", led(k)))
+        Some(rich!(
+            format!(
+                "the first pass is cold: {} against {} for a steady one ({:.1}×)",
+                dur(c.first_pass_ns),
+                dur(c.later_pass_median_ns),
+                c.first_pass_ns as f64 / c.later_pass_median_ns as f64,
+            ),
+            c.cold.as_ref().map(|k| rich!(", ", led(k))),
+            ", so a steady-state pass is faster than these figures"
         ))
     } else {
         c.cold.as_ref().map(|k| {
-            format!(
-                "the first pass is cold: the first calls of {} operator{} take {} beyond their later medians ({:.0}% of the operators' busy time), {}, so a steady-state pass is faster than these figures",
-                k.ops,
-                if k.ops == 1 { "" } else { "s" },
-                dur(k.excess_ns),
-                pct(k.excess_ns, c.busy_ns),
-                led(k)
+            rich!(
+                format!(
+                    "the first pass is cold: the first calls of {} operator{} take {} beyond their later medians ({:.0}% of the operators' busy time), ",
+                    k.ops,
+                    if k.ops == 1 { "" } else { "s" },
+                    dur(k.excess_ns),
+                    pct(k.excess_ns, c.busy_ns),
+                ),
+                led(k),
+                ", so a steady-state pass is faster than these figures"
             )
         })
     };
     let cold = match (passes, cold) {
-        (Some(p), Some(k)) => Some(format!("{p}; {k}")),
+        (Some(p), Some(k)) => Some(rich!(p, "; ", k)),
         (p, k) => p.or(k),
     };
     match (single, cold) {
-        (Some(s), Some(k)) => Some(format!("{s}; {k}")),
-        (Some(s), None) => Some(s.to_string()),
+        (Some(s), Some(k)) => Some(rich!(s, "; ", k)),
+        (Some(s), None) => Some(rich!(s)),
         (None, k) => k,
     }
 }
@@ -206,32 +207,28 @@ fn init_in_window(c: &CpuRun) -> bool {
 }
 
 /// What to do on the CPU, most specific first, each tied to what was measured.
-pub fn actions(c: &CpuRun) -> Vec<String> {
+pub fn actions(c: &CpuRun) -> Vec<RichText> {
     let mut a = Vec::new();
     if c.bound == CpuBound::DataLoading {
-        a.push("The host waits on the DataLoader: with multiprocessing workers the first `__next__` pays their start-up (each worker re-imports the script under spawn, the default on Windows and macOS), so keep them alive across epochs (`persistent_workers=True`), start profiling after the first batch, and for a small in-memory dataset try `num_workers=0`; when later batches also wait, raise `num_workers` and `prefetch_factor` or move the decoding and augmentation out of `__getitem__`.".to_string());
+        a.push("The host waits on the DataLoader: with multiprocessing workers the first `__next__` pays their start-up (each worker re-imports the script under spawn, the default on Windows and macOS), so keep them alive across epochs (`persistent_workers=True`), start profiling after the first batch, and for a small in-memory dataset try `num_workers=0`; when later batches also wait, raise `num_workers` and `prefetch_factor` or move the decoding and augmentation out of `__getitem__`.".into());
     }
     if c.cold.is_some() || c.cold_pass() || short_single_pass(c) {
-        a.push(format!("{LEAVE_FIRST_PASS}: run one iteration untimed before `profile()`, or record several with `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` and `prof.step()` each iteration, so one-off costs (allocations, oneDNN primitive creation, lazy initialisation) are not read as the model's."));
+        a.push(rich!(LEAVE_FIRST_PASS, ": run one iteration untimed before ", code("profile()"), ", or record several with ", code("schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)"), " and ", code("prof.step()"), " each iteration, so one-off costs (allocations, oneDNN primitive creation, lazy initialisation) are not read as the model's."));
     }
     if init_in_window(c) {
-        a.push("Build the model and generate its inputs before entering the profiler, so the window holds only the work being measured.".to_string());
+        a.push("Build the model and generate its inputs before entering the profiler, so the window holds only the work being measured.".into());
     }
     if slow_conv(c) {
-        a.push("Make the convolutions take oneDNN: check `torch.backends.mkldnn.is_available()` and that `torch.backends.mkldnn.enabled` is not turned off; a build without oneDNN (some ARM or macOS wheels), an unsupported dtype or a non-contiguous input falls back to `_slow_conv2d_forward`, usually several times slower.".to_string());
+        a.push("Make the convolutions take oneDNN: check `torch.backends.mkldnn.is_available()` and that `torch.backends.mkldnn.enabled` is not turned off; a build without oneDNN (some ARM or macOS wheels), an unsupported dtype or a non-contiguous input falls back to `_slow_conv2d_forward`, usually several times slower.".into());
     }
     match c.bound {
         CpuBound::Compute => a.extend(compute_actions(c)),
         CpuBound::Memory => a.push(memory_action(c)),
-        CpuBound::Overhead => a.push(format!(
-            "Give each operator more work: a larger batch amortises the fixed cost of each of the {} calls; `torch.compile` fuses the small operators into a few C++ loops{}.",
-            c.outer_calls,
-            if c.backward { "" } else { "; run inference under `torch.inference_mode()` to drop the autograd bookkeeping" }
-        )),
+        CpuBound::Overhead => a.push(rich!(format!("Give each operator more work: a larger batch amortises the fixed cost of each of the {} calls; ", c.outer_calls), code("torch.compile"), " fuses the small operators into a few C++ loops", if c.backward { "" } else { "; run inference under `torch.inference_mode()` to drop the autograd bookkeeping" }, ".")),
         CpuBound::DataLoading | CpuBound::Mixed => {}
     }
     if c.toy() {
-        a.push("Profile at the size the model will run at (batch, input size, sequence length): at this size per-operator overhead dominates and the ranking of operators changes.".to_string());
+        a.push("Profile at the size the model will run at (batch, input size, sequence length): at this size per-operator overhead dominates and the ranking of operators changes.".into());
     }
     if matches!(
         c.bound,
@@ -240,50 +237,39 @@ pub fn actions(c: &CpuRun) -> Vec<String> {
         a.push(threads_action(c));
     }
     if a.is_empty() {
-        a.push(GENERIC.to_string());
+        a.push(GENERIC.into());
     }
     a
 }
 
 const GENERIC: &str = "Cut the operators with most self time below: set the intra-op threads to the physical cores (`torch.set_num_threads`, `OMP_NUM_THREADS`), run in bf16 where the CPU has AMX/AVX-512 BF16 (`torch.autocast(\"cpu\", dtype=torch.bfloat16)`), and compile with `torch.compile` (Inductor's C++ backend fuses element-wise work).";
 
-fn compute_actions(c: &CpuRun) -> Vec<String> {
+fn compute_actions(c: &CpuRun) -> Vec<RichText> {
     let mut a = Vec::new();
     if c.conv_ns as f64 >= BOUND_SHARE * c.matmul_ns as f64 && !slow_conv(c) {
-        a.push(format!(
-            "Run the convolutions channels-last (`model.to(memory_format=torch.channels_last)` and the input likewise) so oneDNN skips its layout reorders{}.",
-            if c.backward {
+        a.push(rich!("Run the convolutions channels-last (", code("model.to(memory_format=torch.channels_last)"), " and the input likewise) so oneDNN skips its layout reorders", if c.backward {
                 ""
             } else {
                 "; for inference, freeze the model so batch norm folds into the convolutions (`torch.jit.freeze(torch.jit.script(model.eval()))`, or `torch.compile` with `torch._inductor.config.freezing = True`) and run under `torch.inference_mode()`"
-            }
-        ));
+            }, "."));
     }
-    a.push("Lower the precision of the GEMMs and convolutions: bf16 (`torch.autocast(\"cpu\", dtype=torch.bfloat16)`) runs them at about twice the fp32 rate on CPUs with AVX-512 BF16 or AMX (Intel Sapphire Rapids and later, AMD Zen 4 and later); on other CPUs fp32 stays the fastest path, and int8 quantisation (`torch.ao.quantization`) is the lever for inference.".to_string());
+    a.push("Lower the precision of the GEMMs and convolutions: bf16 (`torch.autocast(\"cpu\", dtype=torch.bfloat16)`) runs them at about twice the fp32 rate on CPUs with AVX-512 BF16 or AMX (Intel Sapphire Rapids and later, AMD Zen 4 and later); on other CPUs fp32 stays the fastest path, and int8 quantisation (`torch.ao.quantization`) is the lever for inference.".into());
     a
 }
 
-fn memory_action(c: &CpuRun) -> String {
+fn memory_action(c: &CpuRun) -> RichText {
     match huge_operand(c) {
-        Some(o) => format!(
-            "Process the input in chunks (`for x in torch.split(inputs, n)`) so each activation is a few MB instead of {}: the element-wise passes then run from cache, and peak memory falls with it{}.",
-            bytes(o.bytes),
-            if c.backward { "" } else { "; run under `torch.inference_mode()` so no activation is kept for backward" }
-        ),
-        None => "Fuse the element-wise chains: `torch.compile` (Inductor's C++ backend) turns them into one vectorised loop that reads each tensor once; use in-place activations where the input is not needed again.".to_string(),
+        Some(o) => rich!("Process the input in chunks (", code("for x in torch.split(inputs, n)"), format!(") so each activation is a few MB instead of {}: the element-wise passes then run from cache, and peak memory falls with it", bytes(o.bytes)), if c.backward { "" } else { "; run under `torch.inference_mode()` so no activation is kept for backward" }, "."),
+        None => "Fuse the element-wise chains: `torch.compile` (Inductor's C++ backend) turns them into one vectorised loop that reads each tensor once; use in-place activations where the input is not needed again.".into(),
     }
 }
 
-fn threads_action(c: &CpuRun) -> String {
-    format!(
-        "Check the intra-op thread count (`torch.get_num_threads()`): the trace shows the operators on {} thread{} but not the intra-op worker threads, which should match the physical cores (`torch.set_num_threads`, `OMP_NUM_THREADS`), pinned to one socket (`taskset`, `numactl`).",
-        c.op_threads,
-        if c.op_threads == 1 { "" } else { "s" }
-    )
+fn threads_action(c: &CpuRun) -> RichText {
+    rich!("Check the intra-op thread count (", code("torch.get_num_threads()"), format!("): the trace shows the operators on {} thread{} but not the intra-op worker threads, which should match the physical cores (", c.op_threads, if c.op_threads == 1 { "" } else { "s" }), code("torch.set_num_threads"), ", ", code("OMP_NUM_THREADS"), "), pinned to one socket (", code("taskset"), ", ", code("numactl"), ").")
 }
 
 /// The bottleneck's reason for a run without device work; `None` when no class bounds it.
-pub fn bottleneck_reason(c: &CpuRun) -> Option<String> {
+pub fn bottleneck_reason(c: &CpuRun) -> Option<RichText> {
     let words = bound_words(c);
-    (!words.is_empty()).then(|| format!("no GPU work (a CPU-only run), {words}"))
+    (!words.is_empty()).then(|| rich!("no GPU work (a CPU-only run), ", words))
 }

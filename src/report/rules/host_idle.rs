@@ -8,7 +8,9 @@ use super::{
 use crate::report::attribution::IdleCause;
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::{pct, DiagnosisInputs};
+use crate::report::rich_text::{code, RichText};
 use crate::report::wording::{dur, us};
+use crate::rich;
 
 /// The GPU waits while the CPU loads data.
 pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
@@ -25,21 +27,22 @@ pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
             title: "GPU starved by the DataLoader".into(),
             threshold: format!(
                 "GPU idle while a DataLoader op runs ≥ {IDLE_CAUSE_PCT:.0}% of the window"
-            ),
+            )
+            .into(),
             measured: format!(
                 "{} of GPU idle inside DataLoader ops ({p:.1}% of the window)",
                 dur(ns)
-            ),
+            )
+            .into(),
             value: p,
             time_ns: ns,
-            explanation: format!(
-                "The GPU sits idle for {} while the host fetches the next batch{}.",
-                dur(ns),
-                if inside.is_empty() {
-                    String::new()
-                } else {
-                    format!("; the host is busy in {inside}")
-                }
+            explanation: rich!(
+                format!(
+                    "The GPU sits idle for {} while the host fetches the next batch",
+                    dur(ns)
+                ),
+                (!inside.is_empty()).then(|| rich!("; the host is busy in ", &inside)),
+                "."
             ),
             actions: data_loader_actions(i),
             evidence: i.data_loader_ops.iter().take(5).cloned().collect(),
@@ -49,7 +52,7 @@ pub fn data_loading(i: &DiagnosisInputs) -> Option<Finding> {
 }
 
 /// What to change about the DataLoader, from how it runs: in the main process or with workers.
-fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
+fn data_loader_actions(i: &DiagnosisInputs) -> Vec<RichText> {
     let single = i
         .data_loader_ops
         .iter()
@@ -60,11 +63,11 @@ fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
         .any(|o| o.name.contains("MultiProcessing"));
     let mut out = Vec::new();
     if single {
-        out.push("The DataLoader runs in the training process (its single-process iterator, `num_workers=0`): set `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, and `persistent_workers=True`.".to_string());
+        out.push("The DataLoader runs in the training process (its single-process iterator, `num_workers=0`): set `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, and `persistent_workers=True`.".into());
     } else if multi {
-        out.push("The DataLoader already uses worker processes and they cannot keep up: raise `num_workers` and `prefetch_factor` (2-4), and profile the dataset's `__getitem__`/collate: decoding and augmentation are the usual cost.".to_string());
+        out.push("The DataLoader already uses worker processes and they cannot keep up: raise `num_workers` and `prefetch_factor` (2-4), and profile the dataset's `__getitem__`/collate: decoding and augmentation are the usual cost.".into());
     } else {
-        out.push("Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".to_string());
+        out.push("Load batches in parallel: `DataLoader(num_workers=N)` with N up to the CPU cores per GPU, `persistent_workers=True`, `prefetch_factor=2-4`.".into());
     }
     out.push(pinned_copy_action(i));
     out.push("Move decoding and augmentation off the critical path (GPU transforms, NVIDIA DALI) or precompute them.".into());
@@ -72,7 +75,7 @@ fn data_loader_actions(i: &DiagnosisInputs) -> Vec<String> {
 }
 
 /// The host-to-device copy advice, from the copies measured: already pinned, only `non_blocking`.
-fn pinned_copy_action(i: &DiagnosisInputs) -> String {
+fn pinned_copy_action(i: &DiagnosisInputs) -> RichText {
     use crate::analysis::names::{copy_kind, CopyDirection, HostMemory};
     let h2d: Vec<_> = i
         .copies
@@ -86,7 +89,7 @@ fn pinned_copy_action(i: &DiagnosisInputs) -> String {
         .map(|(_, n)| n)
         .sum();
     if pinned > 0 && h2d.iter().all(|(k, _)| k.1 == Some(HostMemory::Pinned)) {
-        format!("The {pinned} host-to-device copies already come from pinned memory: copy them with `.to(device, non_blocking=True)` (or prefetch the next batch on a side stream) so they overlap compute.")
+        rich!(format!("The {pinned} host-to-device copies already come from pinned memory: copy them with "), code(".to(device, non_blocking=True)"), " (or prefetch the next batch on a side stream) so they overlap compute.")
     } else {
         "Use `pin_memory=True` and `.to(device, non_blocking=True)` so the host-to-device copy overlaps compute.".into()
     }
@@ -104,19 +107,20 @@ pub fn between_steps(i: &DiagnosisInputs) -> Option<Finding> {
         id: FindingId::HostBound,
         headline: idle_headline(i, ns, "waiting for host work between steps"),
         title: "GPU waiting for host work between steps".into(),
-        threshold: format!("GPU idle outside every ProfilerStep ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
-        measured: format!("{} of GPU idle between steps ({p:.1}%)", dur(ns)),
+        threshold: format!("GPU idle outside every ProfilerStep ≥ {IDLE_CAUSE_PCT:.0}% of the window").into(),
+        measured: format!("{} of GPU idle between steps ({p:.1}%)", dur(ns)).into(),
         value: p,
         time_ns: ns,
-        explanation: format!(
-            "Between the end of one step and the start of the next the host does other work{} while the GPU has nothing queued.",
-            if ops.is_empty() { String::new() } else { format!(" ({ops})") }
+        explanation: rich!(
+            "Between the end of one step and the start of the next the host does other work",
+            (!ops.is_empty()).then(|| rich!(" (", &ops, ")")),
+            " while the GPU has nothing queued."
         ),
         actions: vec![
             if ops.is_empty() {
                 "Find what runs between steps (logging, metrics, checkpointing, evaluation) and run it every N steps or in a background thread.".into()
             } else {
-                format!("Move {ops} out of the step loop, run it every N steps, or overlap it with the next step's GPU work.")
+                rich!("Move ", &ops, " out of the step loop, run it every N steps, or overlap it with the next step's GPU work.")
             },
         ],
         evidence: Vec::new(),
@@ -170,10 +174,10 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
     if launch {
         return Some(Draft {
             id: FindingId::LaunchOverhead,
-            headline: idle_headline(i, ns, &format!("between tiny kernels ({distribution}): launch overhead sets the pace")),
+            headline: idle_headline(i, ns, format!("between tiny kernels ({distribution}): launch overhead sets the pace")),
             title: "Many tiny kernels: kernel launch overhead".into(),
-            threshold: format!("≥ {SMALL_KERNEL_SHARE_PCT:.0}% of kernels under 10 µs (or median under 10 µs) and the GPU idle ≥ {IDLE_CAUSE_PCT:.0}% waiting for launches"),
-            measured: format!("{distribution}; GPU idle {} waiting for launches{gaps}", dur(ns)),
+            threshold: format!("≥ {SMALL_KERNEL_SHARE_PCT:.0}% of kernels under 10 µs (or median under 10 µs) and the GPU idle ≥ {IDLE_CAUSE_PCT:.0}% waiting for launches").into(),
+            measured: format!("{distribution}; GPU idle {} waiting for launches{gaps}", dur(ns)).into(),
             value: small_share(i),
             time_ns: ns,
             explanation: format!(
@@ -181,13 +185,13 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
                 i.launch_calls,
                 us(i.launch_call_median_ns as f64),
                 us(i.launch_call_p90_ns as f64)
-            ),
+            ).into(),
             actions: vec![
                 graph_action(i),
                 if i.in_use.compiled.is_some() {
                     crate::report::wording::compile_advice(i, "")
                 } else {
-                    format!("Fuse the small kernels with `torch.compile(model)` and fused layers{}.", crate::report::wording::fused_optimizer_words(i))
+                    rich!("Fuse the small kernels with ", code("torch.compile(model)"), " and fused layers", crate::report::wording::fused_optimizer_words(i), ".")
                 },
                 "Give each kernel more work: a larger batch, or fewer, larger tensors (e.g. `torch._foreach_*` instead of per-parameter loops).".into(),
             ],
@@ -199,26 +203,27 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
         id: FindingId::HostOverhead,
         headline: idle_headline(i, ns, "waiting for the CPU to dispatch work inside steps"),
         title: "GPU waiting for CPU dispatch inside steps".into(),
-        threshold: format!("GPU idle with nothing queued inside steps ≥ {IDLE_CAUSE_PCT:.0}% of the window"),
-        measured: format!("GPU idle {} with nothing queued{gaps}; {distribution}", dur(ns)),
+        threshold: format!("GPU idle with nothing queued inside steps ≥ {IDLE_CAUSE_PCT:.0}% of the window").into(),
+        measured: format!("GPU idle {} with nothing queued{gaps}; {distribution}", dur(ns)).into(),
         value: p,
         time_ns: ns,
-        explanation: format!(
-            "Inside the steps the host is slower than the GPU: the next kernel is launched only after the GPU ran dry{}.",
-            if ops.is_empty() { String::new() } else { format!("; meanwhile the host is in {ops}") }
+        explanation: rich!(
+            "Inside the steps the host is slower than the GPU: the next kernel is launched only after the GPU ran dry",
+            (!ops.is_empty()).then(|| rich!("; meanwhile the host is in ", &ops)),
+            "."
         ),
         actions: vec![
             if ops.is_empty() {
                 "Cut the host work between kernels: Python loops over tensors, per-sample ops, `.item()`/`.tolist()`.".into()
             } else {
-                format!("Cut the host time of {ops}: batch the work into fewer, larger ops, and avoid Python loops over tensors.")
+                rich!("Cut the host time of ", &ops, ": batch the work into fewer, larger ops, and avoid Python loops over tensors.")
             },
             if i.in_use.compiled.is_some() {
                 crate::report::wording::compile_advice(i, "")
             } else if i.device_kind.has_cuda_toolbox() && !i.in_use.graphs() {
                 "Compile the model with `torch.compile(model)` to remove Python and dispatcher overhead; with a steady shape, `mode=\"reduce-overhead\"` also replays the step as a CUDA graph.".into()
             } else {
-                format!("Compile the model with `torch.compile(model)` (with the {}'s backend) to remove Python and dispatcher overhead.", i.device_word())
+                rich!("Compile the model with ", code("torch.compile(model)"), format!(" (with the {}'s backend) to remove Python and dispatcher overhead.", i.device_word()))
             },
         ],
         evidence: Vec::new(),
@@ -227,7 +232,7 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
 }
 
 /// Replaying the step as one graph launch: CUDA/HIP graphs where the device has them.
-fn graph_action(i: &DiagnosisInputs) -> String {
+fn graph_action(i: &DiagnosisInputs) -> RichText {
     crate::report::wording::graph_advice(i)
 }
 
@@ -243,25 +248,27 @@ pub fn residual_warmup(i: &DiagnosisInputs) -> Option<Finding> {
     if p < IDLE_CAUSE_PCT {
         return None;
     }
-    let ops = [
-        ops_words(i.idle_share(IdleCause::Warmup), 3),
-        crate::report::cold::startup_words(i).unwrap_or_default(),
-    ]
-    .into_iter()
-    .filter(|s| !s.is_empty())
-    .collect::<Vec<_>>()
-    .join("; ");
+    let ops = RichText::join(
+        [
+            ops_words(i.idle_share(IdleCause::Warmup), 3),
+            crate::report::cold::startup_words(i).unwrap_or_default(),
+        ]
+        .into_iter()
+        .filter(|s| !s.is_empty()),
+        "; ",
+    );
     Some(Draft {
         id: FindingId::Warmup,
         headline: idle_headline(i, ns, "during warm-up and one-off start-up work (allocation, algorithm search, compilation, graph capture, first calls)"),
         title: "Warm-up inside the analysed window".into(),
-        threshold: format!("GPU idle during warm-up calls and one-off start-up work ≥ {IDLE_CAUSE_PCT:.0}% of the GPU window"),
-        measured: format!("{} of GPU idle during warm-up calls and one-off start-up work ({p:.1}% of the GPU window)", dur(ns)),
+        threshold: format!("GPU idle during warm-up calls and one-off start-up work ≥ {IDLE_CAUSE_PCT:.0}% of the GPU window").into(),
+        measured: format!("{} of GPU idle during warm-up calls and one-off start-up work ({p:.1}% of the GPU window)", dur(ns)).into(),
         value: p,
         time_ns: ns,
-        explanation: format!(
-            "Set-up work is still running in the analysed window{}. It is paid once, so longer runs amortise it.",
-            if ops.is_empty() { String::new() } else { format!(": {ops}") }
+        explanation: rich!(
+            "Set-up work is still running in the analysed window",
+            (!ops.is_empty()).then(|| rich!(": ", &ops)),
+            ". It is paid once, so longer runs amortise it."
         ),
         actions: vec![
             "Profile later steps (`schedule(wait=…, warmup=…, active=…)` with a larger warmup) to see the steady state.".into(),

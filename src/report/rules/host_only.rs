@@ -7,14 +7,16 @@ use crate::report::cold::RECORD_AFTER_WARMUP;
 use crate::report::context::host_only::HostOnly;
 use crate::report::context::{TraceContext, TraceHolds, TraceOrigin, RECORD_KINETO};
 use crate::report::inputs::pct;
-use crate::report::wording::{dur, short_name, short_names};
+use crate::report::rich_text::{op_as, op_short, RichText};
+use crate::report::wording::{dur, short_names};
+use crate::rich;
 use crate::trace::dialect::DeviceKind;
 
 /// The recording that shows a GPU's work.
 const RECORD_DEVICE: &str = "`activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]`";
 
 /// The headline and the actions of a trace without device work (`CpuOnly`, or a legacy export).
-pub fn headline_and_action(ctx: &TraceContext) -> (String, Vec<String>) {
+pub fn headline_and_action(ctx: &TraceContext) -> (RichText, Vec<RichText>) {
     let h = ctx.host_only.clone().unwrap_or_default();
     let cold = cold_words(ctx, &h);
     let ops = ops_words(ctx, &h);
@@ -23,50 +25,62 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, Vec<String>) {
         .cpu
         .as_ref()
         .filter(|_| !matches!(h.evidence_kind, Some(k) if k != DeviceKind::Cpu));
-    let run = cpu.map_or(String::new(), super::cpu_run::run_words);
-    let cpu_actions = || cpu.map_or(vec![CPU_ACTION.to_string()], super::cpu_run::actions);
-    let evidence = short_names(&h.evidence.iter().map(String::as_str).collect::<Vec<_>>())
-        .iter()
-        .map(|s| format!("`{s}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let run = cpu.map_or(RichText::default(), super::cpu_run::run_words);
+    let cpu_actions = || cpu.map_or(vec![CPU_ACTION.into()], super::cpu_run::actions);
+    let evidence = RichText::join(
+        h.evidence
+            .iter()
+            .zip(short_names(
+                &h.evidence.iter().map(String::as_str).collect::<Vec<_>>(),
+            ))
+            .map(|(full, shown)| rich!(op_as(full, shown))),
+        ", ",
+    );
     let legacy = ctx.origin == Some(TraceOrigin::PytorchLegacy);
-    let (what, action) = match (legacy, h.evidence_kind) {
+    let (what, action): (RichText, RichText) = match (legacy, h.evidence_kind) {
         (true, _) => (
-            format!(
-                "This is a legacy `torch.autograd.profiler` export with CPU operators only and no device timeline{}, so GPU time cannot be measured",
-                if evidence.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (the operators {evidence} ran on a GPU)")
-                }
+            rich!(
+                "This is a legacy `torch.autograd.profiler` export with CPU operators only and no device timeline",
+                (!evidence.is_empty()).then(|| rich!(" (the operators ", &evidence, " ran on a GPU)")),
+                ", so GPU time cannot be measured"
             ),
-            format!("Record a Kineto trace with torch.profiler: {RECORD_KINETO}."),
+            rich!("Record a Kineto trace with torch.profiler: ", RECORD_KINETO, "."),
         ),
         (false, Some(DeviceKind::Mps)) => (
-            format!(
-                "An Apple GPU (MPS) run: {evidence} ran on the GPU through Metal, and the PyTorch profiler records no MPS device activity, so the trace holds only the host's side and GPU time cannot be measured"
+            rich!(
+                "An Apple GPU (MPS) run: ",
+                &evidence,
+                " ran on the GPU through Metal, and the PyTorch profiler records no MPS device activity, so the trace holds only the host's side and GPU time cannot be measured"
             ),
-            "For the GPU's side record with `torch.mps.profiler.profile(mode=\"interval\")` and open it in Instruments (Metal System Trace); torch.profiler shows the host's operators only.".to_string(),
+            "For the GPU's side record with `torch.mps.profiler.profile(mode=\"interval\")` and open it in Instruments (Metal System Trace); torch.profiler shows the host's operators only.".into(),
         ),
         (false, Some(k)) => (
-            format!(
-                "A {} run recorded without its device activity: the host ran {evidence}, which only run on the device, but the trace holds no kernel or copy, so the device's work and GPU time are not in it",
-                kind_word(k)
+            rich!(
+                format!("A {} run recorded without its device activity: the host ran ", kind_word(k)),
+                &evidence,
+                ", which only run on the device, but the trace holds no kernel or copy, so the device's work and GPU time are not in it"
             ),
-            format!("Re-record with {RECORD_DEVICE} so the kernels and copies are in the trace (and check the log for CUPTI errors)."),
+            rich!(
+                "Re-record with ",
+                RECORD_DEVICE,
+                " so the kernels and copies are in the trace (and check the log for CUPTI errors)."
+            ),
         ),
         (false, None) if !gpu_visible(ctx) => (
-            "A CPU-only run: no device was visible to the profiler (no `deviceProperties`), no kernel launch and no operator that runs on a GPU: a CPU deployment, or a rank or host without a GPU".to_string(),
-            String::new(),
+            "A CPU-only run: no device was visible to the profiler (no `deviceProperties`), no kernel launch and no operator that runs on a GPU: a CPU deployment, or a rank or host without a GPU".into(),
+            RichText::default(),
         ),
         (false, None) => (
-            "A CPU-only run: no kernel launch, no kernel and no operator that runs on a GPU, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA)".to_string(),
-            format!("If the job is meant to use a GPU, move the model and its inputs to it (`model.to(\"cuda\")`, `x.to(\"cuda\")`) and record with {RECORD_DEVICE}; on the CPU, cut the operators with most self time below."),
+            "A CPU-only run: no kernel launch, no kernel and no operator that runs on a GPU, so the model ran on the CPU (or the trace was captured without ProfilerActivity.CUDA)".into(),
+            rich!(
+                "If the job is meant to use a GPU, move the model and its inputs to it (`model.to(\"cuda\")`, `x.to(\"cuda\")`) and record with ",
+                RECORD_DEVICE,
+                "; on the CPU, cut the operators with most self time below."
+            ),
         ),
     };
     let on_cpu = !legacy && h.evidence_kind.is_none();
-    let mut actions: Vec<String> = Vec::new();
+    let mut actions: Vec<RichText> = Vec::new();
     if !action.is_empty() {
         actions.push(action);
     }
@@ -78,13 +92,13 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, Vec<String>) {
         if on_cpu {
             // One cold pass: recording after warm-up is the first thing to do, said once.
             actions.retain(|a| !a.starts_with(super::cpu_run::LEAVE_FIRST_PASS));
-            actions.insert(0, RECORD_AFTER_WARMUP.to_string());
+            actions.insert(0, RECORD_AFTER_WARMUP.into());
         } else if let Some(first) = actions.first_mut() {
-            *first = format!("{first} {RECORD_AFTER_WARMUP}");
+            first.push(" ").push(RECORD_AFTER_WARMUP);
         }
     }
-    let run = if on_cpu { run } else { String::new() };
-    (format!("{what}{cold}{ops}{run}."), actions)
+    let run = if on_cpu { run } else { RichText::default() };
+    (rich!(what, cold, ops, run, "."), actions)
 }
 
 /// What speeds a model up on the CPU, for a CPU deployment.
@@ -108,71 +122,72 @@ fn kind_word(k: DeviceKind) -> &'static str {
 
 /// "; it is one cold pass: one-off first calls take 88% of the 3.26 s profiled (the first
 /// `aten::cudnn_convolution` 2.34 s, later calls' median 1.6 ms)".
-fn cold_words(ctx: &TraceContext, h: &HostOnly) -> String {
+fn cold_words(ctx: &TraceContext, h: &HostOnly) -> RichText {
     if !ctx.holds(TraceHolds::ColdStart) {
-        return String::new();
+        return RichText::default();
     }
-    let firsts: Vec<String> = h
-        .one_offs
-        .iter()
-        .map(|o| {
+    let firsts = h.one_offs.iter().map(|o| {
+        rich!(
+            "the first ",
+            op_short(&o.name),
             format!(
-                "the first `{}` {}, later calls' median {}",
-                short_name(&o.name),
+                " {}, later calls' median {}",
                 dur(o.dur_ns),
                 dur(o.later_median_ns)
             )
-        })
-        .collect();
+        )
+    });
     // The device's start-up only where a device is in evidence.
     let what = if h.evidence_kind.is_some() || gpu_visible(ctx) {
         "CUDA/cuDNN context, allocator, module loading"
     } else {
         "imports, allocator growth, lazy initialisation, oneDNN primitive creation"
     };
-    format!(
-        "; it is one cold pass: one-off first calls take {:.0}% of the {} profiled ({}), start-up ({what}) that a steady state never pays",
-        pct(h.one_off_ns, h.span_ns),
-        dur(h.span_ns),
-        firsts.join("; ")
+    rich!(
+        format!(
+            "; it is one cold pass: one-off first calls take {:.0}% of the {} profiled (",
+            pct(h.one_off_ns, h.span_ns),
+            dur(h.span_ns),
+        ),
+        RichText::join(firsts, "; "),
+        format!("), start-up ({what}) that a steady state never pays")
     )
 }
 
 /// "; the host's time by operator (self time: nested operators are not counted twice; % of the
 /// 4.85 s profiled): `aten::mkldnn_convolution` 1.07 s (22.0%, in `aten::conv1d`), ...".
-fn ops_words(ctx: &TraceContext, h: &HostOnly) -> String {
+fn ops_words(ctx: &TraceContext, h: &HostOnly) -> RichText {
     if ctx.top_ops.is_empty() {
-        return String::new();
+        return RichText::default();
     }
-    let list: Vec<String> = ctx
-        .top_ops
-        .iter()
-        .map(|o| {
-            let caller = o
-                .called_in
-                .as_ref()
-                .map_or(String::new(), |c| format!(", in `{}`", short_name(c)));
-            // An operator on several threads at once is measured by the union of its time.
-            let threads = if o.threads > 1 {
-                format!("over {} threads, busy ", o.threads)
-            } else {
-                String::new()
-            };
-            let wall = if o.wall_ns > 0 { o.wall_ns } else { o.self_ns };
+    let list = ctx.top_ops.iter().map(|o| {
+        let caller = o.called_in.as_ref().map(|c| rich!(", in ", op_short(c)));
+        // An operator on several threads at once is measured by the union of its time.
+        let threads = if o.threads > 1 {
+            format!("over {} threads, busy ", o.threads)
+        } else {
+            String::new()
+        };
+        let wall = if o.wall_ns > 0 { o.wall_ns } else { o.self_ns };
+        rich!(
+            op_short(&o.name),
             format!(
-                "`{}` {} ({threads}{:.1}%, {} call{}{caller})",
-                short_name(&o.name),
+                " {} ({threads}{:.1}%, {} call{}",
                 dur(o.self_ns),
                 pct(wall.min(h.span_ns), h.span_ns),
                 o.calls,
                 if o.calls == 1 { "" } else { "s" }
-            )
-        })
-        .collect();
-    format!(
-        "; the host's time by operator (self time, nested operators not counted twice; % of the {} profiled, an operator on several threads measured by the union of its time): {}",
-        dur(h.span_ns),
-        list.join(", ")
+            ),
+            caller,
+            ")"
+        )
+    });
+    rich!(
+        format!(
+            "; the host's time by operator (self time, nested operators not counted twice; % of the {} profiled, an operator on several threads measured by the union of its time): ",
+            dur(h.span_ns),
+        ),
+        RichText::join(list, ", ")
     )
 }
 
@@ -180,9 +195,9 @@ fn ops_words(ctx: &TraceContext, h: &HostOnly) -> String {
 /// cold pass, and its operators by self time ("; the host's time by operator ..."); empty when the
 /// trace has no host operators. For a GPU trace whose device activity was not recorded, the host's
 /// side is still whole.
-pub fn host_words(ctx: &TraceContext) -> String {
+pub fn host_words(ctx: &TraceContext) -> RichText {
     let Some(h) = ctx.host_only.as_ref() else {
-        return String::new();
+        return RichText::default();
     };
-    format!("{}{}", cold_words(ctx, h), ops_words(ctx, h))
+    rich!(cold_words(ctx, h), ops_words(ctx, h))
 }

@@ -2,7 +2,7 @@
 //! fp32 GEMMs without tensor cores, one dominant kernel.
 
 use super::{
-    short_name, short_names, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
+    short_names, top_evidence, Draft, DOMINANT_KERNEL_PCT, FP32_GEMM_PCT, FUSABLE_PCT,
     RECOVERABLE_SHARE, SOFTMAX_PCT,
 };
 use crate::analysis::names::is_device_wait_op;
@@ -12,7 +12,9 @@ use crate::report::patterns::{
     generation_without_tf32, is_convolution_kernel, is_fp32_simt_gemm, is_fusable_memory_bound,
     is_fused_attention_kernel, is_softmax_kernel,
 };
+use crate::report::rich_text::{code, kernel, kernel_as, RichText};
 use crate::report::wording::{dur, us};
+use crate::rich;
 
 /// Kernel time of the kernels whose name passes `test`, and their figures.
 fn kernels_where(
@@ -39,9 +41,15 @@ pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
         .map(|(s, n)| format!(" on inputs {s} ({n} calls)"))
         .unwrap_or_default();
     let bmm = if i.attention.bmm_ops > 0 {
-        format!(" and {} `aten::bmm`/`baddbmm` calls", i.attention.bmm_ops)
+        rich!(
+            format!(" and {} ", i.attention.bmm_ops),
+            code("aten::bmm"),
+            "/",
+            code("baddbmm"),
+            " calls"
+        )
     } else {
-        String::new()
+        RichText::default()
     };
     let gpu_pct = i.time.pct(softmax_ns);
     Some(Draft {
@@ -49,20 +57,20 @@ pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
         headline: format!(
             "Attention runs unfused: softmax kernels take {share:.1}% of kernel time ({}) with no fused attention kernel.",
             dur(softmax_ns)
-        ),
+        ).into(),
         title: "Attention computed unfused (softmax + batched matmul)".into(),
-        threshold: format!("softmax kernels ≥ {SOFTMAX_PCT:.0}% of kernel time and less time in fused attention kernels"),
-        measured: format!(
-            "softmax {} ({share:.1}% of kernel time, {gpu_pct:.1}% of the window){shape}{bmm}; fused attention {}",
-            dur(softmax_ns),
-            dur(fused_ns)
+        threshold: format!("softmax kernels ≥ {SOFTMAX_PCT:.0}% of kernel time and less time in fused attention kernels").into(),
+        measured: rich!(
+            format!(
+                "softmax {} ({share:.1}% of kernel time, {gpu_pct:.1}% of the window){shape}",
+                dur(softmax_ns),
+            ),
+            bmm,
+            format!("; fused attention {}", dur(fused_ns))
         ),
         value: share,
         time_ns: softmax_ns,
-        explanation: format!(
-            "The attention scores are materialised as [.., L, L] matrices and normalised by `{}`{shape}; a fused kernel (FlashAttention / memory-efficient attention) never writes them to memory.",
-            short_name(&softmax[0].name)
-        ),
+        explanation: rich!("The attention scores are materialised as [.., L, L] matrices and normalised by ", kernel(&softmax[0].name), format!("{shape}; a fused kernel (FlashAttention / memory-efficient attention) never writes them to memory.")).into(),
         actions: vec![
             "Compute attention with `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=..., is_causal=...)` (PyTorch ≥ 2.0 picks FlashAttention or memory-efficient kernels), or `nn.MultiheadAttention` / Hugging Face `attn_implementation=\"sdpa\"` or `\"flash_attention_2\"`.".into(),
             if i.in_use.low_precision.is_some() {
@@ -86,12 +94,17 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
     }
     let calls: u64 = ks.iter().map(|k| k.calls).sum();
     let largest = &ks[..ks.len().min(3)];
-    let names: Vec<String> = largest
+    let names: Vec<RichText> = largest
         .iter()
         .zip(short_names(
             &largest.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
         ))
-        .map(|(k, shown)| format!("`{shown}` ({}, {} calls)", dur(k.total_ns), k.calls))
+        .map(|(k, shown)| {
+            rich!(
+                kernel_as(&k.name, shown),
+                format!(" ({}, {} calls)", dur(k.total_ns), k.calls)
+            )
+        })
         .collect();
     let recoverable = (ns as f64 * RECOVERABLE_SHARE) as i64;
     Some(Draft {
@@ -99,16 +112,19 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
         headline: format!(
             "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {calls} calls): fusing them would save about half.",
             dur(ns)
-        ),
+        ).into(),
         title: "Memory-bound kernels worth fusing".into(),
-        threshold: format!("unfused element-wise/copy/reduction kernels ≥ {FUSABLE_PCT:.0}% of kernel time"),
-        measured: format!("{} in {calls} calls ({share:.1}% of kernel time); largest: {}", dur(ns), names.join(", ")),
+        threshold: format!("unfused element-wise/copy/reduction kernels ≥ {FUSABLE_PCT:.0}% of kernel time").into(),
+        measured: rich!(
+            format!("{} in {calls} calls ({share:.1}% of kernel time); largest: ", dur(ns)),
+            RichText::join(names, ", ")
+        ),
         value: share,
         time_ns: recoverable,
         explanation: "Each of these kernels reads and writes whole tensors to do little arithmetic, so memory bandwidth sets their time; fused into one kernel the intermediate tensors never leave the registers.".into(),
         actions: vec![
             crate::report::wording::compile_advice(i, "(Inductor fuses element-wise chains, reductions and copies into Triton kernels)"),
-            format!("Use fused implementations where they exist: fused LayerNorm/RMSNorm, fused bias+activation, and avoid `.contiguous()`/`torch.cat` copies inside the step{}.", crate::report::wording::fused_optimizer_words(i)),
+            rich!("Use fused implementations where they exist: fused LayerNorm/RMSNorm, fused bias+activation, and avoid ", code(".contiguous()"), "/", code("torch.cat"), " copies inside the step", crate::report::wording::fused_optimizer_words(i), "."),
         ],
         evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
     }
@@ -139,16 +155,24 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
         headline: format!(
             "{what} without tensor cores take {share:.1}% of kernel time ({}).",
             dur(ns)
-        ),
+        ).into(),
         title: "fp32 GEMMs and convolutions without tensor cores".into(),
-        threshold: format!(
-            "fp32 SIMT GEMM and convolution kernels (`sgemm`, `scudnn`, `<float>` cuDNN engines) ≥ {FP32_GEMM_PCT:.0}% of kernel time"
-        ),
-        measured: format!(
-            "{} in {} calls of {}",
-            dur(ns),
-            ks.iter().map(|k| k.calls).sum::<u64>(),
-            short_names(&ks.iter().take(2).map(|k| k.name.as_str()).collect::<Vec<_>>()).iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+        threshold: rich!("fp32 SIMT GEMM and convolution kernels (", code("sgemm"), ", ", code("scudnn"), ", ", code("<float>"), format!(" cuDNN engines) ≥ {FP32_GEMM_PCT:.0}% of kernel time")),
+        measured: rich!(
+            format!(
+                "{} in {} calls of ",
+                dur(ns),
+                ks.iter().map(|k| k.calls).sum::<u64>(),
+            ),
+            RichText::join(
+                ks.iter()
+                    .take(2)
+                    .zip(short_names(
+                        &ks.iter().take(2).map(|k| k.name.as_str()).collect::<Vec<_>>()
+                    ))
+                    .map(|(k, shown)| rich!(kernel_as(&k.name, shown))),
+                ", "
+            )
         ),
         value: share,
         // A lower precision saves at most 1 - 1/gain of their time on this device.
@@ -157,7 +181,7 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
                 .map_or(RECOVERABLE_SHARE, |g| RECOVERABLE_SHARE.min(1.0 - 1.0 / g)))
             as i64,
         explanation: match crate::report::wording::fp32_lever_gain(i) {
-            Some(g) if g > 1.0 => format!("These kernels run on the CUDA cores in full fp32; this GPU's tensor cores run the same products at up to {g:.0}× that rate in a lower precision (see the action)."),
+            Some(g) if g > 1.0 => format!("These kernels run on the CUDA cores in full fp32; this GPU's tensor cores run the same products at up to {g:.0}× that rate in a lower precision (see the action).").into(),
             Some(_) => "These kernels run in full fp32, and this GPU has no unit faster than fp32 for them.".into(),
             None => "These kernels run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
         },
@@ -169,9 +193,9 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
 
 /// What to do about fp32 GEMMs: TF32 or bf16 where the GPU has them, fp16 autocast where it has not
 /// (the device name, or else the GPU generation the kernel names say).
-fn fp32_action(i: &DiagnosisInputs) -> String {
+fn fp32_action(i: &DiagnosisInputs) -> RichText {
     if let Some(a) =
-        crate::report::wording::precision_advice(i, "these fp32 GEMMs and convolutions")
+        crate::report::wording::precision_advice(i, "these fp32 GEMMs and convolutions".into())
     {
         return a;
     }
@@ -201,7 +225,7 @@ fn fp32_action(i: &DiagnosisInputs) -> String {
         None
     };
     match gpu {
-        Some(gpu) => format!("{gpu} has no TF32: use mixed precision (`torch.autocast(\"cuda\", dtype=torch.float16)` with `torch.cuda.amp.GradScaler`) so GEMMs and convolutions run on tensor cores; for convolutions also use channels-last (`model.to(memory_format=torch.channels_last)`)."),
+        Some(gpu) => rich!(format!("{gpu} has no TF32: use mixed precision ("), code("torch.autocast(\"cuda\", dtype=torch.float16)"), " with ", code("torch.cuda.amp.GradScaler"), ") so GEMMs and convolutions run on tensor cores; for convolutions also use channels-last (", code("model.to(memory_format=torch.channels_last)"), ")."),
         None => "Enable TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32 = True`, or `torch.set_float32_matmul_precision(\"high\")`) or bf16 mixed precision (`torch.autocast(\"cuda\", dtype=torch.bfloat16)`).".into(),
     }
 }
@@ -221,41 +245,29 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
     if i.time.pct(i.time.compute_ns) < KERNELS_WORTH_NAMING_PCT {
         return None;
     }
-    let short = short_name(&top.name);
     Some(Finding {
         severity: Severity::Info,
         ..Draft {
             id: FindingId::DominantKernel,
-            headline: format!(
-                "No major inefficiency found: the GPU is busy {:.1}% of the window and `{short}` takes {share:.1}% of kernel time ({} in {} calls).",
-                i.time.pct(i.time.busy_ns),
-                dur(top.total_ns),
-                top.calls
-            ),
-            title: format!("One kernel dominates: `{short}`"),
-            threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time"),
-            measured: format!("{share:.1}% of kernel time, mean {}", us(top.total_ns as f64 / top.calls.max(1) as f64)),
+            headline: rich!(format!("No major inefficiency found: the GPU is busy {:.1}% of the window and ", i.time.pct(i.time.busy_ns)), kernel(&top.name), format!(" takes {share:.1}% of kernel time ({} in {} calls).", dur(top.total_ns), top.calls)).into(),
+            title: rich!("One kernel dominates: ", kernel(&top.name)).into(),
+            threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time").into(),
+            measured: format!("{share:.1}% of kernel time, mean {}", us(top.total_ns as f64 / top.calls.max(1) as f64)).into(),
             value: share,
             time_ns: 0,
-            explanation: format!("Speeding up `{short}` bounds the whole gain; it is {share:.1}% of kernel time."),
+            explanation: rich!("Speeding up ", kernel(&top.name), format!(" bounds the whole gain; it is {share:.1}% of kernel time.")).into(),
             actions: vec![if !i.device_kind.has_cuda_toolbox() {
-                format!(
-                    "Check that `{short}` is the fast variant for its shapes on the {}: compare its achieved FLOP/s or bytes/s ({} per call) with the device's peak, and try the precision and layout its vendor library is tuned for.",
-                    i.device_word(),
-                    us(top.total_ns as f64 / top.calls.max(1) as f64)
-                )
+                rich!("Check that ", kernel(&top.name), format!(" is the fast variant for its shapes on the {}: compare its achieved FLOP/s or bytes/s ({} per call) with the device's peak, and try the precision and layout its vendor library is tuned for.", i.device_word(), us(top.total_ns as f64 / top.calls.max(1) as f64))).into()
             } else if is_fusable_memory_bound(&top.name) {
-                format!(
-                    "`{short}` is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise{}{}.",
-                    us(top.total_ns as f64 / top.calls.max(1) as f64),
+                rich!(
+                    kernel(&top.name),
+                    format!(" is memory-bound (element-wise/copy/reduction): compare its achieved bandwidth (bytes read + written / {} per call) with the GPU's peak; contiguous, aligned inputs let it vectorise", us(top.total_ns as f64 / top.calls.max(1) as f64)),
                     if i.in_use.precision() { "" } else { ", bf16/fp16 halves the bytes" },
-                    if i.in_use.compiled.is_some() { "" } else { ", and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory" }
+                    if i.in_use.compiled.is_some() { "" } else { ", and in a real model fusing it with its neighbours (`torch.compile`) saves the round trips to memory" },
+                    "."
                 )
             } else {
-                format!(
-                    "Check that `{short}` is the fast variant for its shapes ({}`torch.backends.cudnn.benchmark = True` for convolutions, dimensions that are multiples of 8).",
-                    if i.in_use.precision() { "" } else { "tensor cores under bf16/fp16 or TF32, " }
-                )
+                rich!("Check that ", kernel(&top.name), format!(" is the fast variant for its shapes ({}", if i.in_use.precision() { "" } else { "tensor cores under bf16/fp16 or TF32, " }), code("torch.backends.cudnn.benchmark = True"), " for convolutions, dimensions that are multiples of 8).").into()
             }],
             evidence: top.evidence.clone(),
         }

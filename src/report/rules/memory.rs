@@ -3,7 +3,9 @@
 use super::{top_evidence, Draft, MANY_SMALL_COPIES, MEMORY_EXPOSED_PCT, PAGEABLE_PCT};
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::DiagnosisInputs;
+use crate::report::rich_text::{code, name, NameKind, RichText};
 use crate::report::wording::dur;
+use crate::rich;
 
 /// Copies and sets with no kernel running, pageable host copies, or many small copies.
 pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
@@ -30,45 +32,55 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     }
     let mut actions = Vec::new();
     if pageable_n > 0 && pageable_pct >= PAGEABLE_PCT {
-        actions.push(format!("{pageable_n} copies use pageable host memory ({}: {}): use pinned memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`; a pageable copy is staged through a driver buffer and blocks the host.", dur(pageable_ns), pageable_kinds(&pageable)));
+        actions.push(rich!(
+            format!(
+                "{pageable_n} copies use pageable host memory ({}: {}): use pinned memory (",
+                dur(pageable_ns),
+                pageable_kinds(&pageable)
+            ),
+            code("DataLoader(pin_memory=True)"),
+            ", ",
+            code("tensor.pin_memory()"),
+            ") and ",
+            code(".to(device, non_blocking=True)"),
+            "; a pageable copy is staged through a driver buffer and blocks the host."
+        ));
     }
     if many_small {
-        actions.push(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device (`torch.zeros(..., device=\"cuda\")`), avoid per-element `.item()`/`.cpu()`."));
+        actions.push(rich!(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device ("), code("torch.zeros(..., device=\"cuda\")"), "), avoid per-element ", code(".item()"), "/", code(".cpu()"), "."));
     }
     let (speeds, speed_actions) = super::copy_speed::copy_speed(i);
     actions.extend(speed_actions);
     let top = &i.copies[0];
-    actions.push(format!(
-        "The largest is `{}` ({} calls, {}): check which op issues it (Explore events) and whether the data can stay on the device.",
-        top.name, top.count, dur(top.total_ns)
-    ));
+    actions.push(rich!("The largest is ", name(NameKind::Copy, &top.name), format!(" ({} calls, {}): check which op issues it (Explore events) and whether the data can stay on the device.", top.count, dur(top.total_ns))));
     let ns = t.memory_exposed_ns.max(pageable_ns.min(t.memory_ns));
     Some(Draft {
         id: FindingId::MemoryTraffic,
-        headline: format!(
-            "Memory copies and sets with no kernel running take {exposed_pct:.1}% of the GPU window ({} of {}){}.",
-            dur(t.memory_exposed_ns),
-            dur(t.window_ns),
-            speeds.first().map_or(String::new(), |s| format!("; {s}"))
+        headline: rich!(
+            format!(
+                "Memory copies and sets with no kernel running take {exposed_pct:.1}% of the GPU window ({} of {})",
+                dur(t.memory_exposed_ns),
+                dur(t.window_ns),
+            ),
+            speeds.first().map(|s| rich!("; ", s)),
+            "."
         ),
         title: "Memory copies on the critical path".into(),
-        threshold: format!("copies/sets with no kernel running ≥ {MEMORY_EXPOSED_PCT:.0}% of the window, or pageable copies ≥ {PAGEABLE_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB"),
+        threshold: format!("copies/sets with no kernel running ≥ {MEMORY_EXPOSED_PCT:.0}% of the window, or pageable copies ≥ {PAGEABLE_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB").into(),
         measured: format!(
             "copies/sets {} ({} with no kernel running); {pageable_n} pageable copies; {small_n} of {copies_n} copies < 64 KiB",
             dur(t.memory_ns),
             dur(t.memory_exposed_ns)
-        ),
+        ).into(),
         value: exposed_pct,
         time_ns: ns,
-        explanation: format!(
-            "Copies and sets keep the GPU busy {} and {} of it runs with no kernel alongside.{}",
-            dur(t.memory_ns),
-            dur(t.memory_exposed_ns),
-            if speeds.is_empty() {
-                String::new()
-            } else {
-                format!(" Achieved rates: {}.", speeds.join("; "))
-            }
+        explanation: rich!(
+            format!(
+                "Copies and sets keep the GPU busy {} and {} of it runs with no kernel alongside.",
+                dur(t.memory_ns),
+                dur(t.memory_exposed_ns),
+            ),
+            (!speeds.is_empty()).then(|| rich!(" Achieved rates: ", RichText::join(speeds.iter().cloned(), "; "), "."))
         ),
         actions,
         evidence: top_evidence(i.copies.iter().flat_map(|c| c.evidence.iter().cloned()), 5),

@@ -6,6 +6,9 @@ use super::attribution::IdleShare;
 use super::context::{withheld_findings, TraceContext, TraceHolds};
 use super::findings::{EvidenceFilter, EvidenceRef, Finding, FindingId, Impact, Severity};
 use super::inputs::DiagnosisInputs;
+use super::rich_text::{op_as, Piece, RichText};
+use crate::rich;
+
 use super::wording::dur;
 pub use super::wording::{short_name, short_names};
 
@@ -156,14 +159,14 @@ pub(super) fn severity_of(pct_of_window: f64) -> Severity {
 /// A finding with the fields every rule fills the same way.
 struct Draft {
     id: FindingId,
-    headline: String,
-    title: String,
-    threshold: String,
-    measured: String,
+    headline: RichText,
+    title: RichText,
+    threshold: RichText,
+    measured: RichText,
     value: f64,
     time_ns: i64,
-    explanation: String,
-    actions: Vec<String>,
+    explanation: RichText,
+    actions: Vec<RichText>,
     evidence: Vec<EvidenceRef>,
 }
 
@@ -197,7 +200,7 @@ fn top_evidence(refs: impl Iterator<Item = EvidenceRef>, n: usize) -> Vec<Eviden
 }
 
 /// "GPU is idle 50.0% of the GPU window, mostly waiting for the DataLoader (313 ms of 1.29 s)."
-fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
+fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: impl Piece) -> RichText {
     let t = &i.time;
     let idle_pct = t.pct(t.idle_ns);
     let mostly = if 2 * cause_ns >= t.idle_ns {
@@ -206,13 +209,19 @@ fn idle_headline(i: &DiagnosisInputs, cause_ns: i64, what: &str) -> String {
         "partly"
     };
     let device = i.device_word();
-    format!(
-        "{} is idle {idle_pct:.1}% of the {} window, {mostly} {what} ({} of {}{}).",
-        capitalised(device),
-        if device == "GPU" { "GPU" } else { "device" },
-        dur(cause_ns),
-        dur(t.window_ns),
-        summed_over_ranks(i)
+    rich!(
+        format!(
+            "{} is idle {idle_pct:.1}% of the {} window, {mostly} ",
+            capitalised(device),
+            if device == "GPU" { "GPU" } else { "device" },
+        ),
+        what,
+        format!(
+            " ({} of {}{}).",
+            dur(cause_ns),
+            dur(t.window_ns),
+            summed_over_ranks(i)
+        )
     )
 }
 
@@ -234,17 +243,22 @@ pub(super) fn capitalised(word: &str) -> String {
 }
 
 /// The host ops of a cause as "`a` (12 ms), `b` (3 ms)".
-fn ops_words(share: Option<&IdleShare>, n: usize) -> String {
+fn ops_words(share: Option<&IdleShare>, n: usize) -> RichText {
     share
         .map(|s| {
             let ops = &s.top_ops[..s.top_ops.len().min(n)];
-            ops.iter()
+            let words = ops
+                .iter()
                 .zip(short_names(
                     &ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
                 ))
-                .map(|(o, shown)| format!("`{shown}` ({})", dur((o.time_us * 1000.0) as i64)))
-                .collect::<Vec<_>>()
-                .join(", ")
+                .map(|(o, shown)| {
+                    rich!(
+                        op_as(&o.name, shown),
+                        format!(" ({})", dur((o.time_us * 1000.0) as i64))
+                    )
+                });
+            RichText::join(words, ", ")
         })
         .unwrap_or_default()
 }

@@ -3,30 +3,35 @@
 
 use crate::report::context::{TraceContext, TraceHolds};
 use crate::report::inputs::DiagnosisInputs;
+use crate::report::rich_text::{code, RichText};
+use crate::rich;
 
 /// Notes on the trace that are not recommendations (one rank only, a warm-up left out, a cut file).
-pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
-    let mut out = Vec::new();
+pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<RichText> {
+    let mut out: Vec<RichText> = Vec::new();
     if let Some(w) = &ctx.warmup {
         if ctx.holds(TraceHolds::Warmup) {
-            out.push(format!(
-                "A warm-up was left out of the analysis{}: {}.",
-                if w.steps.is_empty() {
-                    String::new()
-                } else {
-                    let word = if w.steps.len() == 1 { "step" } else { "steps" };
-                    format!(" ({word} {})", join_steps(&w.steps))
-                },
-                warmup_words(ctx)
-            ));
+            out.push(
+                format!(
+                    "A warm-up was left out of the analysis{}: {}.",
+                    if w.steps.is_empty() {
+                        String::new()
+                    } else {
+                        let word = if w.steps.len() == 1 { "step" } else { "steps" };
+                        format!(" ({word} {})", join_steps(&w.steps))
+                    },
+                    warmup_words(ctx)
+                )
+                .into(),
+            );
         }
     }
     if let Some(c) = &ctx.cut_refused {
-        out.push(crate::report::gate::note(c));
+        out.push(crate::report::gate::note(c).into());
     }
     if ctx.holds(TraceHolds::ColdStart) {
-        out.push(format!(
-            "This trace is one cold pass (one-off start-up costs dominate its window): its launch, dispatch and idle figures describe start-up, not a steady state. {}",
+        out.push(rich!(
+            "This trace is one cold pass (one-off start-up costs dominate its window): its launch, dispatch and idle figures describe start-up, not a steady state. ",
             crate::report::cold::RECORD_AFTER_WARMUP
         ));
     }
@@ -46,23 +51,25 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<String> {
         out.push(format!(
             "{} CUDA/HIP graph launches{capture}; the kernels they run are attributed to them; gaps inside a replay count as GPU-side gaps, not host wait.",
             ctx.graph_launches
-        ));
+        ).into());
     }
     if let Some(why) = &ctx.separate_runs {
-        out.push(format!(
-            "These {} files look like separate runs, not ranks of one job ({why}): compare them with \
-             `profile-model diff BASELINE CANDIDATE` (or the page's Compare), rather than as ranks.",
-            inputs.ranks.len()
+        out.push(rich!(
+            format!(
+                "These {} files look like separate runs, not ranks of one job ({why}): compare them with ",
+                inputs.ranks.len()
+            ),
+            code("profile-model diff BASELINE CANDIDATE"),
+            " (or the page's Compare), rather than as ranks."
         ));
     }
     if let Some((ns, words)) = super::collectives::cold_collectives(inputs) {
-        let mut words = words;
-        if let Some(first) = words.get_mut(..1) {
-            first.make_ascii_uppercase();
-        }
-        out.push(format!(
-            "{words}: its {} beyond the later runs is left out of the communication figures; run one collective of each kind before profiling to keep it out of the trace.",
-            crate::report::wording::dur(ns)
+        out.push(rich!(
+            words.capitalised(),
+            format!(
+                ": its {} beyond the later runs is left out of the communication figures; run one collective of each kind before profiling to keep it out of the trace.",
+                crate::report::wording::dur(ns)
+            )
         ));
     }
     if inputs.ranks.len() == 1 && inputs.time.comm_ns > 0 {

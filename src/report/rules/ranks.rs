@@ -1,20 +1,22 @@
 //! Communication not hidden behind compute and the straggler rank, for ranks whose collectives were not
 //! split into wait and transfer (those are in `collectives`).
 
-use super::{short_name, short_names, top_evidence, Draft, EXPOSED_COMM_PCT, STRAGGLER_PCT};
+use super::{short_names, top_evidence, Draft, EXPOSED_COMM_PCT, STRAGGLER_PCT};
 use crate::report::attribution::IdleCause;
 use crate::report::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId,
 };
 use crate::report::inputs::{pct, DiagnosisInputs};
+use crate::report::rich_text::{code, kernel, kernel_as, RichText};
 use crate::report::wording::dur;
+use crate::rich;
 
 /// One collective call this share (%) of a rank's communication time or more is named on its own.
 pub const ONE_COLLECTIVE_PCT: f64 = 50.0;
 
 /// The one collective call that is most of the communication, in words: "one `ncclAllGather…` call
 /// lasts 1.20 s, 90.0% of a rank's communication time (mean over 2 ranks)", when there is one.
-pub(super) fn one_collective_words(i: &DiagnosisInputs) -> Option<String> {
+pub(super) fn one_collective_words(i: &DiagnosisInputs) -> Option<RichText> {
     let comms: Vec<_> = i.kernels.iter().filter(|k| k.communication).collect();
     let total: i64 = comms.iter().map(|k| k.total_ns).sum();
     let ranks = i.ranks.len().max(1) as i64;
@@ -26,15 +28,18 @@ pub(super) fn one_collective_words(i: &DiagnosisInputs) -> Option<String> {
     if per_rank <= 0 || share < ONE_COLLECTIVE_PCT {
         return None;
     }
-    Some(format!(
-        "one `{}` call lasts {}, {share:.1}% of a rank's communication time{}",
-        short_name(&top.name),
-        dur(top.max_ns),
-        if ranks > 1 {
-            format!(" (mean over {ranks} ranks)")
-        } else {
-            String::new()
-        }
+    Some(rich!(
+        "one ",
+        kernel(&top.name),
+        format!(
+            " call lasts {}, {share:.1}% of a rank's communication time{}",
+            dur(top.max_ns),
+            if ranks > 1 {
+                format!(" (mean over {ranks} ranks)")
+            } else {
+                String::new()
+            }
+        )
     ))
 }
 
@@ -63,37 +68,45 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         .filter(|k| k.communication)
         .take(2)
         .collect();
-    let top: Vec<String> = comm
+    let top: Vec<RichText> = comm
         .iter()
         .zip(short_names(
             &comm.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
         ))
-        .map(|(k, shown)| format!("`{shown}` ({})", dur(k.total_ns)))
+        .map(|(k, shown)| rich!(kernel_as(&k.name, shown), format!(" ({})", dur(k.total_ns))))
         .collect();
     Some(Draft {
         id: FindingId::Communication,
-        headline: format!(
-            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{}){}.",
-            dur(ns),
-            dur(t.window_ns),
-            super::summed_over_ranks(i),
-            one_collective_words(i).map_or(String::new(), |w| format!(": {w}"))
+        headline: rich!(
+            format!(
+                "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{})",
+                dur(ns),
+                dur(t.window_ns),
+                super::summed_over_ranks(i),
+            ),
+            one_collective_words(i).map(|w| rich!(": ", w)),
+            "."
         ),
         title: "Communication not overlapped with compute".into(),
-        threshold: format!("communication with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
-        measured: format!(
-            "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}{}",
-            dur(t.comm_ns),
-            dur(t.comm_exposed_ns),
-            dur(wait),
-            cold.map_or(String::new(), |(_, w)| format!("; {w} ({} left out)", dur(cold_ns)))
+        threshold: format!("communication with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window").into(),
+        measured: rich!(
+            format!(
+                "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}",
+                dur(t.comm_ns),
+                dur(t.comm_exposed_ns),
+                dur(wait),
+            ),
+            cold.map(|(_, w)| rich!("; ", w, format!(" ({} left out)", dur(cold_ns))))
         ),
         value: p,
         time_ns: ns,
-        explanation: format!(
-            "Collectives{} run {} and only {overlap_pct:.1}% of it overlaps computation.",
-            if top.is_empty() { String::new() } else { format!(" ({})", top.join(", ")) },
-            dur(t.comm_ns)
+        explanation: rich!(
+            "Collectives",
+            (!top.is_empty()).then(|| rich!(" (", RichText::join(top, ", "), ")")),
+            format!(
+                " run {} and only {overlap_pct:.1}% of it overlaps computation.",
+                dur(t.comm_ns)
+            )
         ),
         actions: super::collectives::parallelism_actions(&i.collectives, i.roofline.peer_link.as_ref()).unwrap_or_else(|| vec![
             "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
@@ -162,20 +175,20 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
             "Rank {} is a straggler: its GPU computes {} longer than the median rank (+{excess_pct:.1}%), and the other ranks wait for it in collectives.",
             slow.rank,
             dur(excess)
-        ),
-        title: format!("Straggler: rank {}", slow.rank),
-        threshold: format!("a rank's GPU compute time ≥ {STRAGGLER_PCT:.0}% above the median rank's"),
-        measured: format!("rank {}: {} of GPU compute time vs median {} (+{excess_pct:.1}%)", slow.rank, dur(work(slow)), dur(median)),
+        ).into(),
+        title: format!("Straggler: rank {}", slow.rank).into(),
+        threshold: format!("a rank's GPU compute time ≥ {STRAGGLER_PCT:.0}% above the median rank's").into(),
+        measured: format!("rank {}: {} of GPU compute time vs median {} (+{excess_pct:.1}%)", slow.rank, dur(work(slow)), dur(median)).into(),
         value: excess_pct,
         time_ns: waited,
         explanation: format!(
             "In synchronous training every other rank waits {} for rank {} in the next collective.",
             dur(excess),
             slow.rank
-        ),
+        ).into(),
         actions: vec![
-            format!("Check rank {}'s input: uneven sequence lengths or samples per rank (bucket by length, pad to equal shapes, a `DistributedSampler`).", slow.rank),
-            format!("Check rank {}'s hardware: GPU clocks and thermals (`nvidia-smi -q -d CLOCK,PERFORMANCE`), interconnect topology (`nvidia-smi topo -m`), noisy neighbours.", slow.rank),
+            rich!(format!("Check rank {}'s input: uneven sequence lengths or samples per rank (bucket by length, pad to equal shapes, a ", slow.rank), code("DistributedSampler"), ").").into(),
+            rich!(format!("Check rank {}'s hardware: GPU clocks and thermals (", slow.rank), code("nvidia-smi -q -d CLOCK,PERFORMANCE"), "), interconnect topology (", code("nvidia-smi topo -m"), "), noisy neighbours.").into(),
         ],
         evidence: i
             .ranks

@@ -5,25 +5,45 @@ use super::{idle_headline, top_evidence, Draft, SYNC_PCT};
 use crate::report::attribution::IdleCause;
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::DiagnosisInputs;
+use crate::report::rich_text::{code, op, runtime, RichText};
 use crate::report::wording::dur;
+use crate::rich;
 
 /// What a synchronising call's calling op means, in the user's code; `copy` is the device copy a
 /// copy call made (its direction and host memory).
-fn sync_cause_words(call: &str, caller: &str, copy: Option<&str>) -> String {
+fn sync_cause_words(call: &str, caller: &str, copy: Option<&str>) -> RichText {
     use crate::analysis::names::{copy_kind, copy_words, CopyDirection};
     let has = |m: &str| caller.contains(m);
     let direction = copy_kind(copy.unwrap_or(call)).map(|k| k.0);
     match (direction, copy.and_then(copy_words)) {
         (Some(CopyDirection::HostToDevice), Some(words)) => {
-            return format!("a blocking {words}: the host waits until it is done (`.to(device)`/`.cuda()` of a CPU tensor that is not pinned): pin the source (`tensor.pin_memory()`, `DataLoader(pin_memory=True)`) and copy with `.to(device, non_blocking=True)`, or create the tensor on the device");
+            return rich!(
+                format!("a blocking {words}: the host waits until it is done ("),
+                code(".to(device)"),
+                "/",
+                code(".cuda()"),
+                " of a CPU tensor that is not pinned): pin the source (",
+                code("tensor.pin_memory()"),
+                ", ",
+                code("DataLoader(pin_memory=True)"),
+                ") and copy with ",
+                code(".to(device, non_blocking=True)"),
+                ", or create the tensor on the device"
+            );
         }
         (Some(CopyDirection::DeviceToDevice | CopyDirection::PeerToPeer), Some(words)) => {
-            return format!("a blocking {words}: copy on a stream with `non_blocking=True` (`copy_`), or avoid the copy (views, in-place ops)");
+            return rich!(
+                format!("a blocking {words}: copy on a stream with "),
+                code("non_blocking=True"),
+                " (",
+                code("copy_"),
+                "), or avoid the copy (views, in-place ops)"
+            );
         }
         _ => {}
     }
     let d2h = direction == Some(CopyDirection::DeviceToHost);
-    sync_cause_words_of_caller(call, caller, d2h, has).to_string()
+    sync_cause_words_of_caller(call, caller, d2h, has).into()
 }
 
 /// The words for a synchronising call from the op it is called in; `d2h` when it is known to be a
@@ -63,16 +83,26 @@ pub const PER_STEP_READS: f64 = 8.0;
 
 /// "; 32 per step: a Python loop reads one element at a time ..." for scalar reads (`.item()`,
 /// `if tensor:`) repeated within each step; empty otherwise.
-fn per_step_reads(i: &DiagnosisInputs, count: u64, caller: &str) -> String {
+fn per_step_reads(i: &DiagnosisInputs, count: u64, caller: &str) -> RichText {
     let scalar = ["_local_scalar_dense", "aten::item", "is_nonzero"]
         .iter()
         .any(|m| caller.contains(m));
     let steps = i.steps.max(1) as f64 * i.ranks.len().max(1) as f64;
     let per_step = count as f64 / steps;
     if !scalar || i.steps == 0 || per_step < PER_STEP_READS {
-        return String::new();
+        return RichText::default();
     }
-    format!("; {per_step:.0} per step: a Python loop reads one element at a time (per-element `.item()`/`.cpu()`), each read a full synchronisation: stack the values into one tensor and read it once (`.tolist()`), or keep the loop on the {}", i.device_word())
+    rich!(
+        format!(
+            "; {per_step:.0} per step: a Python loop reads one element at a time (per-element "
+        ),
+        code(".item()"),
+        "/",
+        code(".cpu()"),
+        "), each read a full synchronisation: stack the values into one tensor and read it once (",
+        code(".tolist()"),
+        format!("), or keep the loop on the {}", i.device_word())
+    )
 }
 
 /// Synchronising calls drain the GPU's queue; it waits until the host refills it.
@@ -87,20 +117,20 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
     let from = top
         .callers
         .first()
-        .map(|(c, _)| format!(" from `{c}`"))
+        .map(|(c, _)| rich!(" from ", op(c)))
         .unwrap_or_default();
-    let mut actions: Vec<String> = i
+    let mut actions: Vec<RichText> = i
         .syncs
         .iter()
         .take(3)
         .map(|s| {
-            let from = s
-                .callers
-                .iter()
-                .take(2)
-                .map(|(c, n)| format!("`{c}` ({n}×)"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let from = RichText::join(
+                s.callers
+                    .iter()
+                    .take(2)
+                    .map(|(c, n)| rich!(op(c), format!(" ({n}×)"))),
+                ", ",
+            );
             let first = s.callers.first().map_or("", |(c, _)| c.as_str());
             let what = s
                 .copy
@@ -108,13 +138,15 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
                 .and_then(crate::analysis::names::copy_words)
                 .map(|w| format!(" ({w})"))
                 .unwrap_or_default();
-            format!(
-                "{} × `{}`{what} ({} blocked), from {from}: {}{}.",
-                s.count,
-                s.name,
-                dur(s.total_ns),
+            rich!(
+                format!("{} × ", s.count),
+                runtime(&s.name),
+                format!("{what} ({} blocked), from ", dur(s.total_ns)),
+                from,
+                ": ",
                 sync_cause_words(&s.name, first, s.copy.as_deref()),
-                per_step_reads(i, s.count, first)
+                per_step_reads(i, s.count, first),
+                "."
             )
         })
         .collect();
@@ -124,17 +156,17 @@ pub fn synchronization(i: &DiagnosisInputs) -> Option<Finding> {
         headline: idle_headline(
             i,
             ns,
-            &format!("after synchronising calls (`{}`{from}) drain its queue", top.name),
+            rich!("after synchronising calls (", runtime(&top.name), from, ") drain its queue"),
         ),
         title: "Synchronisations drain the GPU queue".into(),
-        threshold: format!("GPU idle caused by synchronising calls ≥ {SYNC_PCT:.0}% of the window"),
-        measured: format!("{n} synchronising calls; GPU idle {} because of them ({p:.1}%)", dur(ns)),
+        threshold: format!("GPU idle caused by synchronising calls ≥ {SYNC_PCT:.0}% of the window").into(),
+        measured: format!("{n} synchronising calls; GPU idle {} because of them ({p:.1}%)", dur(ns)).into(),
         value: p,
         time_ns: ns,
         explanation: format!(
             "Each synchronising call makes the host wait until the GPU finishes, so the GPU then idles until the host has launched new work: {} in total.",
             dur(ns)
-        ),
+        ).into(),
         actions,
         evidence: top_evidence(i.syncs.iter().flat_map(|s| s.evidence.iter().cloned()), 5),
     }
@@ -196,22 +228,22 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
     let from = top
         .callers
         .first()
-        .map(|(c, _)| format!(" from `{c}`"))
+        .map(|(c, _)| rich!(" from ", op(c)))
         .unwrap_or_default();
-    let calls = syncs
-        .iter()
-        .take(3)
-        .map(|s| {
-            format!(
-                "{} × `{}` blocked {}, {} of it with the GPU running nothing",
-                s.count,
-                s.name,
-                dur(s.total_ns),
-                dur(s.gpu_idle_ns)
+    let calls = RichText::join(
+        syncs.iter().take(3).map(|s| {
+            rich!(
+                format!("{} × ", s.count),
+                runtime(&s.name),
+                format!(
+                    " blocked {}, {} of it with the GPU running nothing",
+                    dur(s.total_ns),
+                    dur(s.gpu_idle_ns)
+                )
             )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+        }),
+        "; ",
+    );
     let copy = crate::analysis::names::is_blocking_copy_call(&top.name);
     let to_device = top
         .copy
@@ -220,41 +252,44 @@ pub fn wait_outside_trace(i: &DiagnosisInputs) -> Option<Finding> {
         .map(|k| k.0)
         == Some(crate::analysis::names::CopyDirection::HostToDevice);
     let what = match read_words(top) {
-        Some(read) => format!(
-            "a synchronous device-to-host read ({read}: `{}`{from})",
-            top.name
+        Some(read) => rich!(
+            "a synchronous device-to-host read (",
+            read,
+            ": ",
+            runtime(&top.name),
+            &from,
+            ")"
         ),
-        None => format!("`{}`{from}", top.name),
+        None => rich!(runtime(&top.name), &from),
     };
     Some(Draft {
         id: FindingId::WaitOutsideTrace,
         headline: idle_headline(
             i,
             ns,
-            &format!(
-                "while the host blocks in {what} with nothing queued on the GPU: it waits for work this trace does not show"
+            rich!(
+                "while the host blocks in ",
+                what,
+                " with nothing queued on the GPU: it waits for work this trace does not show"
             ),
         ),
         title: "The host waits for work outside the trace".into(),
-        threshold: format!("GPU idle while the host blocks in a wait with nothing queued ≥ {SYNC_PCT:.0}% of the window"),
-        measured: format!("{calls}; GPU idle {} because of them ({p:.1}%)", dur(ns)),
+        threshold: format!("GPU idle while the host blocks in a wait with nothing queued ≥ {SYNC_PCT:.0}% of the window").into(),
+        measured: rich!(calls, format!("; GPU idle {} because of them ({p:.1}%)", dur(ns))),
         value: p,
         time_ns: ns,
         explanation: format!(
             "A synchronising call normally waits for the GPU to finish what was queued. Here the GPU of this trace ran nothing for {} of the {} the calls blocked, so the host was waiting for something the profiler did not record: work launched before it started, another process or device (a tensor-parallel peer, a separate scheduler), or device activity it did not trace. Removing the call would not give this time back; the trace cannot say what the job waits for.",
             dur(blocked_idle),
             dur(syncs.iter().map(|s| s.total_ns).sum()),
-        ),
+        ).into(),
         actions: vec![
-            format!(
-                "Find what `{}`{from} waits for: profile every process and device of the job at once (all ranks, and the scheduler or server process), with `ProfilerActivity.CUDA` on.",
-                top.name
-            ),
+            rich!("Find what ", runtime(&top.name), &from, " waits for: profile every process and device of the job at once (all ranks, and the scheduler or server process), with ", code("ProfilerActivity.CUDA"), " on."),
             "Profile several iterations after a warm-up with `torch.profiler.schedule(wait=1, warmup=1, active=3)`, so the trace holds whole iterations and the work the host waits for, not one call in the middle of a wait.".into(),
             if copy && to_device {
-                format!("`{}` is a blocking {}: the host cannot queue more work until it is done; pin the source and copy with `non_blocking=True` so it overlaps.", top.name, top.copy.as_deref().and_then(crate::analysis::names::copy_words).unwrap_or_else(|| "host-to-device copy".into()))
+                rich!(runtime(&top.name), format!(" is a blocking {}: the host cannot queue more work until it is done; pin the source and copy with ", top.copy.as_deref().and_then(crate::analysis::names::copy_words).unwrap_or_else(|| "host-to-device copy".into())), code("non_blocking=True"), " so it overlaps.")
             } else if copy {
-                format!("If `{}` reads a result back (`.tolist()`, `.item()`, `.cpu()`), check which stream and which launch produce it: on a server, overlap the next batch's scheduling with this read (an overlap scheduler, `non_blocking=True` into pinned memory).", top.name)
+                rich!("If ", runtime(&top.name), " reads a result back (", code(".tolist()"), ", ", code(".item()"), ", ", code(".cpu()"), "), check which stream and which launch produce it: on a server, overlap the next batch's scheduling with this read (an overlap scheduler, ", code("non_blocking=True"), " into pinned memory).")
             } else {
                 "Check for waits on events recorded by other streams or processes (`stream.wait_event`, inter-process events, NCCL barriers).".into()
             },
@@ -293,43 +328,36 @@ pub fn per_element_reads(i: &DiagnosisInputs) -> Option<Finding> {
     let from = s
         .callers
         .first()
-        .map(|(c, _)| format!(" from `{c}`"))
+        .map(|(c, _)| rich!(" from ", op(c)))
         .unwrap_or_default();
     let p = i.time.pct(stake);
     Some(Draft {
         id: FindingId::PerElementReads,
-        headline: format!(
-            "{} synchronous device-to-host reads ({read}{from}) block the host {} in all, {} each: a loop reads one element at a time, one round trip per element.",
-            s.count,
-            dur(s.total_ns),
-            dur(per)
+        headline: rich!(
+            format!("{} synchronous device-to-host reads (", s.count),
+            read,
+            from,
+            format!(
+                ") block the host {} in all, {} each: a loop reads one element at a time, one round trip per element.",
+                dur(s.total_ns),
+                dur(per)
+            )
         ),
         title: "Per-element reads: one host↔device round trip each".into(),
         threshold: format!(
             "≥ {PER_ELEMENT_READS} synchronous reads of one call, each blocking < {}",
             dur(PER_ELEMENT_MAX_NS)
-        ),
-        measured: format!(
-            "{} × `{}` ({read}), {} blocked ({} each); the GPU ran nothing for {} of it",
-            s.count,
-            s.name,
-            dur(s.total_ns),
-            dur(per),
-            dur(s.gpu_idle_ns)
-        ),
+        ).into(),
+        measured: rich!(format!("{} × ", s.count), runtime(&s.name), " (", read, format!("), {} blocked ({} each); the GPU ran nothing for {} of it", dur(s.total_ns), dur(per), dur(s.gpu_idle_ns))),
         value: p,
         time_ns: stake,
         explanation: format!(
             "Each read waits for the device to finish what was queued and then for its copy, and the host cannot queue the next work until it returns: the cost is the count times the round trip ({} × {} blocked, plus the host's own time per call). The device is not busy elsewhere: the reads themselves are the wait, so batching them gives the time back.",
             s.count,
             dur(per)
-        ),
+        ).into(),
         actions: vec![
-            format!(
-                "Read the whole tensor once (`t.cpu()` or `.tolist()` outside the loop, then index on the host), or keep the computation on the {} and read only the result: one round trip instead of {}.",
-                i.device_word(),
-                s.count
-            ),
+            rich!("Read the whole tensor once (", code("t.cpu()"), " or ", code(".tolist()"), format!(" outside the loop, then index on the host), or keep the computation on the {} and read only the result: one round trip instead of {}.", i.device_word(), s.count)).into(),
             "If the values are needed during the loop, copy them asynchronously (`non_blocking=True` into pinned memory) and synchronise once when they are all read.".into(),
         ],
         evidence: top_evidence(s.evidence.iter().cloned(), 5),

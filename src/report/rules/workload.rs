@@ -7,7 +7,9 @@ use crate::analysis::names::{
 };
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::{pct, DiagnosisInputs, KernelFigure};
+use crate::report::rich_text::{code, kernel_as, RichText};
 use crate::report::wording::dur;
+use crate::rich;
 
 /// Avoidable kernels become a finding from this share (%) of kernel time...
 pub const AVOIDABLE_PCT: f64 = 5.0;
@@ -47,10 +49,10 @@ impl Avoidable {
         }
     }
 
-    fn action(self, library: &str) -> String {
+    fn action(self, library: &str) -> RichText {
         match self {
-            Avoidable::LayoutConversion => format!("Keep one memory layout end to end: convert the model and its inputs to channels-last once (`model.to(memory_format=torch.channels_last)`, `x.to(memory_format=torch.channels_last)`), so {library} stops converting tensors around every convolution; avoid `.contiguous()` calls that turn them back."),
-            Avoidable::SlowConvolution => format!("These convolutions do not run in {library}: PyTorch falls back to im2col + GEMM when the library is disabled (`torch.backends.cudnn.enabled`), the dtype has no library kernel (fp64), or the input is not on the device; check those, and make the inputs contiguous."),
+            Avoidable::LayoutConversion => rich!("Keep one memory layout end to end: convert the model and its inputs to channels-last once (", code("model.to(memory_format=torch.channels_last)"), ", ", code("x.to(memory_format=torch.channels_last)"), format!("), so {library} stops converting tensors around every convolution; avoid "), code(".contiguous()"), " calls that turn them back.").into(),
+            Avoidable::SlowConvolution => rich!(format!("These convolutions do not run in {library}: PyTorch falls back to im2col + GEMM when the library is disabled ("), code("torch.backends.cudnn.enabled"), "), the dtype has no library kernel (fp64), or the input is not on the device; check those, and make the inputs contiguous.").into(),
             Avoidable::InferenceDropout => "The trace runs forward only (no backward or optimizer kernel), yet dropout draws random masks: call `model.eval()` before inference (and run it under `torch.inference_mode()`), which also makes the outputs deterministic.".into(),
         }
     }
@@ -93,24 +95,25 @@ pub fn avoidable_kernels(i: &DiagnosisInputs) -> Option<Finding> {
         .iter()
         .map(|(k, ns, _)| (*ns as f64 * k.recoverable()) as i64)
         .sum();
-    let parts: Vec<String> = found
+    let parts: Vec<RichText> = found
         .iter()
         .map(|(k, ns, ks)| {
-            let names: Vec<String> = short_names(
-                &ks.iter()
-                    .take(2)
-                    .map(|k| k.name.as_str())
-                    .collect::<Vec<_>>(),
-            )
-            .into_iter()
-            .map(|s| format!("`{s}`"))
-            .collect();
-            format!(
-                "{} {} in {} calls ({})",
-                k.words(),
-                dur(*ns),
-                ks.iter().map(|k| k.calls).sum::<u64>(),
-                names.join(", ")
+            let first = &ks[..ks.len().min(2)];
+            let names = first
+                .iter()
+                .zip(short_names(
+                    &first.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+                ))
+                .map(|(k, shown)| rich!(kernel_as(&k.name, shown)));
+            rich!(
+                format!(
+                    "{} {} in {} calls (",
+                    k.words(),
+                    dur(*ns),
+                    ks.iter().map(|k| k.calls).sum::<u64>(),
+                ),
+                RichText::join(names, ", "),
+                ")"
             )
         })
         .collect();
@@ -128,13 +131,13 @@ pub fn avoidable_kernels(i: &DiagnosisInputs) -> Option<Finding> {
                 "Kernels the model need not run take {share:.1}% of kernel time ({}): {}.",
                 dur(ns),
                 found.iter().map(|f| f.0.words()).collect::<Vec<_>>().join(", ")
-            ),
+            ).into(),
             title: "Avoidable kernels: layout conversions, slow convolutions, dropout at inference"
                 .into(),
             threshold: format!(
                 "layout-conversion, fallback-convolution or (forward-only) dropout kernels ≥ {AVOIDABLE_PCT:.0}% of kernel time"
-            ),
-            measured: parts.join("; "),
+            ).into(),
+            measured: RichText::join(parts, "; "),
             value: share,
             time_ns: recoverable,
             explanation: "These kernels come from how the model is set up, not from the work it must do: a layout mismatch makes the library convert tensors around every convolution, a convolution off the library runs as im2col + GEMM, and dropout outside training only adds noise.".into(),
