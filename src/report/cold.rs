@@ -81,12 +81,30 @@ pub fn one_off_words(o: &OneOffFigure) -> String {
             us(o.later_median_ns as f64)
         ),
         Some(OneOffKind::CodeLoad) => format!("`{name}` ({}: code loading or library set-up)", dur(o.dur_ns)),
+        Some(OneOffKind::ColdGap) => compile_gap_words(o),
         _ => format!(
             "the first `{name}` ({}; later calls' median {})",
             dur(o.dur_ns),
             dur(o.later_median_ns)
         ),
     }
+}
+
+/// A long gap before the first run of a kernel compiled at run time: its compilation, named by the
+/// compiler its name says (Inductor's Triton or C++ kernels), not the launch call that ends it.
+fn compile_gap_words(o: &OneOffFigure) -> String {
+    let kernel = o.launched.as_deref().unwrap_or("?");
+    let by = if crate::analysis::names::is_compiled_kernel(kernel) {
+        "torch.compile (Inductor/Triton) compiling"
+    } else {
+        "the run-time compilation of"
+    };
+    format!(
+        "{by} `{}` before its first run ({}: the host compiled it while the GPU waited; the `{name}` that ends the gap takes µs)",
+        super::rules::short_name(kernel),
+        dur(o.dur_ns),
+        name = super::rules::short_name(&o.name)
+    )
 }
 
 /// The largest one-off costs in words, at most `n`.

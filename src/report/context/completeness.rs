@@ -61,9 +61,10 @@ pub(super) fn before_replay(
         TraceOrigin::PytorchProfiler
     });
     // An empty capture: no operator and no device work (the profiler's own start-up runtime
-    // calls, such as a `cudaDeviceSynchronize`, are not the model's).
-    let cpu_ops: u64 = facts.iter().map(|f| f.cpu_ops).sum();
-    if c.device_ops == 0 && cpu_ops == 0 && c.launch_calls + c.graph_launches == 0 && !legacy {
+    // calls, such as a `cudaDeviceSynchronize`, and the Python frames around its start and stop
+    // are not the model's).
+    let operators: u64 = facts.iter().map(|f| f.operators).sum();
+    if c.device_ops == 0 && operators == 0 && c.launch_calls + c.graph_launches == 0 && !legacy {
         if cut {
             holds.push(TraceHolds::DeviceEventsCut);
         } else if host_events > 0
@@ -349,12 +350,13 @@ fn file_loss(p: &RankContextPart) -> String {
 /// is one of several ranks fused together, or comes without the host; overlap when the host and
 /// the compute are missing; idle-based advice for a micro-benchmark, whose gaps are the harness's.
 pub fn withheld_findings(ctx: &TraceContext) -> Vec<FindingId> {
-    const IDLE: [FindingId; 7] = [
+    const IDLE: [FindingId; 8] = [
         FindingId::DataLoading,
         FindingId::Synchronization,
         FindingId::WaitOutsideTrace,
         FindingId::HostBound,
         FindingId::HostOverhead,
+        FindingId::HostStall,
         FindingId::LaunchOverhead,
         FindingId::Warmup,
     ];
@@ -447,10 +449,32 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<String> {
     }
     if ctx.origin == Some(TraceOrigin::PytorchLegacy) {
         out.push(format!(
-            "This is a legacy `torch.autograd.profiler` export (CPU operators, no Kineto device timeline). Record a Kineto trace instead: {RECORD_KINETO}."
+            "This is a legacy `torch.autograd.profiler` export (CPU operators, no Kineto device timeline){}. Record a Kineto trace instead: {}.",
+            if ctx.device_ops > 0 {
+                "; its `CUDA functions` are per-operator CUDA time ranges nested as the operators are (`aten::conv2d` ⊃ `aten::convolution` ⊃ `aten::cudnn_convolution`), not kernels: only the innermost range of each nest is counted as device time, and the names in the kernel table are operators"
+            } else {
+                ""
+            },
+            record_kineto(
+                ctx.device_ops > 0
+                    || ctx.device.count > 0
+                    || ctx.device.name.is_some()
+                    || ctx.host_only.as_ref().is_some_and(|h| h.evidence_kind.is_some())
+            )
         ));
     }
     out
+}
+
+/// How to record a Kineto trace, as code: with the CUDA activity only when something says the run
+/// used a GPU (a device operation, a device seen, an operator that runs on one), else the CPU's
+/// with a word on adding CUDA.
+pub fn record_kineto(gpu: bool) -> String {
+    if gpu {
+        RECORD_KINETO.to_string()
+    } else {
+        format!("{} (add `torch.profiler.ProfilerActivity.CUDA` to the activities if the model runs on a GPU)", RECORD_KINETO.replace(", torch.profiler.ProfilerActivity.CUDA", ""))
+    }
 }
 
 /// How to record a Kineto trace, as code.

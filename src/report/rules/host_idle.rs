@@ -132,6 +132,7 @@ fn small_share(i: &DiagnosisInputs) -> f64 {
 /// Launch-bound: most kernels are tiny, so the launch cost sets the pace.
 fn launch_bound(i: &DiagnosisInputs) -> bool {
     i.kernel_count >= MIN_KERNELS_FOR_LAUNCH
+        && i.small_kernel_count > 0
         && (small_share(i) >= SMALL_KERNEL_SHARE_PCT || i.median_kernel_ns < SMALL_KERNEL_NS)
 }
 
@@ -140,9 +141,10 @@ fn launch_bound(i: &DiagnosisInputs) -> bool {
 pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
     let launch = launch_bound(i);
     let late = i.time.idle(IdleCause::DispatchOverhead);
-    // With tiny kernels the GPU-side gaps between queued kernels are launch latency too.
+    // With tiny kernels the GPU-side gaps between queued kernels are launch latency too, but not
+    // inside graph replays (their kernels have no launch of their own).
     let ns = late
-        + if launch {
+        + if launch && !i.in_use.graphs() {
             i.time.idle(IdleCause::DeviceSide)
         } else {
             0
@@ -154,9 +156,9 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
     let ops = ops_words(i.idle_share(IdleCause::DispatchOverhead), 3);
     let gaps = if i.dispatch_gaps > 0 {
         format!(
-            " in {} gaps (mean {})",
+            " in {} gaps (median {})",
             i.dispatch_gaps,
-            us(late as f64 / i.dispatch_gaps as f64)
+            us(i.dispatch_gap_median_ns as f64)
         )
     } else {
         String::new()
@@ -220,6 +222,47 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
             } else {
                 format!("Compile the model with `torch.compile(model)` (with the {}'s backend) to remove Python and dispatcher overhead.", i.device_word())
             },
+        ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// A few long gaps in which the launching thread did something else: host stalls. Told apart from
+/// launch overhead by the gap distribution (each ≥ 1 ms and ≥ 10× the median dispatch gap), so
+/// neither CUDA graphs nor a larger batch is the answer: what the host did then is.
+pub fn host_stalls(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::HostStall);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT || i.stall_gaps == 0 {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::HostStall), 3);
+    let gaps = format!(
+        "{} gaps of median {} (the median gap between launches is {})",
+        i.stall_gaps,
+        dur(i.stall_gap_median_ns),
+        us(i.dispatch_gap_median_ns as f64)
+    );
+    let doing = if ops.is_empty() {
+        String::new()
+    } else {
+        format!("; the launching thread is in {ops}")
+    };
+    Some(Draft {
+        id: FindingId::HostStall,
+        headline: idle_headline(i, ns, &format!("in {} host stalls of median {} with nothing launched", i.stall_gaps, dur(i.stall_gap_median_ns))),
+        title: "Host stalls: a few long gaps with nothing launched".into(),
+        threshold: format!("GPU idle ≥ {IDLE_CAUSE_PCT:.0}% of the window in gaps ≥ {} and ≥ {}× the median gap between launches", dur(crate::report::attribution::STALL_MIN_NS), crate::report::attribution::STALL_FACTOR),
+        measured: format!("GPU idle {} ({p:.1}% of the window) in {gaps}", dur(ns)),
+        value: p,
+        time_ns: ns,
+        explanation: format!(
+            "The GPU runs dry in a few long gaps, not between every launch: between them the host keeps up (launch calls median {}), so this is not launch overhead and CUDA graphs or larger kernels do not remove it{doing}.",
+            us(i.launch_call_median_ns as f64)
+        ),
+        actions: vec![
+            format!("Find what the launching thread does in these gaps{}: scheduling, preparing inputs, a blocking copy or `.item()`, Python work between forwards; overlap it with the GPU's work (prepare the next batch while this one runs, on another thread or asynchronously) or move it out of the loop.", if ops.is_empty() { String::new() } else { format!(" ({ops})") }),
         ],
         evidence: Vec::new(),
     }

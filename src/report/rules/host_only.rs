@@ -5,7 +5,7 @@
 
 use crate::report::cold::RECORD_AFTER_WARMUP;
 use crate::report::context::host_only::HostOnly;
-use crate::report::context::{TraceContext, TraceHolds, TraceOrigin, RECORD_KINETO};
+use crate::report::context::{TraceContext, TraceHolds, TraceOrigin};
 use crate::report::inputs::pct;
 use crate::report::wording::{dur, short_name, short_names};
 use crate::trace::dialect::DeviceKind;
@@ -41,7 +41,10 @@ pub fn headline_and_action(ctx: &TraceContext) -> (String, Vec<String>) {
                     format!(" (the operators {evidence} ran on a GPU)")
                 }
             ),
-            format!("Record a Kineto trace with torch.profiler: {RECORD_KINETO}."),
+            format!(
+                "Record a Kineto trace with torch.profiler: {}.",
+                crate::report::context::record_kineto(!evidence.is_empty() || gpu_visible(ctx))
+            ),
         ),
         (false, Some(DeviceKind::Mps)) => (
             format!(
