@@ -168,6 +168,131 @@ fn launch_statistics_use_medians_and_name_their_outliers() {
 
 // 2. The right thread ---------------------------------------------------------------------------------
 
+/// torch.compile without its frames recorded: 30 eager kernels and an fp32 GEMM of 200 µs, then
+/// 2 s with the GPU idle and nothing on the host, then `cuLaunchKernel` (the driver API) of an
+/// Inductor Triton kernel that runs once, then 30 more. The 2 s are compilation: the report names
+/// it so, never "the first `cuLaunchKernel`" (that call takes 20 µs). The GEMM's bf16 advice would
+/// give back 100 µs of a 2 s window: negligible, so it is not listed.
+#[test]
+fn a_gap_before_a_compiled_kernel_is_named_compilation_and_padding_is_dropped() {
+    let mut b = TraceBuilder::new();
+    let t = forward(&mut b, 0.0, 30, ADD);
+    b.kernel(
+        "ampere_sgemm_32x32_sliced1x4_tn",
+        7,
+        t,
+        8.0,
+        t + 10.0,
+        200.0,
+    );
+    let gap_end = t + 2_000_000.0;
+    forward(&mut b, gap_end + 100.0, 30, ADD);
+    let launch = json!({"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "pid": HOST_PID,
+        "tid": common::HOST_TID, "ts": gap_end - 20.0, "dur": 20.0, "args": {"correlation": 90001}});
+    let kernel = json!({"ph": "X", "cat": "kernel", "name": "triton_poi_fused_copy_0", "pid": 0,
+        "tid": 7, "ts": gap_end, "dur": 5.0,
+        "args": {"device": 0, "stream": 7, "correlation": 90001}});
+    let r = diagnose(&with_events(&b, vec![launch, kernel]));
+    common::assert_report_invariants(&r, "compile gap");
+    let words = common::all_words(&r);
+    assert!(
+        words.contains("torch.compile (Inductor/Triton) compiling `triton_poi_fused_copy_0` before its first run (2.00 s"),
+        "{words}"
+    );
+    assert!(!words.contains("the first `cuLaunchKernel`"), "{words}");
+    let ids: Vec<FindingId> = r.findings.iter().map(|f| f.id).collect();
+    assert!(!ids.contains(&FindingId::Fp32Matmul), "{ids:?}");
+    for f in &r.findings {
+        if !f.id.is_about_the_trace()
+            && f.id != FindingId::DominantKernel
+            && f.id != FindingId::Warmup
+        {
+            assert!(
+                f.impact.pct_of_gpu_time.unwrap_or(0.0) >= 0.5,
+                "{:?} {:?}",
+                f.id,
+                f.impact
+            );
+        }
+    }
+}
+
+/// A serving loop: 10 forwards of 100 small kernels launched back to back (12 µs gaps), and
+/// before each forward the host prepares the next batch for 25 ms with nothing launched. The
+/// 9 stalls inside the GPU window (225 ms of ≈ 254 ms) are host stalls, named with what the host
+/// was doing (`_prepare_inputs`), not "launch overhead of many tiny kernels": the short gaps
+/// (99 × 9 + 99 of 12 µs, ≈ 12 ms) stay under the launch-overhead threshold.
+#[test]
+fn a_few_long_host_gaps_are_host_stalls_not_launch_overhead() {
+    let mut b = TraceBuilder::new();
+    let mut t = 0.0;
+    for _ in 0..10 {
+        b.event(
+            "python_function",
+            "vllm/v1/worker/gpu_model_runner.py(486): _prepare_inputs",
+            t,
+            25_000.0,
+        );
+        t = forward(&mut b, t + 25_000.0, 100, ADD);
+    }
+    let r = report(&b);
+    let ids: Vec<FindingId> = r.findings.iter().map(|f| f.id).collect();
+    assert!(ids.contains(&FindingId::HostStall), "{ids:?}");
+    assert!(!ids.contains(&FindingId::LaunchOverhead), "{ids:?}");
+    assert_eq!(r.main_finding_id, Some(FindingId::HostStall));
+    let stall_ms = idle_us(&r, IdleCause::HostStall) / 1000.0;
+    // Each stall: from the last kernel's end (t + 31) to the next forward's first kernel (25 ms
+    // later + 11 µs): 25.0 ms − 31 µs + 32 µs + 11 µs... measured independently as 9 × 25.012 ms.
+    assert!((stall_ms - 9.0 * 25.012).abs() < 0.05, "{stall_ms}");
+    let stall = r
+        .findings
+        .iter()
+        .find(|f| f.id == FindingId::HostStall)
+        .unwrap();
+    assert!(
+        stall.explanation.contains("_prepare_inputs"),
+        "{}",
+        stall.explanation
+    );
+    assert!(
+        stall.headline.contains("9 host stalls"),
+        "{}",
+        stall.headline
+    );
+    assert!(idle_us(&r, IdleCause::DispatchOverhead) < 0.06 * 254_000.0);
+}
+
+/// 20 CUDA-graph replays of 100 kernels of 4 µs (2 µs apart inside a replay), one replay every
+/// 700 µs. The replayed kernels have no launch of their own: no "launch overhead of tiny kernels",
+/// and the gaps inside the replays (99 × 2 µs each) are not claimed as launch latency; only the
+/// 102 µs between replays, with nothing queued, is the host's.
+#[test]
+fn graph_replayed_kernels_are_not_launch_overhead() {
+    let mut b = TraceBuilder::new();
+    for s in 0..20 {
+        let t = s as f64 * 700.0;
+        let kernels: Vec<(&str, f64, f64)> = (0..100)
+            .map(|k| (ADD, t + 20.0 + k as f64 * 6.0, 4.0))
+            .collect();
+        b.graph_launch(7, t, 10.0, &kernels);
+    }
+    let r = report(&b);
+    let ids: Vec<FindingId> = r.findings.iter().map(|f| f.id).collect();
+    assert!(!ids.contains(&FindingId::LaunchOverhead), "{ids:?}");
+    let dispatch_us = idle_us(&r, IdleCause::DispatchOverhead);
+    assert!((dispatch_us - 19.0 * 102.0).abs() < 1.0, "{dispatch_us}");
+    for f in r
+        .findings
+        .iter()
+        .filter(|f| f.id == FindingId::HostOverhead)
+    {
+        assert!(
+            f.impact.time_ns as f64 <= dispatch_us * 1000.0 + 1.0,
+            "{f:?}"
+        );
+    }
+}
+
 /// Adds `events` (host events on other threads) to a builder's trace and loads it.
 fn with_events(b: &TraceBuilder, events: Vec<Value>) -> TraceSet {
     let mut v: Value = serde_json::from_str(&b.json()).unwrap();

@@ -367,6 +367,77 @@ fn a_legacy_autograd_export_is_pytorch_and_says_how_to_record_kineto() {
     invariants(&r, "legacy");
 }
 
+/// A legacy export with CPU operators only and nothing that says a GPU was used (no device
+/// event, no CUDA call, no device seen, no GPU operator) is told how to record a Kineto trace of
+/// the CPU, never to re-record "with CUDA"; one whose operators ran on a GPU is.
+#[test]
+fn a_legacy_cpu_export_without_gpu_evidence_is_not_told_to_record_cuda() {
+    let cpu = report_of(&host_ops(
+        &[("aten::conv2d", 0.0, 500.0), ("aten::relu", 600.0, 50.0)],
+        false,
+    ));
+    let md = cpu.to_markdown();
+    assert!(
+        !md.contains("ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]"),
+        "{md}"
+    );
+    assert!(
+        md.contains("activities=[torch.profiler.ProfilerActivity.CPU]"),
+        "{md}"
+    );
+    invariants(&cpu, "legacy cpu");
+    let gpu = report_of(&host_ops(
+        &[
+            ("aten::cudnn_convolution", 0.0, 500.0),
+            ("aten::relu", 600.0, 50.0),
+        ],
+        false,
+    ));
+    let md = gpu.to_markdown();
+    assert!(
+        md.contains("ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]"),
+        "{md}"
+    );
+    invariants(&gpu, "legacy gpu");
+}
+
+/// A capture of ~1 ms around the profiler's own start and stop: Python frames and one
+/// `cudaDeviceSynchronize`, no PyTorch operator and no device work, on a GPU host. It is empty,
+/// never "a CPU-only run" with CPU tuning advice.
+#[test]
+fn python_frames_and_a_sync_alone_are_an_empty_capture() {
+    let mut b = TraceBuilder::new();
+    b.event("python_function", "train.py(80): <module>", 0.0, 1_000.0);
+    b.event(
+        "python_function",
+        "torch/profiler/profiler.py(110): start_trace",
+        10.0,
+        20.0,
+    );
+    b.event(
+        "python_function",
+        "<built-in function _cuda_getDevice>",
+        40.0,
+        690.0,
+    );
+    b.runtime("cudaDeviceSynchronize", 800.0, 17.0);
+    b.event(
+        "python_function",
+        "<built-in function _cuda_synchronize>",
+        795.0,
+        25.0,
+    );
+    let r = report_of(&b.json());
+    assert!(r.context.holds(TraceHolds::Empty), "{:?}", r.context.holds);
+    assert!(!r.context.holds(TraceHolds::CpuOnly));
+    assert_eq!(r.main_finding_id, Some(FindingId::InsufficientTrace));
+    let md = r.to_markdown();
+    for wrong in ["CPU-only", "bf16", "set_num_threads", "model.to("] {
+        assert!(!md.contains(wrong), "{wrong} in {md}");
+    }
+    invariants(&r, "python frames only");
+}
+
 #[test]
 fn a_rocprof_trace_is_named_as_such() {
     let text = json!({"traceEvents": [

@@ -105,6 +105,44 @@ fn a_script_of_phases_is_compared_not_diagnosed_as_a_step() {
     }
 }
 
+/// Two phases each run once, cold, as a homework comparing a hand-written convolution with the
+/// library's writes them: `custom_conv` spends 11 ms on the host around two kernels (30 + 2 µs),
+/// `reference_conv` 100 ms around one cuDNN kernel of 13 µs (its first call creates the cuDNN
+/// handle and picks an algorithm). On the host the custom one looks 9× faster; on the device the
+/// reference is 32/13 = 2.5× faster. The comparison is made on the device time and says the host
+/// time is first-call set-up; two phases with many launches are still compared on wall time.
+#[test]
+fn cold_single_shot_phases_are_compared_on_device_time() {
+    let mut b = TraceBuilder::new();
+    b.event("python_function", "hw.py(1): <module>", 0.0, 112_000.0);
+    b.annotation("custom_conv", 10.0, 11_000.0);
+    b.cpu_op("aten::zeros", 20.0, 5_000.0);
+    b.kernel("gemm_gpu_o4_kernel", 7, 9_000.0, 10.0, 9_020.0, 30.0);
+    b.kernel(ADD, 7, 9_100.0, 10.0, 9_120.0, 2.0);
+    b.annotation("reference_conv", 11_100.0, 100_000.0);
+    b.cpu_op("aten::conv2d", 11_110.0, 99_900.0);
+    b.kernel(
+        "cudnn::cnn::conv2d_grouped_direct_kernel",
+        7,
+        110_900.0,
+        10.0,
+        110_920.0,
+        13.0,
+    );
+    let r = report(&b);
+    assert_eq!(r.context.phases.len(), 2, "{:?}", r.context.phases);
+    let m = &r.main_finding;
+    assert!(
+        m.contains(
+            "`reference_conv` is the fastest, 2.5× faster than `custom_conv` (13 µs against 32 µs"
+        ),
+        "{m}"
+    );
+    assert!(m.contains("each once and cold"), "{m}");
+    assert!(m.contains("set-up"), "{m}");
+    assert!(!m.contains("`custom_conv` is the fastest"), "{m}");
+}
+
 /// The same per-element loop without phases, inside profiler steps: 300 reads of 25 µs each with
 /// the GPU idle are one round trip each, not a wait for work outside the trace. The finding says
 /// the count and the round trip and that batching removes them.

@@ -177,7 +177,7 @@ impl Hue {
             IdleCause::BlockedWait => Hue::BlockedWait,
             IdleCause::CommunicationWait => Hue::CommunicationWait,
             IdleCause::BetweenSteps => Hue::BetweenSteps,
-            IdleCause::DispatchOverhead => Hue::Dispatch,
+            IdleCause::DispatchOverhead | IdleCause::HostStall => Hue::Dispatch,
             IdleCause::DeviceSide => Hue::DeviceSide,
             IdleCause::Other => Hue::Idle,
         }

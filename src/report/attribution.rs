@@ -19,6 +19,9 @@
 //! 6. `between_steps`: the host is outside every `ProfilerStep` (only when the trace has steps);
 //! 7. `dispatch_overhead`: the work that ends the gap was launched after the gap began: the host was
 //!    still dispatching (Python, ATen, launch calls) while the GPU had nothing queued;
+//!    a gap whose dispatch part is long ([`STALL_MIN_NS`]) and far above the rank's median
+//!    dispatch gap ([`STALL_FACTOR`]) is a `host_stall` instead: the host did something else for a
+//!    while (scheduling, preparing inputs, Python work between forwards), not launch overhead;
 //! 8. `device_side`: the work that ends the gap was already queued: a gap on the GPU side (stream
 //!    dependencies, launch latency, gaps inside a graph replay), not host wait;
 //! 9. `other`: the launch of the work that ends the gap is not in the trace.
@@ -52,6 +55,7 @@ crate::stable_enum! {
         CommunicationWait,
         BetweenSteps,
         DispatchOverhead,
+        HostStall,
         DeviceSide,
         Other,
     }
@@ -83,6 +87,7 @@ impl IdleCause {
             IdleCause::CommunicationWait => "waiting in CPU-side communication calls",
             IdleCause::BetweenSteps => "host work between steps",
             IdleCause::DispatchOverhead => "CPU dispatch and kernel launch inside steps",
+            IdleCause::HostStall => "host stalls (few long gaps with nothing launched)",
             IdleCause::DeviceSide => "GPU-side gaps with work already queued",
             IdleCause::Other => "unexplained (launch not in the trace)",
         }
@@ -143,8 +148,12 @@ pub struct RankAttribution {
     pub window_ns: i64,
     pub idle_ns: i64,
     pub by_cause_ns: [i64; IdleCause::ALL.len()],
-    /// Gaps ended by work launched after the gap began (the host was late).
+    /// Gaps ended by work launched after the gap began (the host was late), host stalls left out.
     pub dispatch_gaps: u64,
+    /// The dispatch idle of every gap ended by work launched late (host stalls included), ns.
+    pub dispatch_gap_ns: Vec<i64>,
+    /// How many of those gaps are host stalls.
+    pub stall_gaps: u64,
     /// (cause, op name) → host time during that cause's pieces.
     #[serde(with = "op_times_as_list")]
     pub op_ns: OpTimes,
@@ -215,10 +224,22 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
         out.pieces.extend(taken.iter().map(|&(s, e)| (s, e, cause)));
     }
     let ends = gap_ends(prep, &gaps);
-    out.dispatch_gaps = ends.iter().filter(|e| **e == GapEnd::LaunchedLate).count() as u64;
+    let of_gap = |s: i64| gaps.partition_point(|g| g.1 <= s).min(gaps.len() - 1);
+    let mut late_ns = vec![0i64; gaps.len()];
+    for &(s, e) in &rest {
+        if ends[of_gap(s)] == GapEnd::LaunchedLate {
+            late_ns[of_gap(s)] += e - s;
+        }
+    }
+    let late: Vec<i64> = late_ns.iter().copied().filter(|&n| n > 0).collect();
+    let median = median_ns(&late);
+    out.stall_gaps = late.iter().filter(|&&n| is_stall(n, median)).count() as u64;
+    out.dispatch_gaps = late.len() as u64 - out.stall_gaps;
+    out.dispatch_gap_ns = late;
     for (s, e) in rest {
-        let g = gaps.partition_point(|g| g.1 <= s).min(gaps.len() - 1);
+        let g = of_gap(s);
         let cause = match ends[g] {
+            GapEnd::LaunchedLate if is_stall(late_ns[g], median) => IdleCause::HostStall,
             GapEnd::LaunchedLate => IdleCause::DispatchOverhead,
             GapEnd::Queued => IdleCause::DeviceSide,
             GapEnd::Unknown => IdleCause::Other,
@@ -231,6 +252,25 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     }
     out.op_ns = host_ops_during(prep.table, &prep.names, &out.pieces);
     out
+}
+
+/// A dispatch gap this long (ns) is not one launch's latency: a kernel launch costs 5-10 µs and an
+/// eager op's dispatch tens of µs...
+pub const STALL_MIN_NS: i64 = 1_000_000;
+/// ...and when it is also this many times the rank's median dispatch gap, the host did something
+/// else for a while: a host stall, not launch overhead.
+pub const STALL_FACTOR: i64 = 10;
+
+/// Whether a gap's dispatch idle (ns) is a host stall against the median dispatch gap.
+pub fn is_stall(ns: i64, median_ns: i64) -> bool {
+    ns >= STALL_MIN_NS && ns >= STALL_FACTOR * median_ns
+}
+
+/// The lower middle of some durations (0 when none).
+pub fn median_ns(v: &[i64]) -> i64 {
+    let mut v = v.to_vec();
+    crate::sort::sort(&mut v);
+    v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
 }
 
 /// The waits during which the GPU ran nothing for at least half of the time: nothing queued was

@@ -44,6 +44,7 @@ impl BottleneckKind {
             | FindingId::PerElementReads
             | FindingId::HostBound
             | FindingId::HostOverhead
+            | FindingId::HostStall
             | FindingId::LaunchOverhead
             | FindingId::Warmup => BottleneckKind::Cpu,
             FindingId::Communication | FindingId::Straggler => BottleneckKind::Communication,

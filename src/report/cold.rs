@@ -91,6 +91,7 @@ pub fn one_off_words(o: &OneOffFigure) -> RichText {
             op_short(&o.name),
             format!(" ({}: code loading or library set-up)", dur(o.dur_ns))
         ),
+        Some(OneOffKind::ColdGap) => compile_gap_words(o),
         _ => rich!(
             "the first ",
             op_short(&o.name),
@@ -101,6 +102,31 @@ pub fn one_off_words(o: &OneOffFigure) -> RichText {
             )
         ),
     }
+}
+
+/// A long gap before the first run of a kernel compiled at run time: its compilation, named by the
+/// compiler its name says (Inductor's Triton or C++ kernels), not the launch call that ends it.
+fn compile_gap_words(o: &OneOffFigure) -> RichText {
+    let kernel_name = o.launched.as_deref().unwrap_or("?");
+    let by = if crate::analysis::names::is_compiled_kernel(kernel_name) {
+        "torch.compile (Inductor/Triton) compiling "
+    } else {
+        "the run-time compilation of "
+    };
+    rich!(
+        by.to_string(),
+        kernel(kernel_name),
+        format!(
+            " before its first run ({}: the host compiled it while the GPU waited; the ",
+            dur(o.dur_ns)
+        ),
+        name_as(
+            NameKind::Runtime,
+            &o.name,
+            super::rules::short_name(&o.name)
+        ),
+        " that ends the gap takes µs)"
+    )
 }
 
 /// The largest one-off costs in words, at most `n`.

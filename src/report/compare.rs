@@ -382,6 +382,7 @@ pub(crate) fn idle_part_name(cause: IdleCause) -> &'static str {
         IdleCause::CommunicationWait => "CPU-side communication wait",
         IdleCause::BetweenSteps => "host work between steps",
         IdleCause::DispatchOverhead => "CPU dispatch and launch",
+        IdleCause::HostStall => "host stalls",
         IdleCause::DeviceSide => "GPU-side gaps",
         IdleCause::Other => "unexplained idle",
     }

@@ -12,8 +12,8 @@ pub mod microbench;
 pub mod phases;
 
 pub use completeness::{
-    data_loss_sentence, device_line, idle_withheld, trace_lines, withheld_findings, DeviceContext,
-    RECORD_KINETO,
+    data_loss_sentence, device_line, idle_withheld, record_kineto, trace_lines, withheld_findings,
+    DeviceContext, RECORD_KINETO,
 };
 pub use facts::{LossItem, OpTotal, RankDevice, RankFacts, Repeats, UnrecordedWaits};
 

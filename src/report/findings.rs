@@ -36,6 +36,9 @@ crate::stable_enum! {
         FarUnderRoof,
         /// The GPU waits inside steps for the host to dispatch work (Python/ATen overhead).
         HostOverhead,
+        /// A few long gaps in which the host launched nothing (scheduling, input preparation,
+        /// Python work between forwards): host stalls, not launch overhead.
+        HostStall,
         /// Many tiny kernels: the launch cost, not the kernels, sets the pace.
         LaunchOverhead,
         /// One kernel takes most of the kernel time.

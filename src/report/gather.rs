@@ -289,12 +289,22 @@ fn device_names(prep: &RankPrep, rank: i64, acc: &mut NameFigures, inputs: &mut 
             .entry(d.name)
             .or_insert_with(|| (Acc::default(), d.ktype));
         a.add(row, dur);
+        inputs.accelerator_ops += u64::from(d.kind == EventKind::AcceleratorOp);
+        // A kernel a graph replay launched has no launch of its own: it is not counted among the
+        // small kernels whose launches set the pace, nor in their median.
+        let replayed = d.launch.is_some_and(|r| {
+            prep.names
+                .of_row(t, r as usize)
+                .has(crate::analysis::names::NameClass::GRAPH_LAUNCH)
+        });
+        if replayed {
+            continue;
+        }
         *acc.durations.entry(dur).or_insert(0) += 1;
         if dur < SMALL_KERNEL_NS {
             a.small += 1;
             inputs.small_kernel_time_ns += dur;
         }
-        inputs.accelerator_ops += u64::from(d.kind == EventKind::AcceleratorOp);
     }
     for (id, (a, ty)) in k_acc {
         let name = t.name_of_id(id);

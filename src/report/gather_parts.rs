@@ -128,6 +128,7 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
     );
     inputs.idle = merge(&attributions);
     inputs.dispatch_gaps = attributions.iter().map(|a| a.dispatch_gaps).sum();
+    dispatch_gap_figures(&mut inputs, &attributions);
     names.finish(&mut inputs);
     inputs.in_use = super::inputs::InUse::of(&ctx, &inputs.kernels);
     ctx.in_use = inputs.in_use.clone();
@@ -137,6 +138,21 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
         inputs,
         context: ctx,
     }
+}
+
+/// The dispatch gaps' median and the host stalls' count and median, over every rank.
+fn dispatch_gap_figures(inputs: &mut DiagnosisInputs, ranks: &[RankAttribution]) {
+    use super::attribution::{is_stall, median_ns};
+    let mut all = Vec::new();
+    let mut stalls = Vec::new();
+    for r in ranks {
+        let median = median_ns(&r.dispatch_gap_ns);
+        all.extend_from_slice(&r.dispatch_gap_ns);
+        stalls.extend(r.dispatch_gap_ns.iter().filter(|&&n| is_stall(n, median)));
+    }
+    inputs.dispatch_gap_median_ns = median_ns(&all);
+    inputs.stall_gaps = stalls.len() as u64;
+    inputs.stall_gap_median_ns = median_ns(&stalls);
 }
 
 /// What the gate reads of the analysed window, from the figures of all ranks.

@@ -223,8 +223,16 @@ pub struct DiagnosisInputs {
     pub steps: u64,
     /// The exclusive idle attribution (all ranks), causes with time only.
     pub idle: Vec<IdleShare>,
-    /// Idle gaps ended by work launched after the gap began.
+    /// Idle gaps ended by work launched after the gap began, host stalls left out.
     pub dispatch_gaps: u64,
+    /// Median dispatch idle of those gaps, host stalls included (all ranks), ns.
+    #[serde(default)]
+    pub dispatch_gap_median_ns: i64,
+    /// Gaps that are host stalls ([`super::attribution::is_stall`]): count and median, ns.
+    #[serde(default)]
+    pub stall_gaps: u64,
+    #[serde(default)]
+    pub stall_gap_median_ns: i64,
     pub attention: AttentionFigures,
     /// `deviceProperties[0].name`, when the trace has it.
     pub device_name: Option<String>,

@@ -63,9 +63,10 @@ pub(super) fn before_replay(
         TraceOrigin::PytorchProfiler
     });
     // An empty capture: no operator and no device work (the profiler's own start-up runtime
-    // calls, such as a `cudaDeviceSynchronize`, are not the model's).
-    let cpu_ops: u64 = facts.iter().map(|f| f.cpu_ops).sum();
-    if c.device_ops == 0 && cpu_ops == 0 && c.launch_calls + c.graph_launches == 0 && !legacy {
+    // calls, such as a `cudaDeviceSynchronize`, and the Python frames around its start and stop
+    // are not the model's).
+    let operators: u64 = facts.iter().map(|f| f.operators).sum();
+    if c.device_ops == 0 && operators == 0 && c.launch_calls + c.graph_launches == 0 && !legacy {
         if cut {
             holds.push(TraceHolds::DeviceEventsCut);
         } else if host_events > 0
@@ -363,12 +364,13 @@ fn file_loss(p: &RankContextPart) -> RichText {
 /// is one of several ranks fused together, or comes without the host; overlap when the host and
 /// the compute are missing; idle-based advice for a micro-benchmark, whose gaps are the harness's.
 pub fn withheld_findings(ctx: &TraceContext) -> Vec<FindingId> {
-    const IDLE: [FindingId; 7] = [
+    const IDLE: [FindingId; 8] = [
         FindingId::DataLoading,
         FindingId::Synchronization,
         FindingId::WaitOutsideTrace,
         FindingId::HostBound,
         FindingId::HostOverhead,
+        FindingId::HostStall,
         FindingId::LaunchOverhead,
         FindingId::Warmup,
     ];
@@ -451,13 +453,41 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
         out.push(rich!(
             "This is a legacy ",
             code("torch.autograd.profiler"),
-            " export (CPU operators, no Kineto device timeline). Record a Kineto trace instead: ",
-            RECORD_KINETO,
+            " export (CPU operators, no Kineto device timeline)",
+            (ctx.device_ops > 0).then_some(
+                "; its `CUDA functions` are per-operator CUDA time ranges nested as the operators are (`aten::conv2d` ⊃ `aten::convolution` ⊃ `aten::cudnn_convolution`), not kernels: only the innermost range of each nest is counted as device time, and the names in the kernel table are operators"
+            ),
+            ". Record a Kineto trace instead: ",
+            record_kineto(
+                ctx.device_ops > 0
+                    || ctx.device.count > 0
+                    || ctx.device.name.is_some()
+                    || ctx.host_only.as_ref().is_some_and(|h| h.evidence_kind.is_some())
+            ),
             "."
         ));
     }
     out
 }
+
+/// How to record a Kineto trace, as code: with the CUDA activity only when something says the run
+/// used a GPU (a device operation, a device seen, an operator that runs on one), else the CPU's
+/// with a word on adding CUDA.
+pub fn record_kineto(gpu: bool) -> RichText {
+    if gpu {
+        rich!(RECORD_KINETO)
+    } else {
+        rich!(
+            RECORD_KINETO_CPU,
+            " (add ",
+            code("torch.profiler.ProfilerActivity.CUDA"),
+            " to the activities if the model runs on a GPU)"
+        )
+    }
+}
+
+/// [`RECORD_KINETO`] without the CUDA activity, for a run with no sign of a GPU.
+const RECORD_KINETO_CPU: &str = "`with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=torch.profiler.schedule(wait=1, warmup=2, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\")) as prof:` and `prof.step()` after each iteration";
 
 /// How to record a Kineto trace, as code.
 pub const RECORD_KINETO: &str = "`with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA], schedule=torch.profiler.schedule(wait=1, warmup=2, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\")) as prof:` and `prof.step()` after each iteration";

@@ -93,6 +93,10 @@ pub struct RankFacts {
     pub ops: u64,
     /// CPU operators (profiler steps apart) and Python functions: the model's host work.
     pub cpu_ops: u64,
+    /// CPU operators alone (profiler steps apart): without one, Python frames around the
+    /// profiler's start and stop ran no PyTorch work.
+    #[serde(default)]
+    pub operators: u64,
     /// Timed events of no kind this tool knows (another tool's categories).
     pub foreign_events: u64,
     /// Kernel launch calls with a correlation id, outside stream captures.
@@ -258,6 +262,7 @@ impl RankFacts {
                         continue;
                     }
                     f.cpu_ops += 1;
+                    f.operators += 1;
                 }
                 EventKind::PythonFunction => {
                     f.ops += 1;

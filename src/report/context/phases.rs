@@ -419,15 +419,61 @@ fn rate_words(slow: &Phase, fast: &Phase) -> String {
     }
 }
 
+/// A phase's host time per launch above this (ns) is not dispatch: the host did one-off work.
+pub const COLD_HOST_PER_LAUNCH_NS: i64 = 1_000_000;
+
+/// The device time of a phase: its kernels and copies, ns.
+fn device_ns(p: &Phase) -> i64 {
+    p.kernel_ns + p.copy_ns
+}
+
+/// A phase run once, cold: it has device work, few launches and waits (no loop of them), and a
+/// host time far above what launching its work costs (≥ 1 ms per launch): the host time is the
+/// first call's set-up (library handles, algorithm selection, module loading), not the code.
+pub fn is_cold_single_shot(p: &Phase) -> bool {
+    let host = p.wall_ns - device_ns(p);
+    let launches = p.launches.max(p.kernels).max(1) as i64;
+    device_ns(p) > 0
+        && p.launches < REPEATED_CALLS
+        && p.waits < REPEATED_CALLS
+        && host >= COLD_HOST_PER_LAUNCH_NS * launches
+}
+
+/// Phases each run once, cold: ranked by their device time, the host time said to be set-up.
+fn cold_comparison(phases: &[Phase], each: RichText) -> RichText {
+    let fast = phases.iter().min_by_key(|p| (device_ns(p), p.start_ns));
+    let slow = phases.iter().max_by_key(|p| (device_ns(p), -p.start_ns));
+    let (Some(fast), Some(slow)) = (fast, slow) else {
+        return RichText::default();
+    };
+    let ratio = device_ns(slow) as f64 / device_ns(fast).max(1) as f64;
+    rich!(
+        format!("A comparison of {} phases run one after another, each once and cold: ", phases.len()),
+        each,
+        ". On the device ",
+        op(&fast.name),
+        format!(" is the fastest, {ratio:.1}× faster than "),
+        op(&slow.name),
+        format!(
+            " ({} against {} of kernels and copies). Their host times are the first calls' set-up (library handles such as cuDNN/cuBLAS, algorithm selection, module loading), paid once, so they do not rank the phases: time each phase again after an untimed first call.",
+            dur(device_ns(fast)),
+            dur(device_ns(slow))
+        )
+    )
+}
+
 /// The report's main sentence for a trace of phases: each phase, the fastest against the slowest,
 /// and why. `None` with fewer than two phases.
 pub fn comparison_sentence(phases: &[Phase]) -> Option<RichText> {
     if phases.len() < 2 {
         return None;
     }
+    let each = RichText::join(phases.iter().map(phase_words), "; ");
+    if phases.iter().all(is_cold_single_shot) {
+        return Some(cold_comparison(phases, each));
+    }
     let fast = phases.iter().min_by_key(|p| (p.wall_ns, p.start_ns))?;
     let slow = phases.iter().max_by_key(|p| (p.wall_ns, -p.start_ns))?;
-    let each = RichText::join(phases.iter().map(phase_words), "; ");
     let ratio = slow.wall_ns as f64 / fast.wall_ns.max(1) as f64;
     Some(rich!(
         format!("A comparison of {} phases run one after another (named blocks of the script, not a training or serving step): ", phases.len()),

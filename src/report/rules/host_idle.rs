@@ -136,6 +136,7 @@ fn small_share(i: &DiagnosisInputs) -> f64 {
 /// Launch-bound: most kernels are tiny, so the launch cost sets the pace.
 fn launch_bound(i: &DiagnosisInputs) -> bool {
     i.kernel_count >= MIN_KERNELS_FOR_LAUNCH
+        && i.small_kernel_count > 0
         && (small_share(i) >= SMALL_KERNEL_SHARE_PCT || i.median_kernel_ns < SMALL_KERNEL_NS)
 }
 
@@ -144,9 +145,10 @@ fn launch_bound(i: &DiagnosisInputs) -> bool {
 pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
     let launch = launch_bound(i);
     let late = i.time.idle(IdleCause::DispatchOverhead);
-    // With tiny kernels the GPU-side gaps between queued kernels are launch latency too.
+    // With tiny kernels the GPU-side gaps between queued kernels are launch latency too, but not
+    // inside graph replays (their kernels have no launch of their own).
     let ns = late
-        + if launch {
+        + if launch && !i.in_use.graphs() {
             i.time.idle(IdleCause::DeviceSide)
         } else {
             0
@@ -158,9 +160,9 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
     let ops = ops_words(i.idle_share(IdleCause::DispatchOverhead), 3);
     let gaps = if i.dispatch_gaps > 0 {
         format!(
-            " in {} gaps (mean {})",
+            " in {} gaps (median {})",
             i.dispatch_gaps,
-            us(late as f64 / i.dispatch_gaps as f64)
+            us(i.dispatch_gap_median_ns as f64)
         )
     } else {
         String::new()
@@ -226,6 +228,63 @@ pub fn dispatch(i: &DiagnosisInputs) -> Option<Finding> {
                 rich!("Compile the model with ", code("torch.compile(model)"), format!(" (with the {}'s backend) to remove Python and dispatcher overhead.", i.device_word()))
             },
         ],
+        evidence: Vec::new(),
+    }
+    .finish(i))
+}
+
+/// A few long gaps in which the launching thread did something else: host stalls. Told apart from
+/// launch overhead by the gap distribution (each ≥ 1 ms and ≥ 10× the median dispatch gap), so
+/// neither CUDA graphs nor a larger batch is the answer: what the host did then is.
+pub fn host_stalls(i: &DiagnosisInputs) -> Option<Finding> {
+    let ns = i.time.idle(IdleCause::HostStall);
+    let p = i.time.pct(ns);
+    if p < IDLE_CAUSE_PCT || i.stall_gaps == 0 {
+        return None;
+    }
+    let ops = ops_words(i.idle_share(IdleCause::HostStall), 3);
+    let gaps = format!(
+        "{} gaps of median {} (the median gap between launches is {})",
+        i.stall_gaps,
+        dur(i.stall_gap_median_ns),
+        us(i.dispatch_gap_median_ns as f64)
+    );
+    let doing = (!ops.is_empty()).then(|| rich!("; the launching thread is in ", &ops));
+    let in_ops = (!ops.is_empty()).then(|| rich!(" (", &ops, ")"));
+    Some(Draft {
+        id: FindingId::HostStall,
+        headline: idle_headline(
+            i,
+            ns,
+            format!(
+                "in {} host stalls of median {} with nothing launched",
+                i.stall_gaps,
+                dur(i.stall_gap_median_ns)
+            ),
+        ),
+        title: "Host stalls: a few long gaps with nothing launched".into(),
+        threshold: format!(
+            "GPU idle ≥ {IDLE_CAUSE_PCT:.0}% of the window in gaps ≥ {} and ≥ {}× the median gap between launches",
+            dur(crate::report::attribution::STALL_MIN_NS),
+            crate::report::attribution::STALL_FACTOR
+        )
+        .into(),
+        measured: format!("GPU idle {} ({p:.1}% of the window) in {gaps}", dur(ns)).into(),
+        value: p,
+        time_ns: ns,
+        explanation: rich!(
+            format!(
+                "The GPU runs dry in a few long gaps, not between every launch: between them the host keeps up (launch calls median {}), so this is not launch overhead and CUDA graphs or larger kernels do not remove it",
+                us(i.launch_call_median_ns as f64)
+            ),
+            doing,
+            "."
+        ),
+        actions: vec![rich!(
+            "Find what the launching thread does in these gaps",
+            in_ops,
+            ": scheduling, preparing inputs, a blocking copy or `.item()`, Python work between forwards; overlap it with the GPU's work (prepare the next batch while this one runs, on another thread or asynchronously) or move it out of the loop."
+        )],
         evidence: Vec::new(),
     }
     .finish(i))

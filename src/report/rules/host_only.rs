@@ -5,7 +5,7 @@
 
 use crate::report::cold::RECORD_AFTER_WARMUP;
 use crate::report::context::host_only::HostOnly;
-use crate::report::context::{TraceContext, TraceHolds, TraceOrigin, RECORD_KINETO};
+use crate::report::context::{TraceContext, TraceHolds, TraceOrigin};
 use crate::report::inputs::pct;
 use crate::report::rich_text::{op_as, op_short, RichText};
 use crate::report::wording::{dur, short_names};
@@ -44,7 +44,11 @@ pub fn headline_and_action(ctx: &TraceContext) -> (RichText, Vec<RichText>) {
                 (!evidence.is_empty()).then(|| rich!(" (the operators ", &evidence, " ran on a GPU)")),
                 ", so GPU time cannot be measured"
             ),
-            rich!("Record a Kineto trace with torch.profiler: ", RECORD_KINETO, "."),
+            rich!(
+                "Record a Kineto trace with torch.profiler: ",
+                crate::report::context::record_kineto(!evidence.is_empty() || gpu_visible(ctx)),
+                "."
+            ),
         ),
         (false, Some(DeviceKind::Mps)) => (
             rich!(

@@ -65,7 +65,7 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
         }
         TraceHolds::Empty => (
             FindingId::InsufficientTrace,
-            "The capture is empty: a PyTorch profiler file with no operation in it (no CPU operator, runtime call or device operation), so there is nothing to diagnose. The profiler was most likely stopped before the code ran, or its schedule never reached an active step.".into(),
+            "The capture is empty: a PyTorch profiler file with no PyTorch operator and no device operation in it (at most Python frames and runtime calls around the profiler's own start and stop), so there is nothing to diagnose. The profiler was most likely stopped before the code ran, or its schedule never reached an active step.".into(),
             "Wrap the iterations you want in the profiler and call `prof.step()` once per iteration, with enough of them to reach the active steps: `schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)` needs at least 5 iterations.".into(),
         ),
         TraceHolds::DeviceEventsCut => (

@@ -25,7 +25,7 @@ mod ranks;
 mod sync;
 mod workload;
 
-pub use host_idle::{between_steps, data_loading, dispatch, residual_warmup};
+pub use host_idle::{between_steps, data_loading, dispatch, host_stalls, residual_warmup};
 pub use kernels::{dominant_kernel, fp32_matmul, fusion_candidates, unfused_attention};
 use limits::trace_limit;
 pub use memory::memory_traffic;
@@ -71,13 +71,14 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 16] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 17] = [
         per_element_reads,
         data_loading,
         synchronization,
         wait_outside_trace,
         between_steps,
         dispatch,
+        host_stalls,
         residual_warmup,
         communication,
         straggler,
@@ -90,9 +91,15 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         super::roofline_rules::far_under_roof,
     ];
     let mut out: Vec<Finding> = rules.iter().filter_map(|r| r(inputs)).collect();
+    out.retain(|f| !is_negligible(f));
     if ctx.holds(TraceHolds::ColdStart) {
         // A cold pass's idle is start-up, not a steady state's dispatch: no CUDA graphs for it.
-        out.retain(|f| !matches!(f.id, FindingId::LaunchOverhead | FindingId::HostOverhead));
+        out.retain(|f| {
+            !matches!(
+                f.id,
+                FindingId::LaunchOverhead | FindingId::HostOverhead | FindingId::HostStall
+            )
+        });
     }
     if ctx.phases.len() >= 2 {
         // Phases compared one after another: the comparison is the finding; a production step's
@@ -121,6 +128,24 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     }
     crate::sort::sort_by_key(&mut out, |f| f.rank_key());
     out
+}
+
+/// A kernel-side finding recovering less than this share (%) of the window is not listed: a copy's
+/// bandwidth or bf16 for a GEMM of a few µs in a window of seconds is padding, not advice.
+pub const NEGLIGIBLE_PCT: f64 = 0.5;
+
+/// Whether a finding that speeds up kernels or copies would give back a negligible share of the
+/// window (the idle-based ones have their own thresholds; "one kernel dominates" claims no time).
+fn is_negligible(f: &Finding) -> bool {
+    matches!(
+        f.id,
+        FindingId::FarUnderRoof
+            | FindingId::Fp32Matmul
+            | FindingId::MemoryTraffic
+            | FindingId::FusionCandidates
+            | FindingId::UnfusedAttention
+            | FindingId::AvoidableKernels
+    ) && f.impact.pct_of_gpu_time.is_some_and(|p| p < NEGLIGIBLE_PCT)
 }
 
 /// "One kernel dominates" says "no major inefficiency" and restates the top-kernel table: kept when

@@ -299,6 +299,12 @@ impl TableBuilder {
             }
             self.stream_from_tid.sort_unstable();
             self.stream_from_tid.dedup();
+            legacy_outer_ranges(
+                &mut self.kind,
+                (&self.pid, &self.tid),
+                (&self.ts_ns, &self.dur_ns),
+                &roles,
+            );
         }
         for (pid, name) in self.process_names {
             metadata
@@ -570,6 +576,48 @@ impl EventSink for TableBuilder {
         self.diagnostics.add(DiagnosticKind::NonObjectEvent, || {
             format!("traceEvents[{index}]")
         });
+    }
+}
+
+/// The legacy export's `CUDA functions` are per-operator CUDA time ranges, nested as the
+/// operators are (`aten::conv2d` ⊃ `aten::convolution` ⊃ `aten::_convolution` ⊃
+/// `aten::cudnn_convolution`), not kernels: a range that holds another of its thread becomes a
+/// device-side annotation, so only the innermost ranges are device work and none is counted twice.
+fn legacy_outer_ranges(
+    kind: &mut [u8],
+    (pid, tid): (&[u32], &[u32]),
+    (ts_ns, dur_ns): (&NullableColumn<i64>, &NullableColumn<i64>),
+    roles: &ProcessRoles,
+) {
+    use crate::trace::dialect::{DeviceKind, ProcessRole};
+    let valid = |c: &NullableColumn<i64>, row: usize| {
+        c.validity()
+            .is_none_or(|v| v.get(row))
+            .then(|| c.values()[row])
+    };
+    let mut ranges: FxHashMap<(u32, u32), Vec<(i64, i64, usize)>> = FxHashMap::default();
+    for row in 0..kind.len() {
+        if roles.of(pid[row]) != Some(ProcessRole::DeviceOps(DeviceKind::Cuda))
+            || EventKind::from_u8(kind[row]) != EventKind::Kernel
+        {
+            continue;
+        }
+        let (Some(ts), Some(dur)) = (valid(ts_ns, row), valid(dur_ns, row)) else {
+            continue;
+        };
+        ranges
+            .entry((pid[row], tid[row]))
+            .or_default()
+            .push((ts, -(ts + dur.max(0)), row));
+    }
+    for list in ranges.values_mut() {
+        list.sort_unstable();
+        for w in list.windows(2) {
+            let (outer, inner) = (w[0], w[1]);
+            if inner.0 < -outer.1 && -inner.1 <= -outer.1 {
+                kind[outer.2] = EventKind::GpuUserAnnotation as u8;
+            }
+        }
     }
 }
 
