@@ -7,6 +7,7 @@
 
 use crate::analysis::names::{copy_kind, copy_words, CopyDirection, HostMemory};
 use crate::report::inputs::{CopyRoute, DiagnosisInputs};
+use crate::report::wording::count;
 
 /// A route is judged only when its copies moved at least this much in all (bytes).
 pub const JUDGED_BYTES: i64 = 1 << 20;
@@ -63,9 +64,9 @@ pub fn copy_speed(i: &DiagnosisInputs) -> (Vec<String>, Vec<String>) {
         let rate = gbps(r);
         let mean = r.bytes / r.count.max(1) as i64;
         let mut s = format!(
-            "{}: {} copies, {} at {rate:.1} GB/s",
+            "{}: {}, {} at {rate:.1} GB/s",
             route_words(r),
-            r.count,
+            count(r.count, "copy"),
             bytes_words(r.bytes)
         );
         if let Some((label, link)) = link_of(i, r) {

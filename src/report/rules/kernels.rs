@@ -12,7 +12,59 @@ use crate::report::patterns::{
     generation_without_tf32, is_convolution_kernel, is_fp32_simt_gemm, is_fusable_memory_bound,
     is_fused_attention_kernel, is_softmax_kernel,
 };
-use crate::report::wording::{dur, us};
+use crate::report::wording::{count, dur, us};
+
+/// A partly recorded trace gets its kernel mix from this many recorded kernels...
+pub const MIX_MIN_KERNELS: u64 = 100;
+
+/// The kernel mix of a partly recorded trace ([`crate::report::bottleneck::partial_record`]) when
+/// enough is recorded (at least [`MIX_MIN_KERNELS`] kernels, and the recorded device window at
+/// least the unrecorded time): GEMM, attention and compiled-fusion shares of the recorded kernel
+/// time, and what was not recorded. `None` otherwise.
+pub fn partial_kernel_mix(
+    i: &DiagnosisInputs,
+    ctx: &crate::report::context::TraceContext,
+) -> Option<String> {
+    use crate::analysis::names::{is_compiled_kernel, is_gemm_kernel};
+    use crate::report::patterns::is_fused_attention_kernel;
+    let unrecorded = ctx.unrecorded.tail_ns;
+    if !crate::report::bottleneck::partial_record(ctx)
+        || i.kernel_count < MIX_MIN_KERNELS
+        || i.time.window_ns < unrecorded
+    {
+        return None;
+    }
+    let share = |f: fn(&str) -> bool| {
+        pct(
+            i.kernels
+                .iter()
+                .filter(|k| !k.communication && f(&k.name))
+                .map(|k| k.total_ns)
+                .sum(),
+            i.kernel_time_ns,
+        )
+    };
+    let gemm = share(is_gemm_kernel);
+    let attention = share(is_fused_attention_kernel);
+    let fused = share(is_compiled_kernel);
+    let rest = (100.0 - gemm - attention - fused).max(0.0);
+    Some(format!(
+        "Of the work recorded ({} of kernel time in {} over a {} {} window; about {} more was not recorded), GEMMs take {gemm:.0}%, fused attention {attention:.0}%, compiled (Triton) fusions {fused:.0}% and the rest {rest:.0}% of the kernel time: {}. The unrecorded part (the host still waits for the {} after the last recorded kernel) cannot be judged; record the whole replay to see it.",
+        dur(i.kernel_time_ns),
+        count(i.kernel_count, "kernel"),
+        dur(i.time.window_ns),
+        i.device_word(),
+        dur(unrecorded),
+        if gemm >= 50.0 {
+            "the matrix multiplies set the pace, so their shapes and precision are the lever"
+        } else if rest >= 40.0 {
+            "element-wise and other small kernels are a large part, so fusing them (torch.compile) is the lever"
+        } else {
+            "no one class dominates"
+        },
+        i.device_word()
+    ))
+}
 
 /// Kernel time of the kernels whose name passes `test`, and their figures.
 fn kernels_where(
@@ -36,7 +88,7 @@ pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
         .attention
         .softmax_shape
         .as_ref()
-        .map(|(s, n)| format!(" on inputs {s} ({n} calls)"))
+        .map(|(s, n)| format!(" on inputs {s} ({})", count(*n, "call")))
         .unwrap_or_default();
     let bmm = if i.attention.bmm_ops > 0 {
         format!(" and {} `aten::bmm`/`baddbmm` calls", i.attention.bmm_ops)
@@ -91,18 +143,25 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
         .zip(short_names(
             &largest.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
         ))
-        .map(|(k, shown)| format!("`{shown}` ({}, {} calls)", dur(k.total_ns), k.calls))
+        .map(|(k, shown)| {
+            format!(
+                "`{shown}` ({}, {})",
+                dur(k.total_ns),
+                count(k.calls, "call")
+            )
+        })
         .collect();
     let recoverable = (ns as f64 * RECOVERABLE_SHARE) as i64;
     Some(Draft {
         id: FindingId::FusionCandidates,
         headline: format!(
-            "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {calls} calls): fusing them would save about half.",
-            dur(ns)
+            "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {}): fusing them would save about half.",
+            dur(ns),
+            count(calls, "call")
         ),
         title: "Memory-bound kernels worth fusing".into(),
         threshold: format!("unfused element-wise/copy/reduction kernels ≥ {FUSABLE_PCT:.0}% of kernel time"),
-        measured: format!("{} in {calls} calls ({share:.1}% of kernel time); largest: {}", dur(ns), names.join(", ")),
+        measured: format!("{} in {} ({share:.1}% of kernel time); largest: {}", dur(ns), count(calls, "call"), names.join(", ")),
         value: share,
         time_ns: recoverable,
         explanation: "Each of these kernels reads and writes whole tensors to do little arithmetic, so memory bandwidth sets their time; fused into one kernel the intermediate tensors never leave the registers.".into(),
@@ -145,9 +204,9 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
             "fp32 SIMT GEMM and convolution kernels (`sgemm`, `scudnn`, `<float>` cuDNN engines) ≥ {FP32_GEMM_PCT:.0}% of kernel time"
         ),
         measured: format!(
-            "{} in {} calls of {}",
+            "{} in {} of {}",
             dur(ns),
-            ks.iter().map(|k| k.calls).sum::<u64>(),
+            count(ks.iter().map(|k| k.calls).sum::<u64>(), "call"),
             short_names(&ks.iter().take(2).map(|k| k.name.as_str()).collect::<Vec<_>>()).iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
         ),
         value: share,
@@ -227,10 +286,10 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
         ..Draft {
             id: FindingId::DominantKernel,
             headline: format!(
-                "No major inefficiency found: the GPU is busy {:.1}% of the window and `{short}` takes {share:.1}% of kernel time ({} in {} calls).",
+                "No major inefficiency found: the GPU is busy {:.1}% of the window and `{short}` takes {share:.1}% of kernel time ({} in {}).",
                 i.time.pct(i.time.busy_ns),
                 dur(top.total_ns),
-                top.calls
+                count(top.calls, "call")
             ),
             title: format!("One kernel dominates: `{short}`"),
             threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time"),

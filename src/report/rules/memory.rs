@@ -3,7 +3,7 @@
 use super::{top_evidence, Draft, MANY_SMALL_COPIES, MEMORY_EXPOSED_PCT, PAGEABLE_PCT};
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::DiagnosisInputs;
-use crate::report::wording::dur;
+use crate::report::wording::{count, dur};
 
 /// Copies and sets with no kernel running, pageable host copies, or many small copies.
 pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
@@ -30,17 +30,19 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     }
     let mut actions = Vec::new();
     if pageable_n > 0 && pageable_pct >= PAGEABLE_PCT {
-        actions.push(format!("{pageable_n} copies use pageable host memory ({}: {}): use pinned memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`; a pageable copy is staged through a driver buffer and blocks the host.", dur(pageable_ns), pageable_kinds(&pageable)));
+        actions.push(format!("{} use pageable host memory ({}: {}): use pinned memory (`DataLoader(pin_memory=True)`, `tensor.pin_memory()`) and `.to(device, non_blocking=True)`; a pageable copy is staged through a driver buffer and blocks the host.", count(pageable_n, "copy"), dur(pageable_ns), pageable_kinds(&pageable)));
     }
     if many_small {
-        actions.push(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device (`torch.zeros(..., device=\"cuda\")`), avoid per-element `.item()`/`.cpu()`."));
+        actions.push(format!("{small_n} of {} move < 64 KiB: batch them into one tensor, create tensors on the device (`torch.zeros(..., device=\"cuda\")`), avoid per-element `.item()`/`.cpu()`.", count(copies_n, "copy")));
     }
     let (speeds, speed_actions) = super::copy_speed::copy_speed(i);
     actions.extend(speed_actions);
     let top = &i.copies[0];
     actions.push(format!(
-        "The largest is `{}` ({} calls, {}): check which op issues it (Explore events) and whether the data can stay on the device.",
-        top.name, top.count, dur(top.total_ns)
+        "The largest is `{}` ({}, {}): check which op issues it (Explore events) and whether the data can stay on the device.",
+        top.name,
+        count(top.count, "call"),
+        dur(top.total_ns)
     ));
     let ns = t.memory_exposed_ns.max(pageable_ns.min(t.memory_ns));
     Some(Draft {
@@ -54,9 +56,11 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
         title: "Memory copies on the critical path".into(),
         threshold: format!("copies/sets with no kernel running ≥ {MEMORY_EXPOSED_PCT:.0}% of the window, or pageable copies ≥ {PAGEABLE_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB"),
         measured: format!(
-            "copies/sets {} ({} with no kernel running); {pageable_n} pageable copies; {small_n} of {copies_n} copies < 64 KiB",
+            "copies/sets {} ({} with no kernel running); {}; {small_n} of {} < 64 KiB",
             dur(t.memory_ns),
-            dur(t.memory_exposed_ns)
+            dur(t.memory_exposed_ns),
+            count(pageable_n, "pageable copy"),
+            count(copies_n, "copy")
         ),
         value: exposed_pct,
         time_ns: ns,

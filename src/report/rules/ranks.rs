@@ -57,6 +57,8 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let overlap_pct = pct(t.comm_ns - t.comm_exposed_ns, t.comm_ns);
+    let waiting = super::collectives::waiting_in_collectives(i)
+        .filter(|(w, _)| pct(*w, ns) >= super::collectives::WAITING_PCT);
     let comm: Vec<_> = i
         .kernels
         .iter()
@@ -73,7 +75,8 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::Communication,
         headline: format!(
-            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{}){}.",
+            "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{}){}{}.",
+            if waiting.is_some() { ", mostly waiting inside the collectives, not moving data" } else { "" },
             dur(ns),
             dur(t.window_ns),
             super::summed_over_ranks(i),
@@ -82,11 +85,12 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         title: "Communication not overlapped with compute".into(),
         threshold: format!("communication with no compute running ≥ {EXPOSED_COMM_PCT:.0}% of the window"),
         measured: format!(
-            "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}{}",
+            "collectives {} ({overlap_pct:.1}% overlapped), exposed {}; host waits in communication calls {}{}{}",
             dur(t.comm_ns),
             dur(t.comm_exposed_ns),
             dur(wait),
-            cold.map_or(String::new(), |(_, w)| format!("; {w} ({} left out)", dur(cold_ns)))
+            cold.map_or(String::new(), |(_, w)| format!("; {w} ({} left out)", dur(cold_ns))),
+            waiting.as_ref().map_or(String::new(), |(_, w)| format!("; {w}"))
         ),
         value: p,
         time_ns: ns,
@@ -95,11 +99,11 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
             if top.is_empty() { String::new() } else { format!(" ({})", top.join(", ")) },
             dur(t.comm_ns)
         ),
-        actions: super::collectives::parallelism_actions(&i.collectives, i.roofline.peer_link.as_ref()).unwrap_or_else(|| vec![
-            "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
-            "Avoid synchronising around collectives (`async_op=True`, wait late) and check that no rank is late (a straggler makes every other rank's collective wait).".into(),
-            "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
-        ]),
+        actions: if waiting.is_some() {
+            super::collectives::waiting_actions(i)
+        } else {
+            super::collectives::fallback_actions(i)
+        },
         evidence: top_evidence(i.kernels.iter().filter(|k| k.communication).flat_map(|k| k.evidence.iter().cloned()), 5),
     }
     .finish(i))

@@ -7,7 +7,7 @@ use crate::analysis::names::{
 };
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::{pct, DiagnosisInputs, KernelFigure};
-use crate::report::wording::dur;
+use crate::report::wording::{count, dur};
 
 /// Avoidable kernels become a finding from this share (%) of kernel time...
 pub const AVOIDABLE_PCT: f64 = 5.0;
@@ -106,10 +106,10 @@ pub fn avoidable_kernels(i: &DiagnosisInputs) -> Option<Finding> {
             .map(|s| format!("`{s}`"))
             .collect();
             format!(
-                "{} {} in {} calls ({})",
+                "{} {} in {} ({})",
                 k.words(),
                 dur(*ns),
-                ks.iter().map(|k| k.calls).sum::<u64>(),
+                count(ks.iter().map(|k| k.calls).sum::<u64>(), "call"),
                 names.join(", ")
             )
         })
