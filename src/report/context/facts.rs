@@ -153,7 +153,7 @@ pub struct RunSignals {
     pub serving: u64,
     /// `no_grad` / `inference_mode`.
     pub no_grad: u64,
-    /// Host operators and Python frames read.
+    /// `aten::` operators read: operator recording was on, so backward would show.
     pub host_ops: u64,
 }
 
@@ -179,8 +179,8 @@ impl RunSignals {
     }
 
     /// Training when anything trains; inference when a serving engine or `no_grad` shows, or
-    /// when host operators were recorded and none is backward or an optimizer's (forward only);
-    /// unknown without host operators (a GPU-only extract without a backward kernel).
+    /// when `aten::` operators were recorded and none is backward or an optimizer's (forward
+    /// only); unknown without them (a GPU-only extract, a trace of annotations and launches).
     pub fn kind(&self) -> RunKind {
         if self.training > 0 {
             RunKind::Training
@@ -402,12 +402,13 @@ fn run_signals(
     host: &BTreeMap<u32, u64>,
     kernels: &BTreeMap<u32, (u64, i64)>,
 ) -> RunSignals {
-    let mut r = RunSignals {
-        host_ops: host.values().sum(),
-        ..Default::default()
-    };
+    let mut r = RunSignals::default();
     for (id, n) in host {
-        r.add(t.name_of_id(*id), *n);
+        let name = t.name_of_id(*id);
+        if name.starts_with("aten::") {
+            r.host_ops += n;
+        }
+        r.add(name, *n);
     }
     for (id, (n, _)) in kernels {
         if is_training_kernel(t.name_of_id(*id)) {

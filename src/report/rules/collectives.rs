@@ -545,7 +545,28 @@ pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<V
 pub(super) fn fallback_actions(i: &DiagnosisInputs) -> Vec<String> {
     let link = i.roofline.peer_link.as_ref();
     if i.run == RunKind::Inference {
-        return vec![inference_action(link)];
+        // No gradients to bucket or shard: data-parallel readings of the collectives are the
+        // forward's all-reduces; tensor, pipeline and expert parallel advice stands.
+        let mut out: Vec<String> = Vec::new();
+        let mut uses: Vec<_> = i.collectives.parallelism.iter().collect();
+        crate::sort::sort_by(&mut uses, |a, b| {
+            b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind))
+        });
+        for u in uses {
+            let a = match u.kind {
+                Parallelism::DataParallel | Parallelism::ShardedDataParallel => {
+                    inference_action(link)
+                }
+                kind => parallelism_action(kind, link),
+            };
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        if out.is_empty() {
+            out.push(inference_action(link));
+        }
+        return out;
     }
     parallelism_actions(&i.collectives, link).unwrap_or_else(|| {
         vec![
