@@ -22,6 +22,7 @@ mod diagnosis_kinds;
 mod diagnosis_one_event;
 mod diagnosis_ranks;
 mod diagnosis_scenarios;
+mod diagnosis_serving;
 mod dialects;
 mod explore;
 mod export;

@@ -234,14 +234,29 @@ pub fn is_compiled_kernel(name: &str) -> bool {
     is_triton_kernel(name) || name.starts_with("cpp_fused_")
 }
 
-/// A kernel that converts a tensor's memory layout (cuDNN's `nchwToNhwcKernel`,
-/// `nhwcToNchwKernel`, MIOpen's `transpose_NCHW2NHWC`): convolutions in one layout fed tensors in
-/// the other.
-pub fn is_layout_conversion_kernel(name: &str) -> bool {
+/// A matrix-multiply kernel (GEMM, or a convolution run as an implicit GEMM): cuBLAS/cuBLASLt
+/// (`gemm`, `xmma`), CUTLASS, Tensile/hipBLASLt (`Cijk_…`), Triton/other `matmul`s.
+pub fn is_gemm_kernel(name: &str) -> bool {
     let l = name.to_ascii_lowercase();
-    ["nchwtonhwc", "nhwctonchw", "nchw2nhwc", "nhwc2nchw"]
+    ["gemm", "cijk_", "cutlass", "matmul", "xmma"]
         .iter()
         .any(|m| l.contains(m))
+}
+
+/// A kernel that converts a tensor's memory layout (cuDNN's `nchwToNhwcKernel`,
+/// `nhwcToNchwKernel`, its engines' `convertTensor_kernel`, MIOpen's `transpose_NCHW2NHWC`):
+/// convolutions in one layout fed tensors in the other.
+pub fn is_layout_conversion_kernel(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    [
+        "nchwtonhwc",
+        "nhwctonchw",
+        "nchw2nhwc",
+        "nhwc2nchw",
+        "converttensor_kernel",
+    ]
+    .iter()
+    .any(|m| l.contains(m))
 }
 
 /// A convolution run by PyTorch's own fallback instead of the vendor library: `slow_conv2d`,
@@ -284,6 +299,63 @@ pub fn is_training_kernel(name: &str) -> bool {
     ]
     .iter()
     .any(|m| l.contains(m))
+}
+
+crate::stable_enum! {
+    /// What a run does, as its trace says: training (backward, optimizer steps) or inference
+    /// (forward only; a serving engine's frames, `no_grad` / `inference_mode`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum RunKind {
+        /// Backward or optimizer work in the trace.
+        Training,
+        /// Forward only: no backward or optimizer work where it would show.
+        Inference,
+        /// Nothing in the trace says (no host operators, no training kernel).
+        #[default]
+        Unknown,
+    }
+}
+
+/// What one host operator or Python frame says of the run ([`RunKind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunSignal {
+    /// Backward (`*Backward*`, `autograd::engine`, `AccumulateGrad`) or an optimizer step
+    /// (`Optimizer.step#…`, `Optimizer.zero_grad#…`, `torch/optim/`).
+    Training,
+    /// A serving engine's frames (vLLM, SGLang, TensorRT-LLM, TGI, LMDeploy).
+    Serving,
+    /// Gradients switched off: `no_grad`, `inference_mode`.
+    NoGrad,
+}
+
+/// What a host operator's or Python frame's name says of the run, if anything.
+pub fn run_signal(name: &str) -> Option<RunSignal> {
+    let l = name.to_ascii_lowercase();
+    let has = |marks: &[&str]| marks.iter().any(|m| l.contains(m));
+    if has(&[
+        "backward",
+        "autograd::engine",
+        "accumulategrad",
+        "optimizer.step",
+        "optimizer.zero_grad",
+        "torch/optim/",
+    ]) {
+        Some(RunSignal::Training)
+    } else if has(&[
+        "vllm/",
+        "vllm::",
+        "sglang",
+        "tensorrt_llm",
+        "text_generation_server",
+        "lmdeploy",
+    ]) {
+        Some(RunSignal::Serving)
+    } else if has(&["inference_mode", "no_grad"]) {
+        Some(RunSignal::NoGrad)
+    } else {
+        None
+    }
 }
 
 /// A kernel from a vendor or tuned library (cuBLAS/cuBLASLt, CUTLASS, cuDNN, rocBLAS/Tensile,

@@ -98,19 +98,15 @@ pub struct Verdict {
     pub more: usize,
 }
 
-fn impact(f: &Finding) -> (String, f64) {
+fn impact(f: &Finding, ranks: usize) -> (String, f64) {
     let pct = f
         .impact
         .pct_of_gpu_time
         .filter(|p| p.is_finite() && *p > 0.0);
-    let mut parts = Vec::new();
-    if let Some(p) = pct {
-        parts.push(format!("≈{p:.1}% of the GPU window"));
-    }
-    if let Some(m) = f.impact.ms_per_step.filter(|m| m.is_finite() && *m > 0.0) {
-        parts.push(format!("{m:.2} ms/step"));
-    }
-    (parts.join(" · "), pct.unwrap_or(0.0).clamp(0.0, 100.0))
+    (
+        f.impact.parts(ranks).join(" · "),
+        pct.unwrap_or(0.0).clamp(0.0, 100.0),
+    )
 }
 
 impl Verdict {
@@ -124,7 +120,7 @@ impl Verdict {
             .iter()
             .take(VERDICT_FINDINGS)
             .map(|f| {
-                let (impact, impact_pct) = impact(f);
+                let (impact, impact_pct) = impact(f, r.context.windows.len());
                 VerdictFinding {
                     id: f.id.as_str().to_string(),
                     title: f.title.to_markdown(),

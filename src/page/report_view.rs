@@ -130,21 +130,19 @@ impl ReportModel {
             notes: r.notes.clone(),
             kernels,
             bottleneck,
-            findings: r.findings.iter().map(finding_line).collect(),
+            findings: r
+                .findings
+                .iter()
+                .map(|f| finding_line(f, r.context.windows.len()))
+                .collect(),
             deeper_analyses: r.deeper_analyses.join(", "),
             redacted: r.redacted,
         }
     }
 }
 
-fn impact_text(f: &Finding) -> String {
-    let mut imp = Vec::new();
-    if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
-        imp.push(format!("≈{p:.1}% of the GPU window"));
-    }
-    if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
-        imp.push(format!("{m:.2} ms/step"));
-    }
+fn impact_text(f: &Finding, ranks: usize) -> String {
+    let imp = f.impact.parts(ranks);
     if imp.is_empty() {
         String::new()
     } else {
@@ -183,11 +181,16 @@ fn evidence_text(f: &Finding) -> Option<RichText> {
     Some(rich!("Evidence: ", RichText::join(parts, "; ")))
 }
 
-fn finding_line(f: &Finding) -> FindingLine {
+fn finding_line(f: &Finding, ranks: usize) -> FindingLine {
     FindingLine {
         id: f.id.as_str().to_string(),
         title: f.title.clone(),
-        detail: rich!(&f.measured, "; threshold: ", &f.threshold, impact_text(f)),
+        detail: rich!(
+            &f.measured,
+            "; threshold: ",
+            &f.threshold,
+            impact_text(f, ranks)
+        ),
         explanation: f.explanation.clone(),
         actions: f.actions.clone(),
         evidence: evidence_text(f),

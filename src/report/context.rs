@@ -210,6 +210,10 @@ pub struct TraceContext {
     /// micro-benchmark of variants ([`TraceHolds::Microbenchmark`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<phases::Phase>,
+    /// Training or inference, from the host's operators and the kernels of every rank
+    /// ([`facts::RunSignals::kind`]): the advice that fits the run (no DDP buckets for serving).
+    #[serde(default)]
+    pub run: crate::analysis::names::RunKind,
 }
 
 impl TraceContext {
@@ -451,6 +455,10 @@ pub fn context_of(parts: &[RankContextPart]) -> TraceContext {
         c.warmup = Some(warm);
     }
     c.holds = holds;
+    c.run = parts
+        .iter()
+        .fold(facts::RunSignals::default(), |a, p| a.merged(&p.facts.run))
+        .kind();
     c
 }
 

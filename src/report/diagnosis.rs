@@ -17,7 +17,7 @@ use super::markdown::code_cell;
 use super::redact::redacted_name;
 
 use super::rules::{evaluate, notes, short_name, short_names};
-use super::wording::dur;
+use super::wording::{count, dur};
 use crate::analysis::all::{AllAnalyses, AnalysisOptions};
 use crate::table::{SkippedFile, TraceSet};
 
@@ -206,6 +206,9 @@ pub fn diagnose_gathered(g: &Gathered) -> DiagnosisReport {
     let main_finding = match (measured_sentence(&g.context, inputs), main) {
         (Some(measured), _) => measured,
         (None, Some(f)) => f.headline.clone(),
+        (None, None) if super::rules::partial_kernel_mix(inputs, &g.context).is_some() => {
+            super::rules::partial_kernel_mix(inputs, &g.context).unwrap_or_default()
+        }
         (None, None) if super::bottleneck::partial_record(&g.context) => format!(
             "No finding can be made on the recorded work alone: the {} record is incomplete (see above), so how busy the {} was is unknown.",
             inputs.device_word(),
@@ -303,14 +306,8 @@ fn top_kernels(inputs: &DiagnosisInputs) -> Vec<TopKernel> {
 }
 
 /// One numbered recommendation: title, what was measured, impact, why, actions, evidence.
-fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
-    let mut imp = Vec::new();
-    if let Some(p) = f.impact.pct_of_gpu_time.filter(|p| *p > 0.0) {
-        imp.push(format!("≈{p:.1}% of the GPU window"));
-    }
-    if let Some(m) = f.impact.ms_per_step.filter(|m| *m > 0.0) {
-        imp.push(format!("{m:.2} ms/step"));
-    }
+fn finding_markdown(out: &mut String, n: usize, f: &Finding, ranks: usize) {
+    let imp = f.impact.parts(ranks);
     let imp = if imp.is_empty() {
         String::new()
     } else {
@@ -347,7 +344,7 @@ fn finding_markdown(out: &mut String, n: usize, f: &Finding) {
                 };
                 match e.rank {
                     Some(r) if e.kind != EvidenceKind::Rank => {
-                        format!("{name} on rank {r} ({} events)", e.count)
+                        format!("{name} on rank {r} ({})", count(e.count, "event"))
                     }
                     _ => name,
                 }
@@ -418,7 +415,7 @@ impl DiagnosisReport {
             );
         }
         for (n, f) in self.findings.iter().enumerate() {
-            finding_markdown(&mut out, n + 1, f);
+            finding_markdown(&mut out, n + 1, f, self.context.windows.len());
         }
         if !self.notes.is_empty() {
             let _ = writeln!(out, "\n### Notes\n");

@@ -341,6 +341,22 @@ pub struct Impact {
     pub time_ns: i64,
 }
 
+impl Impact {
+    /// The impact in words, each figure naming what it is of: "≈40.0% of the GPU window",
+    /// "2.50 ms/step" ("per rank" on a run of `ranks` > 1: the time is a mean over the ranks).
+    pub fn parts(&self, ranks: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(p) = self.pct_of_gpu_time.filter(|p| p.is_finite() && *p > 0.0) {
+            out.push(format!("≈{p:.1}% of the GPU window"));
+        }
+        if let Some(m) = self.ms_per_step.filter(|m| m.is_finite() && *m > 0.0) {
+            let per = if ranks > 1 { " per rank" } else { "" };
+            out.push(format!("{m:.2} ms/step{per}"));
+        }
+        out
+    }
+}
+
 /// One finding of a rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {

@@ -121,6 +121,7 @@ pub fn gathered_of(context: TraceContext, mut parts: Vec<RankGatherPart>) -> Gat
         attributions.push(p.attribution);
     }
     inputs.device_kind = ctx.device.kind;
+    inputs.run = ctx.run;
     let gpu_window: i64 = attributions.iter().map(|a| a.window_ns).max().unwrap_or(0);
     context::check_sufficient(
         &mut ctx,

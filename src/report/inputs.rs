@@ -259,6 +259,9 @@ pub struct DiagnosisInputs {
     /// What the trace shows already in use (graphs, compilation, precision): advice not to repeat.
     #[serde(default)]
     pub in_use: InUse,
+    /// Training or inference (the context's): the advice that fits the run.
+    #[serde(default)]
+    pub run: crate::analysis::names::RunKind,
 }
 
 /// What the trace shows already in use, so that no rule advises it again: one check per kind of

@@ -347,7 +347,7 @@ fn calls_words(l: &RoofLead) -> String {
             l.calls, l.evidence.count
         )
     } else {
-        format!("{} calls", l.calls)
+        crate::report::wording::count(l.calls, "call")
     }
 }
 

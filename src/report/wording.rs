@@ -5,6 +5,37 @@ use super::inputs::DiagnosisInputs;
 use crate::report::rich_text::{code, kernel, RichText};
 use crate::rich;
 
+/// A count with its noun, singular or plural as the count asks: `count(1, "copy")` is "1 copy",
+/// `count(3, "copy")` "3 copies", `count(2, "launch")` "2 launches". `noun` is singular; a noun
+/// whose plural is not regular is given as "singular|plural" (`"this|these"`).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n: u64 = n.into();
+    format!("{n} {}", noun_for(n, noun))
+}
+
+/// `noun` (singular, or "singular|plural") in the form `n` asks for.
+pub fn noun_for(n: u64, noun: &str) -> String {
+    if let Some((one, many)) = noun.split_once('|') {
+        return if n == 1 { one } else { many }.to_string();
+    }
+    if n == 1 {
+        return noun.to_string();
+    }
+    let consonant_y = noun.ends_with('y')
+        && !noun
+            .chars()
+            .rev()
+            .nth(1)
+            .is_some_and(|c| "aeiou".contains(c));
+    if consonant_y {
+        format!("{}ies", &noun[..noun.len() - 1])
+    } else if ["s", "sh", "ch", "x"].iter().any(|e| noun.ends_with(e)) {
+        format!("{noun}es")
+    } else {
+        format!("{noun}s")
+    }
+}
+
 /// A duration in ns as a short text with a unit that fits (`840 µs`, `12.4 ms`, `3.21 s`).
 pub fn dur(ns: i64) -> String {
     let ns = ns.max(0) as f64;
@@ -27,8 +58,8 @@ pub fn dur(ns: i64) -> String {
 pub fn graph_advice(i: &DiagnosisInputs) -> RichText {
     if i.in_use.graphs() {
         return format!(
-            "The trace already replays {} graphs: the launches counted here run outside them. Capture more of the step (the parts still launched one kernel at a time, e.g. the remaining eager ops or those past a graph break), rather than adding graphs.",
-            i.in_use.graph_launches
+            "The trace already replays {}: the launches counted here run outside them. Capture more of the step (the parts still launched one kernel at a time, e.g. the remaining eager ops or those past a graph break), rather than adding graphs.",
+            count(i.in_use.graph_launches, "graph")
         ).into();
     }
     if i.device_kind.has_cuda_toolbox() {

@@ -42,6 +42,8 @@ pub const MICRO_TOP_SHARE: f64 = 0.8;
 /// operators (`aten::mm`, or `aten::matmul` around it).
 pub const MICRO_MAX_KERNEL_NAMES: u64 = 4;
 pub const MICRO_MAX_LAUNCHING_OPS: usize = 2;
+/// A copy benchmark has fewer device operations than this (a model's step has many more).
+pub const MICRO_MAX_COPY_BENCH_OPS: u64 = 20;
 
 /// Holds that come before graph replays: what kind of file it is, whether anything ran.
 pub(super) fn before_replay(
@@ -243,9 +245,17 @@ fn micro_repeats(facts: &[&RankFacts]) -> Option<Repeats> {
                 && r.distinct_kernels <= MICRO_MAX_KERNEL_NAMES
                 && first.top_kernel.as_ref().is_some_and(|t| &t.0 == name)
         });
-        launched_by_one_op && (copies_only || one_kernel)
+        launched_by_one_op && (copies_only || one_kernel) || copy_bench(r)
     });
     each.then(|| merged(facts))
+}
+
+/// A copy benchmark: a few device operations (under [`MICRO_MAX_COPY_BENCH_OPS`]) whose time is
+/// mostly copies ([`MICRO_TOP_SHARE`]), however few copies (one timed transfer is a benchmark).
+fn copy_bench(r: &Repeats) -> bool {
+    r.copies > 0
+        && r.kernels + r.copies < MICRO_MAX_COPY_BENCH_OPS
+        && r.copy_ns as f64 >= MICRO_TOP_SHARE * r.device_ns as f64
 }
 
 /// The ranks' repeated work added up (the same whatever order the ranks come in).
@@ -258,6 +268,8 @@ fn merged(facts: &[&RankFacts]) -> Repeats {
         out.copies += r.copies;
         out.kernel_ns += r.kernel_ns;
         out.linked += r.linked;
+        out.copy_ns += r.copy_ns;
+        out.device_ns += r.device_ns;
         out.distinct_kernels = out.distinct_kernels.max(r.distinct_kernels);
         ops.extend(r.launching_ops.iter().cloned());
         if let Some((name, calls, ns)) = &r.top_kernel {
@@ -444,7 +456,7 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
     }
     if let Some((call, longest)) = &ctx.unrecorded.longest {
         out.push(rich!(format!("The device record is incomplete: {} host {} for the device return {} in total after the last device operation recorded before {} (longest ", ctx.unrecorded.waits, if ctx.unrecorded.waits == 1 { "wait" } else { "waits" }, dur(ctx.unrecorded.tail_ns), if ctx.unrecorded.waits == 1 { "it" } else { "them" }), runtime(call), format!(", {}){}. The {} was working on operations the profiler did not record, so the trace cannot say whether it was busy or idle then, and idle-based findings are withheld. Re-record with a shorter active window (", dur(*longest), if ctx.graph_correlated > 0 {
-                format!("; the trace replays {} graphs, whose kernels are under-recorded", ctx.graph_correlated)
+                format!("; the trace replays {}, whose kernels are under-recorded", crate::report::wording::count(ctx.graph_correlated, "graph"))
             } else {
                 String::new()
             }, ctx.device.kind.device_word()), code("schedule(active=...)"), ") and check that every stream and graph replay is traced."));

@@ -11,7 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::super::host::HostTimeline;
 use crate::analysis::intervals::covered;
-use crate::analysis::names::{is_copy_or_fill_call, NameClass, NameClasses};
+use crate::analysis::names::{
+    is_copy_or_fill_call, is_training_kernel, run_signal, NameClass, NameClasses, RunKind,
+    RunSignal,
+};
 use crate::table::{EventKind, TraceTable};
 use crate::trace::dialect::{
     device_kind_of_device_name, device_kind_of_runtime, process_role, DeviceKind, ProcessRole,
@@ -55,6 +58,12 @@ pub struct Repeats {
     pub launching_ops: Vec<String>,
     /// The repeated device operations joined to a CPU operator that way.
     pub linked: u64,
+    /// Σ duration of the copies, and of every device operation, ns: a copy benchmark's copies
+    /// are most of its device time.
+    #[serde(default)]
+    pub copy_ns: i64,
+    #[serde(default)]
+    pub device_ns: i64,
 }
 
 /// A CPU operator's calls and total time, for a trace the report can only summarise.
@@ -135,6 +144,58 @@ pub struct RankFacts {
     /// The named phases of a script without steps ([`super::phases`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<super::phases::Phase>,
+    /// What the host's operators and the kernels say of the run: training or inference.
+    #[serde(default)]
+    pub run: RunSignals,
+}
+
+/// Host operators, Python frames and kernels by what they say of the run ([`run_signal`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunSignals {
+    /// Backward or optimizer operators, and backward or optimizer kernels.
+    pub training: u64,
+    /// A serving engine's frames or operators.
+    pub serving: u64,
+    /// `no_grad` / `inference_mode`.
+    pub no_grad: u64,
+    /// `aten::` operators read: operator recording was on, so backward would show.
+    pub host_ops: u64,
+}
+
+impl RunSignals {
+    /// Adds one name seen `n` times.
+    fn add(&mut self, name: &str, n: u64) {
+        match run_signal(name) {
+            Some(RunSignal::Training) => self.training += n,
+            Some(RunSignal::Serving) => self.serving += n,
+            Some(RunSignal::NoGrad) => self.no_grad += n,
+            None => {}
+        }
+    }
+
+    /// The sum of two ranks' signals.
+    pub fn merged(&self, o: &RunSignals) -> RunSignals {
+        RunSignals {
+            training: self.training + o.training,
+            serving: self.serving + o.serving,
+            no_grad: self.no_grad + o.no_grad,
+            host_ops: self.host_ops + o.host_ops,
+        }
+    }
+
+    /// Training when anything trains; inference when a serving engine or `no_grad` shows, or
+    /// when `aten::` operators were recorded and none is backward or an optimizer's (forward
+    /// only); unknown without them (a GPU-only extract, a trace of annotations and launches).
+    pub fn kind(&self) -> RunKind {
+        if self.training > 0 {
+            RunKind::Training
+        } else if self.serving > 0 || self.no_grad > 0 || self.host_ops > 0 {
+            RunKind::Inference
+        } else {
+            RunKind::Unknown
+        }
+    }
 }
 
 /// Host waits for the device that return long after the last device operation recorded before
@@ -208,6 +269,7 @@ impl RankFacts {
         let mut devices: BTreeSet<i64> = BTreeSet::new();
         let mut runtime_names: BTreeSet<u32> = BTreeSet::new();
         let mut kernel_names: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
+        let mut host_names: BTreeMap<u32, u64> = BTreeMap::new();
         let mut trace_span = false;
         for row in 0..t.len() {
             let kind = t.kind_at(row);
@@ -220,6 +282,11 @@ impl RankFacts {
                 }
                 if let Some(ts) = t.ts_at(row) {
                     device_spans.push((ts, ts + t.dur_at(row).unwrap_or(0).max(0)));
+                }
+                let d = t.dur_at(row).unwrap_or(0).max(0);
+                f.repeats.device_ns += d;
+                if kind == EventKind::Memcpy {
+                    f.repeats.copy_ns += d;
                 }
                 if kind == EventKind::Kernel {
                     f.repeats.kernels += 1;
@@ -263,10 +330,12 @@ impl RankFacts {
                     }
                     f.cpu_ops += 1;
                     f.operators += 1;
+                    *host_names.entry(t.name_id(row)).or_default() += 1;
                 }
                 EventKind::PythonFunction => {
                     f.ops += 1;
                     f.cpu_ops += 1;
+                    *host_names.entry(t.name_id(row)).or_default() += 1;
                 }
                 EventKind::Other => f.foreign_events += u64::from(t.ts_at(row).is_some()),
                 _ => {}
@@ -298,6 +367,7 @@ impl RankFacts {
                 what: d.description,
             })
             .collect();
+        f.run = run_signals(t, &host_names, &kernel_names);
         f.repeats.kernel_ns = kernel_names.values().map(|v| v.1).sum();
         f.repeats.distinct_kernels = kernel_names.len() as u64;
         f.repeats.top_kernel = kernel_names
@@ -330,6 +400,29 @@ impl RankFacts {
         }
         f
     }
+}
+
+/// What the host operators (`host`: name id → count) and kernels (`kernels`: name id → count,
+/// time) say of the run: each distinct name read once.
+fn run_signals(
+    t: &TraceTable,
+    host: &BTreeMap<u32, u64>,
+    kernels: &BTreeMap<u32, (u64, i64)>,
+) -> RunSignals {
+    let mut r = RunSignals::default();
+    for (id, n) in host {
+        let name = t.name_of_id(*id);
+        if name.starts_with("aten::") {
+            r.host_ops += n;
+        }
+        r.add(name, *n);
+    }
+    for (id, (n, _)) in kernels {
+        if is_training_kernel(t.name_of_id(*id)) {
+            r.training += n;
+        }
+    }
+    r
 }
 
 /// The device from `deviceProperties`, process names, runtime call names and categories, in that

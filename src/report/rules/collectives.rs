@@ -5,13 +5,14 @@
 use super::{Draft, EXPOSED_COMM_PCT};
 use crate::analysis::collectives::bandwidth::BandwidthBasis;
 use crate::analysis::collectives::{Collectives, LateCause, LateRank, Parallelism};
+use crate::analysis::names::RunKind;
 use crate::analysis::roofline::{PeerLink, PeerLinkKind};
 use crate::report::findings::{
     rank_label, EvidenceFilter, EvidenceKind, EvidenceRef, Finding, FindingId,
 };
 use crate::report::inputs::{pct, DiagnosisInputs};
 use crate::report::rich_text::{code, kernel, RichText};
-use crate::report::wording::dur;
+use crate::report::wording::{count, dur, noun_for};
 use crate::rich;
 
 /// Waiting for late ranks, with no compute running, above this share (%) of the GPU window.
@@ -97,7 +98,11 @@ fn last_in_turn_words(c: &Collectives) -> String {
     } else {
         ""
     };
-    format!("{}{more} of {matched} collectives", parts.join(", "))
+    format!(
+        "{}{more} of {}",
+        parts.join(", "),
+        count(matched, "collective")
+    )
 }
 
 /// "rank waits 9.84 ms" for one waiting rank, "3 ranks wait 150.8 ms in all" for more: the wait is
@@ -124,10 +129,10 @@ fn late_words(l: &LateRank, matched: u64) -> String {
         .first()
         .map_or(String::new(), |c| format!("; mostly {}", c.cause.label()));
     format!(
-        "rank {}: last at {} of {} collectives, the others wait {} for it{cause}",
+        "rank {}: last at {} of {}, the others wait {} for it{cause}",
         l.rank,
         l.times_last,
-        matched,
+        count(matched, "collective"),
         dur(l.caused_wait_ns)
     )
 }
@@ -175,12 +180,15 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
     let c = &i.collectives;
     let late = named_late(c);
     let exposed_wait: i64 = c.per_rank.iter().map(|r| r.exposed_wait_ns).sum();
-    let p = i.time.pct(exposed_wait);
+    let caused: i64 = late.iter().map(|l| l.caused_wait_ns).sum();
+    // The named ranks cause `caused` of the wait; only the exposed part of it is recoverable, and
+    // exposed wait others caused is not theirs.
+    let claimed = caused.min(exposed_wait);
+    let p = i.time.pct(claimed);
     if late.is_empty() || p < WAIT_PCT {
         return None;
     }
     let ranks: Vec<i64> = late.iter().map(|l| l.rank).collect();
-    let caused: i64 = late.iter().map(|l| l.caused_wait_ns).sum();
     let matched = c.matched.by_seq + c.matched.by_order;
     let waiters = waiters_words(c.ranks.len().max(i.ranks.len()) - ranks.len());
     let mut actions: Vec<RichText> = Vec::new();
@@ -216,7 +224,7 @@ pub fn straggler(i: &DiagnosisInputs) -> Option<Finding> {
                 .collect::<Vec<_>>()
                 .join("; ")).into(),
             value: p,
-            time_ns: exposed_wait,
+            time_ns: claimed,
             explanation: format!(
                 "Every rank's collective starts moving data only when the last rank arrives; the wait ({} in all, {} of it with no compute running) is the late ranks' cost, not the network's.",
                 dur(c.total_wait_ns()),
@@ -275,11 +283,12 @@ fn kernel_per_rank(c: &Collectives) -> i64 {
 /// is small.
 fn small_words(i: &DiagnosisInputs) -> Option<String> {
     let c = &i.collectives;
-    let (count, largest, need) = small_collectives(c)?;
+    let (n, largest, need) = small_collectives(c)?;
     let window = i.time.window_ns / i.ranks.len().max(1) as i64;
     let held = kernel_per_rank(c);
     Some(format!(
-        "{count} collectives of at most {} per rank: at ≈{} of latency each they need ≈{} ({:.1}% of a rank's window), yet they hold each rank's GPU {} ({:.0}× that)",
+        "{} of at most {} per rank: at ≈{} of latency each they need ≈{} ({:.1}% of a rank's window), yet they hold each rank's GPU {} ({:.0}× that)",
+        count(n, "collective"),
         crate::report::format::bytes(largest),
         dur(SMALL_MESSAGE_LATENCY_NS),
         dur(need),
@@ -287,6 +296,101 @@ fn small_words(i: &DiagnosisInputs) -> Option<String> {
         dur(held),
         held as f64 / need.max(1) as f64
     ))
+}
+
+/// The device's wait tasks (`Notify Wait`, `EVENT_WAIT`) at least this share (%) of the
+/// collectives' time: the collectives wait, they do not move data.
+pub const DEVICE_WAIT_IN_COMM_PCT: f64 = 50.0;
+/// A collective call at least this many times longer than one of its kind moving as many bytes or
+/// more is waiting: its bytes need no more time than the bigger call's.
+pub const WAIT_OVER_BIGGER: f64 = 10.0;
+/// Waiting at least this share (%) of the communication finding's time makes it a wait.
+pub const WAITING_PCT: f64 = 50.0;
+
+/// Time inside the collectives that is waiting (for a peer, or for the host that feeds it), not
+/// moving data, with what shows it: the device's wait tasks, or calls far slower than bigger calls
+/// of their kind (the excess over the bigger call's time). `None` when neither shows.
+pub(super) fn waiting_in_collectives(i: &DiagnosisInputs) -> Option<(i64, RichText)> {
+    let comm: i64 = i
+        .kernels
+        .iter()
+        .filter(|k| k.communication)
+        .map(|k| k.total_ns)
+        .sum();
+    let device_wait = i.device_wait_ns();
+    if comm > 0 && pct(device_wait, comm) >= DEVICE_WAIT_IN_COMM_PCT {
+        return Some((
+            device_wait.min(comm),
+            rich!(
+                format!("the {}'s wait tasks (", i.device_word()),
+                code("Notify Wait"),
+                ", ",
+                code("EVENT_WAIT"),
+                format!(
+                    ") last {} against {} of collectives: the collectives wait for a peer rank (or the host that feeds it) to signal, they do not move data",
+                    dur(device_wait),
+                    dur(comm)
+                )
+            ),
+        ));
+    }
+    slower_than_bigger(&i.collectives).map(|(ns, w)| (ns, w.into()))
+}
+
+/// Calls slower than bigger calls of their kind by [`WAIT_OVER_BIGGER`] or more: their excess over
+/// the bigger call's time per call, and the worst in words.
+fn slower_than_bigger(c: &Collectives) -> Option<(i64, String)> {
+    let per = |b: &crate::analysis::collectives::KindBandwidth| b.time_ns / b.count.max(1) as i64;
+    let rows: Vec<_> = c
+        .bandwidth
+        .iter()
+        .filter(|b| b.bytes.is_some() && b.count > 0 && b.time_ns > 0)
+        .collect();
+    let mut excess = 0;
+    let mut worst: Option<(f64, String)> = None;
+    for r in &rows {
+        let faster = rows
+            .iter()
+            .filter(|b| b.kind == r.kind && b.bytes >= r.bytes && !std::ptr::eq(**b, *r))
+            .filter(|b| per(b) as f64 * WAIT_OVER_BIGGER <= per(r) as f64)
+            .min_by_key(|b| per(b));
+        let Some(b) = faster else { continue };
+        excess += r.time_ns - r.count as i64 * per(b);
+        let ratio = per(r) as f64 / per(b).max(1) as f64;
+        if worst.as_ref().is_none_or(|w| ratio > w.0) {
+            worst = Some((
+                ratio,
+                format!(
+                    "a {} {} takes {} per call, {ratio:.0}× a {} one ({}): its time is waiting (for a peer rank or the host), not moving data",
+                    crate::report::format::bytes(r.bytes.unwrap_or(0)),
+                    r.kind.label(),
+                    dur(per(r)),
+                    crate::report::format::bytes(b.bytes.unwrap_or(0)),
+                    dur(per(b))
+                ),
+            ));
+        }
+    }
+    worst.map(|(_, w)| (excess, w))
+}
+
+/// What to do when the collectives' time is waiting: find what makes a rank late (its host's
+/// dispatch, operators compiled online on an NPU), not larger buckets or faster links.
+pub(super) fn waiting_actions(i: &DiagnosisInputs) -> Vec<RichText> {
+    let npu = i.device_kind == crate::trace::dialect::DeviceKind::Npu;
+    let mut out = vec![format!(
+        "The collectives' time is waiting for a rank that is late to them, not data moving: larger buckets, compression or faster links do not recover it. Find what holds that rank back before the collective: its host dispatching the work before it (Python, launches, synchronisations), data loading, or uneven work per rank; {}",
+        if i.ranks.len() > 1 {
+            "compare the ranks' host timelines just before the longest collective."
+        } else {
+            "load every rank's trace together to see which one arrives last and why."
+        }
+    )
+    .into()];
+    if npu {
+        out.push("On Ascend, operators compiled online (`AscendCL@aclopCompileAndExecute` on the host) stall the rank that compiles them: turn online compilation off (`torch_npu.npu.set_compile_mode(jit_compile=False)`, with `torch.npu.config.allow_internal_format = False`) and keep shapes static so each operator compiles once, before the profiled steps.".into());
+    }
+    out
 }
 
 /// The cold first collectives of every rank: (their time beyond their later median summed over
@@ -359,7 +463,10 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
             dur(exposed_wait)
         )
     };
-    let headline_what = if balanced {
+    let waiting = waiting_in_collectives(i).filter(|(w, _)| pct(*w, counted) >= WAITING_PCT);
+    let headline_what = if waiting.is_some() {
+        "Collectives with no compute running (mostly waiting inside them for a peer or the host, not moving data) take"
+    } else if balanced {
         "Collectives (moving data, and waiting while the ranks arrive in turn) with no compute running take"
     } else {
         "Moving data in collectives with no compute running takes"
@@ -382,6 +489,9 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
             .push("; ")
             .push(w)
             .push(format!(" ({} left out)", dur(cold_ns)));
+    }
+    if let Some((_, w)) = &waiting {
+        measured.push("; ").push(w.clone());
     }
     Some(
         Draft {
@@ -407,7 +517,11 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
                 pct(transfer - exposed, transfer),
                 parallelism_words(c)
             ).into(),
-            actions: communication_actions(i, link),
+            actions: if waiting.is_some() {
+                waiting_actions(i)
+            } else {
+                communication_actions(i, link)
+            },
             evidence: Vec::new(),
         }
         .finish(i),
@@ -436,6 +550,51 @@ pub fn parallelism_actions(c: &Collectives, link: Option<&PeerLink>) -> Option<V
         .map(|u| parallelism_action(u.kind, link))
         .collect();
     (!out.is_empty()).then_some(out)
+}
+
+/// The communication advice before the link's: an inference run's (no backward to overlap with,
+/// no gradients to bucket), else by the parallelism the collectives show, else the general one.
+pub(super) fn fallback_actions(i: &DiagnosisInputs) -> Vec<RichText> {
+    let link = i.roofline.peer_link.as_ref();
+    if i.run == RunKind::Inference {
+        // No gradients to bucket or shard: data-parallel readings of the collectives are the
+        // forward's all-reduces; tensor, pipeline and expert parallel advice stands.
+        let mut out: Vec<RichText> = Vec::new();
+        let mut uses: Vec<_> = i.collectives.parallelism.iter().collect();
+        crate::sort::sort_by(&mut uses, |a, b| {
+            b.kernel_ns.cmp(&a.kernel_ns).then(a.kind.cmp(&b.kind))
+        });
+        for u in uses {
+            let a = match u.kind {
+                Parallelism::DataParallel | Parallelism::ShardedDataParallel => {
+                    inference_action(link)
+                }
+                kind => parallelism_action(kind, link),
+            };
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+        if out.is_empty() {
+            out.push(inference_action(link));
+        }
+        return out;
+    }
+    parallelism_actions(&i.collectives, link).unwrap_or_else(|| {
+        vec![
+            "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
+            "Avoid synchronising around collectives (`async_op=True`, wait late) and check that no rank is late (a straggler makes every other rank's collective wait).".into(),
+            "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
+        ]
+    })
+}
+
+/// Inference's collectives (tensor parallel's all-reduce inside every forward, no backward to hide
+/// them behind, no gradients): fewer and fused, a faster small-message all-reduce, overlap with
+/// the GEMMs, a smaller TP degree.
+fn inference_action(link: Option<&PeerLink>) -> RichText {
+    let over = link.map_or(String::new(), |l| format!(" over {}", l.label()));
+    format!("Inference (forward only: no backward to overlap with, no gradient buckets): the collectives are tensor parallel's all-reduces inside every forward{over}. Make them fewer and cheaper: fuse the all-reduce with the residual add and RMSNorm that follow it (vLLM's / TensorRT-LLM's all-reduce fusion), use the one-shot/two-shot custom all-reduce for small messages inside a node (vLLM's custom all-reduce, not NCCL's ring), overlap the all-reduce with the next GEMM (async TP, sequence parallelism), batch more tokens per forward, and use a smaller TP degree (or replicas) when the GEMMs are small.").into()
 }
 
 /// Tensor parallel's advice by the link its collectives cross on every layer.
@@ -471,24 +630,19 @@ fn parallelism_action(kind: Parallelism, link: Option<&PeerLink>) -> RichText {
 fn communication_actions(i: &DiagnosisInputs, link: Option<&PeerLink>) -> Vec<RichText> {
     let c = &i.collectives;
     let window = i.time.window_ns / i.ranks.len().max(1) as i64;
-    if let Some((count, _, need)) = small_collectives(c) {
+    if let Some((n, _, need)) = small_collectives(c) {
         if pct(need, window) < SMALL_COUNT_PCT {
-            return vec![format!("These {count} collectives are small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", dur(need)).into()];
+            return vec![format!("{} {} {} small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", noun_for(n, "This|These"), count(n, "collective"), if n == 1 { "is" } else { "are" }, dur(need)).into()];
         }
     }
-    let mut actions = parallelism_actions(c, link).unwrap_or_else(|| {
-        vec![
-            "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
-            "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
-        ]
-    });
-    actions.extend(link.and_then(|l| link_action(c, l)));
+    let mut actions = fallback_actions(i);
+    actions.extend(link.and_then(|l| link_action(c, l, i.run)));
     actions
 }
 
 /// The busiest collective's bus bandwidth (over its transfer) judged against the link: PCIe
 /// without NVLink, or a link far from used.
-fn link_action(c: &Collectives, link: &PeerLink) -> Option<RichText> {
+fn link_action(c: &Collectives, link: &PeerLink, run: RunKind) -> Option<RichText> {
     let b = c
         .bandwidth
         .iter()
@@ -501,10 +655,17 @@ fn link_action(c: &Collectives, link: &PeerLink) -> Option<RichText> {
         b.kind.label(),
         link.label()
     );
-    if link.kind == PeerLinkKind::Pcie {
+    if link.kind == PeerLinkKind::Pcie && run == RunKind::Inference {
+        Some(rich!(format!("{measured}: these GPUs have no NVLink, so every forward's all-reduce crosses PCIe: a smaller TP degree (or replicas, one model per GPU) and check with "), code("nvidia-smi topo -m"), " that peers share a PCIe switch."))
+    } else if link.kind == PeerLinkKind::Pcie {
         Some(rich!(format!("{measured}: these GPUs have no NVLink, so move less per step (bf16 gradients, a compression comm hook, gradient accumulation with "), code("no_sync()"), ") and check with ", code("nvidia-smi topo -m"), " that peers share a PCIe switch (not a trip through the CPU)."))
     } else if pct < LOW_LINK_PCT {
-        Some(rich!(format!("{measured}: the link is far from used — small messages are latency-bound (fewer, larger collectives: larger DDP buckets or FSDP units), or the traffic leaves the node (check "), code("NCCL_DEBUG=INFO"), " for the transport used)."))
+        let fewer = if run == RunKind::Inference {
+            "fewer, larger collectives"
+        } else {
+            "fewer, larger collectives: larger DDP buckets or FSDP units"
+        };
+        Some(rich!(format!("{measured}: the link is far from used — small messages are latency-bound ({fewer}), or the traffic leaves the node (check "), code("NCCL_DEBUG=INFO"), " for the transport used)."))
     } else {
         None
     }

@@ -8,6 +8,7 @@
 use crate::analysis::names::{copy_kind, copy_words, CopyDirection, HostMemory};
 use crate::report::inputs::{CopyRoute, DiagnosisInputs};
 use crate::report::rich_text::{code, name, NameKind, RichText};
+use crate::report::wording::count;
 use crate::rich;
 
 /// A route is judged only when its copies moved at least this much in all (bytes).
@@ -64,8 +65,8 @@ pub fn copy_speed(i: &DiagnosisInputs) -> (Vec<RichText>, Vec<RichText>) {
         let mut s = rich!(
             route_words(r),
             format!(
-                ": {} copies, {} at {rate:.1} GB/s",
-                r.count,
+                ": {}, {} at {rate:.1} GB/s",
+                count(r.count, "copy"),
                 bytes_words(r.bytes)
             )
         );

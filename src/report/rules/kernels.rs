@@ -13,8 +13,60 @@ use crate::report::patterns::{
     is_fused_attention_kernel, is_softmax_kernel,
 };
 use crate::report::rich_text::{code, kernel, kernel_as, RichText};
-use crate::report::wording::{dur, us};
+use crate::report::wording::{count, dur, us};
 use crate::rich;
+
+/// A partly recorded trace gets its kernel mix from this many recorded kernels...
+pub const MIX_MIN_KERNELS: u64 = 100;
+
+/// The kernel mix of a partly recorded trace ([`crate::report::bottleneck::partial_record`]) when
+/// enough is recorded (at least [`MIX_MIN_KERNELS`] kernels, and the recorded device window at
+/// least the unrecorded time): GEMM, attention and compiled-fusion shares of the recorded kernel
+/// time, and what was not recorded. `None` otherwise.
+pub fn partial_kernel_mix(
+    i: &DiagnosisInputs,
+    ctx: &crate::report::context::TraceContext,
+) -> Option<RichText> {
+    use crate::analysis::names::{is_compiled_kernel, is_gemm_kernel};
+    use crate::report::patterns::is_fused_attention_kernel;
+    let unrecorded = ctx.unrecorded.tail_ns;
+    if !crate::report::bottleneck::partial_record(ctx)
+        || i.kernel_count < MIX_MIN_KERNELS
+        || i.time.window_ns < unrecorded
+    {
+        return None;
+    }
+    let share = |f: fn(&str) -> bool| {
+        pct(
+            i.kernels
+                .iter()
+                .filter(|k| !k.communication && f(&k.name))
+                .map(|k| k.total_ns)
+                .sum(),
+            i.kernel_time_ns,
+        )
+    };
+    let gemm = share(is_gemm_kernel);
+    let attention = share(is_fused_attention_kernel);
+    let fused = share(is_compiled_kernel);
+    let rest = (100.0 - gemm - attention - fused).max(0.0);
+    Some(RichText::from(format!(
+        "Of the work recorded ({} of kernel time in {} over a {} {} window; about {} more was not recorded), GEMMs take {gemm:.0}%, fused attention {attention:.0}%, compiled (Triton) fusions {fused:.0}% and the rest {rest:.0}% of the kernel time: {}. The unrecorded part (the host still waits for the {} after the last recorded kernel) cannot be judged; record the whole replay to see it.",
+        dur(i.kernel_time_ns),
+        count(i.kernel_count, "kernel"),
+        dur(i.time.window_ns),
+        i.device_word(),
+        dur(unrecorded),
+        if gemm >= 50.0 {
+            "the matrix multiplies set the pace, so their shapes and precision are the lever"
+        } else if rest >= 40.0 {
+            "element-wise and other small kernels are a large part, so fusing them (torch.compile) is the lever"
+        } else {
+            "no one class dominates"
+        },
+        i.device_word()
+    )))
+}
 
 /// Kernel time of the kernels whose name passes `test`, and their figures.
 fn kernels_where(
@@ -38,7 +90,7 @@ pub fn unfused_attention(i: &DiagnosisInputs) -> Option<Finding> {
         .attention
         .softmax_shape
         .as_ref()
-        .map(|(s, n)| format!(" on inputs {s} ({n} calls)"))
+        .map(|(s, n)| format!(" on inputs {s} ({})", count(*n, "call")))
         .unwrap_or_default();
     let bmm = if i.attention.bmm_ops > 0 {
         rich!(
@@ -102,7 +154,7 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
         .map(|(k, shown)| {
             rich!(
                 kernel_as(&k.name, shown),
-                format!(" ({}, {} calls)", dur(k.total_ns), k.calls)
+                format!(" ({}, {})", dur(k.total_ns), count(k.calls, "call"))
             )
         })
         .collect();
@@ -110,13 +162,14 @@ pub fn fusion_candidates(i: &DiagnosisInputs) -> Option<Finding> {
     Some(Draft {
         id: FindingId::FusionCandidates,
         headline: format!(
-            "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {calls} calls): fusing them would save about half.",
-            dur(ns)
+            "Memory-bound element-wise, copy and reduction kernels take {share:.1}% of kernel time ({}, {}): fusing them would save about half.",
+            dur(ns),
+            count(calls, "call")
         ).into(),
         title: "Memory-bound kernels worth fusing".into(),
         threshold: format!("unfused element-wise/copy/reduction kernels ≥ {FUSABLE_PCT:.0}% of kernel time").into(),
         measured: rich!(
-            format!("{} in {calls} calls ({share:.1}% of kernel time); largest: ", dur(ns)),
+            format!("{} in {} ({share:.1}% of kernel time); largest: ", dur(ns), count(calls, "call")),
             RichText::join(names, ", ")
         ),
         value: share,
@@ -160,9 +213,9 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
         threshold: rich!("fp32 SIMT GEMM and convolution kernels (", code("sgemm"), ", ", code("scudnn"), ", ", code("<float>"), format!(" cuDNN engines) ≥ {FP32_GEMM_PCT:.0}% of kernel time")),
         measured: rich!(
             format!(
-                "{} in {} calls of ",
+                "{} in {} of ",
                 dur(ns),
-                ks.iter().map(|k| k.calls).sum::<u64>(),
+                count(ks.iter().map(|k| k.calls).sum::<u64>(), "call"),
             ),
             RichText::join(
                 ks.iter()
@@ -249,7 +302,7 @@ pub fn dominant_kernel(i: &DiagnosisInputs) -> Option<Finding> {
         severity: Severity::Info,
         ..Draft {
             id: FindingId::DominantKernel,
-            headline: rich!(format!("No major inefficiency found: the GPU is busy {:.1}% of the window and ", i.time.pct(i.time.busy_ns)), kernel(&top.name), format!(" takes {share:.1}% of kernel time ({} in {} calls).", dur(top.total_ns), top.calls)).into(),
+            headline: rich!(format!("No major inefficiency found: the GPU is busy {:.1}% of the window and ", i.time.pct(i.time.busy_ns)), kernel(&top.name), format!(" takes {share:.1}% of kernel time ({} in {}).", dur(top.total_ns), count(top.calls, "call"))).into(),
             title: rich!("One kernel dominates: ", kernel(&top.name)).into(),
             threshold: format!("one kernel > {DOMINANT_KERNEL_PCT:.0}% of kernel time").into(),
             measured: format!("{share:.1}% of kernel time, mean {}", us(top.total_ns as f64 / top.calls.max(1) as f64)).into(),

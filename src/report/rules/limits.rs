@@ -6,7 +6,7 @@ use crate::report::context::{TraceContext, TraceHolds, TraceOrigin};
 use crate::report::findings::{Finding, FindingId, Impact, Severity};
 use crate::report::inputs::DiagnosisInputs;
 use crate::report::rich_text::RichText;
-use crate::report::wording::{blocking_words, dur};
+use crate::report::wording::{blocking_words, count, dur};
 use crate::rich;
 
 /// A trace that leaves nothing to diagnose gets one finding saying so, and nothing else.
@@ -123,12 +123,12 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
 /// What the trace holds, in figures, for a trace that leaves nothing to diagnose.
 fn measured_of(ctx: &TraceContext, i: &DiagnosisInputs) -> String {
     format!(
-        "{} device operations ({} kernels), {} launch calls, {} graph launches, {} captures; GPU window {}",
-        ctx.device_ops,
-        ctx.kernels,
-        ctx.launch_calls,
-        ctx.graph_launches,
-        ctx.capture_calls,
+        "{} ({}), {}, {}, {}; GPU window {}",
+        count(ctx.device_ops, "device operation"),
+        count(ctx.kernels, "kernel"),
+        count(ctx.launch_calls, "launch call"),
+        count(ctx.graph_launches, "graph launch"),
+        count(ctx.capture_calls, "capture"),
         dur(i.time.window_ns)
     )
 }

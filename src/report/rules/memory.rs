@@ -4,7 +4,7 @@ use super::{top_evidence, Draft, MANY_SMALL_COPIES, MEMORY_EXPOSED_PCT, PAGEABLE
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::DiagnosisInputs;
 use crate::report::rich_text::{code, name, NameKind, RichText};
-use crate::report::wording::dur;
+use crate::report::wording::{count, dur};
 use crate::rich;
 
 /// Copies and sets with no kernel running, pageable host copies, or many small copies.
@@ -34,7 +34,8 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
     if pageable_n > 0 && pageable_pct >= PAGEABLE_PCT {
         actions.push(rich!(
             format!(
-                "{pageable_n} copies use pageable host memory ({}: {}): use pinned memory (",
+                "{} use pageable host memory ({}: {}): use pinned memory (",
+                count(pageable_n, "copy"),
                 dur(pageable_ns),
                 pageable_kinds(&pageable)
             ),
@@ -47,12 +48,12 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
         ));
     }
     if many_small {
-        actions.push(rich!(format!("{small_n} of {copies_n} copies move < 64 KiB: batch them into one tensor, create tensors on the device ("), code("torch.zeros(..., device=\"cuda\")"), "), avoid per-element ", code(".item()"), "/", code(".cpu()"), "."));
+        actions.push(rich!(format!("{small_n} of {} move < 64 KiB: batch them into one tensor, create tensors on the device (", count(copies_n, "copy")), code("torch.zeros(..., device=\"cuda\")"), "), avoid per-element ", code(".item()"), "/", code(".cpu()"), "."));
     }
     let (speeds, speed_actions) = super::copy_speed::copy_speed(i);
     actions.extend(speed_actions);
     let top = &i.copies[0];
-    actions.push(rich!("The largest is ", name(NameKind::Copy, &top.name), format!(" ({} calls, {}): check which op issues it (Explore events) and whether the data can stay on the device.", top.count, dur(top.total_ns))));
+    actions.push(rich!("The largest is ", name(NameKind::Copy, &top.name), format!(" ({}, {}): check which op issues it (Explore events) and whether the data can stay on the device.", count(top.count, "call"), dur(top.total_ns))));
     let ns = t.memory_exposed_ns.max(pageable_ns.min(t.memory_ns));
     Some(Draft {
         id: FindingId::MemoryTraffic,
@@ -68,9 +69,11 @@ pub fn memory_traffic(i: &DiagnosisInputs) -> Option<Finding> {
         title: "Memory copies on the critical path".into(),
         threshold: format!("copies/sets with no kernel running ≥ {MEMORY_EXPOSED_PCT:.0}% of the window, or pageable copies ≥ {PAGEABLE_PCT:.0}%, or ≥ {MANY_SMALL_COPIES} copies mostly < 64 KiB").into(),
         measured: format!(
-            "copies/sets {} ({} with no kernel running); {pageable_n} pageable copies; {small_n} of {copies_n} copies < 64 KiB",
+            "copies/sets {} ({} with no kernel running); {}; {small_n} of {} < 64 KiB",
             dur(t.memory_ns),
-            dur(t.memory_exposed_ns)
+            dur(t.memory_exposed_ns),
+            count(pageable_n, "pageable copy"),
+            count(copies_n, "copy")
         ).into(),
         value: exposed_pct,
         time_ns: ns,

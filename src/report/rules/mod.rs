@@ -26,7 +26,9 @@ mod sync;
 mod workload;
 
 pub use host_idle::{between_steps, data_loading, dispatch, host_stalls, residual_warmup};
-pub use kernels::{dominant_kernel, fp32_matmul, fusion_candidates, unfused_attention};
+pub use kernels::{
+    dominant_kernel, fp32_matmul, fusion_candidates, partial_kernel_mix, unfused_attention,
+};
 use limits::trace_limit;
 pub use memory::memory_traffic;
 pub use notes::notes;

@@ -62,6 +62,8 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         return None;
     }
     let overlap_pct = pct(t.comm_ns - t.comm_exposed_ns, t.comm_ns);
+    let waiting = super::collectives::waiting_in_collectives(i)
+        .filter(|(w, _)| pct(*w, ns) >= super::collectives::WAITING_PCT);
     let comm: Vec<_> = i
         .kernels
         .iter()
@@ -79,10 +81,11 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
         id: FindingId::Communication,
         headline: rich!(
             format!(
-                "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{})",
+                "Communication not overlapped with compute takes {p:.1}% of the GPU window ({} of {}{}){}",
                 dur(ns),
                 dur(t.window_ns),
                 super::summed_over_ranks(i),
+                if waiting.is_some() { ", mostly waiting inside the collectives, not moving data" } else { "" },
             ),
             one_collective_words(i).map(|w| rich!(": ", w)),
             "."
@@ -96,7 +99,8 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
                 dur(t.comm_exposed_ns),
                 dur(wait),
             ),
-            cold.map(|(_, w)| rich!("; ", w, format!(" ({} left out)", dur(cold_ns))))
+            cold.map(|(_, w)| rich!("; ", w, format!(" ({} left out)", dur(cold_ns)))),
+            waiting.as_ref().map(|(_, w)| rich!("; ", w.clone()))
         ),
         value: p,
         time_ns: ns,
@@ -108,11 +112,11 @@ pub fn communication(i: &DiagnosisInputs) -> Option<Finding> {
                 dur(t.comm_ns)
             )
         ),
-        actions: super::collectives::parallelism_actions(&i.collectives, i.roofline.peer_link.as_ref()).unwrap_or_else(|| vec![
-            "Overlap communication with compute: with DDP tune `bucket_cap_mb` and keep `gradient_as_bucket_view=True`; with FSDP enable `forward_prefetch`/`backward_prefetch=BACKWARD_PRE`.".into(),
-            "Avoid synchronising around collectives (`async_op=True`, wait late) and check that no rank is late (a straggler makes every other rank's collective wait).".into(),
-            "Reduce the volume: gradient accumulation with `no_sync()`, bf16 gradients or a compression comm hook.".into(),
-        ]),
+        actions: if waiting.is_some() {
+            super::collectives::waiting_actions(i)
+        } else {
+            super::collectives::fallback_actions(i)
+        },
         evidence: top_evidence(i.kernels.iter().filter(|k| k.communication).flat_map(|k| k.evidence.iter().cloned()), 5),
     }
     .finish(i))

@@ -8,7 +8,7 @@ use crate::analysis::names::{
 use crate::report::findings::{Finding, FindingId};
 use crate::report::inputs::{pct, DiagnosisInputs, KernelFigure};
 use crate::report::rich_text::{code, kernel_as, RichText};
-use crate::report::wording::dur;
+use crate::report::wording::{count, dur};
 use crate::rich;
 
 /// Avoidable kernels become a finding from this share (%) of kernel time...
@@ -107,10 +107,10 @@ pub fn avoidable_kernels(i: &DiagnosisInputs) -> Option<Finding> {
                 .map(|(k, shown)| rich!(kernel_as(&k.name, shown)));
             rich!(
                 format!(
-                    "{} {} in {} calls (",
+                    "{} {} in {} (",
                     k.words(),
                     dur(*ns),
-                    ks.iter().map(|k| k.calls).sum::<u64>(),
+                    count(ks.iter().map(|k| k.calls).sum::<u64>(), "call"),
                 ),
                 RichText::join(names, ", "),
                 ")"
