@@ -17,7 +17,7 @@ fn entry(key: &str, ranks: usize) -> SavedEntry {
         saved_ms: 1.0,
         table_bytes: vec![100; ranks],
         results_bytes: 20,
-        format: 1,
+        format: crate::table::store::STORE_FORMAT,
     }
 }
 

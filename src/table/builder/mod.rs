@@ -581,8 +581,10 @@ impl EventSink for TableBuilder {
 
 /// The legacy export's `CUDA functions` are per-operator CUDA time ranges, nested as the
 /// operators are (`aten::conv2d` ⊃ `aten::convolution` ⊃ `aten::_convolution` ⊃
-/// `aten::cudnn_convolution`), not kernels: a range that holds another of its thread becomes a
-/// device-side annotation, so only the innermost ranges are device work and none is counted twice.
+/// `aten::cudnn_convolution`), not kernels: a range inside another of its thread becomes a
+/// device-side annotation, so the outermost ranges (the operators the model called) are the device
+/// work, their sum is the union of the nest, and nothing is counted twice. (Counting the innermost
+/// instead would lose a convolution to the tiny `aten::contiguous` ranges nested inside it.)
 fn legacy_outer_ranges(
     kind: &mut [u8],
     (pid, tid): (&[u32], &[u32]),
@@ -612,10 +614,13 @@ fn legacy_outer_ranges(
     }
     for list in ranges.values_mut() {
         list.sort_unstable();
-        for w in list.windows(2) {
-            let (outer, inner) = (w[0], w[1]);
-            if inner.0 < -outer.1 && -inner.1 <= -outer.1 {
-                kind[outer.2] = EventKind::GpuUserAnnotation as u8;
+        let mut outer_end = i64::MIN;
+        for &(ts, neg_end, row) in list.iter() {
+            let end = -neg_end;
+            if ts < outer_end && end <= outer_end {
+                kind[row] = EventKind::GpuUserAnnotation as u8;
+            } else {
+                outer_end = outer_end.max(end);
             }
         }
     }
