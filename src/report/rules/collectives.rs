@@ -355,7 +355,8 @@ fn slower_than_bigger(c: &Collectives) -> Option<(i64, String)> {
             .filter(|b| per(b) as f64 * WAIT_OVER_BIGGER <= per(r) as f64)
             .min_by_key(|b| per(b));
         let Some(b) = faster else { continue };
-        excess += r.time_ns - r.count as i64 * per(b);
+        // The table is per instance; every rank of it sits in the call (the findings sum ranks).
+        excess += (r.time_ns - r.count as i64 * per(b)) * c.per_rank.len().max(1) as i64;
         let ratio = per(r) as f64 / per(b).max(1) as f64;
         if worst.as_ref().is_none_or(|w| ratio > w.0) {
             worst = Some((
