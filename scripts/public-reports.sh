@@ -58,6 +58,8 @@ for trace in "$traces"/*; do
         [ -s "$out/$stem.err" ] || rm -f "$out/$stem.err"
     else
         failed=$((failed + 1))
+        # What the user is told, in the report's place (a reader of OUTDIR sees the refusal, not an empty file).
+        { echo "profile-model refused this file:"; echo; sed 's/^/    /' "$out/$stem.err"; } >"$out/$stem.md"
         printf '%s\tERROR\t-\t%s\n' "$name" "$(head -c 200 "$out/$stem.err" | tr '\n' ' ')"
     fi
 done

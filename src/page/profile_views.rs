@@ -27,6 +27,7 @@ use crate::analysis::views::modules::ModulesResult;
 use crate::analysis::views::operators::OperatorsResult;
 use crate::analysis::views::step_time::{StepCategory, StepTime, StepTimeResult};
 use crate::analysis::views::RankViews;
+use crate::report::redact::NameKind;
 
 crate::stable_enum! {
     /// The views, in tab order.
@@ -317,7 +318,7 @@ fn operators_table(o: &OperatorsResult, rank: i64) -> Table {
                 ctx.push(("shapes", s.clone()));
             }
             let f = |m, v| Cell::Figure(figure(m, v, Unit::Micros, ctx.clone()));
-            let mut cells = vec![Cell::Name(r.name.clone())];
+            let mut cells = vec![Cell::Name(NameKind::Op, r.name.clone())];
             if o.by_shape {
                 cells.push(Cell::Text(r.input_shapes.clone().unwrap_or_default()));
             }
@@ -416,13 +417,15 @@ fn kernels_table(k: &KernelsResult, rank: i64) -> Table {
             let opt = |m, v: Option<f64>, u| v.map_or(Cell::Missing, |x| f(m, x, u));
             let text = |s: &Option<String>| Cell::Text(s.clone().unwrap_or_default());
             vec![
-                Cell::Name(r.name.clone()),
+                Cell::Name(NameKind::Kernel, r.name.clone()),
                 Cell::Text(
                     r.kernel_type
                         .map(|t| t.as_str().to_lowercase())
                         .unwrap_or_default(),
                 ),
-                r.top_operator.clone().map_or(Cell::Blank, Cell::Name),
+                r.top_operator
+                    .clone()
+                    .map_or(Cell::Blank, |n| Cell::Name(NameKind::Op, n)),
                 Cell::Text(if r.tensor_cores {
                     "yes".into()
                 } else {
@@ -582,7 +585,9 @@ fn memory_view(m: &MemoryResult) -> View {
             .enumerate()
             .map(|(i, a)| {
                 vec![
-                    a.operator.clone().map_or(Cell::Blank, Cell::Name),
+                    a.operator
+                        .clone()
+                        .map_or(Cell::Blank, |n| Cell::Name(NameKind::Op, n)),
                     Cell::Figure(figure(
                         "memory-live-bytes",
                         a.bytes as f64,

@@ -217,7 +217,7 @@ fn FigureTable(table: Table) -> impl IntoView {
                     .into_iter()
                     .enumerate()
                     .map(|(i, cell)| match (locate, &cell) {
-                        (Some((by, on_locate)), Cell::Name(name))
+                        (Some((by, on_locate)), Cell::Name(_, name))
                             if by.column == i && !name.is_empty() =>
                         {
                             let query = by.query(name);
@@ -266,7 +266,7 @@ pub(crate) fn LocateIcon() -> impl IntoView {
 fn CellView(cell: Cell) -> impl IntoView {
     match cell {
         Cell::Text(t) => view! { <td>{t}</td> }.into_any(),
-        Cell::Name(name) => {
+        Cell::Name(_, name) => {
             let shown = if name.is_empty() {
                 "(unnamed)".to_string()
             } else {

@@ -9,6 +9,7 @@ use crate::analysis::memcpy::MemoryOps;
 use crate::analysis::queue::StreamQueue;
 use crate::analysis::steps::RankSteps;
 use crate::report::format;
+use crate::report::redact::NameKind;
 
 /// Names of a kernel sequence listed before "… N more".
 const PATTERN_SHOWN: usize = 8;
@@ -322,7 +323,7 @@ pub fn memory(rows: &[MemoryOps], ctx: &Ctx) -> Block {
                 ("memory", r.memory.to_string()),
             ];
             vec![
-                Cell::Name(r.name.clone()),
+                Cell::Name(NameKind::Copy, r.name.clone()),
                 Cell::Text(r.direction.to_string()),
                 Cell::Text(r.memory.to_string()),
                 figure(r.count as f64, "memcpy-count", Unit::Count, &c),

@@ -7,6 +7,7 @@ use super::{
 use crate::analysis::all::RankCriticalPath;
 use crate::analysis::critical_path::{BoundBy, CriticalPathResult, PathSegment};
 use crate::report::format;
+use crate::report::redact::NameKind;
 
 /// What a `bound_by` category means, in words.
 pub fn bound_label(b: BoundBy) -> &'static str {
@@ -137,7 +138,7 @@ fn events(r: &CriticalPathResult, rank: i64) -> Vec<Part> {
         .map(|e| {
             let c = [("rank", rank.to_string()), ("event", e.name.clone())];
             vec![
-                Cell::Name(e.name.clone()),
+                Cell::Name(NameKind::Op, e.name.clone()),
                 Cell::Text(bound_label(e.bound_by).to_string()),
                 figure(e.duration_us, "critical-path-event-us", Unit::Micros, &c),
                 figure(
@@ -177,7 +178,7 @@ fn segment_table(rows: &[PathSegment], rank: i64, list: &'static str) -> Table {
                 ("row", s.row.map_or(String::new(), |r| r.to_string())),
             ];
             vec![
-                Cell::Name(s.name.clone().unwrap_or_default()),
+                Cell::Name(NameKind::Op, s.name.clone().unwrap_or_default()),
                 Cell::Text(bound_label(s.bound_by).to_string()),
                 Cell::Text(s.edge_type.as_str().to_string()),
                 Cell::Number(

@@ -12,6 +12,7 @@ use crate::analysis::stragglers::Stragglers;
 use crate::analysis::temporal::TemporalBreakdown;
 use crate::page::palette::Hue;
 use crate::report::format;
+use crate::report::redact::NameKind;
 
 /// Kernel rows shown before the rest is folded away.
 const KERNELS_SHOWN: usize = 15;
@@ -126,7 +127,7 @@ fn kernel_table(kernels: &[KernelStats], scope: &str) -> Table {
                 ("kernel-type", kind.to_string()),
             ];
             vec![
-                Cell::Name(k.name.clone()),
+                Cell::Name(NameKind::Kernel, k.name.clone()),
                 Cell::Text(kind.to_lowercase()),
                 figure(k.count as f64, "breakdown-kernel-count", Unit::Count, &c),
                 figure(k.sum_us, "breakdown-kernel-sum-us", Unit::Micros, &c),

@@ -41,6 +41,7 @@ pub mod sort;
 use crate::analysis::all::{AllAnalyses, Mode};
 pub use crate::analysis::registry::AnalysisId;
 use crate::report::format;
+use crate::report::redact::NameKind;
 
 /// Rows of a long table shown before "N of M rows shown".
 pub const MAX_ROWS: usize = 100;
@@ -103,8 +104,9 @@ impl Figure {
 pub enum Cell {
     /// Left-aligned text.
     Text(String),
-    /// A kernel, op or event name (ellipsised, with the full name as a tooltip).
-    Name(String),
+    /// A name from the trace, with what it names (ellipsised, with the full name as a tooltip;
+    /// "Redact names" hashes it by its kind).
+    Name(NameKind, String),
     /// A right-aligned number that is not a figure of its own (a rank, a stream).
     Number(String),
     Figure(Figure),

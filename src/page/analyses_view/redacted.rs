@@ -1,17 +1,8 @@
 //! The deeper analyses with names hashed (the page's redact switch), by the one definition in
-//! [`crate::report::redact`]: kernel columns and sequences as kernels, event and operator names as ops.
+//! [`crate::report::redact`]: each name cell by the kind it carries, sequences' operators as ops and kernels as kernels.
 
 use super::{AnalysesModel, Cell, Figure, Part, Table};
 use crate::report::redact::{redact_name, NameKind};
-
-/// The kind of the names a column holds, by its header.
-fn column_kind(header: &str) -> NameKind {
-    if header.to_ascii_lowercase().contains("kernel") && !header.starts_with("Operator") {
-        NameKind::Kernel
-    } else {
-        NameKind::Op
-    }
-}
 
 /// Context attributes that hold a name (`data-kernel`, `data-event`, `data-pattern`).
 fn redact_figure(mut f: Figure) -> Figure {
@@ -45,9 +36,12 @@ fn redact_pattern(pattern: &str, sep: char) -> String {
         .join(&sep.to_string())
 }
 
-fn redact_cell(cell: Cell, kind: NameKind) -> Cell {
+fn redact_cell(cell: Cell) -> Cell {
     match cell {
-        Cell::Name(n) => Cell::Name(redact_name(kind, &n)),
+        Cell::Name(kind, n) => {
+            let hashed = redact_name(kind, &n);
+            Cell::Name(kind, hashed)
+        }
         Cell::Figure(f) => Cell::Figure(redact_figure(f)),
         Cell::Steps { shown, more } => Cell::Steps {
             shown: shown
@@ -71,17 +65,11 @@ fn redact_cell(cell: Cell, kind: NameKind) -> Cell {
 }
 
 fn redact_table(t: Table) -> Table {
-    let kinds: Vec<NameKind> = t.headers().into_iter().map(column_kind).collect();
     Table {
         rows: t
             .rows
             .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .enumerate()
-                    .map(|(i, c)| redact_cell(c, kinds.get(i).copied().unwrap_or(NameKind::Op)))
-                    .collect()
-            })
+            .map(|row| row.into_iter().map(redact_cell).collect())
             .collect(),
         locate: None,
         ..t
@@ -154,7 +142,7 @@ mod tests {
             &["Kernel", "Type"],
             &["Count"],
             vec![vec![
-                Cell::Name("gemm".into()),
+                Cell::Name(NameKind::Kernel, "gemm".into()),
                 Cell::Text("compute".into()),
                 Cell::Figure(fig),
             ]],
@@ -162,7 +150,10 @@ mod tests {
         let Part::Table(t) = redact_part(Part::Table(t)) else {
             unreachable!()
         };
-        assert_eq!(t.rows[0][0], Cell::Name(redacted_name("kernel", "gemm")));
+        assert_eq!(
+            t.rows[0][0],
+            Cell::Name(NameKind::Kernel, redacted_name("kernel", "gemm"))
+        );
         assert_eq!(
             t.rows[0][1],
             Cell::Text("compute".into()),
@@ -173,9 +164,21 @@ mod tests {
         };
         assert_eq!(f.context[0].1, "0");
         assert_eq!(f.context[1].1, redacted_name("kernel", "gemm"));
-        let t = Table::new(&["Event"], &[], vec![vec![Cell::Name("aten::mm".into())]]);
-        let t = redact_table(t);
-        assert_eq!(t.rows[0][0], Cell::Name(redacted_name("op", "aten::mm")));
+        let rows = vec![vec![
+            Cell::Name(NameKind::Op, "aten::mm".into()),
+            Cell::Name(NameKind::Copy, "Memcpy HtoD (Pageable -> Device)".into()),
+        ]];
+        let t = redact_table(Table::new(&["Kernel", "Copy"], &[], rows));
+        assert_eq!(
+            t.rows[0][0],
+            Cell::Name(NameKind::Op, redacted_name("op", "aten::mm")),
+            "a cell is hashed by its own kind, whatever its column is called"
+        );
+        assert_eq!(
+            t.rows[0][1],
+            Cell::Name(NameKind::Copy, "Memcpy HtoD (Pageable -> Device)".into()),
+            "copies are kept"
+        );
         assert_eq!(
             redact_pattern("aten::mm|k1|k2", '|'),
             format!(

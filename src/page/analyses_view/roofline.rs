@@ -6,6 +6,7 @@
 use super::{block, fact, figure, figure_opt, notes, Block, Cell, Ctx, Inline, Part, Table, Unit};
 use crate::analysis::roofline::{Dtype, Judged, RankRoofline};
 use crate::report::format;
+use crate::report::redact::NameKind;
 
 fn judged_cells(j: &Judged, c: &[(&'static str, String)], time_us: f64) -> Vec<Cell> {
     vec![
@@ -156,7 +157,7 @@ pub fn roofline(rows: &[RankRoofline], ctx: &Ctx) -> Block {
         .map(|k| {
             let c = [("rank", rank.clone()), ("kernel", k.name.clone())];
             let mut row = vec![
-                Cell::Name(k.name.clone()),
+                Cell::Name(NameKind::Kernel, k.name.clone()),
                 Cell::Text(k.family.map(|f| f.as_str().to_string()).unwrap_or_default()),
             ];
             row.extend(judged_cells(&k.judged, &c, k.time_with_figures_us));
@@ -189,7 +190,10 @@ pub fn roofline(rows: &[RankRoofline], ctx: &Ctx) -> Block {
                         .unwrap_or_default(),
                 ),
             ];
-            let mut row = vec![Cell::Name(o.name.clone()), Cell::Text(o.shapes.clone())];
+            let mut row = vec![
+                Cell::Name(NameKind::Op, o.name.clone()),
+                Cell::Text(o.shapes.clone()),
+            ];
             row.extend(judged_cells(&o.judged, &c, o.kernel_time_us));
             row
         })

@@ -86,8 +86,8 @@ fn key(cell: &Cell) -> Key {
         Cell::Figure(f) if f.value.is_finite() => Key::Number(f.value),
         Cell::Figure(_) | Cell::Missing | Cell::Blank => Key::Missing,
         Cell::Number(t) => leading_number(t).map_or(Key::Text(t.to_lowercase()), Key::Number),
-        Cell::Text(t) | Cell::Name(t) if t.is_empty() => Key::Missing,
-        Cell::Text(t) | Cell::Name(t) => Key::Text(t.to_lowercase()),
+        Cell::Text(t) | Cell::Name(_, t) if t.is_empty() => Key::Missing,
+        Cell::Text(t) | Cell::Name(_, t) => Key::Text(t.to_lowercase()),
         Cell::Steps { shown, .. } => shown
             .first()
             .map_or(Key::Missing, |s| Key::Text(s.to_lowercase())),
@@ -160,6 +160,7 @@ impl Table {
 mod tests {
     use super::super::{Figure, Unit};
     use super::*;
+    use crate::report::redact::NameKind;
 
     fn fig(v: f64) -> Cell {
         Cell::Figure(Figure {
@@ -176,22 +177,22 @@ mod tests {
             &["time", "rank"],
             vec![
                 vec![
-                    Cell::Name("beta".into()),
+                    Cell::Name(NameKind::Op, "beta".into()),
                     fig(10.0),
                     Cell::Number("2".into()),
                 ],
                 vec![
-                    Cell::Name("Alpha".into()),
+                    Cell::Name(NameKind::Op, "Alpha".into()),
                     fig(2.0),
                     Cell::Number("10".into()),
                 ],
                 vec![
-                    Cell::Name("gamma".into()),
+                    Cell::Name(NameKind::Op, "gamma".into()),
                     Cell::Missing,
                     Cell::Number("1,000".into()),
                 ],
                 vec![
-                    Cell::Name("alpha".into()),
+                    Cell::Name(NameKind::Op, "alpha".into()),
                     fig(10.0),
                     Cell::Number("3".into()),
                 ],
@@ -202,7 +203,7 @@ mod tests {
     fn names(rows: &[Vec<Cell>]) -> Vec<String> {
         rows.iter()
             .map(|r| match &r[0] {
-                Cell::Name(n) => n.clone(),
+                Cell::Name(_, n) => n.clone(),
                 _ => unreachable!(),
             })
             .collect()
