@@ -3,9 +3,11 @@
 //! The standard library's stable sort is instantiated anew for every element type and comparator,
 //! about 5 kB of WebAssembly each; with over a hundred sorts that was a sixth of the worker's code.
 //! These sort the positions (`usize`, through one comparator type) and then move the elements into
-//! that order, so the result is the standard stable sort's, element for element.
+//! that order, so the result is the standard stable sort's, element for element. [`map_of`] and
+//! [`set_of`] build the ordered maps and sets that `collect` would build, without its sort.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The positions `0..n` in the stable order `cmp` says (the one instance of the sort).
 fn stable_order(n: usize, cmp: &mut dyn FnMut(usize, usize) -> Ordering) -> Vec<usize> {
@@ -47,6 +49,26 @@ pub fn sort<T: Ord>(v: &mut [T]) {
     sort_by(v, T::cmp);
 }
 
+/// The map of `pairs`, as `collect` builds it (a key seen again keeps its last value), built by
+/// insertion: `collect` into a `BTreeMap` sorts the pairs with the standard stable sort first,
+/// one more copy of it for every key and value type.
+pub fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
+}
+
+/// The set of `items`, as `collect` builds it, built by insertion (see [`map_of`]).
+pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    for t in items {
+        set.insert(t);
+    }
+    set
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,6 +103,22 @@ mod tests {
             sort(&mut ours);
             std.sort();
             assert_eq!(ours, std, "n={n} sort");
+        }
+    }
+
+    #[test]
+    fn maps_and_sets_are_what_collect_builds_the_last_value_kept() {
+        for (n, seed) in [(0, 1), (1, 2), (50, 3), (2000, 4)] {
+            let v = pairs(n, seed);
+            let ours = map_of(v.iter().copied());
+            let std: BTreeMap<u32, usize> = v.iter().copied().collect();
+            assert_eq!(ours, std, "n={n}");
+            if let Some((k, _)) = v.last() {
+                assert_eq!(ours[k], n - 1, "the last value of a key is kept");
+            }
+            let ours = set_of(v.iter().map(|p| p.0));
+            let std: BTreeSet<u32> = v.iter().map(|p| p.0).collect();
+            assert_eq!(ours, std, "n={n}");
         }
     }
 }

@@ -134,10 +134,10 @@ pub fn combine_kernel_stats(
         }
     }
     let approx = std::cell::Cell::new(per.values().any(|a| a.medians.len() > 1));
-    let per = per
-        .into_iter()
-        .map(|((t, name), acc)| ((t, name.clone()), (acc.stats(name, t), acc)))
-        .collect();
+    let per = crate::sort::map_of(
+        per.into_iter()
+            .map(|((t, name), acc)| ((t, name.clone()), (acc.stats(name, t), acc))),
+    );
     let (kernels, top) = rank_and_cut(per, |t, rest: &[&Acc]| {
         let mut all = Acc::default();
         for a in rest {

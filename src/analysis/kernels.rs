@@ -238,10 +238,10 @@ pub fn ns_of(t_us: f64) -> i64 {
 fn stats_and_top(
     per: BTreeMap<(KernelType, String), Vec<f64>>,
 ) -> (Vec<KernelStats>, Vec<KernelStats>) {
-    let per = per
-        .into_iter()
-        .map(|((t, name), v)| ((t, name.clone()), (stats_of(name, t, v.clone()), v)))
-        .collect();
+    let per = crate::sort::map_of(
+        per.into_iter()
+            .map(|((t, name), v)| ((t, name.clone()), (stats_of(name, t, v.clone()), v))),
+    );
     rank_and_cut(per, |t, rest: &[&Vec<f64>]| {
         let calls = rest.iter().flat_map(|v| v.iter().copied()).collect();
         stats_of("others".into(), t, calls)
@@ -331,10 +331,11 @@ pub fn rank_breakdown(rank: i64, prep: &RankPrep) -> (RankKernelBreakdown, [i64;
     } else {
         sweep_masks(&tagged)
     };
-    let per = durations_by_name(prep)
-        .into_iter()
-        .map(|((t, id), v)| ((t, prep.table.name_of_id(id).to_string()), v))
-        .collect();
+    let per = crate::sort::map_of(
+        durations_by_name(prep)
+            .into_iter()
+            .map(|((t, id), v)| ((t, prep.table.name_of_id(id).to_string()), v)),
+    );
     let (kernels, top) = stats_and_top(per);
     (
         RankKernelBreakdown {

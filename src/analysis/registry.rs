@@ -130,8 +130,7 @@ analysis_registry! {
     /// Frequent kernel sequences per rank.
     FrequentKernelSequences => frequent_kernel_sequences: Vec<RankSequences>,
         "Frequent kernel sequences", Some("frequent kernel sequences");
-    /// Critical path per rank. (Its status is `#[serde(flatten)]`: it crosses to the page as JSON text.)
-    #[serde(with = "crate::protocol::codec::json_text")]
+    /// Critical path per rank.
     CriticalPath => critical_path: Vec<RankCriticalPath>,
         "Critical path", Some("critical path of a step");
     /// Kernels and operators against the device's roof, per rank (exact mode). (Its rows'

@@ -144,7 +144,7 @@ pub fn stragglers_from_inputs(inputs: &[StragglerInputs], mode: Mode) -> Straggl
         );
         return res;
     };
-    let flags: BTreeMap<i64, u64> = inputs.iter().map(|i| (i.rank, 0)).collect();
+    let flags: BTreeMap<i64, u64> = crate::sort::map_of(inputs.iter().map(|i| (i.rank, 0)));
     flag_late_ranks(&mut res, flags, &obs[&key]);
     res.stream = Some(key.0);
     res.kernel = Some(key.1);
@@ -303,10 +303,8 @@ fn hta_stragglers(inputs: &[StragglerInputs]) -> Stragglers {
     let mut res = Stragglers::default();
     let t_min = inputs.iter().filter_map(|i| i.t_min).min();
     let t_max = inputs.iter().filter_map(|i| i.t_max).max();
-    let iters: std::collections::BTreeSet<i64> = inputs
-        .iter()
-        .flat_map(|i| i.iters.iter().copied())
-        .collect();
+    let iters: std::collections::BTreeSet<i64> =
+        crate::sort::set_of(inputs.iter().flat_map(|i| i.iters.iter().copied()));
     let (Some(t_min), Some(t_max)) = (t_min, t_max) else {
         res.notes
             .push("HTA-compat: no ProfilerStep with events to compare ranks".into());

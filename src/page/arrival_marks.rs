@@ -39,7 +39,7 @@ pub fn arrival_marks(c: &Collectives, view: &RankLanesView) -> Vec<ArrivalMark> 
             })
         })
         .collect();
-    marks.sort_by_key(|m| (m.row, m.at_ns, m.last));
+    crate::sort::sort_by_key(&mut marks, |m| (m.row, m.at_ns, m.last));
     marks.dedup();
     marks
 }

@@ -60,6 +60,6 @@ pub fn rank_bars(c: &Collectives) -> Option<RankBars> {
             times_last: r.arrived_last,
         })
         .collect();
-    bars.sort_by_key(|b| b.rank);
+    crate::sort::sort_by_key(&mut bars, |b| b.rank);
     Some(RankBars { bars, late_ranks })
 }

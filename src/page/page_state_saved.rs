@@ -212,8 +212,8 @@ impl PageState {
 /// Version of [`SavedResults`]' layout. 1 (implicit) held the report as Markdown and the analyses
 /// as untyped JSON; 2 holds both typed.
 /// Format 3: the results in the messages' wire format ([`crate::protocol::codec`]); formats 1
-/// and 2 were JSON text.
-pub const SAVED_FORMAT: u32 = 3;
+/// and 2 were JSON text. Format 4: the critical path typed in that format (3 carried it as JSON text).
+pub const SAVED_FORMAT: u32 = 4;
 
 /// What this browser keeps for one set of files (results only, never the trace).
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -104,8 +104,7 @@ impl SavedList {
         }
         self.remove(&entry.key);
         self.entries.push(entry);
-        self.entries
-            .sort_by(|a, b| b.saved_ms.total_cmp(&a.saved_ms));
+        crate::sort::sort_by(&mut self.entries, |a, b| b.saved_ms.total_cmp(&a.saved_ms));
     }
 
     pub fn remove(&mut self, key: &str) -> bool {

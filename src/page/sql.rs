@@ -243,7 +243,7 @@ impl SqlAnswer {
         let mut order: Vec<usize> = (0..self.rows()).collect();
         if let Some((col, descending)) = sort {
             if let Some(c) = self.columns.get(col) {
-                order.sort_by(|&a, &b| {
+                crate::sort::sort_by(&mut order, |&a, &b| {
                     let (x, y) = (c.values.cell(a), c.values.cell(b));
                     match (x, y, descending) {
                         (SqlCell::Null, _, _) | (_, SqlCell::Null, _) => x.order(&y),

@@ -43,7 +43,7 @@ fn lanes<'a>(answer: &'a TimelineAnswer, collapsed: &[u32]) -> Vec<Vec<&'a Drawn
                 .filter(|l: &&LaneView| l.track == row.track && l.depth == row.depth)
                 .flat_map(|l| l.events.iter())
                 .collect();
-            events.sort_by_key(|e| (e.start_ns, e.row));
+            crate::sort::sort_by_key(&mut events, |e| (e.start_ns, e.row));
             events
         })
         .collect()

@@ -175,7 +175,9 @@ mod op_times_as_list {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<OpTimes, D::Error> {
         let list: Vec<(IdleCause, String, i64)> = Vec::deserialize(d)?;
-        Ok(list.into_iter().map(|(c, n, t)| ((c, n), t)).collect())
+        Ok(crate::sort::map_of(
+            list.into_iter().map(|(c, n, t)| ((c, n), t)),
+        ))
     }
 }
 

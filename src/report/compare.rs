@@ -400,12 +400,7 @@ fn waterfall(b: &Run, c: &Run, basis: Basis) -> Vec<Delta> {
 fn categories(b: &Run, c: &Run, basis: Basis) -> Vec<Delta> {
     let sums = |run: &Run| {
         let i = &run.gathered.inputs;
-        let comm: i64 = i
-            .kernels
-            .iter()
-            .filter(|k| k.communication)
-            .map(|k| k.total_ns)
-            .sum();
+        let comm = i.communication_kernel_ns();
         let copies: i64 = i.copies.iter().map(|k| k.total_ns).sum();
         [
             (CATEGORY_KEYS[0], i.kernel_time_ns - comm),
@@ -428,7 +423,7 @@ fn named_deltas(
     cm: BTreeMap<String, (i64, u64)>,
     basis: Basis,
 ) -> Vec<(String, NamedDelta)> {
-    let names: std::collections::BTreeSet<&String> = bm.keys().chain(cm.keys()).collect();
+    let names = crate::sort::set_of(bm.keys().chain(cm.keys()));
     let calls_per_unit = |run: &Run, n: u64| n as f64 / run.units(basis);
     let mut out: Vec<(String, NamedDelta)> = names
         .into_iter()
@@ -485,12 +480,13 @@ fn merged_names(rest: Vec<(String, NamedDelta)>) -> (String, NamedDelta) {
 }
 
 fn kernel_map(run: &Run) -> BTreeMap<String, (i64, u64)> {
-    run.gathered
-        .inputs
-        .kernels
-        .iter()
-        .map(|k| (k.name.clone(), (k.total_ns, k.calls)))
-        .collect()
+    crate::sort::map_of(
+        run.gathered
+            .inputs
+            .kernels
+            .iter()
+            .map(|k| (k.name.clone(), (k.total_ns, k.calls))),
+    )
 }
 
 fn kernel_deltas(b: &Run, c: &Run, basis: Basis) -> Vec<(String, NamedDelta)> {

@@ -166,11 +166,11 @@ pub(super) fn rank_figures(
         .collect();
     if !sync_rows.is_empty() {
         let busy = union(prep.dev.iter().map(|d| (d.ts, d.end.max(d.ts))).collect());
-        let copies: BTreeMap<usize, &str> = host
-            .sync_copies
-            .iter()
-            .map(|(row, copy)| (*row, copy.as_str()))
-            .collect();
+        let copies: BTreeMap<usize, &str> = crate::sort::map_of(
+            host.sync_copies
+                .iter()
+                .map(|(row, copy)| (*row, copy.as_str())),
+        );
         let sync_rows = sync_rows
             .into_iter()
             .map(|(row, name)| (row, name, copies.get(&row).map(|c| c.to_string())))

@@ -264,7 +264,7 @@ mod durations_as_list {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<i64, u64>, D::Error> {
         let list: Vec<(i64, u64)> = Vec::deserialize(d)?;
-        Ok(list.into_iter().collect())
+        Ok(crate::sort::map_of(list))
     }
 }
 

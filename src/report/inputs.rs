@@ -342,6 +342,16 @@ impl DiagnosisInputs {
         }
     }
 
+    /// Device time in communication kernels (collectives, send/receive): a sum over kernel names,
+    /// not a union.
+    pub fn communication_kernel_ns(&self) -> i64 {
+        self.kernels
+            .iter()
+            .filter(|k| k.communication)
+            .map(|k| k.total_ns)
+            .sum()
+    }
+
     /// Device time in operations that wait rather than compute ([`crate::analysis::names::is_device_wait_op`]), ns.
     pub fn device_wait_ns(&self) -> i64 {
         self.kernels

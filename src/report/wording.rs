@@ -6,18 +6,39 @@ use crate::report::rich_text::{code, kernel, RichText};
 use crate::rich;
 
 /// A count with its noun, singular or plural as the count asks: `count(1, "copy")` is "1 copy",
-/// `count(3, "copy")` "3 copies", `count(2, "launch")` "2 launches". `noun` is singular; a noun
-/// whose plural is not regular is given as "singular|plural" (`"this|these"`).
+/// `count(3, "copy")` "3 copies", `count(2, "launch")` "2 launches". `noun` is singular with a
+/// regular plural; a word whose plural is not is a [`Noun`].
 pub fn count(n: impl Into<u64>, noun: &str) -> String {
     let n: u64 = n.into();
     format!("{n} {}", noun_for(n, noun))
 }
 
-/// `noun` (singular, or "singular|plural") in the form `n` asks for.
-pub fn noun_for(n: u64, noun: &str) -> String {
-    if let Some((one, many)) = noun.split_once('|') {
-        return if n == 1 { one } else { many }.to_string();
+/// A word whose plural is not made by [`noun_for`]'s rules, both forms written out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Noun {
+    pub one: &'static str,
+    pub many: &'static str,
+}
+
+impl Noun {
+    /// The form `n` asks for.
+    pub fn of(self, n: u64) -> &'static str {
+        if n == 1 {
+            self.one
+        } else {
+            self.many
+        }
     }
+}
+
+/// "This" / "These".
+pub const THIS: Noun = Noun {
+    one: "This",
+    many: "These",
+};
+
+/// `noun` (singular, with a regular plural) in the form `n` asks for.
+pub fn noun_for(n: u64, noun: &str) -> String {
     if n == 1 {
         return noun.to_string();
     }
@@ -226,6 +247,17 @@ pub fn blocking_words(h: TraceHolds) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_take_the_form_their_number_asks_for() {
+        assert_eq!(count(1u64, "copy"), "1 copy");
+        assert_eq!(count(3u64, "copy"), "3 copies");
+        assert_eq!(count(2u64, "launch"), "2 launches");
+        assert_eq!(count(0u64, "day"), "0 days");
+        assert_eq!(THIS.of(1), "This");
+        assert_eq!(THIS.of(0), "These");
+        assert_eq!(THIS.of(2), "These");
+    }
 
     #[test]
     fn durations_pick_a_unit() {

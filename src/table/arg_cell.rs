@@ -63,7 +63,7 @@ pub struct RowArgs(Vec<(String, ArgCell)>);
 impl RowArgs {
     /// The pairs, sorted by key (a key seen twice keeps its first value).
     pub fn new(mut pairs: Vec<(String, ArgCell)>) -> RowArgs {
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::sort::sort_by(&mut pairs, |a, b| a.0.cmp(&b.0));
         pairs.dedup_by(|b, a| a.0 == b.0);
         RowArgs(pairs)
     }

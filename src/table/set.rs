@@ -140,7 +140,7 @@ pub fn missing_ranks_note(ranks: &[i64]) -> Option<String> {
     }
     let lo = ranks[0];
     let hi = ranks[ranks.len() - 1];
-    let used: std::collections::BTreeSet<i64> = ranks.iter().copied().collect();
+    let used: std::collections::BTreeSet<i64> = crate::sort::set_of(ranks.iter().copied());
     let missing: Vec<i64> = (lo..=hi).filter(|r| !used.contains(r)).collect();
     (!missing.is_empty() && missing.len() < 64)
         .then(|| format!("{MISSING_RANKS}{lo} and {hi}: {missing:?}"))

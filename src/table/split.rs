@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use arrow2::array::{BooleanArray, DictionaryArray, PrimitiveArray};
 
 use super::{ArgColumn, ArgValues, IntColumn, TraceTable};
+use crate::sort::{map_of, set_of};
 use crate::trace::Diagnostics;
 
 /// The number after `rank` in a text (`[rank3] python`, `rank_12`, `Rank 0 pid 4242`).
@@ -35,7 +36,7 @@ pub fn rank_in_text(text: &str) -> Option<i64> {
 pub fn rank_of_rows(t: &TraceTable) -> Option<Vec<Option<i64>>> {
     let own = row_ranks_from_args(t);
     let by_pid = pid_ranks(t, &own);
-    let named: BTreeSet<i64> = own.values().chain(by_pid.values()).copied().collect();
+    let named: BTreeSet<i64> = set_of(own.values().chain(by_pid.values()).copied());
     if named.len() < 2 {
         return None;
     }
@@ -46,7 +47,7 @@ pub fn rank_of_rows(t: &TraceTable) -> Option<Vec<Option<i64>>> {
                 .or_else(|| by_pid.get(&t.pid_id(row)).copied())
         })
         .collect();
-    let distinct: BTreeSet<i64> = rows.iter().flatten().copied().collect();
+    let distinct: BTreeSet<i64> = set_of(rows.iter().flatten().copied());
     if distinct.len() < 2 {
         return None;
     }
@@ -74,17 +75,17 @@ fn pid_ranks(t: &TraceTable, own: &BTreeMap<usize, i64>) -> BTreeMap<u32, i64> {
     for (&row, &r) in own {
         seen.entry(t.pid_id(row)).or_default().insert(r);
     }
-    let mut out: BTreeMap<u32, i64> = seen
-        .into_iter()
-        .filter(|(_, rs)| rs.len() == 1)
-        .filter_map(|(pid, rs)| rs.into_iter().next().map(|r| (pid, r)))
-        .collect();
-    let names: BTreeMap<&str, i64> = t
-        .metadata
-        .process_names
-        .iter()
-        .filter_map(|(pid, n)| rank_in_text(n).map(|r| (pid.as_str(), r)))
-        .collect();
+    let mut out: BTreeMap<u32, i64> = map_of(
+        seen.into_iter()
+            .filter(|(_, rs)| rs.len() == 1)
+            .filter_map(|(pid, rs)| rs.into_iter().next().map(|r| (pid, r))),
+    );
+    let names: BTreeMap<&str, i64> = map_of(
+        t.metadata
+            .process_names
+            .iter()
+            .filter_map(|(pid, n)| rank_in_text(n).map(|r| (pid.as_str(), r))),
+    );
     for row in 0..t.len() {
         let pid = t.pid_id(row);
         if out.contains_key(&pid) {
@@ -130,7 +131,7 @@ fn rank_table(t: &TraceTable, rank: i64, rows: &[usize], ranks: &[i64], first: b
             .filter_map(|&r| Some(new_of[r as usize]).filter(|n| *n != u32::MAX))
             .collect()
     };
-    let pids: BTreeSet<&str> = rows.iter().map(|&r| t.pid_at(r)).collect();
+    let pids: BTreeSet<&str> = set_of(rows.iter().map(|&r| t.pid_at(r)));
     let mut metadata = t.metadata.clone();
     metadata.rank = Some(rank);
     metadata.world_size = metadata.world_size.or(Some(ranks.len() as i64));

@@ -76,40 +76,34 @@ fn utf8(out: &mut Vec<u8>, a: &Utf8Array<i32>) {
     out.extend_from_slice(bytes);
 }
 
+/// The error for a column with no plain layout.
+fn unexpected(a: &dyn Array) -> StoreError {
+    StoreError::Encode(format!("no plain layout for {:?}", a.data_type()))
+}
+
+/// A column of `T`s, written under `tag`.
+fn primitive_column<T: NativeType>(
+    out: &mut Vec<u8>,
+    tag: u8,
+    a: &dyn Array,
+) -> Result<(), StoreError> {
+    let p = a
+        .as_any()
+        .downcast_ref::<PrimitiveArray<T>>()
+        .ok_or_else(|| unexpected(a))?;
+    primitive(out, tag, p);
+    Ok(())
+}
+
 fn column(out: &mut Vec<u8>, a: &dyn Array) -> Result<(), StoreError> {
     let any = a.as_any();
-    let unexpected = || StoreError::Encode(format!("no plain layout for {:?}", a.data_type()));
+    let unexpected = || unexpected(a);
     match a.data_type() {
-        DataType::UInt8 => primitive(
-            out,
-            U8,
-            any.downcast_ref::<PrimitiveArray<u8>>()
-                .ok_or_else(unexpected)?,
-        ),
-        DataType::UInt32 => primitive(
-            out,
-            U32,
-            any.downcast_ref::<PrimitiveArray<u32>>()
-                .ok_or_else(unexpected)?,
-        ),
-        DataType::Int32 => primitive(
-            out,
-            I32,
-            any.downcast_ref::<PrimitiveArray<i32>>()
-                .ok_or_else(unexpected)?,
-        ),
-        DataType::Int64 => primitive(
-            out,
-            I64,
-            any.downcast_ref::<PrimitiveArray<i64>>()
-                .ok_or_else(unexpected)?,
-        ),
-        DataType::Float64 => primitive(
-            out,
-            F64,
-            any.downcast_ref::<PrimitiveArray<f64>>()
-                .ok_or_else(unexpected)?,
-        ),
+        DataType::UInt8 => primitive_column::<u8>(out, U8, a)?,
+        DataType::UInt32 => primitive_column::<u32>(out, U32, a)?,
+        DataType::Int32 => primitive_column::<i32>(out, I32, a)?,
+        DataType::Int64 => primitive_column::<i64>(out, I64, a)?,
+        DataType::Float64 => primitive_column::<f64>(out, F64, a)?,
         DataType::Boolean => {
             let b = any.downcast_ref::<BooleanArray>().ok_or_else(unexpected)?;
             out.push(BOOL);

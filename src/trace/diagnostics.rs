@@ -176,7 +176,9 @@ impl Diagnostics {
                 description: kind.describe().to_string(),
             })
             .collect();
-        out.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.kind.cmp(&b.kind)));
+        crate::sort::sort_by(&mut out, |a, b| {
+            b.severity.cmp(&a.severity).then(a.kind.cmp(&b.kind))
+        });
         out
     }
 }

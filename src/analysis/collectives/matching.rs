@@ -36,10 +36,11 @@ fn seq_groups(inputs: &[&CollectiveInputs]) -> BTreeSet<String> {
             *all.entry(&o.group).or_insert(true) &= o.seq.is_some();
         }
     }
-    all.into_iter()
-        .filter(|(_, s)| *s)
-        .map(|(g, _)| g.to_string())
-        .collect()
+    crate::sort::set_of(
+        all.into_iter()
+            .filter(|(_, s)| *s)
+            .map(|(g, _)| g.to_string()),
+    )
 }
 
 fn key_of(o: &CollectiveOp, seq_groups: &BTreeSet<String>) -> Key {

@@ -179,10 +179,11 @@ fn ops_where<'a>(
     inputs: &[&'a CollectiveInputs],
     test: impl Fn(CollectiveKind, StepPhase) -> bool,
 ) -> BTreeSet<&'a str> {
-    inputs
-        .iter()
-        .flat_map(|i| i.ops.iter())
-        .filter(|o| test(o.kind, o.phase))
-        .map(|o| o.group.as_str())
-        .collect()
+    crate::sort::set_of(
+        inputs
+            .iter()
+            .flat_map(|i| i.ops.iter())
+            .filter(|o| test(o.kind, o.phase))
+            .map(|o| o.group.as_str()),
+    )
 }

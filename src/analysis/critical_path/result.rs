@@ -233,40 +233,109 @@ pub struct PathEvent {
 
 /// The critical path's breakdown.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(into = "ResultFields", from = "ResultFields")]
 pub struct CriticalPathResult {
     /// Path edges in path order (the first [`CriticalPathOptions::max_rows`](super::CriticalPathOptions::max_rows) of them).
     pub rows: Vec<PathSegment>,
     /// Number of edges on the whole path.
-    #[serde(default)]
     pub segments: usize,
     /// Whether a path was found, and why not (JSON: `ok` and `error`).
-    #[serde(flatten)]
     pub status: CriticalPathStatus,
-    #[serde(default)]
     pub annotation: String,
-    #[serde(default)]
     pub instance: usize,
     /// Window analysed, µs.
-    #[serde(default)]
     pub window_us: (f64, f64),
     /// Length of the path, µs (Σ segment durations).
-    #[serde(default)]
     pub total_us: f64,
-    #[serde(default)]
     pub nodes: usize,
-    #[serde(default)]
     pub edges: usize,
     /// Share per bound, all of [`BOUND_BY`] in that order.
-    #[serde(default)]
     pub summary: Vec<BoundShare>,
     /// The longest segments (up to 10), longest first.
-    #[serde(default)]
     pub top_segments: Vec<PathSegment>,
     /// Events with the most path time (up to 10).
-    #[serde(default)]
     pub top_events: Vec<PathEvent>,
-    #[serde(default)]
     pub notes: Vec<String>,
+}
+
+/// The serialised form of [`CriticalPathResult`]: its status as today's `ok` and `error` fields in
+/// its place. A plain struct, not `#[serde(flatten)]`, so that the binary codec carries it as it is
+/// (flatten reads through a map of untyped values, which only JSON can give).
+#[derive(Serialize, Deserialize)]
+struct ResultFields {
+    rows: Vec<PathSegment>,
+    #[serde(default)]
+    segments: usize,
+    #[serde(default)]
+    ok: bool,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    annotation: String,
+    #[serde(default)]
+    instance: usize,
+    #[serde(default)]
+    window_us: (f64, f64),
+    #[serde(default)]
+    total_us: f64,
+    #[serde(default)]
+    nodes: usize,
+    #[serde(default)]
+    edges: usize,
+    #[serde(default)]
+    summary: Vec<BoundShare>,
+    #[serde(default)]
+    top_segments: Vec<PathSegment>,
+    #[serde(default)]
+    top_events: Vec<PathEvent>,
+    #[serde(default)]
+    notes: Vec<String>,
+}
+
+impl From<CriticalPathResult> for ResultFields {
+    fn from(r: CriticalPathResult) -> Self {
+        let StatusFields { ok, error } = r.status.into();
+        ResultFields {
+            rows: r.rows,
+            segments: r.segments,
+            ok,
+            error,
+            annotation: r.annotation,
+            instance: r.instance,
+            window_us: r.window_us,
+            total_us: r.total_us,
+            nodes: r.nodes,
+            edges: r.edges,
+            summary: r.summary,
+            top_segments: r.top_segments,
+            top_events: r.top_events,
+            notes: r.notes,
+        }
+    }
+}
+
+impl From<ResultFields> for CriticalPathResult {
+    fn from(r: ResultFields) -> Self {
+        CriticalPathResult {
+            rows: r.rows,
+            segments: r.segments,
+            status: StatusFields {
+                ok: r.ok,
+                error: r.error,
+            }
+            .into(),
+            annotation: r.annotation,
+            instance: r.instance,
+            window_us: r.window_us,
+            total_us: r.total_us,
+            nodes: r.nodes,
+            edges: r.edges,
+            summary: r.summary,
+            top_segments: r.top_segments,
+            top_events: r.top_events,
+            notes: r.notes,
+        }
+    }
 }
 
 impl CriticalPathResult {

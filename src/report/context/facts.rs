@@ -584,12 +584,8 @@ fn found(t: &TraceTable) -> RichText {
             .map(|(c, n)| rich!(code(*c), format!(" ({n})")));
         parts.push(rich!("categories ", RichText::join(list, ", ")));
     }
-    let procs: BTreeSet<&str> = t
-        .metadata
-        .process_names
-        .values()
-        .map(String::as_str)
-        .collect();
+    let procs: BTreeSet<&str> =
+        crate::sort::set_of(t.metadata.process_names.values().map(String::as_str));
     if !procs.is_empty() {
         let list = procs
             .iter()

@@ -135,7 +135,7 @@ fn op_times(t: &TraceTable, classes: &NameClasses) -> (Vec<OpTotal>, BTreeSet<u3
     let is_caller = |id: u32| t.name_of_id(id).starts_with("aten::");
     for spans in threads.values_mut() {
         self_times(spans, &is_caller, &mut totals);
-        let here: BTreeSet<u32> = spans.iter().map(|s| s.2).collect();
+        let here: BTreeSet<u32> = crate::sort::set_of(spans.iter().map(|s| s.2));
         for id in here {
             *on_threads.entry(id).or_default() += 1;
         }

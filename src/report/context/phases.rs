@@ -98,10 +98,8 @@ pub fn phases_of(t: &TraceTable, classes: &NameClasses) -> Vec<Phase> {
     blocks.retain(|b| in_script(t, b.2, &scripts));
     let level = phase_level(blocks);
     let covered: i64 = level.iter().map(|b| b.1 - b.0).sum();
-    let names: std::collections::BTreeSet<&str> = level
-        .iter()
-        .map(|b| frame_function(t.name_of_id(b.2)))
-        .collect();
+    let names: std::collections::BTreeSet<&str> =
+        crate::sort::set_of(level.iter().map(|b| frame_function(t.name_of_id(b.2))));
     if level.len() < 2
         || level.len() > MAX_PHASES
         || names.len() < 2
@@ -155,7 +153,7 @@ fn driving_thread(t: &TraceTable, classes: &NameClasses) -> Option<(u32, u32)> {
 /// The first level of nesting with more than one block: the outermost blocks, and while there is
 /// one, the blocks directly inside it. Blocks under [`MIN_PHASE_SHARE`] of the level are dropped.
 fn phase_level(mut blocks: Vec<Block>) -> Vec<Block> {
-    blocks.sort_by_key(|b| (b.0, std::cmp::Reverse(b.1)));
+    crate::sort::sort_by_key(&mut blocks, |b| (b.0, std::cmp::Reverse(b.1)));
     let mut level = outermost(&blocks, None);
     for _ in 0..MAX_DEPTH {
         if level.len() != 1 {
@@ -367,30 +365,22 @@ fn why_words(slow: &Phase, fast: &Phase) -> RichText {
         return rich!(op(&slow.name), format!(" launches {} kernels for {} of GPU work, {} of wall time per launch: the host's per-launch cost sets its pace; ", slow.launches, dur(slow.kernel_ns), per(slow.launches)), op(&fast.name), format!(" launches {}: fewer, larger kernels (one vectorised op, fusion) remove it.", fast.launches));
     }
     if slow.kernel_ns * 2 >= slow.wall_ns && fast.kernel_ns < slow.kernel_ns {
-        return rich!(
-            op(&slow.name),
-            format!(
-                " spends {} in kernels against {} for ",
-                dur(slow.kernel_ns),
-                dur(fast.kernel_ns)
-            ),
-            op(&fast.name),
+        return spends_against(
+            (slow, fast),
+            "kernels",
+            |p| p.kernel_ns,
             format!(
                 ": the difference is device work ({} kernels against {}).",
                 slow.kernels, fast.kernels
-            )
+            ),
         );
     }
     if slow.copy_ns > fast.copy_ns && slow.copy_ns * 4 >= slow.wall_ns {
-        return rich!(
-            op(&slow.name),
-            format!(
-                " spends {} in copies against {} for ",
-                dur(slow.copy_ns),
-                dur(fast.copy_ns)
-            ),
-            op(&fast.name),
-            format!("{}.", rate_words(slow, fast))
+        return spends_against(
+            (slow, fast),
+            "copies",
+            |p| p.copy_ns,
+            format!("{}.", rate_words(slow, fast)),
         );
     }
     rich!(
@@ -405,6 +395,25 @@ fn why_words(slow: &Phase, fast: &Phase) -> RichText {
             " {}.",
             dur((fast.wall_ns - fast.kernel_ns - fast.copy_ns).max(0))
         )
+    )
+}
+
+/// "`slow` spends 3 ms in `what` against 1 ms for `fast`" and `tail`, the times read by `ns`.
+fn spends_against(
+    (slow, fast): (&Phase, &Phase),
+    what: &str,
+    ns: impl Fn(&Phase) -> i64,
+    tail: String,
+) -> RichText {
+    rich!(
+        op(&slow.name),
+        format!(
+            " spends {} in {what} against {} for ",
+            dur(ns(slow)),
+            dur(ns(fast))
+        ),
+        op(&fast.name),
+        tail
     )
 }
 

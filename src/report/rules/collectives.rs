@@ -12,7 +12,7 @@ use crate::report::findings::{
 };
 use crate::report::inputs::{pct, DiagnosisInputs};
 use crate::report::rich_text::{code, kernel, RichText};
-use crate::report::wording::{count, dur, noun_for};
+use crate::report::wording::{count, dur, THIS};
 use crate::rich;
 
 /// Waiting for late ranks, with no compute running, above this share (%) of the GPU window.
@@ -311,12 +311,7 @@ pub const WAITING_PCT: f64 = 50.0;
 /// moving data, with what shows it: the device's wait tasks, or calls far slower than bigger calls
 /// of their kind (the excess over the bigger call's time). `None` when neither shows.
 pub(super) fn waiting_in_collectives(i: &DiagnosisInputs) -> Option<(i64, RichText)> {
-    let comm: i64 = i
-        .kernels
-        .iter()
-        .filter(|k| k.communication)
-        .map(|k| k.total_ns)
-        .sum();
+    let comm = i.communication_kernel_ns();
     let device_wait = i.device_wait_ns();
     if comm > 0 && pct(device_wait, comm) >= DEVICE_WAIT_IN_COMM_PCT {
         return Some((
@@ -633,7 +628,7 @@ fn communication_actions(i: &DiagnosisInputs, link: Option<&PeerLink>) -> Vec<Ri
     let window = i.time.window_ns / i.ranks.len().max(1) as i64;
     if let Some((n, _, need)) = small_collectives(c) {
         if pct(need, window) < SMALL_COUNT_PCT {
-            return vec![format!("{} {} {} small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", noun_for(n, "This|These"), count(n, "collective"), if n == 1 { "is" } else { "are" }, dur(need)).into()];
+            return vec![format!("{} {} {} small: their latency (≈{} in all per rank) is not the cost, and fewer, larger collectives or faster links would not recover the rest. Their time is waiting: ranks out of step (see which rank arrives last, and the hosts' clock skew), or NCCL setting up its peer connections on first use; run one warm-up collective of each kind before profiling, and record more than one step.", THIS.of(n), count(n, "collective"), if n == 1 { "is" } else { "are" }, dur(need)).into()];
         }
     }
     let mut actions = fallback_actions(i);

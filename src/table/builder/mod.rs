@@ -266,7 +266,7 @@ impl TableBuilder {
         let pid_strings = self.pids.strings.into_strings();
         let tid_strings = self.tids.strings.into_strings();
         let mut args: Vec<ArgColumn> = self.args.into_iter().map(ArgBuilder::finish).collect();
-        args.sort_by(|a, b| a.key.cmp(&b.key));
+        crate::sort::sort_by(&mut args, |a, b| a.key.cmp(&b.key));
         let roles = ProcessRoles::new(&pid_strings, &self.process_names);
         if !roles.is_empty() {
             let threads: FxHashMap<(u32, u32), &str> = self
