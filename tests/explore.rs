@@ -346,3 +346,252 @@ fn real_traces_kernel_groups_match_an_independent_count() {
         assert!(checked >= 10, "only {checked} traces checked");
     }
 }
+
+/// Two ranks of CPU ops (some with `Input Dims`), runtime calls, kernels on streams 7 and 9 and a
+/// copy: every column of the explorer has values that differ, some missing (no stream, no args).
+fn mixed_ranks() -> TraceSet {
+    let mut tables = Vec::new();
+    for rank in [0, 1] {
+        let mut b = TraceBuilder::new().rank(rank, 2);
+        let shift = rank as f64 * 3.0;
+        b.cpu_op_args(
+            "aten::mm",
+            0.0,
+            80.0 + shift,
+            serde_json::json!({"Input Dims": [[4, 8], [8, 2]]}),
+        );
+        b.cpu_op("aten::add", 100.0, 20.0);
+        b.cpu_op_args(
+            "aten::bmm",
+            130.0,
+            15.0,
+            serde_json::json!({"Input Dims": [[2, 4, 8]]}),
+        );
+        b.runtime("cudaDeviceSynchronize", 150.0, 30.0 - shift);
+        b.kernel("gemm", 7, 1.0, 2.0, 10.0, 12.0 + shift);
+        b.kernel("relu", 9, 5.0, 2.0, 30.0, 4.0);
+        b.kernel("gemm", 9, 9.0, 2.0, 40.0, 12.0);
+        b.memcpy(
+            "Memcpy HtoD (Pageable -> Device)",
+            4096 * (rank + 1),
+            7,
+            11.0,
+            1.0,
+            60.0,
+            6.0,
+        );
+        tables.push(b.table(&format!("rank{rank}.json")));
+    }
+    TraceSet::from_tables(tables)
+}
+
+/// A row's shown value of a column, as the explorer shows it: a number, a text, or none.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+enum Shown {
+    Num(f64),
+    Text(String),
+}
+
+fn shown(r: &profile_model::table::query::EventRow, sort: SortBy) -> Option<Shown> {
+    match sort {
+        SortBy::Rank => Some(Shown::Num(r.rank as f64)),
+        SortBy::Start => r.ts_us.map(Shown::Num),
+        SortBy::Duration => r.dur_us.map(Shown::Num),
+        SortBy::Kind => Some(Shown::Text(r.kind.as_str().to_string())),
+        SortBy::Stream => r.stream.map(|s| Shown::Num(s as f64)),
+        SortBy::Name => Some(Shown::Text(r.name.clone())),
+        SortBy::Args => Some(r.args_text())
+            .filter(|a| !a.is_empty())
+            .map(Shown::Text),
+        other => panic!("{other:?} is not a column of the rows"),
+    }
+}
+
+#[test]
+fn every_column_of_the_rows_sorts_both_ways_with_missing_values_last() {
+    let set = mixed_ranks();
+    let every = query_events(
+        &set,
+        &EventQuery {
+            limit: 1000,
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        every.matched,
+        2 * (4 + 2 * 4),
+        "ops, runtime calls, launches, kernels, copy"
+    );
+    for sort in [
+        SortBy::Rank,
+        SortBy::Start,
+        SortBy::Duration,
+        SortBy::Kind,
+        SortBy::Stream,
+        SortBy::Name,
+        SortBy::Args,
+    ] {
+        for descending in [false, true] {
+            let q = EventQuery {
+                sort,
+                descending,
+                limit: 1000,
+                ..Default::default()
+            };
+            let got: Vec<(i64, u32)> = query_events(&set, &q)
+                .rows
+                .iter()
+                .map(|r| (r.rank, r.row))
+                .collect();
+            // Here: the rows in file order, sorted by the value shown, none last, ties by rank and row.
+            let mut want = every.rows.clone();
+            want.sort_by(|a, b| {
+                let (x, y) = (shown(a, sort), shown(b, sort));
+                let by_value = match (&x, &y) {
+                    (Some(x), Some(y)) if descending => y.partial_cmp(x).unwrap(),
+                    (Some(x), Some(y)) => x.partial_cmp(y).unwrap(),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                };
+                by_value.then((a.rank, a.row).cmp(&(b.rank, b.row)))
+            });
+            let want: Vec<(i64, u32)> = want.iter().map(|r| (r.rank, r.row)).collect();
+            assert_eq!(got, want, "{sort:?} descending={descending}");
+            // Pages of five, put together, are the same order (the partial sort of a page).
+            let mut paged = Vec::new();
+            for offset in (0..want.len()).step_by(5) {
+                let p = query_events(
+                    &set,
+                    &EventQuery {
+                        offset,
+                        limit: 5,
+                        ..q.clone()
+                    },
+                );
+                paged.extend(p.rows.iter().map(|r| (r.rank, r.row)));
+            }
+            assert_eq!(paged, want, "{sort:?} descending={descending}, paged");
+        }
+    }
+    // What each order puts first and last, written out.
+    let first_last = |sort, descending| {
+        let p = query_events(
+            &set,
+            &EventQuery {
+                sort,
+                descending,
+                limit: 1000,
+                ..Default::default()
+            },
+        );
+        let (a, z) = (p.rows.first().unwrap(), p.rows.last().unwrap());
+        (shown(a, sort), shown(z, sort))
+    };
+    assert_eq!(
+        first_last(SortBy::Rank, true),
+        (Some(Shown::Num(1.0)), Some(Shown::Num(0.0)))
+    );
+    assert_eq!(
+        first_last(SortBy::Kind, false),
+        (
+            Some(Shown::Text("cpu_op".into())),
+            Some(Shown::Text("runtime".into()))
+        )
+    );
+    assert_eq!(
+        first_last(SortBy::Stream, true),
+        (Some(Shown::Num(9.0)), None),
+        "rows without a stream last, descending too"
+    );
+    assert_eq!(
+        first_last(SortBy::Args, false).1,
+        None,
+        "rows without args last"
+    );
+    assert!(
+        matches!(first_last(SortBy::Args, true).0, Some(Shown::Text(t)) if t.contains("bytes"))
+    );
+}
+
+#[test]
+fn every_column_of_the_groups_sorts_both_ways() {
+    let set = mixed_ranks();
+    let every = query_events(
+        &set,
+        &EventQuery {
+            limit: 1000,
+            ..Default::default()
+        },
+    );
+    // Here: each name's count, total, min and max from the rows.
+    let mut by_name: std::collections::BTreeMap<String, (u64, f64, f64, f64)> = Default::default();
+    for r in &every.rows {
+        let d = r.dur_us.unwrap();
+        let e = by_name
+            .entry(r.name.clone())
+            .or_insert((0, 0.0, f64::INFINITY, 0.0));
+        *e = (e.0 + 1, e.1 + d, e.2.min(d), e.3.max(d));
+    }
+    let matched: f64 = by_name.values().map(|v| v.1).sum();
+    for sort in [
+        SortBy::Name,
+        SortBy::Count,
+        SortBy::Total,
+        SortBy::Mean,
+        SortBy::Min,
+        SortBy::Max,
+        SortBy::Share,
+    ] {
+        for descending in [false, true] {
+            let p = query_events(
+                &set,
+                &EventQuery {
+                    group_by: Some(GroupBy::Name),
+                    sort,
+                    descending,
+                    limit: 1000,
+                    ..Default::default()
+                },
+            );
+            let value = |k: &String| {
+                let (n, total, min, max) = by_name[k];
+                match sort {
+                    SortBy::Count => n as f64,
+                    SortBy::Total | SortBy::Share => total,
+                    SortBy::Mean => total / n as f64,
+                    SortBy::Min => min,
+                    SortBy::Max => max,
+                    _ => 0.0,
+                }
+            };
+            let mut want: Vec<String> = by_name.keys().cloned().collect();
+            if sort == SortBy::Name {
+                if descending {
+                    want.reverse();
+                }
+            } else {
+                // Ties stay in key order.
+                want.sort_by(|a, b| {
+                    let o = value(a).partial_cmp(&value(b)).unwrap();
+                    if descending {
+                        o.reverse()
+                    } else {
+                        o
+                    }
+                });
+            }
+            let got: Vec<String> = p.groups.iter().map(|g| g.key.clone()).collect();
+            assert_eq!(got, want, "{sort:?} descending={descending}");
+            for g in &p.groups {
+                let (_, total, min, _) = by_name[&g.key];
+                assert_eq!(g.min_us, Some(min), "{}", g.key);
+                assert!((g.pct_of_matched - total * 100.0 / matched).abs() < 1e-9);
+            }
+        }
+    }
+    // A row order asked of groups sorts them by total, a group order asked of rows by duration.
+    assert_eq!(SortBy::Kind.of_groups(), SortBy::Total);
+    assert_eq!(SortBy::Min.of_rows(), SortBy::Duration);
+    assert!(SortBy::Share.descending_first() && !SortBy::Args.descending_first());
+}

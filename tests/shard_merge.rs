@@ -165,15 +165,8 @@ fn one_rank_merged_with_an_empty_shard_is_that_ranks_analysis_exactly() {
 /// filters by kind, name and rank.
 fn queries(matched: usize) -> Vec<EventQuery> {
     let mut out = Vec::new();
-    for sort in [
-        SortBy::Start,
-        SortBy::Duration,
-        SortBy::Name,
-        SortBy::Count,
-        SortBy::Total,
-        SortBy::Mean,
-        SortBy::Max,
-    ] {
+    // Every order, the columns' new ones (min, share, rank, kind, stream, args) included.
+    for sort in SortBy::ALL.iter().copied() {
         for descending in [false, true] {
             for (offset, limit) in [
                 (0, 0),

@@ -291,15 +291,16 @@ fn locate_finds_the_longest_event_a_query_matches() {
         kinds: vec![EventKind::Kernel],
         ..Default::default()
     };
-    let (rank_index, row, start, dur) = locate(&set, &q).expect("found");
-    assert_eq!(rank_index, 0);
-    assert_eq!(set.ranks[0].table.name_at(row as usize), "long");
-    assert_eq!((start, dur), (20_000, 9_000));
+    let found = locate(&set, &q, &[]).expect("found");
+    assert_eq!(found.rank_index, 0);
+    assert_eq!(set.ranks[0].table.name_at(found.row as usize), "long");
+    assert_eq!((found.start_ns, found.dur_ns), (20_000, 9_000));
+    assert!(!found.outside, "no window: the whole trace");
     let nothing = EventQuery {
         name_contains: "absent".into(),
         ..Default::default()
     };
-    assert!(locate(&set, &nothing).is_none());
+    assert!(locate(&set, &nothing, &[]).is_none());
 }
 
 #[test]
@@ -330,4 +331,66 @@ fn the_search_finds_every_drawn_event_whose_name_contains_the_text() {
         }
     }
     assert_eq!(search(&t, "   ").1, 0, "an empty text finds nothing");
+}
+
+/// Rank 0: steps 1 [0, 100) and 2 [100, 200) µs; kernel `k` launched in step 1 (60 µs, the longest),
+/// in step 2 (30 µs), and launched at the end of step 2 but running after it (40 µs); `early` only in
+/// step 1. Rank 1 (no window given): `k` of `k1` µs.
+fn windowed(k1: f64) -> profile_model::table::TraceSet {
+    let mut r0 = TraceBuilder::new().rank(0, 2);
+    r0.step(1, 0.0, 100.0).step(2, 100.0, 100.0);
+    r0.kernel("k", 7, 10.0, 2.0, 20.0, 60.0);
+    r0.kernel("early", 7, 50.0, 2.0, 85.0, 5.0);
+    r0.kernel("k", 7, 110.0, 2.0, 120.0, 30.0);
+    r0.kernel("k", 7, 190.0, 2.0, 205.0, 40.0);
+    let mut r1 = TraceBuilder::new().rank(1, 2);
+    r1.kernel("k", 7, 10.0, 2.0, 20.0, k1);
+    profile_model::table::TraceSet::from_tables(vec![r0.table("r0.json"), r1.table("r1.json")])
+}
+
+#[test]
+fn show_on_timeline_picks_the_longest_inside_the_analysed_window_else_the_whole_trace() {
+    use profile_model::analysis::timeline::{locate, AnalysedWindow};
+    use profile_model::table::query::EventQuery;
+    let step2 = [AnalysedWindow {
+        rank: 0,
+        start_ns: 100_000,
+        end_ns: 200_000,
+    }];
+    let named = |name: &str, ranks: Vec<i64>| EventQuery {
+        names: vec![name.into()],
+        kinds: vec![EventKind::Kernel],
+        ranks,
+        ..Default::default()
+    };
+    // Here: (start µs, dur µs) of what should be found.
+    let at = |f: profile_model::analysis::timeline::Found| {
+        (f.rank_index, f.start_ns / 1000, f.dur_ns / 1000, f.outside)
+    };
+    let set = windowed(35.0);
+    // The whole trace: step 1's 60 µs.
+    assert_eq!(
+        locate(&set, &named("k", vec![0]), &[]).map(at),
+        Some((0, 20, 60, false))
+    );
+    // Step 2: launched inside it, the 40 µs one (it runs past the step's end), not step 1's 60 µs.
+    assert_eq!(
+        locate(&set, &named("k", vec![0]), &step2).map(at),
+        Some((0, 205, 40, false))
+    );
+    // Rank 1 has no window: all of it counts (35 µs < 40 µs; 45 µs > 40 µs).
+    assert_eq!(
+        locate(&set, &named("k", vec![]), &step2).map(at),
+        Some((0, 205, 40, false))
+    );
+    assert_eq!(
+        locate(&windowed(45.0), &named("k", vec![]), &step2).map(at),
+        Some((1, 20, 45, false))
+    );
+    // None inside: the whole trace's longest, said to be outside.
+    assert_eq!(
+        locate(&set, &named("early", vec![]), &step2).map(at),
+        Some((0, 85, 5, true))
+    );
+    assert_eq!(locate(&set, &named("nothing", vec![]), &step2), None);
 }

@@ -835,27 +835,77 @@ fn partners(t: &TraceTable, i: usize) -> Vec<Partner> {
         .collect()
 }
 
-/// The longest event a query matches, as (rank index, row, start, duration): where the timeline
-/// shows a finding's evidence. `None` when nothing with a time matches.
+/// The window the report analysed on one rank (ns on its clock): what "Show on timeline" looks in
+/// first (the page sends the report's windows: the automatic one, or the steps the user picked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnalysedWindow {
+    pub rank: i64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+}
+
+/// Where "Show on timeline" goes: the event's rank index, row, start and duration (ns), and whether
+/// it lies outside the analysed windows (none of the query's events was inside them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Found {
+    pub rank_index: usize,
+    pub row: u32,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub outside: bool,
+}
+
+/// The longest event a query matches: where the timeline shows a finding's evidence or a view's
+/// row. Looked for inside the analysed `windows` first (a rank's rows there as
+/// [`Frame::keep_window`](super::frame::Frame::keep_window) keeps them: host rows starting in it,
+/// device rows they launched or starting in it; a rank without a window: all its rows), over the
+/// whole trace only when none is inside. Ties go to the first rank, then the first row. `None` when
+/// nothing with a time matches.
 pub fn locate(
     set: &crate::table::TraceSet,
     query: &crate::table::query::EventQuery,
-) -> Option<(usize, u32, i64, i64)> {
-    let mut q = query.clone();
-    q.group_by = None;
-    q.sort = crate::table::query::SortBy::Duration;
-    q.descending = true;
-    q.offset = 0;
-    q.limit = 1;
-    let page = crate::table::query::query_events(set, &q);
-    let hit = page.rows.first()?;
-    let rank_index = set.ranks.iter().position(|r| r.rank == hit.rank)?;
-    let t = &set.ranks[rank_index].table;
-    let row = hit.row as usize;
-    Some((
-        rank_index,
-        hit.row,
-        t.ts_at(row)?,
-        t.dur_at(row).unwrap_or(0),
-    ))
+    windows: &[AnalysedWindow],
+) -> Option<Found> {
+    use super::frame::Frame;
+    use super::options::Mode;
+    let hits = crate::table::query::matched_rows(set, query);
+    // Per rank of the hits: the frame its window keeps (`None`: no window, every row).
+    let mut frames: Vec<Option<Option<Frame>>> = vec![None; set.ranks.len()];
+    let mut inside_window = |ri: usize, row: u32| -> bool {
+        let frame = frames[ri].get_or_insert_with(|| {
+            let t = &set.ranks[ri].table;
+            windows
+                .iter()
+                .find(|w| w.rank == set.ranks[ri].rank)
+                .map(|w| {
+                    let mut f = Frame::new(t, Mode::Exact);
+                    f.keep_window(t, (w.start_ns, w.end_ns));
+                    f
+                })
+        });
+        frame.as_ref().is_none_or(|f| f.keeps(row as usize))
+    };
+    // The longest with a time: inside first, then outside; ties by rank, then row.
+    let mut best: Option<Found> = None;
+    for (ri, row) in hits {
+        let t = &set.ranks[ri].table;
+        let Some(start_ns) = t.ts_at(row as usize) else {
+            continue;
+        };
+        let dur_ns = t.dur_at(row as usize).unwrap_or(0);
+        let outside = !inside_window(ri, row);
+        let better = best
+            .as_ref()
+            .is_none_or(|b| (!outside, dur_ns) > (!b.outside, b.dur_ns));
+        if better {
+            best = Some(Found {
+                rank_index: ri,
+                row,
+                start_ns,
+                dur_ns,
+                outside,
+            });
+        }
+    }
+    best
 }

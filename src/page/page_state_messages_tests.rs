@@ -255,6 +255,7 @@ fn a_located_event_brings_the_timeline_into_view() {
             row: 3,
             start_ns: 10,
             dur_ns: 5,
+            outside: false,
         }),
     );
     assert!(matches!(e.last(), Some(Effect::ScrollToTimeline)));

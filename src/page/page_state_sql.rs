@@ -104,6 +104,7 @@ impl PageState {
             row: Located::NO_ROW,
             start_ns: (span.ts_us * 1000.0).round() as i64,
             dur_ns: (span.dur_us * 1000.0).round().max(0.0) as i64,
+            outside: false,
         });
         self.tab = Tab::Timeline;
         vec![Effect::ScrollToTimeline]

@@ -5,7 +5,7 @@
 use super::{Effect, PageState};
 use crate::analysis::rank_lanes::RankLanesView;
 use crate::analysis::step_filter::StepRange;
-use crate::analysis::timeline::{EventDetails, SearchHit, TimelineRequest};
+use crate::analysis::timeline::{AnalysedWindow, EventDetails, SearchHit, TimelineRequest};
 use crate::analysis::views::RankViews;
 use crate::page::step_pick::parse_inputs;
 use crate::protocol::{FindingLink, Located, ToWorker};
@@ -64,12 +64,35 @@ impl PageState {
         self.locate_events(link.query.clone())
     }
 
-    /// "Show on timeline" on a row naming events: ask where the longest of them is.
+    /// "Show on timeline" on a row naming events: ask where the longest of them is, inside the
+    /// window the report shown analysed (the automatic one, or the steps picked) when one is.
     pub fn locate_events(&mut self, query: EventQuery) -> Vec<Effect> {
         if !self.worker_answers() {
             return Vec::new();
         }
-        vec![Effect::Post(ToWorker::Locate { query })]
+        vec![Effect::Post(ToWorker::Locate {
+            query,
+            within: self.analysed_windows(),
+        })]
+    }
+
+    /// The window the report shown analysed on each rank (none before a report): the steps the
+    /// report and the views are over, as the report's context defines them.
+    pub fn analysed_windows(&self) -> Vec<AnalysedWindow> {
+        let Some(report) = self.shown().and_then(|s| s.report.as_ref()) else {
+            return Vec::new();
+        };
+        report
+            .plain
+            .context
+            .windows
+            .iter()
+            .map(|w| AnalysedWindow {
+                rank: w.rank,
+                start_ns: w.start_ns,
+                end_ns: w.end_ns,
+            })
+            .collect()
     }
 
     /// "Show on timeline" on one event of the explorer (its rank, row, `ts` and `dur` in µs): the
@@ -86,6 +109,7 @@ impl PageState {
             row,
             start_ns: (ts_us * 1e3).round() as i64,
             dur_ns: (dur_us * 1e3).round() as i64,
+            outside: false,
         });
         effects.push(Effect::ScrollToTimeline);
         effects
@@ -170,6 +194,7 @@ impl PageState {
             row: hit.row,
             start_ns: hit.start_ns,
             dur_ns: hit.end_ns - hit.start_ns,
+            outside: false,
         });
         self.revision += 1;
         self.ask_event_details(hit.row)

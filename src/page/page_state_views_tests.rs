@@ -108,6 +108,7 @@ pub(super) fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
         row: 42,
         start_ns: 1000,
         dur_ns: 500,
+        outside: false,
     };
     let effects = s.located(at);
     assert_eq!(s.rank_index, 1);
@@ -122,6 +123,47 @@ pub(super) fn show_on_timeline_picks_the_evidences_rank_and_asks_its_details() {
     // A new load forgets it.
     s.start_load(None);
     assert_eq!(s.timeline_focus, None);
+}
+
+#[test]
+pub(super) fn show_on_timeline_looks_inside_the_window_the_report_shown_analysed() {
+    use crate::analysis::timeline::AnalysedWindow;
+    use crate::report::context::RankWindow;
+    let query = EventQuery {
+        names: vec!["gemm".into()],
+        ..Default::default()
+    };
+    let within = |effects: &[Effect]| {
+        effects.iter().find_map(|e| match e {
+            Effect::Post(ToWorker::Locate { within, .. }) => Some(within.clone()),
+            _ => None,
+        })
+    };
+    let mut s = loaded_state("a.json");
+    assert_eq!(
+        within(&s.locate_events(query.clone())),
+        Some(Vec::new()),
+        "no report yet: the whole trace"
+    );
+    let mut r = reports();
+    r.plain.context.windows = vec![RankWindow {
+        rank: 0,
+        trace_start_ns: 0,
+        trace_end_ns: 9_000,
+        start_ns: 2_000,
+        end_ns: 7_000,
+        warmup_ns: Some((0, 2_000)),
+    }];
+    s.report(r);
+    assert_eq!(
+        within(&s.locate_events(query)),
+        Some(vec![AnalysedWindow {
+            rank: 0,
+            start_ns: 2_000,
+            end_ns: 7_000
+        }]),
+        "the report's window, warm-up left out"
+    );
 }
 
 pub(super) fn posts_views(effects: &[Effect]) -> bool {
@@ -179,6 +221,7 @@ pub(super) fn the_tab_follows_what_the_user_asked_to_see_and_survives_a_new_load
         row: 1,
         start_ns: 0,
         dur_ns: 1,
+        outside: false,
     });
     assert_eq!(s.tab, Tab::Timeline);
     // Comparing shows the comparison.

@@ -73,6 +73,7 @@ impl TimelineSearch {
             row: h.row,
             start_ns: h.start_ns,
             dur_ns: h.end_ns - h.start_ns,
+            outside: false,
         })
     }
 

@@ -97,8 +97,13 @@ pub enum ToWorker {
     /// Every rank's GPU busy per pixel of a range at a width (the timeline's rank lanes; an empty
     /// range: all ranks' GPU work).
     RankLanes { request: TimelineRequest },
-    /// Where a finding's evidence is: the longest event its query matches (the timeline zooms there).
-    Locate { query: EventQuery },
+    /// Where a finding's evidence, or a view's row, is: the longest event its query matches inside
+    /// the analysed windows (the report's, one per rank), else over the whole trace (the timeline
+    /// zooms there; [`crate::analysis::timeline::locate`]).
+    Locate {
+        query: EventQuery,
+        within: Vec<crate::analysis::timeline::AnalysedWindow>,
+    },
     /// Rank `rank_index`'s trace as Chrome-trace JSON for Perfetto, with the GPU's idle causes and
     /// the critical path added as tracks.
     /// With `redact`, names are hashed as the page shows them, args left out, the file name hidden.
@@ -229,6 +234,9 @@ pub struct Located {
     pub row: u32,
     pub start_ns: i64,
     pub dur_ns: i64,
+    /// Found outside the analysed window (none of the events asked for was inside it).
+    #[serde(default)]
+    pub outside: bool,
 }
 
 impl Located {

@@ -150,6 +150,7 @@ fn located_and_lanes_get_the_whole_sets_rank_index() {
         row: 7,
         start_ns: 100,
         dur_ns: 5,
+        outside: false,
     };
     let page = read(&FromWorker::Located(located))
         .into_page_bytes(|local| local + 10)

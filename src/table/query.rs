@@ -34,8 +34,10 @@ crate::stable_enum! {
 }
 
 crate::stable_enum! {
-    /// The order of rows (`Start`, `Duration`, `Name`) or groups (`Count`, `Total`, `Mean`, `Max`, `Name`).
-    /// A row order asked of groups sorts them by `Total`; a group order asked of rows sorts them by `Duration`.
+    /// The order of rows (`Start`, `Duration`, `Name`, `Rank`, `Kind`, `Stream`, `Args`: one per column
+    /// of the explorer's table) or groups (`Name` for the key, `Count`, `Total`, `Mean`, `Min`, `Max`,
+    /// `Share`). A row order asked of groups sorts them by `Total`; a group order asked of rows sorts
+    /// them by `Duration`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
     #[serde(rename_all = "snake_case")]
     pub enum SortBy {
@@ -47,7 +49,124 @@ crate::stable_enum! {
         Total,
         Mean,
         Max,
+        /// Groups: the shortest row with a duration.
+        Min,
+        /// Groups: the share of the matched rows' summed duration (the order of `Total`).
+        Share,
+        /// Rows: the rank's number.
+        Rank,
+        /// Rows: the kind's name ([`EventKind::as_str`]).
+        Kind,
+        /// Rows: the stream (rows without one last).
+        Stream,
+        /// Rows: the args as the explorer shows them ([`EventRow::args_text`]; rows without any last).
+        Args,
     }
+}
+
+impl SortBy {
+    /// Whether a header's first click sorts this way largest first: a measure (a duration, a count,
+    /// a share) is read biggest first; a name, a place or a time is read in its natural order.
+    pub fn descending_first(self) -> bool {
+        match self {
+            SortBy::Duration
+            | SortBy::Count
+            | SortBy::Total
+            | SortBy::Mean
+            | SortBy::Max
+            | SortBy::Min
+            | SortBy::Share => true,
+            SortBy::Start
+            | SortBy::Name
+            | SortBy::Rank
+            | SortBy::Kind
+            | SortBy::Stream
+            | SortBy::Args => false,
+        }
+    }
+
+    /// The group order this order stands for (a row order asked of groups: `Total`).
+    pub fn of_groups(self) -> SortBy {
+        match self {
+            SortBy::Name
+            | SortBy::Count
+            | SortBy::Total
+            | SortBy::Mean
+            | SortBy::Max
+            | SortBy::Min
+            | SortBy::Share => self,
+            SortBy::Start
+            | SortBy::Duration
+            | SortBy::Rank
+            | SortBy::Kind
+            | SortBy::Stream
+            | SortBy::Args => SortBy::Total,
+        }
+    }
+
+    /// The row order this order stands for (a group order asked of rows: `Duration`).
+    pub fn of_rows(self) -> SortBy {
+        match self {
+            SortBy::Start
+            | SortBy::Name
+            | SortBy::Rank
+            | SortBy::Kind
+            | SortBy::Stream
+            | SortBy::Args => self,
+            SortBy::Duration
+            | SortBy::Count
+            | SortBy::Total
+            | SortBy::Mean
+            | SortBy::Max
+            | SortBy::Min
+            | SortBy::Share => SortBy::Duration,
+        }
+    }
+}
+
+/// A row's value in a row order ([`SortBy::of_rows`]): one kind per order, never mixed.
+#[derive(Clone, Debug, PartialEq)]
+enum RowKey<'a> {
+    Int(i64),
+    Micros(f64),
+    Text(std::borrow::Cow<'a, str>),
+}
+
+impl RowKey<'_> {
+    fn cmp(&self, other: &RowKey<'_>) -> std::cmp::Ordering {
+        match (self, other) {
+            (RowKey::Int(a), RowKey::Int(b)) => a.cmp(b),
+            (RowKey::Micros(a), RowKey::Micros(b)) => a.total_cmp(b),
+            (RowKey::Text(a), RowKey::Text(b)) => a.cmp(b),
+            _ => std::cmp::Ordering::Equal,
+        }
+    }
+}
+
+/// Two rows' keys in a row order: a row without a value sorts last either way.
+fn key_order(
+    a: &Option<RowKey<'_>>,
+    b: &Option<RowKey<'_>>,
+    descending: bool,
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a, b) {
+        (Some(x), Some(y)) => {
+            if descending {
+                y.cmp(x)
+            } else {
+                x.cmp(y)
+            }
+        }
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
+}
+
+/// Text as a key, `None` when empty (no args).
+fn text_key(s: String) -> Option<RowKey<'static>> {
+    (!s.is_empty()).then(|| RowKey::Text(std::borrow::Cow::Owned(s)))
 }
 
 /// Which rows to show and how. Every filter left empty matches everything.
@@ -111,6 +230,21 @@ impl EventRow {
     /// The row's other args as one line of JSON text (empty without any), as the explorer shows them.
     pub fn args_text(&self) -> String {
         self.args.json_line()
+    }
+
+    /// The row's value in a row order: what [`sort_hits`] reads from the table, read from the row
+    /// (times in µs, as the row has them).
+    fn key(&self, sort: SortBy) -> Option<RowKey<'_>> {
+        use std::borrow::Cow;
+        match sort.of_rows() {
+            SortBy::Start => self.ts_us.map(RowKey::Micros),
+            SortBy::Name => Some(RowKey::Text(Cow::Borrowed(&self.name))),
+            SortBy::Rank => Some(RowKey::Int(self.rank)),
+            SortBy::Kind => Some(RowKey::Text(Cow::Borrowed(self.kind.as_str()))),
+            SortBy::Stream => self.stream.map(RowKey::Int),
+            SortBy::Args => text_key(self.args_text()),
+            _ => self.dur_us.map(RowKey::Micros),
+        }
     }
 }
 
@@ -279,6 +413,16 @@ fn all_hits(set: &TraceSet, q: &EventQuery) -> (Vec<Hit>, i64) {
     (hits, total)
 }
 
+/// Every row the query's filters pass (its order, grouping and page aside), as (index of its rank
+/// in `set.ranks`, row), ranks in set order, rows in file order.
+pub fn matched_rows(set: &TraceSet, q: &EventQuery) -> Vec<(usize, u32)> {
+    all_hits(set, q)
+        .0
+        .into_iter()
+        .map(|(ri, row)| (ri as usize, row))
+        .collect()
+}
+
 /// The group key of a row, as text.
 fn group_label(set: &TraceSet, by: GroupBy, (ri, row): Hit) -> String {
     let r = &set.ranks[ri as usize];
@@ -342,20 +486,24 @@ fn sorted_groups(
             f64::NEG_INFINITY
         }
     };
-    let value = |s: &Stats| match q.sort {
+    let timed = |s: &Stats, ns: i64| {
+        if s.timed > 0 {
+            ns as f64
+        } else {
+            f64::NEG_INFINITY
+        }
+    };
+    let sort = q.sort.of_groups();
+    let value = |s: &Stats| match sort {
         SortBy::Count => s.count as f64,
         SortBy::Mean => mean(s),
-        SortBy::Max => {
-            if s.timed > 0 {
-                s.max_ns as f64
-            } else {
-                f64::NEG_INFINITY
-            }
-        }
+        SortBy::Max => timed(s, s.max_ns),
+        SortBy::Min => timed(s, s.min_ns),
+        // The share of the matched time is in the order of the total.
         _ => s.total_ns as f64,
     };
     // Keys are unique and already in order: by name is a reverse at most; by value, ties stay by key.
-    if q.sort == SortBy::Name {
+    if sort == SortBy::Name {
         if q.descending {
             v.reverse();
         }
@@ -382,57 +530,54 @@ fn sorted_groups(
         .collect()
 }
 
-/// Orders the hits; only the first `keep` need be in order (the rest are cut by the caller).
-fn sort_hits(set: &TraceSet, q: &EventQuery, hits: &mut Vec<Hit>, keep: usize) {
-    let table = |h: &Hit| &set.ranks[h.0 as usize].table;
-    let sort = match q.sort {
-        SortBy::Start | SortBy::Name => q.sort,
-        _ => SortBy::Duration,
-    };
-    let desc = q.descending;
-    // Missing values sort last either way; ties by rank then row.
-    let cmp = |a: &Hit, b: &Hit| -> std::cmp::Ordering {
-        let ord = match sort {
-            SortBy::Name => {
-                let o = table(a)
-                    .name_at(a.1 as usize)
-                    .cmp(table(b).name_at(b.1 as usize));
-                if desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            }
-            _ => {
-                let get = |h: &Hit| {
-                    let t = table(h);
-                    if sort == SortBy::Start {
-                        t.ts_at(h.1 as usize)
-                    } else {
-                        t.dur_at(h.1 as usize)
-                    }
-                };
-                match (get(a), get(b)) {
-                    (Some(x), Some(y)) => {
-                        if desc {
-                            y.cmp(&x)
-                        } else {
-                            x.cmp(&y)
-                        }
-                    }
-                    (Some(_), None) => std::cmp::Ordering::Less,
-                    (None, Some(_)) => std::cmp::Ordering::Greater,
-                    (None, None) => std::cmp::Ordering::Equal,
-                }
-            }
-        };
-        ord.then_with(|| a.cmp(b))
-    };
-    if keep < hits.len() && keep > 0 {
-        hits.select_nth_unstable_by(keep - 1, cmp);
-        hits.truncate(keep);
+/// A hit's value in a row order, read from its table (what [`EventRow::key`] reads from the row).
+fn hit_key(set: &TraceSet, sort: SortBy, (ri, row): Hit) -> Option<RowKey<'_>> {
+    use std::borrow::Cow;
+    let r = &set.ranks[ri as usize];
+    let t = &r.table;
+    let i = row as usize;
+    match sort.of_rows() {
+        SortBy::Start => t.ts_at(i).map(RowKey::Int),
+        SortBy::Name => Some(RowKey::Text(Cow::Borrowed(t.name_at(i)))),
+        SortBy::Rank => Some(RowKey::Int(r.rank)),
+        SortBy::Kind => Some(RowKey::Text(Cow::Borrowed(t.kind_at(i).as_str()))),
+        SortBy::Stream => t.stream_at(i).map(RowKey::Int),
+        SortBy::Args => text_key(row_args(t, i).json_line()),
+        _ => t.dur_at(i).map(RowKey::Int),
     }
-    hits.sort_unstable_by(cmp);
+}
+
+/// Orders the hits; only the first `keep` need be in order (the rest are cut by the caller). Rows
+/// without a value sort last either way; ties by rank then row.
+fn sort_hits(set: &TraceSet, q: &EventQuery, hits: &mut Vec<Hit>, keep: usize) {
+    let desc = q.descending;
+    if q.sort.of_rows() == SortBy::Args {
+        // The args' text is made once per hit, not once per comparison.
+        let mut keyed: Vec<(Option<RowKey<'_>>, Hit)> =
+            hits.iter().map(|&h| (hit_key(set, q.sort, h), h)).collect();
+        select_sorted(&mut keyed, keep, |a, b| {
+            key_order(&a.0, &b.0, desc).then_with(|| a.1.cmp(&b.1))
+        });
+        *hits = keyed.into_iter().map(|(_, h)| h).collect();
+    } else {
+        select_sorted(hits, keep, |a, b| {
+            key_order(&hit_key(set, q.sort, *a), &hit_key(set, q.sort, *b), desc)
+                .then_with(|| a.cmp(b))
+        });
+    }
+}
+
+/// Sorts `v`, keeping only its first `keep` (0: all) when it has more.
+fn select_sorted<T>(
+    v: &mut Vec<T>,
+    keep: usize,
+    cmp: impl Fn(&T, &T) -> std::cmp::Ordering + Copy,
+) {
+    if keep < v.len() && keep > 0 {
+        v.select_nth_unstable_by(keep - 1, cmp);
+        v.truncate(keep);
+    }
+    v.sort_unstable_by(cmp);
 }
 
 /// The first timestamp of a table (ns).

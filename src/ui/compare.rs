@@ -524,10 +524,18 @@ fn StepsTable(baseline: StepSpread, candidate: StepSpread) -> impl IntoView {
 }
 
 #[component]
-fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
+fn FindingsTable(comparison: Comparison, unit: &'static str) -> AnyView {
+    if comparison.findings.is_empty() {
+        return view! {
+            <p class="muted empty-table" data-table="compare-findings">
+                "Neither run has a finding: no rule's threshold was crossed in either report, so nothing appeared, went or changed."
+            </p>
+        }
+        .into_any();
+    }
     view! {
         <div class="table-wrap">
-            <table>
+            <table data-table="compare-findings">
                 <thead><tr>
                     <th>"finding"</th><th>"change"</th>
                     <th class="num">{format!("recoverable, baseline ({unit})")}</th><th class="num">{format!("candidate ({unit})")}</th>
@@ -550,6 +558,7 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> impl IntoView {
             </table>
         </div>
     }
+    .into_any()
 }
 
 /// A finding as the page names it: its title, or its id in words for a comparison saved before

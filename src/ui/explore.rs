@@ -108,9 +108,19 @@ fn row_view(state: AppState, r: EventRow) -> impl IntoView {
     }
 }
 
+/// The order the table shows: a row order asked of groups is by total, a group order asked of rows
+/// by duration.
+fn sorted_by(query: &EventQuery) -> SortBy {
+    if query.group_by.is_some() {
+        query.sort.of_groups()
+    } else {
+        query.sort.of_rows()
+    }
+}
+
 /// A header that sorts the query by `by` on a click (again: the other way); it shows the order.
 fn sort_header(state: AppState, query: &EventQuery, label: &str, by: SortBy) -> impl IntoView {
-    let active = query.sort == by;
+    let active = sorted_by(query) == by;
     let aria = match (active, query.descending) {
         (false, _) => "none",
         (true, true) => "descending",
@@ -123,10 +133,10 @@ fn sort_header(state: AppState, query: &EventQuery, label: &str, by: SortBy) -> 
     };
     let on_click = move |_| {
         let mut q = state.page.with_untracked(|p| p.query.clone());
-        q.descending = if q.sort == by {
+        q.descending = if sorted_by(&q) == by {
             !q.descending
         } else {
-            !matches!(by, SortBy::Name | SortBy::Start)
+            by.descending_first()
         };
         q.sort = by;
         q.offset = 0;
@@ -143,7 +153,7 @@ fn group_view(g: EventGroup) -> impl IntoView {
     view! {
         <tr data-key=g.key.clone() data-count=g.count data-total-us=g.total_us.to_string()>
             <td class="name" title=g.key.clone()>{g.key.clone()}</td>
-            <td class="num">{g.count}</td>
+            <td class="num">{crate::report::format::int(g.count)}</td>
             <td class="num">{crate::report::format::decimal(g.total_us, 3)}</td>
             <td class="num">{num(g.mean_us)}</td>
             <td class="num">{num(g.min_us)}</td>
@@ -154,6 +164,7 @@ fn group_view(g: EventGroup) -> impl IntoView {
 }
 
 fn results(state: AppState, page: EventPage) -> impl IntoView {
+    use crate::report::format::{decimal, int};
     let grouped = page.query.group_by.is_some();
     let of = if grouped {
         page.group_count
@@ -178,9 +189,9 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
                     {sort_header(state, &page.query, "Count", SortBy::Count)}
                     {sort_header(state, &page.query, "Total (µs)", SortBy::Total)}
                     {sort_header(state, &page.query, "Mean (µs)", SortBy::Mean)}
-                    <th>"Min (µs)"</th>
+                    {sort_header(state, &page.query, "Min (µs)", SortBy::Min)}
                     {sort_header(state, &page.query, "Max (µs)", SortBy::Max)}
-                    <th>"%"</th>
+                    {sort_header(state, &page.query, "%", SortBy::Share)}
                 </tr></thead>
                 <tbody>{page.groups.into_iter().map(group_view).collect_view()}</tbody>
             </table>
@@ -191,12 +202,13 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
             <table class="events" id="explore-table" data-grouped="false">
                 <thead><tr>
                     <th><span class="visually-hidden">"Show on timeline"</span></th>
-                    <th>"Rank"</th>
+                    {sort_header(state, &page.query, "Rank", SortBy::Rank)}
                     {sort_header(state, &page.query, "Start (ms)", SortBy::Start)}
                     {sort_header(state, &page.query, "Dur (µs)", SortBy::Duration)}
-                    <th>"Kind"</th><th>"Stream"</th>
+                    {sort_header(state, &page.query, "Kind", SortBy::Kind)}
+                    {sort_header(state, &page.query, "Stream", SortBy::Stream)}
                     {sort_header(state, &page.query, "Name", SortBy::Name)}
-                    <th>"Args"</th>
+                    {sort_header(state, &page.query, "Args", SortBy::Args)}
                 </tr></thead>
                 <tbody>{page.rows.into_iter().map(|r| row_view(state, r)).collect_view()}</tbody>
             </table>
@@ -206,9 +218,9 @@ fn results(state: AppState, page: EventPage) -> impl IntoView {
     view! {
         <p id="explore-status" data-metric="explore-matched" data-value=page.matched
             data-groups=page.group_count data-matched-dur-us=page.matched_dur_us.to_string()>
-            {format!("{} events match ({:.3} ms in total)", page.matched, page.matched_dur_us / 1000.0)}
-            {grouped.then(|| format!(", in {} groups", page.group_count))}
-            {format!("; showing {}–{} of {of}.", if shown == 0 { 0 } else { from + 1 }, from + shown)}
+            {format!("{} events match ({} ms in total)", int(page.matched), decimal(page.matched_dur_us / 1000.0, 3))}
+            {grouped.then(|| format!(", in {} groups", int(page.group_count)))}
+            {format!("; showing {}–{} of {}.", int(if shown == 0 { 0 } else { from as u64 + 1 }), int((from + shown) as u64), int(of))}
         </p>
         <div class="table-scroll">{body}</div>
         <div class="pager">
@@ -225,6 +237,12 @@ pub fn explore(state: AppState) -> impl IntoView {
     let detached = state.select(PageState::detached);
     let request_error = state.select(|p| p.request_error.clone());
     let form = Form::new(&state.page.with_untracked(|p| p.query.clone()));
+    // A header's click sorts the query: the form shows that order too (its Apply keeps it).
+    Effect::new(move |_| {
+        let q = query.get();
+        form.sort.set(q.sort.as_str().to_string());
+        form.descending.set(q.descending);
+    });
     let table_format = RwSignal::new(ExportFormat::Parquet.as_str().to_string());
     let pick = move |signal: RwSignal<String>| {
         move |ev: leptos::ev::Event| {

@@ -496,6 +496,11 @@ pub fn TimelinePanel(state: AppState) -> impl IntoView {
             </div>
             <SearchBox state search/>
             <p class="muted" id="timeline-range">{range_text}</p>
+            {move || focus.get().filter(|f| f.outside).map(|_| view! {
+                <p class="notice" id="timeline-outside-window">
+                    "None of these events is inside the analysed steps: the longest over the whole trace is shown."
+                </p>
+            })}
             <canvas id="timeline" node_ref=canvas_ref tabindex="0" style=height
                 data-visible-start-us=attr(|v| v.start_ns) data-visible-end-us=attr(|v| v.end_ns)
                 data-rank=rank data-drawn-items=drawn

@@ -300,21 +300,20 @@ fn handle(request: ToWorker, array: &js_sys::Array) {
             request,
         } => with_set(|set| timeline(set, rank_index, &request)),
         ToWorker::RankLanes { request } => with_set(|set| rank_lanes(set, &request)),
-        ToWorker::Locate { query } => {
-            with_set(|set| match crate::analysis::timeline::locate(set, &query) {
-                Some((rank_index, row, start_ns, dur_ns)) => {
-                    FromWorker::Located(protocol::Located {
-                        rank_index,
-                        row,
-                        start_ns,
-                        dur_ns,
-                    })
-                }
+        ToWorker::Locate { query, within } => with_set(
+            |set| match crate::analysis::timeline::locate(set, &query, &within) {
+                Some(f) => FromWorker::Located(protocol::Located {
+                    rank_index: f.rank_index,
+                    row: f.row,
+                    start_ns: f.start_ns,
+                    dur_ns: f.dur_ns,
+                    outside: f.outside,
+                }),
                 None => FromWorker::Error {
                     message: "no event with a time matches this finding's evidence".into(),
                 },
-            })
-        }
+            },
+        ),
         ToWorker::Perfetto { rank_index, redact } => {
             with_set(|set| perfetto(set, rank_index, redact))
         }

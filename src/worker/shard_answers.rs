@@ -246,7 +246,8 @@ fn export_part((shard, msg, buffers): Answer, part: usize, parts: usize) {
     forward((shard, msg, buffers));
 }
 
-/// The longest event any shard found for a finding's evidence (its rank index the whole set's).
+/// The longest event any shard found for a finding's evidence or a view's row (its rank index the
+/// whole set's): inside the analysed window before outside, as one worker holding every rank picks.
 fn locate(answers: Vec<Answer>) {
     let mut best: Option<(usize, crate::protocol::Located)> = None;
     let mut first_other: Option<Answer> = None;
@@ -257,8 +258,8 @@ fn locate(answers: Vec<Answer>) {
                     .flatten()
                     .unwrap_or(l.rank_index);
                 let better = best.as_ref().is_none_or(|(_, b)| {
-                    (l.dur_ns, std::cmp::Reverse(l.rank_index))
-                        > (b.dur_ns, std::cmp::Reverse(b.rank_index))
+                    (!l.outside, l.dur_ns, std::cmp::Reverse(l.rank_index))
+                        > (!b.outside, b.dur_ns, std::cmp::Reverse(b.rank_index))
                 });
                 if better {
                     best = Some((shard, l));

@@ -400,7 +400,9 @@ fn dispatch(request: ToWorker) {
             })
         }
         ToWorker::RankLanes { request } => rank_lanes(set, request),
-        ToWorker::Locate { query } => ask(set, None, ToWorker::Locate { query }, Ask::Locate),
+        ToWorker::Locate { query, within } => {
+            ask(set, None, ToWorker::Locate { query, within }, Ask::Locate)
+        }
         ToWorker::Views { steps } => ask(set, None, ToWorker::Views { steps }, Ask::Views { steps }),
         ToWorker::StoreTables => ask(set, None, ToWorker::StoreTables, Ask::StoreTables),
         ToWorker::SqlTables => ask(set, None, ToWorker::SqlTables, Ask::SqlTables),

@@ -101,3 +101,30 @@ test('a loaded trace is compared with a run picked afterwards', async () => {
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });
+
+test('a comparison\'s tables are never empty without saying why: two runs without findings', async () => {
+  // The candidate run alone has no finding: compared with itself, neither run has one.
+  const cli = cliJson(['diff', '--json', trace(TEST), trace(TEST)]);
+  assert.deepEqual(cli.findings, [], 'the CLI finds no finding in either run');
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.setInputFiles('#file-input', trace(TEST));
+  await page.waitForSelector('#summary[data-state="ready"]', { timeout: 120_000, state: 'attached' });
+  await page.setInputFiles('#compare-with', trace(TEST));
+  await page.waitForSelector(COMPARED, { timeout: 120_000 });
+  await page.click('#tab-compare');
+  const why = page.locator('#compare .empty-table[data-table="compare-findings"]');
+  await why.waitFor({ timeout: 10_000 });
+  assert.match(await why.innerText(), /Neither run has a finding/);
+  assert.equal(await page.locator('#compare table[data-table="compare-findings"]').count(), 0, 'no table of headers alone');
+  // Every table shown has rows; every empty one is a sentence instead.
+  const tables = await page.locator('#compare table').evaluateAll((ts) => ts
+    .filter((t) => t.getClientRects().length > 0)
+    .map((t) => ({ table: t.dataset.table ?? t.querySelector('th')?.textContent, rows: t.querySelectorAll('tbody tr').length })));
+  assert.ok(tables.length > 0, 'tables shown');
+  for (const t of tables) assert.ok(t.rows > 0, `${t.table}: rows, not headers alone`);
+  await why.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: screenshotPath('compare-no-findings') });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});

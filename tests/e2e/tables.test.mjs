@@ -247,49 +247,102 @@ function exploreRows(page) {
 
 const num = (t) => Number(String(t).replace(/,/g, ''));
 
-test('Explore: its headers sort the events and the groups; groups equal the CLI\'s events grouped here', async () => {
+/** A shown cell as a sort key: a number (its grouping commas out), a text, or null when empty. */
+const shownKey = (text, numeric) => {
+  const t = (text ?? '').trim();
+  if (t === '' || t === '–') return null;
+  return numeric ? num(t) : t;
+};
+
+/** Clicks Explore's header `by` (twice: both ways), waits for the new order, returns [dir, keys] each time. */
+async function clickHeader(page, by, field, numeric) {
+  const th = page.locator(`#explore-table th[data-sort="${by}"]`);
+  const out = [];
+  for (let click = 0; click < 2; click += 1) {
+    const before = await th.getAttribute('aria-sort');
+    await th.locator('button').click();
+    await page.waitForFunction(([b, was]) => {
+      const a = document.querySelector(`#explore-table th[data-sort="${b}"]`)?.getAttribute('aria-sort');
+      return a && a !== 'none' && a !== was;
+    }, [by, before], { timeout: 60_000 });
+    const dir = await th.getAttribute('aria-sort');
+    const keys = (await exploreRows(page)).map((r) => shownKey(r[field], numeric));
+    out.push([dir, keys]);
+  }
+  return out;
+}
+
+/** The first key of `keys` sorted `dir` (missing last either way). */
+const extreme = (keys, dir) => inOrder(keys, dir)[0];
+
+function sameKey(got, want, what) {
+  if (typeof want === 'number' && typeof got === 'number') {
+    assert.ok(Math.abs(got - want) <= 1e-3 * Math.max(1, Math.abs(want)), `${what}: ${got} vs ${want}`);
+  } else {
+    assert.equal(got, want, what);
+  }
+}
+
+test('Explore: every header sorts the events and the groups (aria-sort); groups equal the CLI\'s events grouped here', async () => {
   const { page, errors } = await openPage(env.browser.context, env.server.url);
   await page.setViewportSize({ width: WIDTH, height: 900 });
   await page.click('#try-sample');
   await page.waitForSelector(VERDICT, { timeout: 120_000 });
   await openTab(page, 'explore');
   await page.waitForSelector('#explore-table', { timeout: 60_000 });
-  await page.selectOption('#explore-kind', 'kernel');
-  await page.waitForSelector('#explore-status[data-metric="explore-matched"]');
-  const events = cliCsv(['events', '--kind', 'kernel', '--csv', SAMPLE]);
-  await page.waitForFunction((n) => document.querySelector('#explore-status')?.dataset.value === String(n), events.length, { timeout: 30_000 });
-  // Rows: each sortable header, both ways, against the shown values sorted here.
-  const sorted = async (by, field, numeric) => {
-    const th = page.locator(`#explore-table th[data-sort="${by}"]`);
-    for (let click = 0; click < 2; click += 1) {
-      const before = await th.getAttribute('aria-sort');
-      await th.locator('button').click();
-      await page.waitForFunction(([b, was]) => {
-        const a = document.querySelector(`#explore-table th[data-sort="${b}"]`)?.getAttribute('aria-sort');
-        return a && a !== 'none' && a !== was;
-      }, [by, before], { timeout: 30_000 });
-      const dir = await th.getAttribute('aria-sort');
-      const rows = await exploreRows(page);
-      const keys = rows.map((r) => (numeric ? num(r[field]) : r[field]));
-      const sign = dir === 'ascending' ? 1 : -1;
-      const want = [...keys].sort((a, b) => sign * (a < b ? -1 : a > b ? 1 : 0));
-      assert.deepEqual(keys, want, `events by ${by}, ${dir}`);
-    }
+  // Every event (kinds with and without a stream, with and without args).
+  const all = cliCsv(['events', '--csv', SAMPLE]);
+  await page.waitForFunction((n) => document.querySelector('#explore-status')?.dataset.value === String(n), all.length, { timeout: 30_000 });
+  // Rows: every header, both ways: the shown values in order, the first one the CLI's extreme
+  // value of that column over every event (computed here, missing values last).
+  const cliKey = {
+    rank: (e) => Number(e.rank),
+    duration: (e) => (e.dur_us === '' ? null : Number(e.dur_us)),
+    kind: (e) => e.kind,
+    stream: (e) => (e.stream === '' ? null : Number(e.stream)),
+    name: (e) => e.name,
+    args: (e) => (e.args === '' ? null : e.args),
   };
-  await sorted('duration', 'duration', true);
-  await sorted('start', 'start', true);
-  await sorted('name', 'name', false);
+  const columns = [['rank', true], ['start', true], ['duration', true], ['kind', false], ['stream', true], ['name', false], ['args', false]];
+  const heads = await page.locator('#explore-table thead th[data-sort]').evaluateAll((ths) => ths.map((th) => th.dataset.sort));
+  assert.deepEqual(heads, columns.map((c) => c[0]), 'every column but the button has a sort key');
+  for (const [by, numeric] of columns) {
+    for (const [dir, keys] of await clickHeader(page, by, by, numeric)) {
+      assert.ok(keys.length > 0, `events by ${by}: rows shown`);
+      if (by === 'start') {
+        // The start shown is from its rank's first event (each rank on its own clock): in order per rank.
+        const ranks = (await exploreRows(page)).map((r) => r.rank);
+        for (const rank of new Set(ranks)) {
+          const mine = keys.filter((_, i) => ranks[i] === rank);
+          assert.deepEqual(mine, inOrder(mine, dir), `events by start, ${dir}, rank ${rank}`);
+        }
+        continue;
+      }
+      assert.deepEqual(keys, inOrder(keys, dir), `events by ${by}, ${dir}`);
+      if (cliKey[by]) sameKey(keys[0], extreme(all.map(cliKey[by]), dir), `events by ${by}, ${dir}: the first of all`);
+    }
+    if (by === 'stream') await page.screenshot({ path: screenshotPath('tables-explore-by-stream') });
+  }
   await page.screenshot({ path: screenshotPath('tables-explore-sorted') });
-  // Groups by name and by rank: count and total equal the CLI's rows grouped here.
+  // Kernels only, as the groups below.
+  await page.selectOption('#explore-kind', 'kernel');
+  const events = all.filter((e) => e.kind === 'kernel');
+  await page.waitForFunction((n) => document.querySelector('#explore-status')?.dataset.value === String(n), events.length, { timeout: 30_000 });
+  // Groups by name and by rank: count and total equal the CLI's rows grouped here; every header sorts.
   for (const [group, field] of [['name', 'name'], ['rank', 'rank']]) {
     await page.selectOption('#explore-group', group);
     await page.waitForSelector(`#explore-table[data-grouped="true"] th[data-sort="name"]:has-text("${group}")`, { timeout: 30_000 });
     const want = new Map();
+    let matched = 0;
     for (const e of events) {
       const key = group === 'rank' ? `rank ${e.rank}` : e[field];
-      const g = want.get(key) ?? { count: 0, total: 0 };
+      const g = want.get(key) ?? { count: 0, total: 0, min: Infinity, max: -Infinity };
+      const d = Number(e.dur_us);
       g.count += 1;
-      g.total += Number(e.dur_us);
+      g.total += d;
+      g.min = Math.min(g.min, d);
+      g.max = Math.max(g.max, d);
+      matched += d;
       want.set(key, g);
     }
     const groups = await exploreRows(page);
@@ -297,21 +350,29 @@ test('Explore: its headers sort the events and the groups; groups equal the CLI\
     for (const g of groups) {
       const w = want.get(g.key);
       assert.ok(w, `${group} ${g.key} is a group of the CLI's rows`);
-      assert.equal(Number(g.count), w.count, `${group} ${g.key}: count`);
+      assert.equal(num(g.count), w.count, `${group} ${g.key}: count`);
       assert.ok(Math.abs(Number(g.totalUs) - w.total) <= 1e-6 * Math.max(1, w.total) + 1e-3, `${group} ${g.key}: total ${g.totalUs} vs ${w.total}`);
+      sameKey(num(g.min), w.min, `${group} ${g.key}: min`);
+      const share = 100 * w.total / matched;
+      assert.ok(Math.abs(num(g.share) - share) <= 0.006, `${group} ${g.key}: share ${g.share} vs ${share}`);
     }
-    for (const [by, field2] of [['count', 'count'], ['total', 'totalUs'], ['mean', 'Mean (µs)'], ['max', 'Max (µs)'], ['name', 'key']]) {
-      const th = page.locator(`#explore-table th[data-sort="${by}"]`);
-      const before = await th.getAttribute('aria-sort');
-      await th.locator('button').click();
-      await page.waitForFunction(([b, was]) => {
-        const a = document.querySelector(`#explore-table th[data-sort="${b}"]`)?.getAttribute('aria-sort');
-        return a && a !== 'none' && a !== was;
-      }, [by, before], { timeout: 30_000 });
-      const dir = await th.getAttribute('aria-sort');
-      const keys = (await exploreRows(page)).map((r) => (by === 'name' ? r[field2] : num(r[field2])));
-      const sign = dir === 'ascending' ? 1 : -1;
-      assert.deepEqual(keys, [...keys].sort((a, b) => sign * (a < b ? -1 : a > b ? 1 : 0)), `${group} groups by ${by}, ${dir}`);
+    const value = {
+      count: (w) => w.count,
+      total: (w) => w.total,
+      mean: (w) => w.total / w.count,
+      min: (w) => w.min,
+      max: (w) => w.max,
+      share: (w) => 100 * w.total / matched,
+    };
+    for (const by of ['count', 'total', 'mean', 'min', 'max', 'share', 'name']) {
+      for (const [dir, keys] of await clickHeader(page, by, by, by !== 'name')) {
+        assert.deepEqual(keys, inOrder(keys, dir), `${group} groups by ${by}, ${dir}`);
+        if (by === 'name') continue;
+        // The first group is the one with the extreme value over every group computed here.
+        const firstKey = (await exploreRows(page))[0].key;
+        const best = extreme([...want.values()].map(value[by]), dir);
+        sameKey(value[by](want.get(firstKey)), best, `${group} groups by ${by}, ${dir}: the first`);
+      }
     }
   }
   await page.screenshot({ path: screenshotPath('tables-explore-grouped') });
@@ -346,12 +407,36 @@ async function shownOnTimeline(page) {
   });
 }
 
-/** The CLI's longest events named `name` of `kind` on `rank`. */
-function longest(rank, kind, name) {
-  const page = cliJson(['events', '--rank', String(rank), '--kind', kind, '--exact-name', name,
-    '--sort', 'duration', '--desc', '--limit', '1000', '--json', SAMPLE]);
-  const max = page.rows[0].dur_us;
-  return { max, rows: page.rows.filter((r) => r.dur_us === max) };
+/** The window the report analysed on `rank` (ns): the automatic one, or over `steps` ("A..B"). */
+function analysedWindow(rank, steps) {
+  const args = ['report', '--json', ...(steps ? ['--steps', steps] : []), SAMPLE];
+  const w = cliJson(args).context.windows.find((x) => x.rank === rank);
+  return [w.start_ns, w.end_ns];
+}
+
+/** The CLI's events named `name` of `kind` on `rank`, each with the start of what launched it. */
+function eventsNamed(rank, kind, name) {
+  const rows = cliJson(['events', '--rank', String(rank), '--kind', kind, '--exact-name', name,
+    '--limit', '10000', '--json', SAMPLE]).rows;
+  if (kind !== 'kernel') return rows;
+  const launches = new Map(cliJson(['events', '--rank', String(rank), '--kind', 'runtime', '--limit', '10000',
+    '--json', SAMPLE]).rows.map((r) => [r.correlation, r.ts_us]));
+  return rows.map((r) => ({ ...r, launch_us: launches.get(r.correlation) }));
+}
+
+/**
+ * The longest events named `name` of `kind` on `rank` inside the report's analysed window (over
+ * `steps` when given), computed here: a CPU op starting in it, a kernel starting or launched in it;
+ * over the whole trace when none is inside.
+ */
+function longest(rank, kind, name, steps) {
+  const rows = eventsNamed(rank, kind, name);
+  const [s, e] = analysedWindow(rank, steps);
+  const inWindow = (us) => us !== undefined && Math.round(us * 1000) >= s && Math.round(us * 1000) < e;
+  const inside = rows.filter((r) => inWindow(r.ts_us) || inWindow(r.launch_us));
+  const pool = inside.length > 0 ? inside : rows;
+  const max = Math.max(...pool.map((r) => r.dur_us));
+  return { max, rows: pool.filter((r) => r.dur_us === max), window: [s, e], outside: inside.length === 0, all: rows };
 }
 
 function sameEvent(at, rank, want, what) {
@@ -402,6 +487,60 @@ test('"Show on timeline" from GPU kernels, Operators and Explore rows opens that
   assert.equal(e.name, wantName, 'Explore: the event named');
   assert.ok(e.start <= e.ts && e.ts + e.dur <= e.end + 1e-3, `Explore: the event is in view`);
   await page.screenshot({ path: screenshotPath('tables-explore-on-timeline') });
+  assert.deepEqual(errors, [], 'no console errors');
+  await page.close();
+});
+
+test('"Show on timeline" from a GPU kernels or Operators row picks the longest event inside the picked steps', async () => {
+  const { page, errors } = await openPage(env.browser.context, env.server.url);
+  await page.setViewportSize({ width: WIDTH, height: 900 });
+  const RANK = 2;
+  // The top kernel and operator of rank 2, and a step that does not hold their longest call over the
+  // whole trace (so a pick over the whole trace would be wrong).
+  const auto = cliJson(['report', '--json', SAMPLE]);
+  const steps = auto.context.step_numbers;
+  const kernel = cliJson(['kernels', '--json', SAMPLE]).find((r) => r.rank === RANK).result.rows[0].name;
+  const whole = eventsNamed(RANK, 'kernel', kernel);
+  const top = whole.reduce((a, b) => (b.dur_us > a.dur_us ? b : a));
+  const step = steps.find((n) => {
+    const [s, e] = analysedWindow(RANK, `${n}..${n}`);
+    const t = Math.round(top.ts_us * 1000);
+    return !(t >= s && t < e) && !longest(RANK, 'kernel', kernel, `${n}..${n}`).outside;
+  });
+  assert.ok(step !== undefined, `a step without kernel ${kernel}'s longest call (steps ${steps})`);
+  const picked = `${step}..${step}`;
+  await page.click('#try-sample');
+  await page.waitForSelector(VERDICT, { timeout: 120_000 });
+  await openTab(page, 'report');
+  const PICKER = '.step-picker[data-place="report"]';
+  await page.waitForSelector(PICKER, { timeout: 60_000 });
+  await page.fill(`${PICKER} .first-step`, String(step));
+  await page.fill(`${PICKER} .last-step`, String(step));
+  await page.click(`${PICKER} .apply-steps`);
+  await page.waitForSelector(`${PICKER}[data-applied="${step}-${step}"][data-pending=""]`, { timeout: 120_000 });
+  const index = await page.locator(`#rank-picker option[data-rank="${RANK}"]`).getAttribute('value');
+  await page.selectOption('#rank-picker', index);
+  await openView(page, 'kernels');
+  await page.waitForSelector(`.step-picker[data-place="views"][data-views-over="${step}-${step}"]`, { timeout: 120_000, state: 'attached' });
+  await page.waitForSelector('#views[data-view="kernels"][data-state="ready"]', { timeout: 120_000 });
+  await page.locator(`#views button.locate[data-locate="${kernel}"]`).first().click();
+  const k = await shownOnTimeline(page);
+  const want = longest(RANK, 'kernel', kernel, picked);
+  assert.ok(!want.outside, `kernel ${kernel} runs in step ${step}`);
+  sameEvent(k, RANK, want, `kernel ${kernel} in step ${step}`);
+  assert.notEqual(k.row, top.row, 'not the longest call over the whole trace');
+  assert.equal(await page.locator('#timeline-outside-window').count(), 0, 'inside the window: no notice');
+  await page.screenshot({ path: screenshotPath('tables-kernel-on-timeline-in-steps') });
+  // The top operator of the view over that step.
+  await openView(page, 'operators');
+  const op = await page.locator('#views td.name.located').first().getAttribute('title');
+  await page.locator('#views td.name.located button.locate').first().click();
+  const o = await shownOnTimeline(page);
+  const wantOp = longest(RANK, 'cpu_op', op, picked);
+  sameEvent(o, RANK, wantOp, `operator ${op} in step ${step}`);
+  const [s, e] = wantOp.window;
+  assert.ok(!wantOp.outside && Math.round(o.ts * 1000) >= s && Math.round(o.ts * 1000) < e,
+    `operator ${op}: starts in step ${step} [${s}, ${e}) ns`);
   assert.deepEqual(errors, [], 'no console errors');
   await page.close();
 });

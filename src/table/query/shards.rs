@@ -70,40 +70,8 @@ fn ns(t_us: f64) -> i64 {
 
 /// The order of `sort_hits`, on rows of a page.
 fn row_order(q: &EventQuery, a: &EventRow, b: &EventRow) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let desc = q.descending;
-    let ord = match q.sort {
-        SortBy::Name => {
-            let o = a.name.cmp(&b.name);
-            if desc {
-                o.reverse()
-            } else {
-                o
-            }
-        }
-        sort => {
-            let get = |r: &EventRow| {
-                if sort == SortBy::Start {
-                    r.ts_us
-                } else {
-                    r.dur_us
-                }
-            };
-            match (get(a), get(b)) {
-                (Some(x), Some(y)) => {
-                    if desc {
-                        y.total_cmp(&x)
-                    } else {
-                        x.total_cmp(&y)
-                    }
-                }
-                (Some(_), None) => Ordering::Less,
-                (None, Some(_)) => Ordering::Greater,
-                (None, None) => Ordering::Equal,
-            }
-        }
-    };
-    ord.then_with(|| (a.rank, a.row).cmp(&(b.rank, b.row)))
+    key_order(&a.key(q.sort), &b.key(q.sort), q.descending)
+        .then_with(|| (a.rank, a.row).cmp(&(b.rank, b.row)))
 }
 
 /// Every group of the shards' groups, each key once, sorted as `q` asks.
