@@ -266,6 +266,9 @@ async function clickHeader(page, by, field, numeric) {
       return a && a !== 'none' && a !== was;
     }, [by, before], { timeout: 60_000 });
     const dir = await th.getAttribute('aria-sort');
+    // The form shows the header's order too (its Apply keeps it).
+    assert.equal(await page.inputValue('#explore-sort'), by, `the form's "Sort by" follows the ${by} header`);
+    assert.equal(await page.isChecked('#explore-desc'), dir === 'descending', `the form's "descending" follows the ${by} header`);
     const rows = await exploreRows(page);
     out.push([dir, rows.map((r) => shownKey(r[field], numeric)), rows]);
   }
