@@ -254,7 +254,7 @@ const shownKey = (text, numeric) => {
   return numeric ? num(t) : t;
 };
 
-/** Clicks Explore's header `by` (twice: both ways), waits for the new order, returns [dir, keys] each time. */
+/** Clicks Explore's header `by` (twice: both ways), waits for the new order, returns [dir, keys, rows] each time. */
 async function clickHeader(page, by, field, numeric) {
   const th = page.locator(`#explore-table th[data-sort="${by}"]`);
   const out = [];
@@ -266,8 +266,11 @@ async function clickHeader(page, by, field, numeric) {
       return a && a !== 'none' && a !== was;
     }, [by, before], { timeout: 60_000 });
     const dir = await th.getAttribute('aria-sort');
-    const keys = (await exploreRows(page)).map((r) => shownKey(r[field], numeric));
-    out.push([dir, keys]);
+    // The form shows the header's order too (its Apply keeps it).
+    assert.equal(await page.inputValue('#explore-sort'), by, `the form's "Sort by" follows the ${by} header`);
+    assert.equal(await page.isChecked('#explore-desc'), dir === 'descending', `the form's "descending" follows the ${by} header`);
+    const rows = await exploreRows(page);
+    out.push([dir, rows.map((r) => shownKey(r[field], numeric)), rows]);
   }
   return out;
 }
@@ -307,11 +310,11 @@ test('Explore: every header sorts the events and the groups (aria-sort); groups 
   const heads = await page.locator('#explore-table thead th[data-sort]').evaluateAll((ths) => ths.map((th) => th.dataset.sort));
   assert.deepEqual(heads, columns.map((c) => c[0]), 'every column but the button has a sort key');
   for (const [by, numeric] of columns) {
-    for (const [dir, keys] of await clickHeader(page, by, by, numeric)) {
+    for (const [dir, keys, rows] of await clickHeader(page, by, by, numeric)) {
       assert.ok(keys.length > 0, `events by ${by}: rows shown`);
       if (by === 'start') {
         // The start shown is from its rank's first event (each rank on its own clock): in order per rank.
-        const ranks = (await exploreRows(page)).map((r) => r.rank);
+        const ranks = rows.map((r) => r.rank);
         for (const rank of new Set(ranks)) {
           const mine = keys.filter((_, i) => ranks[i] === rank);
           assert.deepEqual(mine, inOrder(mine, dir), `events by start, ${dir}, rank ${rank}`);
@@ -365,11 +368,11 @@ test('Explore: every header sorts the events and the groups (aria-sort); groups 
       share: (w) => 100 * w.total / matched,
     };
     for (const by of ['count', 'total', 'mean', 'min', 'max', 'share', 'name']) {
-      for (const [dir, keys] of await clickHeader(page, by, by, by !== 'name')) {
+      for (const [dir, keys, rows] of await clickHeader(page, by, by, by !== 'name')) {
         assert.deepEqual(keys, inOrder(keys, dir), `${group} groups by ${by}, ${dir}`);
         if (by === 'name') continue;
         // The first group is the one with the extreme value over every group computed here.
-        const firstKey = (await exploreRows(page))[0].key;
+        const firstKey = rows[0].key;
         const best = extreme([...want.values()].map(value[by]), dir);
         sameKey(value[by](want.get(firstKey)), best, `${group} groups by ${by}, ${dir}: the first`);
       }
