@@ -16,6 +16,7 @@ mod copy_speed;
 mod diagnosis_cold;
 mod diagnosis_context;
 mod diagnosis_cpu_runs;
+mod diagnosis_device_side;
 mod diagnosis_devices;
 mod diagnosis_identity;
 mod diagnosis_kinds;
