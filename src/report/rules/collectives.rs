@@ -311,10 +311,11 @@ pub const WAITING_PCT: f64 = 50.0;
 /// moving data, with what shows it: the device's wait tasks, or calls far slower than bigger calls
 /// of their kind (the excess over the bigger call's time). `None` when neither shows.
 pub(super) fn waiting_in_collectives(i: &DiagnosisInputs) -> Option<(i64, RichText)> {
+    // The collectives' own time: their wait tasks are inside it (their waiting part).
     let comm: i64 = i
         .kernels
         .iter()
-        .filter(|k| k.communication)
+        .filter(|k| k.communication && !crate::analysis::names::is_device_wait_op(&k.name))
         .map(|k| k.total_ns)
         .sum();
     let device_wait = i.device_wait_ns();
