@@ -24,6 +24,7 @@ mod diagnosis_one_event;
 mod diagnosis_ranks;
 mod diagnosis_scenarios;
 mod diagnosis_serving;
+mod diagnosis_variants;
 mod dialects;
 mod explore;
 mod export;
