@@ -784,3 +784,54 @@ fn xpu_runtime_launches_are_launches() {
         Some(profile_model::trace::dialect::DeviceKind::Xpu)
     );
 }
+
+/// Ascend HCCL's device wait tasks (`Notify_Wait` on the `Ascend Hardware` stream, loaded as
+/// synchronisation; `Notify Wait` as msprof writes it) inside a collective are that collective's
+/// waiting part: the collectives analysis splits the one rank's all-reduce into 24 µs of waiting
+/// (the two waits' union) and 16 µs of transfer, and no wait task is a collective of its own.
+#[test]
+fn ascend_hccl_waits_are_the_collectives_waiting() {
+    use profile_model::analysis::all::AnalysisOptions;
+    use profile_model::analysis::collectives::collectives_prepared;
+    use profile_model::analysis::gpu::{KernelType, RankPrep};
+    let text = r#"[
+      {"ph": "M", "name": "process_name", "pid": 30, "tid": 0, "args": {"name": "Ascend Hardware"}},
+      {"ph": "M", "name": "process_name", "pid": 20, "tid": 0, "args": {"name": "CANN"}},
+      {"ph": "M", "name": "process_name", "pid": 40, "tid": 0, "args": {"name": "HCCL"}},
+      {"ph": "X", "cat": "cpu_op", "name": "aten::matmul", "pid": 10, "tid": 1, "ts": "1700000000000100.000", "dur": 20.0},
+      {"ph": "X", "name": "aclnnMatmul_MatMulV2", "pid": 30, "tid": 2, "ts": "1700000000000130.000", "dur": 50.0, "args": {"Task Type": "AI_CORE"}},
+      {"ph": "X", "name": "hcom_allReduce__1", "pid": 40, "tid": 5, "ts": "1700000000000200.000", "dur": 40.0},
+      {"ph": "X", "name": "Notify_Wait", "pid": 30, "tid": 3, "ts": "1700000000000201.000", "dur": 20.0, "args": {"Task Type": "Notify_Wait"}},
+      {"ph": "X", "name": "Notify Wait", "pid": 30, "tid": 3, "ts": "1700000000000215.000", "dur": 10.0, "args": {"Task Type": "Notify_Wait"}},
+      {"ph": "X", "name": "Memcpy", "pid": 30, "tid": 3, "ts": "1700000000000226.000", "dur": 12.0, "args": {"Task Type": "MEMCPY_ASYNC"}},
+      {"ph": "X", "name": "EVENT_WAIT", "pid": 30, "tid": 2, "ts": "1700000000000300.000", "dur": 5.0, "args": {"Task Type": "EVENT_WAIT"}}
+    ]"#;
+    let t = load(text);
+    assert_eq!(
+        t.kind_at(6),
+        EventKind::Sync,
+        "the loader keeps the wait a sync task"
+    );
+    let prep = RankPrep::new(&t, &AnalysisOptions::default());
+    let waits: Vec<(&str, KernelType)> = prep
+        .dev
+        .iter()
+        .filter(|d| t.kind_at(d.row as usize) == EventKind::Sync)
+        .map(|d| (t.name_of_id(d.name), d.ktype))
+        .collect();
+    // The two waits inside the all-reduce join it; the EVENT_WAIT after it is no collective's.
+    assert_eq!(
+        waits,
+        vec![
+            ("Notify_Wait", KernelType::Communication),
+            ("Notify Wait", KernelType::Communication)
+        ]
+    );
+    let (inputs, c) = collectives_prepared(&[(0, prep)]);
+    let ops = &inputs[0].ops;
+    assert_eq!(ops.len(), 1, "one collective: {ops:?}");
+    // Waits 201-221 and 215-225: a union of 24 µs inside the 40 µs all-reduce.
+    assert_eq!(ops[0].device_wait_ns, 24_000);
+    assert_eq!(c.per_rank[0].wait_ns, 24_000);
+    assert_eq!(c.per_rank[0].transfer_ns, 16_000);
+}

@@ -1027,3 +1027,83 @@ fn peer_link_by_device() {
         None
     );
 }
+
+/// A device is matched by its whole model name: a laptop part, a Ti, an NVL or SXM form factor, a
+/// memory size are other devices than the row of the same number. The RTX 30/40 laptop parts have
+/// their own rows (per-SM rates × SMs × NVIDIA's highest boost clock); a device not in the table is
+/// estimated from its SM count and says so, with no memory bandwidth borrowed from another device.
+#[test]
+fn devices_are_matched_by_their_whole_name() {
+    let named = |n: &str| device_roof(&props(n, None, None, 32));
+    // 58 SMs × 2,280 MHz × 512 fp16 FLOP per clock per SM; 192-bit GDDR6 at 18 Gbps.
+    let r = named("NVIDIA GeForce RTX 4080 Laptop GPU");
+    assert_eq!(r.device.as_deref(), Some("RTX 4080 Laptop"));
+    assert_eq!(r.source, RoofSource::Datasheet);
+    assert!((r.peaks.fp16 - 58.0 * 2280.0 * 512.0 / 1e6).abs() < 0.01);
+    assert!((r.peaks.fp32 - 58.0 * 2280.0 * 256.0 / 1e6).abs() < 0.01);
+    close(r.memory_gbps, 432.0, "4080 laptop memory");
+    assert_eq!(
+        named("NVIDIA GeForce RTX 3060 Laptop GPU")
+            .device
+            .as_deref(),
+        Some("RTX 3060 Laptop")
+    );
+    assert_eq!(
+        named("NVIDIA GeForce RTX 3080 Ti Laptop GPU")
+            .device
+            .as_deref(),
+        Some("RTX 3080 Ti Laptop")
+    );
+    assert_eq!(
+        named("NVIDIA GeForce RTX 4090 Laptop GPU")
+            .device
+            .as_deref(),
+        Some("RTX 4090 Laptop")
+    );
+    assert_eq!(
+        named("NVIDIA GeForce RTX 4070 Max-Q").device.as_deref(),
+        Some("RTX 4070 Laptop")
+    );
+    // Variants that are not the row of their number: no datasheet, and no name alone to estimate.
+    for n in [
+        "NVIDIA GeForce RTX 3090 Ti",
+        "NVIDIA GeForce RTX 4090 D",
+        "NVIDIA H200 NVL",
+        "NVIDIA GeForce RTX 2080",
+    ] {
+        let r = named(n);
+        assert_eq!(r.source, RoofSource::Unknown, "{n}: {:?}", r.device);
+    }
+    // The rows of one model told apart by form factor and memory size still match.
+    assert_eq!(
+        named("NVIDIA A100-PCIE-40GB").device.as_deref(),
+        Some("A100 PCIe 40GB")
+    );
+    assert_eq!(
+        named("NVIDIA A100-SXM4-80GB").device.as_deref(),
+        Some("A100 SXM4 80GB")
+    );
+    assert_eq!(
+        named("Tesla V100-PCIE-32GB").device.as_deref(),
+        Some("V100 PCIe")
+    );
+    // A desktop RTX 4080 is not in the table: estimated from its 76 SMs with the Ada per-SM rates
+    // (fp16 512 FLOP per clock per SM at the RTX 4090's 2,520 MHz), memory bandwidth unknown.
+    let r = device_roof(&props(
+        "NVIDIA GeForce RTX 4080",
+        Some((8, 9)),
+        Some(76),
+        32,
+    ));
+    assert_eq!(r.source, RoofSource::SmCountEstimate);
+    assert!(
+        (r.peaks.fp16 - 76.0 * 2520.0 * 512.0 / 1e6).abs() < 0.1,
+        "{}",
+        r.peaks.fp16
+    );
+    assert_eq!(r.memory_gbps, 0.0);
+    assert_eq!(r.ridge(Dtype::Fp16), None);
+    assert!(r.host_link.is_none());
+    assert!(r.note.contains("estimated"), "{}", r.note);
+    assert!(r.note.contains("memory bandwidth unknown"), "{}", r.note);
+}

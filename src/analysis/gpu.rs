@@ -9,7 +9,7 @@ pub use super::names::{
 };
 use super::names::{
     is_dma_name, is_hta_collective_name, is_hta_memory_name, is_hta_other_name,
-    profiler_step_number, NameClasses,
+    profiler_step_number, NameClass, NameClasses,
 };
 use super::options::{AnalysisOptions, Mode};
 use super::step_filter::{hta_last_step_cut, LastStepCut};
@@ -361,9 +361,21 @@ impl<'a> RankPrep<'a> {
                 }
             }
         };
-        // Device rows.
+        // Device rows; and the device's wait tasks recorded as synchronisation (exact mode), which
+        // join the collectives they sit in ([`collective_waits`]).
+        let mut in_window_rows: Vec<u32> = Vec::new();
         for row in 0..n {
             let kind = table.kind_at(row);
+            if !compat
+                && kind == EventKind::Sync
+                && in_frame(table, row, opts.mode)
+                && prep.names.of_row(table, row).has(NameClass::DEVICE_WAIT)
+                && prep
+                    .span(row)
+                    .is_some_and(|(ts, _)| ts >= prep.window.0 && ts < prep.window.1)
+            {
+                in_window_rows.push(row as u32);
+            }
             let selected = in_frame(table, row, opts.mode)
                 && if compat {
                     table.args_stream_at(row).is_some_and(|s| s != -1)
@@ -407,6 +419,9 @@ impl<'a> RankPrep<'a> {
                 launch,
             });
         }
+        if !compat {
+            collective_waits(&mut prep, &in_window_rows);
+        }
         crate::sort::sort_by_key(&mut prep.dev, |d| (d.ts, d.row));
         if compat {
             let neg = prep.dev.iter().filter(|d| d.end < d.ts).count();
@@ -418,6 +433,54 @@ impl<'a> RankPrep<'a> {
         }
         prep.notes = notes;
         prep
+    }
+}
+
+/// The device's wait tasks inside collectives (Ascend HCCL's `Notify_Wait`, `EVENT_WAIT`:
+/// [`NameClass::DEVICE_WAIT`]) belong to the collective they sit in as its waiting part: a wait
+/// device row that overlaps a communication row becomes communication, and a wait recorded as
+/// synchronisation (`sync_rows`, in the window) that does is added as one. Waits outside any
+/// collective (a stream waiting on another) are left as they are.
+fn collective_waits(prep: &mut RankPrep, sync_rows: &[u32]) {
+    let comm = super::intervals::union(
+        prep.dev
+            .iter()
+            .filter(|d| d.ktype == KernelType::Communication)
+            .map(|d| (d.ts, d.end))
+            .collect(),
+    );
+    if comm.is_empty() {
+        return;
+    }
+    let t = prep.table;
+    let inside = |ts: i64, end: i64| super::intervals::covered(&comm, ts, end.max(ts + 1)) > 0;
+    let is_wait = |name: u32| prep.names.of_name(name).has(NameClass::DEVICE_WAIT);
+    let waits: Vec<usize> = (0..prep.dev.len())
+        .filter(|&i| {
+            let d = &prep.dev[i];
+            d.ktype == KernelType::Computation && is_wait(d.name) && inside(d.ts, d.end)
+        })
+        .collect();
+    for i in waits {
+        prep.dev[i].ktype = KernelType::Communication;
+    }
+    for &row in sync_rows {
+        let Some((ts, end)) = prep.span(row as usize) else {
+            continue;
+        };
+        if !inside(ts, end) {
+            continue;
+        }
+        prep.dev.push(DevRow {
+            row,
+            ts,
+            end,
+            stream: t.stream_at(row as usize).unwrap_or(-1),
+            name: t.name_id(row as usize),
+            kind: EventKind::Sync,
+            ktype: KernelType::Communication,
+            launch: None,
+        });
     }
 }
 

@@ -85,6 +85,21 @@ pub fn is_capture_begin(name: &str) -> bool {
     )
 }
 
+/// Turning a captured graph into an executable one (`cudaGraphInstantiate`, its upload): graph
+/// set-up, paid once per capture, like the capture itself; the replays after it are the steady state.
+pub fn is_graph_instantiate(name: &str) -> bool {
+    [
+        "cudaGraphInstantiate",
+        "cuGraphInstantiate",
+        "hipGraphInstantiate",
+        "cudaGraphUpload",
+        "cuGraphUpload",
+        "hipGraphUpload",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
 /// The end of a stream capture.
 pub fn is_capture_end(name: &str) -> bool {
     matches!(
@@ -174,8 +189,34 @@ pub fn is_algorithm_search(name: &str) -> bool {
 }
 
 /// torch.compile's compilation (Dynamo tracing, AOTAutograd, Inductor code generation, Triton
-/// compilation), as CPU ops, annotations or Python frames.
+/// compilation), as CPU ops, annotations or Python frames. A Python frame (`file.py(N): function`)
+/// is compilation by its function (`compile_fx_inner`, `_compile`, `fw_compiler_base`) or by a file
+/// only compilation runs ([`COMPILE_ONLY_FILES`]), never by the file alone: `compile_fx.py`'s
+/// `run` and the cudagraph trees' frames wrap every replay of compiled code, steady-state work.
 pub fn is_compile_event(name: &str) -> bool {
+    if let Some(file) = frame_file(name) {
+        let function = frame_function(name).to_ascii_lowercase();
+        // `compiled_function`, `compile_wrapper` (Dynamo's `eval_frame.py`) run every call.
+        let compiles = function.contains("compile")
+            && !function.contains("compiled")
+            && !function.contains("wrapper");
+        return compiles || COMPILE_ONLY_FILES.iter().any(|f| file.contains(f));
+    }
+    is_compile_name(name)
+}
+
+/// Files whose every frame is torch.compile's compilation (Dynamo's tracer, Inductor's code
+/// generation), never the replay of what it compiled. Not Triton's `compiler/compiler.py`: its
+/// `CompiledKernel.run` and `launch_metadata` launch every call of a compiled kernel.
+pub const COMPILE_ONLY_FILES: [&str; 4] = [
+    "async_compile.py",
+    "_inductor/codegen/",
+    "_dynamo/convert_frame.py",
+    "_dynamo/symbolic_convert.py",
+];
+
+/// [`is_compile_event`] for a name that is not a Python frame (an operator or annotation).
+fn is_compile_name(name: &str) -> bool {
     // Not `aot_autograd` (its runtime wrappers run every call) nor `TorchDynamo Cache Lookup` (every
     // call of a compiled function): those are steady-state work.
     const MARKS: [&str; 10] = [
@@ -210,22 +251,81 @@ pub fn is_compiled_region(name: &str) -> bool {
         || name.starts_with("## Call CompiledFxGraph")
 }
 
+/// The precision a kernel computes in, as its name says: the one definition every rule reads
+/// ([`kernel_precision`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KernelPrecision {
+    /// 8-bit floats (`e4m3`, `e5m2`, `fp8`).
+    Fp8,
+    /// 8-bit integers (`int8`, `imma`, `i8816`).
+    Int8,
+    Bf16,
+    /// fp16 (`fp16`, `f16f16`, `h884`/`h1688`/`h16816`, `hmma`, `half`).
+    Fp16,
+    /// fp32 data multiplied on tensor cores (cuBLAS/CUTLASS/cuDNN `tf32`, ROCm `xf32`).
+    Tf32,
+    /// Plain fp32 on the CUDA cores (`sgemm`, `scudnn`, `gemm_fp32`, `f32f32_f32f32`, `<float`).
+    Fp32,
+}
+
+impl KernelPrecision {
+    /// bf16, fp16, fp8 or int8: mixed or reduced precision.
+    pub fn is_low(self) -> bool {
+        matches!(
+            self,
+            KernelPrecision::Fp8
+                | KernelPrecision::Int8
+                | KernelPrecision::Bf16
+                | KernelPrecision::Fp16
+        )
+    }
+}
+
+/// The precision a kernel's name says it computes in (`ampere_bf16_s16816gemm…` bf16,
+/// `sm90_xmma_gemm_f16f16…` fp16, `sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32…` TF32,
+/// `ampere_tf32_s1688gemm_tf32…` TF32, `volta_sgemm_128x64_nn` fp32, `…_e4m3…` fp8), the lowest
+/// first; `None` when the name does not say (an element-wise kernel, `ampere_s16816gemm` alone).
+pub fn kernel_precision(name: &str) -> Option<KernelPrecision> {
+    let l = name.to_ascii_lowercase();
+    let any = |marks: &[&str]| marks.iter().any(|m| l.contains(m));
+    if any(&["fp8", "e4m3", "e5m2"]) {
+        Some(KernelPrecision::Fp8)
+    } else if any(&["int8", "imma", "i8816"]) {
+        Some(KernelPrecision::Int8)
+    } else if any(&["bf16"]) {
+        Some(KernelPrecision::Bf16)
+    } else if any(&[
+        "fp16", "f16f16", "_f16", "half", "hmma", "h884", "h1688", "h16816",
+    ]) {
+        Some(KernelPrecision::Fp16)
+    } else if any(&["tf32", "xf32"]) {
+        Some(KernelPrecision::Tf32)
+    } else if any(&[
+        "sgemm",
+        "scudnn",
+        "gemm_fp32",
+        "f32f32_f32f32",
+        "<float",
+        "gemmsn",
+        "gemv2t",
+        "gemvx",
+    ]) {
+        Some(KernelPrecision::Fp32)
+    } else {
+        None
+    }
+}
+
 /// A kernel whose name says it multiplies fp32 on tensor cores (cuBLAS/CUTLASS `tf32`, ROCm `xf32`).
 pub fn is_tf32_kernel(name: &str) -> bool {
-    let l = name.to_ascii_lowercase();
-    l.contains("tf32") || l.contains("xf32")
+    kernel_precision(name) == Some(KernelPrecision::Tf32)
 }
 
 /// A kernel whose name says it computes in a reduced precision (bf16, fp16, fp8, int8): mixed
 /// precision is in use (`ampere_bf16_s16816gemm…`, `sm90_xmma_gemm_f16f16…`, `…_e4m3…`,
 /// `volta_h884gemm…`, `…hmma…`).
 pub fn is_low_precision_kernel(name: &str) -> bool {
-    const MARKS: [&str; 14] = [
-        "bf16", "fp16", "f16f16", "_f16", "half", "fp8", "e4m3", "e5m2", "hmma", "h884", "h1688",
-        "h16816", "int8", "imma",
-    ];
-    let l = name.to_ascii_lowercase();
-    MARKS.iter().any(|m| l.contains(m))
+    kernel_precision(name).is_some_and(KernelPrecision::is_low)
 }
 
 /// A kernel torch.compile generated: Inductor's Triton kernels (`triton_poi_…`, `triton_red_…`,
@@ -887,10 +987,16 @@ impl NameClass {
     pub const WAITING: NameClass = NameClass(1 << 25);
     /// [`is_one_off_call`].
     pub const ONE_OFF_CALL: NameClass = NameClass(1 << 26);
+    /// [`is_graph_instantiate`].
+    pub const GRAPH_INSTANTIATE: NameClass = NameClass(1 << 27);
+    /// [`is_device_wait_op`] and not one of CUDA's own sync events ([`device_sync_event`]): a
+    /// device task that waits for a signal (Ascend HCCL's `Notify_Wait`, `EVENT_WAIT`, MTIA's
+    /// `event_wait`), the waiting part of the collective it sits in.
+    pub const DEVICE_WAIT: NameClass = NameClass(1 << 28);
 
     /// Every class of `name`.
     pub fn of(name: &str) -> NameClass {
-        let tests: [(NameClass, bool); 27] = [
+        let tests: [(NameClass, bool); 29] = [
             (Self::LAUNCH, is_launch_call(name)),
             (Self::HTA_LAUNCH, is_hta_launch_call(name)),
             (Self::HTA_QUEUE_LAUNCH, is_hta_queue_launch_call(name)),
@@ -918,6 +1024,11 @@ impl NameClass {
             (Self::PROFILER_STEP, profiler_step_number(name).is_some()),
             (Self::WAITING, is_waiting_frame(name)),
             (Self::ONE_OFF_CALL, is_one_off_call(name)),
+            (Self::GRAPH_INSTANTIATE, is_graph_instantiate(name)),
+            (
+                Self::DEVICE_WAIT,
+                is_device_wait_op(name) && device_sync_event(name).is_none(),
+            ),
         ];
         tests
             .iter()

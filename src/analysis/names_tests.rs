@@ -207,6 +207,31 @@ fn compile_and_setup() {
         "torch/_functorch/_aot_autograd/runtime_wrappers.py(310): runtime_wrapper"
     ));
     assert!(!is_compile_event("TorchDynamo Cache Lookup"));
+    // Python frames by their function: compile_fx.py's `run` and the cudagraph trees wrap every
+    // replay of compiled code; `compile_fx_inner` and Dynamo's tracer compile.
+    assert!(!is_compile_event(
+        "torch/_inductor/compile_fx.py(1104): run"
+    ));
+    assert!(!is_compile_event(
+        "torch/_inductor/cudagraph_trees.py(1942): run"
+    ));
+    assert!(!is_compile_event(
+        "torch/_functorch/aot_autograd.py(920): compiled_function"
+    ));
+    assert!(is_compile_event(
+        "torch/_inductor/compile_fx.py(415): compile_fx_inner"
+    ));
+    assert!(!is_compile_event(
+        "torch/_dynamo/eval_frame.py(655): compile_wrapper"
+    ));
+    assert!(is_compile_event(
+        "torch/_dynamo/convert_frame.py(676): transform"
+    ));
+    assert!(is_compile_event(
+        "torch/_inductor/async_compile.py(250): wait"
+    ));
+    assert!(is_graph_instantiate("cudaGraphInstantiateWithFlags"));
+    assert!(!is_graph_instantiate("cudaGraphLaunch"));
     assert!(!is_setup_call("hipGetDevicePropertiesR0600"));
     assert!(is_compiled_region("Torch-Compiled Region: 0/0"));
     assert!(is_setup_call("cudaMalloc") && !is_setup_call("cudaLaunchKernel"));

@@ -41,6 +41,10 @@ pub struct Summary {
     pub top_kernels: Vec<KernelRow>,
     /// Distinct kernel names.
     pub distinct_kernels: u64,
+    /// Of `kernels`, those replayed by a CUDA/HIP graph launch (sharing a `cudaGraphLaunch`'s
+    /// correlation): run from a captured graph, not launched one by one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replayed_kernels: u64,
     /// First timestamp to last end over all timed events, µs.
     pub span_us: f64,
     /// Device name from `deviceProperties` (the first device), when present.
@@ -92,6 +96,8 @@ pub fn summarize(table: &TraceTable) -> Summary {
     let kernel_cat: Vec<bool> = (0..cat_dict.len())
         .map(|i| is_kernel_category(cat_dict.value(i)))
         .collect();
+    let graph_correlations = graph_launch_correlations(table);
+    let mut replayed_kernels = 0u64;
     let mut per_name: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
     let mut kernels = 0u64;
     let mut kernel_ns: i64 = 0;
@@ -113,6 +119,11 @@ pub fn summarize(table: &TraceTable) -> Summary {
             continue;
         }
         kernels += 1;
+        replayed_kernels += u64::from(
+            table
+                .correlation_at(row)
+                .is_some_and(|c| graph_correlations.contains(&c)),
+        );
         let d = table.dur_at(row).unwrap_or(0);
         kernel_ns += d;
         let e = per_name.entry(table.name_id(row)).or_insert((0, 0));
@@ -150,6 +161,7 @@ pub fn summarize(table: &TraceTable) -> Summary {
         kernel_time_us: ns_to_us(kernel_ns),
         top_kernels,
         distinct_kernels,
+        replayed_kernels,
         span_us: if last >= first {
             ns_to_us(last - first)
         } else {
@@ -159,6 +171,20 @@ pub fn summarize(table: &TraceTable) -> Summary {
         rank: table.metadata.rank,
         world_size: table.metadata.world_size,
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The correlation ids of the graph launches (`cudaGraphLaunch`) of a table.
+fn graph_launch_correlations(table: &TraceTable) -> std::collections::BTreeSet<i64> {
+    [EventKind::Runtime, EventKind::Driver]
+        .into_iter()
+        .flat_map(|k| table.rows_of_kind(k))
+        .filter(|&row| crate::analysis::names::is_graph_launch(table.name_at(row)))
+        .filter_map(|row| table.correlation_at(row))
+        .collect()
 }
 
 /// `kernel`, or `Kernel` in old traces: the categories the `kernels` figure counts.

@@ -203,7 +203,7 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
             b.reason = reason;
             return b;
         }
-        b.reason = format!("{}; see the main finding", blocking_words(h)).into();
+        b.reason = format!("{}; see the main finding", blocking_words(ctx, h)).into();
         return b;
     }
     if let Some(b) = main

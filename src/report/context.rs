@@ -187,6 +187,9 @@ pub struct TraceContext {
     pub graph_correlated: u64,
     #[serde(default)]
     pub graph_orphans: u64,
+    /// Of `kernels`, those replayed by graph launches (not launched one by one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replayed_kernels: u64,
     /// What the trace shows already in use (graph replays, compiled code, reduced precision): the
     /// advice no rule repeats ([`super::inputs::InUse`]).
     #[serde(default, skip_serializing_if = "super::inputs::InUse::is_empty")]
@@ -243,6 +246,10 @@ impl TraceContext {
             )
         })
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A leading step is warm-up when warm-up calls take this share of it...

@@ -64,6 +64,10 @@ crate::stable_enum! {
         /// Device-to-host reads one element at a time (`.cpu()`, `.item()` in a loop): each is a
         /// blocking round trip, and batching the reads removes them.
         PerElementReads,
+        /// A benchmark of variants (named regions of the script, each run once or several times
+        /// in a row): each variant's wall and device time side by side, the faster one and by how
+        /// much. A measurement, not recoverable time.
+        VariantComparison,
     }
 }
 

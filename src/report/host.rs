@@ -165,6 +165,10 @@ impl HostTimeline {
                     }
                 }
             }
+            if class.has(NameClass::GRAPH_INSTANTIATE) {
+                // Graph set-up, like the capture before it: the replays after it are the work.
+                raw.warmup.push((ts, end));
+            }
             if class.has(NameClass::ALGORITHM_SEARCH) {
                 h.warmup.search_calls += 1;
                 h.warmup.search_ns += end - ts;

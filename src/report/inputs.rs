@@ -343,11 +343,12 @@ impl DiagnosisInputs {
     }
 
     /// Device time in communication kernels (collectives, send/receive): a sum over kernel names,
-    /// not a union.
+    /// not a union. The collectives' device wait tasks ([`crate::analysis::names::is_device_wait_op`])
+    /// are left out: they run inside a collective's own time (its waiting part).
     pub fn communication_kernel_ns(&self) -> i64 {
         self.kernels
             .iter()
-            .filter(|k| k.communication)
+            .filter(|k| k.communication && !crate::analysis::names::is_device_wait_op(&k.name))
             .map(|k| k.total_ns)
             .sum()
     }

@@ -13,6 +13,16 @@ pub fn code_cell(text: &str) -> String {
     format!("`{}`", cell(text).replace('`', "'"))
 }
 
+/// "; 412 of them replayed from CUDA graphs" when graph launches ran kernels, else nothing: a
+/// replayed kernel is not a kernel launched on its own.
+pub fn replayed_words(replayed: u64) -> String {
+    if replayed == 0 {
+        String::new()
+    } else {
+        format!("; {replayed} of them replayed from CUDA graphs, not launched one by one")
+    }
+}
+
 /// The quick summary as Markdown.
 pub fn summary_markdown(s: &Summary) -> String {
     let mut out = String::new();
@@ -20,8 +30,11 @@ pub fn summary_markdown(s: &Summary) -> String {
     let _ = writeln!(out, "- Events: {}", s.events);
     let _ = writeln!(
         out,
-        "- GPU kernels: {} ({} distinct), {:.1} µs in total",
-        s.kernels, s.distinct_kernels, s.kernel_time_us
+        "- GPU kernels: {} ({} distinct{}), {:.1} µs in total",
+        s.kernels,
+        s.distinct_kernels,
+        replayed_words(s.replayed_kernels),
+        s.kernel_time_us
     );
     let _ = writeln!(out, "- Trace span: {:.1} µs", s.span_us);
     if let Some(d) = &s.device {

@@ -88,7 +88,9 @@ pub fn is_fp32_simt_gemm(name: &str) -> bool {
         || l.contains("gemmsn")
         || l.contains("gemv2t")
         || l.contains("gemvx");
-    (gemm || is_fp32_convolution(&l)) && !tensor.iter().any(|t| l.contains(t))
+    let on_tensor_cores = crate::analysis::names::kernel_precision(name)
+        .is_some_and(|p| p != crate::analysis::names::KernelPrecision::Fp32);
+    (gemm || is_fp32_convolution(&l)) && !tensor.iter().any(|t| l.contains(t)) && !on_tensor_cores
 }
 
 /// A cuDNN convolution kernel in single precision (`l` lower case).

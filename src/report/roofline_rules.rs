@@ -309,6 +309,8 @@ fn actions(i: &DiagnosisInputs, f: &RooflineFigures, l: &RoofLead) -> Vec<RichTe
             rich!(kernel(&l.name), " and its fp32 products"),
         ) {
             out.push(a);
+        } else if let Some(a) = crate::report::wording::fp32_advice(i, &[l.name.as_str()]) {
+            out.push(a);
         } else {
             out.push(
                 crate::report::wording::fp32_lever_advice(i, "it")

@@ -176,12 +176,20 @@ pub fn roof_line(r: &RankRoofline) -> String {
             peaks.push(format!("{label} {}", sig(v)));
         }
     }
+    let from = if roof.source == crate::analysis::roofline::RoofSource::SmCountEstimate {
+        format!("estimated from its SM count and the per-SM rates of the {dev}")
+    } else {
+        format!("{dev} ({})", roof.source)
+    };
     format!(
-        "device: {} → {dev} ({}): {} TFLOP/s; memory {} GB/s; host link {}",
+        "device: {} → {from}: {} TFLOP/s; memory {}; host link {}",
         roof.trace_name.as_deref().unwrap_or("?"),
-        roof.source,
         peaks.join(", "),
-        sig(roof.memory_gbps),
+        if roof.memory_gbps > 0.0 {
+            format!("{} GB/s", sig(roof.memory_gbps))
+        } else {
+            "unknown".to_string()
+        },
         roof.host_link
             .as_ref()
             .map_or("unknown".into(), |l| l.label())

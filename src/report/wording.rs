@@ -104,11 +104,101 @@ pub fn compile_advice(i: &DiagnosisInputs, purpose: &str) -> RichText {
     )
 }
 
-/// The advice to compute in reduced precision (TF32, bf16) for `what`; when kernels already run in
-/// it ([`super::inputs::InUse::precision`]), that these ones run outside it instead.
+/// The advice for fp32 kernels (`what`, named `names`) when mixed precision (bf16, fp16: autocast)
+/// is already in use elsewhere: these ones run outside it. TF32 is not autocast: a TF32 kernel
+/// (cuDNN's default for convolutions) says nothing of autocast ([`fp32_advice`] reads it).
 pub fn precision_advice(i: &DiagnosisInputs, what: RichText) -> Option<RichText> {
-    let used = i.in_use.low_precision.as_ref().or(i.in_use.tf32.as_ref())?;
+    let used = i.in_use.low_precision.as_ref()?;
     Some(rich!("Reduced precision is already in use (", kernel(used), " runs in it): ", what, " run outside it. Check that ", code("torch.autocast"), " covers them (ops called outside the autocast region, or forced to fp32), rather than turning mixed precision on."))
+}
+
+/// What to do about plain fp32 kernels `names` (matrix products, convolutions) on a device with
+/// TF32 tensor cores (Ampere or later), read from the kernels' own precision
+/// ([`crate::analysis::names::kernel_precision`]): TF32 for the matmuls (PyTorch leaves it off for
+/// them: `torch.backends.cuda.matmul.allow_tf32` defaults to False) when it runs faster than fp32;
+/// for convolutions, that cuDNN already allows TF32 by default (`torch.backends.cudnn.allow_tf32`
+/// defaults to True), saying which convolutions run in it; bf16 (else fp16) autocast as the next
+/// step. `None` when the device is not known to have TF32 (the callers' older-GPU advice applies).
+pub fn fp32_advice(i: &DiagnosisInputs, names: &[&str]) -> Option<RichText> {
+    use crate::analysis::names::{kernel_precision, KernelPrecision};
+    use crate::analysis::roofline::Fp32Lever;
+    use crate::report::patterns::is_convolution_kernel;
+    let tf32_seen = |conv: bool| {
+        i.kernels.iter().find(|k| {
+            kernel_precision(&k.name) == Some(KernelPrecision::Tf32)
+                && is_convolution_kernel(&k.name) == conv
+        })
+    };
+    let has_tf32 = match i.roofline.peaks {
+        Some(p) => p.tf32.is_some(),
+        None => tf32_seen(true).or(tf32_seen(false)).is_some(),
+    };
+    if !has_tf32 {
+        return None;
+    }
+    let gpu = gpu_words(i);
+    let matmuls = names.iter().any(|n| !is_convolution_kernel(n));
+    let convs = names.iter().any(|n| is_convolution_kernel(n));
+    let lever = i.roofline.peaks.map(|p| p.fp32_lever());
+    let mut parts: Vec<RichText> = Vec::new();
+    if let Some(Fp32Lever::Half { .. }) = lever {
+        // TF32 at about the fp32 rate (GeForce): bf16 is the lever, said below.
+        parts.push(rich!(format!(
+            "On {gpu} TF32 runs at about the fp32 rate ({:.0} against {:.0} TFLOP/s), so enabling it gains little",
+            i.roofline.peaks.and_then(|p| p.tf32).unwrap_or(0.0),
+            i.roofline.peaks.map_or(0.0, |p| p.fp32)
+        )));
+    } else {
+        let rate = match lever {
+            Some(Fp32Lever::Tf32(g)) => {
+                format!(": on {gpu} tensor cores run them at {g:.0}× the fp32 rate")
+            }
+            _ => String::new(),
+        };
+        if matmuls {
+            parts.push(rich!(
+                "Enable TF32 for the matrix multiplies (",
+                code("torch.set_float32_matmul_precision(\"high\")"),
+                " or ",
+                code("torch.backends.cuda.matmul.allow_tf32 = True"),
+                "): PyTorch leaves it off for matmuls by default",
+                rate.clone()
+            ));
+        }
+        if convs {
+            parts.push(rich!(
+                "cuDNN allows TF32 for convolutions by default (",
+                code("torch.backends.cudnn.allow_tf32 = True"),
+                "), yet these convolutions run in plain fp32: check that it was not turned off, and let cuDNN pick its tensor-core algorithms (",
+                code("torch.backends.cudnn.benchmark = True"),
+                ")"
+            ));
+        }
+    }
+    if let Some(k) = tf32_seen(true) {
+        parts.push(rich!(
+            "the convolutions already run in TF32 (",
+            kernel(&k.name),
+            "; cuDNN's default), so TF32 is no further lever for them"
+        ));
+    }
+    let bf16 = i.roofline.peaks.map_or(true, |p| p.bf16.is_some());
+    parts.push(if bf16 {
+        rich!(
+            "the next step is bf16 autocast (",
+            code("torch.autocast(\"cuda\", dtype=torch.bfloat16)"),
+            ")"
+        )
+    } else {
+        rich!(
+            "the next step is fp16 autocast (",
+            code("torch.autocast(\"cuda\", dtype=torch.float16)"),
+            " with ",
+            code("torch.cuda.amp.GradScaler"),
+            ")"
+        )
+    });
+    Some(rich!(RichText::join(parts, "; "), "."))
 }
 
 /// The GPU in words for the precision advice: the trace's name, else the table's.
@@ -189,7 +279,7 @@ pub fn analysed_line(c: &TraceContext, i: &DiagnosisInputs) -> String {
                 if r.op_threads == 1 { "" } else { "s" }
             );
         }
-        return format!("Nothing analysed: {}", blocking_words(b));
+        return format!("Nothing analysed: {}", blocking_words(c, b));
     }
     let ranks = i.ranks.len().max(1) as i64;
     let window = i.time.window_ns / ranks;
@@ -229,9 +319,21 @@ pub fn analysed_line(c: &TraceContext, i: &DiagnosisInputs) -> String {
     line
 }
 
-/// Why nothing can be analysed, in a few words.
-pub fn blocking_words(h: TraceHolds) -> &'static str {
+/// Why nothing can be analysed, in a few words. A run whose device shows (allocations on it,
+/// operators that only run there) with no device event recorded is never called CPU-only.
+pub fn blocking_words(c: &TraceContext, h: TraceHolds) -> &'static str {
+    let device_seen = c
+        .host_only
+        .as_ref()
+        .and_then(|o| o.evidence_kind)
+        .is_some_and(|k| k != crate::trace::dialect::DeviceKind::Cpu);
     match h {
+        TraceHolds::NoKernelEvents if c.launch_calls + c.graph_launches == 0 => {
+            "the device's activity was not recorded (no kernel or copy events)"
+        }
+        TraceHolds::CpuOnly if device_seen => {
+            "no device event recorded (the device ran, but its activity was not recorded)"
+        }
         TraceHolds::GraphCapture => "the trace is a graph capture (its kernels did not run)",
         TraceHolds::WarmupOnly => "the trace holds only warm-up",
         TraceHolds::Insufficient => "too little device work",

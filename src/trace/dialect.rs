@@ -157,6 +157,21 @@ pub fn device_kind_of_device_name(name: &str) -> Option<DeviceKind> {
     }
 }
 
+/// The device kind of a `[memory]` event's `Device Type` (c10's `DeviceType`: 0 CPU, 1 CUDA, 6
+/// HIP, 12 XPU, 13 MPS, 19 MTIA, 20 PrivateUse1 such as torch_npu's NPU); `None` for the CPU and
+/// types that are not an accelerator. ROCm builds report their GPUs as CUDA (1).
+pub fn device_kind_of_device_type(device_type: i64) -> Option<DeviceKind> {
+    match device_type {
+        1 => Some(DeviceKind::Cuda),
+        6 => Some(DeviceKind::Rocm),
+        12 => Some(DeviceKind::Xpu),
+        13 => Some(DeviceKind::Mps),
+        19 => Some(DeviceKind::Mtia),
+        20 => Some(DeviceKind::Unknown),
+        _ => None,
+    }
+}
+
 /// The device kind a host runtime call or category names (`cudaLaunchKernel`, `hipMemcpyAsync`,
 /// `AscendCL@aclnnAdd`, `urEnqueueKernelLaunch`, `mtia_runtime`), if any.
 pub fn device_kind_of_runtime(name: &str) -> Option<DeviceKind> {

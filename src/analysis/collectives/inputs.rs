@@ -11,7 +11,7 @@ use super::host_comms::{covered, uncovered, CommArgColumns, CommArgs, HostComms,
 use super::kind::{CollectiveKind, CollectiveLibrary};
 use crate::analysis::gpu::{KernelType, RankPrep};
 use crate::analysis::intervals::union;
-use crate::analysis::names::{collective_kind_of, collective_library_of};
+use crate::analysis::names::{collective_kind_of, collective_library_of, NameClass};
 
 crate::stable_enum! {
     /// Where in the training step a collective was issued.
@@ -70,6 +70,15 @@ pub struct CollectiveOp {
     /// Pieces of `[start, end)` during which the rank runs no compute kernel.
     pub exposed: Vec<(i64, i64)>,
     pub lead: Lead,
+    /// The device's own wait tasks inside it (Ascend HCCL's `Notify_Wait`: the collective waiting
+    /// for a peer's signal, [`NameClass::DEVICE_WAIT`]), their union, ns: its waiting part as the
+    /// device recorded it, on one rank too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_wait_ns: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// What one rank contributes to the collectives analysis.
@@ -108,11 +117,20 @@ pub fn collective_inputs(rank: i64, prep: &RankPrep) -> CollectiveInputs {
         .filter(|s| prep.kept_steps.binary_search(&s.step).is_ok())
         .map(|s| (s.ts, s.end, s.step))
         .collect();
+    // A collective's wait tasks are its waiting part, not collectives of their own.
+    let is_wait = |name: u32| prep.names.of_name(name).has(NameClass::DEVICE_WAIT);
+    let waits = union(
+        prep.dev
+            .iter()
+            .filter(|d| d.ktype == KernelType::Communication && is_wait(d.name))
+            .map(|d| (d.ts, d.end))
+            .collect(),
+    );
     // (row, start, end, launch time, launching thread) of every collective.
     let mut rows: Vec<(u32, i64, i64, i64, Option<u32>)> = prep
         .dev
         .iter()
-        .filter(|d| d.ktype == KernelType::Communication)
+        .filter(|d| d.ktype == KernelType::Communication && !is_wait(d.name))
         .map(|d| {
             let launch = d
                 .launch
@@ -209,6 +227,7 @@ pub fn collective_inputs(rank: i64, prep: &RankPrep) -> CollectiveInputs {
                 busy_ns,
                 loader_ns,
             },
+            device_wait_ns: covered(&waits, start, end.max(start)),
         });
     }
     number_ops(&mut out.ops);

@@ -107,6 +107,15 @@ pub fn reduce(inputs: &[CollectiveInputs]) -> Collectives {
         if ops.len() < 2 {
             res.matched.unmatched += 1;
             let o = ops[0].1;
+            // Without its peers, the device's own wait tasks still split it: waiting, the rest
+            // transfer.
+            if o.device_wait_ns > 0 {
+                let (i, _) = ops[0];
+                let wait = o.device_wait_ns.min(o.end - o.start);
+                let r = &mut res.per_rank[i];
+                r.wait_ns += wait;
+                r.transfer_ns += o.end - o.start - wait;
+            }
             measured.push(Measured::of(
                 o,
                 o.end - o.start,

@@ -96,6 +96,13 @@ pub fn judge(
                 Bound::Memory
             });
         }
+        // Memory bandwidth unknown (an estimated device): a matrix product is judged against its
+        // compute peak; a memory-bound operator is not judged at all.
+        (Some(p), None, Some(_)) if family.is_some_and(OpFamily::has_main_kernel) => {
+            out.roof_tflops = Some(p);
+            out.pct_of_roof = (secs > 0.0).then(|| 100.0 * tflops / p);
+            out.bound = Some(Bound::Compute);
+        }
         (Some(p), _, None) => {
             out.roof_tflops = Some(p);
             out.pct_of_roof = (secs > 0.0).then(|| 100.0 * tflops / p);

@@ -137,7 +137,12 @@ pub fn roofline(rows: &[RankRoofline], ctx: &Ctx) -> Block {
         parts.push(Part::Muted("No roofline for this rank.".into()));
         return block("no roofline", parts);
     };
+    let estimated = r.roof.source == crate::analysis::roofline::RoofSource::SmCountEstimate;
     parts.push(Part::Muted(match &r.roof.device {
+        Some(d) if estimated => format!(
+            "{}: peaks estimated from its SM count and the per-SM rates of the {d}; memory bandwidth unknown.",
+            r.roof.trace_name.as_deref().unwrap_or("device"),
+        ),
         Some(d) => format!(
             "{} → {d} ({}).",
             r.roof.trace_name.as_deref().unwrap_or("device"),

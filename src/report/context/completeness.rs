@@ -115,11 +115,29 @@ pub(super) fn before_replay(
             // says nothing of where the model ran.
             holds.push(TraceHolds::Insufficient);
             host_only_figures(&facts, c, holds);
+        } else if device_unrecorded(&facts) {
+            // Allocations on a device, or operators that only run there: a device run whose
+            // kernels and copies were not recorded, never a CPU-only one.
+            holds.push(TraceHolds::NoKernelEvents);
+            host_only_figures(&facts, c, holds);
         } else {
             holds.push(TraceHolds::CpuOnly);
             host_only_figures(&facts, c, holds);
         }
     }
+}
+
+/// Whether a trace without device events shows a device at work that the profiler did not record:
+/// `[memory]` events on a device (allocations only a run on it makes). Apple's MPS is left out
+/// (the profiler cannot record it at all: its own finding says so), and so are operator names
+/// alone, which the CPU-only finding already reads as a run recorded without its device.
+fn device_unrecorded(facts: &[&RankFacts]) -> bool {
+    facts.iter().any(|f| {
+        f.host_only
+            .as_ref()
+            .and_then(|h| h.device_memory.as_ref())
+            .is_some_and(|m| m.kind != DeviceKind::Mps)
+    })
 }
 
 /// One-off first calls above this share (%) of the host's span make a trace without device work
@@ -169,6 +187,7 @@ pub(super) fn after_replay(
     }
     c.graph_correlated = facts.iter().map(|f| f.graph_correlated).sum();
     c.graph_orphans = facts.iter().map(|f| f.graph_orphans).sum();
+    c.replayed_kernels = facts.iter().map(|f| f.replayed_kernels).sum();
     c.unrecorded = unrecorded_of(&facts, c.graph_correlated > 0);
     let device_window: i64 = facts.iter().map(|f| f.device_window_ns).sum();
     let partial = c.unrecorded.waits > 0
@@ -461,6 +480,9 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
                 String::new()
             }, ctx.device.kind.device_word()), code("schedule(active=...)"), ") and check that every stream and graph replay is traced."));
     }
+    if ctx.replayed_kernels > 0 {
+        out.push(replayed_line(ctx));
+    }
     if ctx.origin == Some(TraceOrigin::PytorchLegacy) {
         out.push(rich!(
             "This is a legacy ",
@@ -480,6 +502,26 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
         ));
     }
     out
+}
+
+/// "1,200 kernels, 960 of them replayed from 40 CUDA graph launches: ...": kernels run from a
+/// captured graph are not launched one by one, so no launch figure counts them.
+fn replayed_line(ctx: &TraceContext) -> RichText {
+    let graph = if ctx.device.kind == DeviceKind::Rocm {
+        "HIP graph"
+    } else {
+        "CUDA graph"
+    };
+    let launched = ctx.kernels.saturating_sub(ctx.replayed_kernels);
+    format!(
+        "{} kernels, {} of them replayed from {} {graph} launches (one launch call runs a whole graph): {} {} launched one by one, and launch-overhead figures count only those.",
+        ctx.kernels,
+        ctx.replayed_kernels,
+        ctx.graph_launches,
+        launched,
+        if launched == 1 { "was" } else { "were" }
+    )
+    .into()
 }
 
 /// How to record a Kineto trace, as code: with the CUDA activity only when something says the run

@@ -116,6 +116,9 @@ pub struct RankFacts {
     /// device operation carries (their replayed kernels were not recorded).
     pub graph_correlated: u64,
     pub graph_orphans: u64,
+    /// Kernels a graph launch replayed (sharing its correlation): run from a captured graph, not
+    /// launched one by one.
+    pub replayed_kernels: u64,
     /// Host waits for the device ([`NameClass::WAITS_FOR_DEVICE`], after the first recorded device
     /// operation) that outlast every device operation recorded before they return: how many, and
     /// the time past that last operation, ns ([`unrecorded_tails`]).
@@ -271,6 +274,7 @@ impl RankFacts {
         let mut kernel_names: BTreeMap<u32, (u64, i64)> = BTreeMap::new();
         let mut host_names: BTreeMap<u32, u64> = BTreeMap::new();
         let mut trace_span = false;
+        let mut kernel_correlations: Vec<i64> = Vec::new();
         for row in 0..t.len() {
             let kind = t.kind_at(row);
             if kind.is_gpu_activity() {
@@ -290,6 +294,7 @@ impl RankFacts {
                 }
                 if kind == EventKind::Kernel {
                     f.repeats.kernels += 1;
+                    kernel_correlations.extend(t.correlation_at(row));
                     let e = kernel_names.entry(t.name_id(row)).or_default();
                     e.0 += 1;
                     e.1 += t.dur_at(row).unwrap_or(0);
@@ -348,6 +353,11 @@ impl RankFacts {
             launched_and_orphaned(&launches, &h.captures, &device_correlations);
         (f.graph_correlated, f.graph_orphans) =
             launched_and_orphaned(&graph_launches, &h.captures, &device_correlations);
+        let graph_ids: BTreeSet<i64> = graph_launches.iter().map(|g| g.0).collect();
+        f.replayed_kernels = kernel_correlations
+            .iter()
+            .filter(|c| graph_ids.contains(c))
+            .count() as u64;
         let device = crate::analysis::intervals::union(device_spans);
         f.device_window_ns = match (device.first(), device.last()) {
             (Some(a), Some(b)) => b.1 - a.0,

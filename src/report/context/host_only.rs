@@ -15,7 +15,9 @@ use crate::analysis::intervals::{intersect, length, union};
 use crate::analysis::names::{NameClass, NameClasses};
 use crate::report::host::HostTimeline;
 use crate::table::{EventKind, TraceTable};
-use crate::trace::dialect::{device_kind_of_op_name, device_kind_of_runtime, DeviceKind};
+use crate::trace::dialect::{
+    device_kind_of_device_type, device_kind_of_op_name, device_kind_of_runtime, DeviceKind,
+};
 
 /// How many operators the summary lists.
 pub const TOP_OPS: usize = 5;
@@ -45,6 +47,10 @@ pub struct HostOnly {
     pub evidence_kind: Option<DeviceKind>,
     /// The names that say so (`aten::cudnn_convolution`, `cudaDeviceSynchronize`).
     pub evidence: Vec<String>,
+    /// `[memory]` events on a device (`Device Type` an accelerator's): allocations and frees on
+    /// it, which only a run on that device makes ([`DeviceAllocations`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_memory: Option<DeviceAllocations>,
     /// Host time in one-off first calls (their union), ns.
     pub one_off_ns: i64,
     /// The largest of them, innermost.
@@ -77,10 +83,15 @@ impl HostOnly {
         });
         let mut evidence: Vec<(DeviceKind, String)> = copies.chain(ops).collect();
         evidence.dedup();
+        let device_memory = device_allocations(t);
         HostOnly {
             span_ns: span.1 - span.0,
             top_ops,
-            evidence_kind: evidence.first().map(|e| e.0),
+            evidence_kind: evidence
+                .first()
+                .map(|e| e.0)
+                .or(device_memory.as_ref().map(|m| m.kind)),
+            device_memory,
             evidence: evidence
                 .into_iter()
                 .take(EVIDENCE_NAMES)
@@ -101,6 +112,46 @@ impl HostOnly {
             cpu: super::cpu_run::CpuRun::of(t, classes, span),
         }
     }
+}
+
+/// The `[memory]` events a trace records on a device (`profile_memory=True`): proof that the run
+/// used it, whatever else was recorded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeviceAllocations {
+    pub kind: DeviceKind,
+    /// Memory events (allocations and frees) on the device.
+    pub events: u64,
+    /// The device ids they name, sorted.
+    pub devices: Vec<i64>,
+    /// The most memory allocated on one device at once (`Total Allocated`), bytes.
+    pub peak_bytes: i64,
+}
+
+/// The `[memory]` events of `t` on an accelerator (`Device Type` ≥ 1 that is a device:
+/// [`device_kind_of_device_type`]); `None` when there are none.
+pub fn device_allocations(t: &TraceTable) -> Option<DeviceAllocations> {
+    let int = |key: &str, row: usize| t.arg(key).and_then(|c| c.i64_at(c.find(row)?));
+    let mut out: Option<DeviceAllocations> = None;
+    for row in 0..t.len() {
+        if t.kind_at(row) == EventKind::Metadata || t.name_at(row) != "[memory]" {
+            continue;
+        }
+        let Some(kind) = int("Device Type", row).and_then(device_kind_of_device_type) else {
+            continue;
+        };
+        let a = out.get_or_insert_with(|| DeviceAllocations {
+            kind,
+            ..Default::default()
+        });
+        a.events += 1;
+        let id = int("Device Id", row).unwrap_or(0).max(0);
+        if let Err(i) = a.devices.binary_search(&id) {
+            a.devices.insert(i, id);
+        }
+        a.peak_bytes = a.peak_bytes.max(int("Total Allocated", row).unwrap_or(0));
+    }
+    out
 }
 
 /// One timed operator or Python function of a thread: (start, end, name id).

@@ -53,6 +53,31 @@ pub struct Phase {
     pub wait_ns: i64,
     /// Device-to-host copies it made (reads of device values on the host).
     pub reads: u64,
+    /// How many times the block ran (a variant repeated N times in a row: its runs are summed
+    /// into one phase); 0 or 1 for a block run once.
+    #[serde(default, skip_serializing_if = "is_one_run")]
+    pub runs: u64,
+}
+
+fn is_one_run(n: &u64) -> bool {
+    *n <= 1
+}
+
+impl Phase {
+    /// Times it ran (at least 1).
+    pub fn runs(&self) -> u64 {
+        self.runs.max(1)
+    }
+
+    /// Wall time per run, ns.
+    pub fn wall_per_run(&self) -> i64 {
+        self.wall_ns / self.runs() as i64
+    }
+
+    /// Device time (kernels and copies) per run, ns.
+    pub fn device_per_run(&self) -> i64 {
+        device_ns(self) / self.runs() as i64
+    }
 }
 
 /// A candidate block: (start, end, name id).
@@ -101,13 +126,81 @@ pub fn phases_of(t: &TraceTable, classes: &NameClasses) -> Vec<Phase> {
     let names: std::collections::BTreeSet<&str> =
         crate::sort::set_of(level.iter().map(|b| frame_function(t.name_of_id(b.2))));
     if level.len() < 2
-        || level.len() > MAX_PHASES
         || names.len() < 2
         || (covered as f64) < MIN_COVER_SHARE * (span.1 - span.0) as f64
     {
         return Vec::new();
     }
-    measure(t, classes, thread, &level)
+    // Each name run several times in a row (`eager` × 10, then `fused` × 10) is one variant, its
+    // runs summed; more blocks than that at one level are a loop's iterations (whose stages come
+    // back after one another), not variants.
+    match repeated_variants(t, &level) {
+        Some(runs) => merge_runs(measure(t, classes, thread, &level), &runs),
+        None if level.len() <= MAX_PHASES => measure(t, classes, thread, &level),
+        None => Vec::new(),
+    }
+}
+
+/// The variants of a level of blocks that each repeat one name in one contiguous run (at least
+/// twice, at most [`MAX_PHASES`] names): per variant, its blocks' indexes. `None` when a name
+/// comes back after another (a loop's stages: forward, backward, optimizer) or there are too many
+/// names.
+fn repeated_variants(t: &TraceTable, level: &[Block]) -> Option<Vec<Vec<usize>>> {
+    let mut runs: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, b) in level.iter().enumerate() {
+        let name = frame_function(t.name_of_id(b.2));
+        match runs.last_mut() {
+            Some((n, idx)) if *n == name => idx.push(i),
+            _ => {
+                if runs.iter().any(|(n, _)| *n == name) {
+                    return None;
+                }
+                runs.push((name, vec![i]));
+            }
+        }
+    }
+    let repeated = runs.iter().any(|(_, idx)| idx.len() >= 2);
+    (runs.len() >= 2 && runs.len() <= MAX_PHASES && repeated)
+        .then(|| runs.into_iter().map(|(_, idx)| idx).collect())
+}
+
+/// One phase per variant: its runs' figures summed, `runs` set, named by the variant.
+fn merge_runs(phases: Vec<Phase>, runs: &[Vec<usize>]) -> Vec<Phase> {
+    runs.iter()
+        .filter_map(|idx| {
+            let mut it = idx.iter().map(|&i| &phases[i]);
+            let first = it.next()?.clone();
+            let name = first
+                .name
+                .split(" #")
+                .next()
+                .unwrap_or(&first.name)
+                .to_string();
+            let mut p = Phase {
+                name,
+                runs: idx.len() as u64,
+                ..first
+            };
+            for q in it {
+                p.wall_ns += q.wall_ns;
+                p.kernels += q.kernels;
+                p.kernel_ns += q.kernel_ns;
+                p.launches += q.launches;
+                p.copies += q.copies;
+                p.copy_ns += q.copy_ns;
+                p.copy_bytes += q.copy_bytes;
+                p.waits += q.waits;
+                p.wait_ns += q.wait_ns;
+                p.reads += q.reads;
+                if let (Some(a), Some(b)) = (p.top_op.as_mut(), q.top_op.as_ref()) {
+                    if a.0 == b.0 {
+                        a.1 += b.1;
+                    }
+                }
+            }
+            Some(p)
+        })
+        .collect()
 }
 
 /// Whether a block is a phase candidate by where it is defined: a Python frame only when it is a
@@ -162,8 +255,13 @@ fn phase_level(mut blocks: Vec<Block>) -> Vec<Block> {
         let parent = level[0];
         level = outermost(&blocks, Some(parent));
     }
+    // A name's blocks together (a variant run N times) are measured against the level.
     let total: i64 = level.iter().map(|b| b.1 - b.0).sum();
-    level.retain(|b| (b.1 - b.0) as f64 >= MIN_PHASE_SHARE * total as f64);
+    let mut by_name: BTreeMap<u32, i64> = BTreeMap::new();
+    for b in &level {
+        *by_name.entry(b.2).or_default() += b.1 - b.0;
+    }
+    level.retain(|b| by_name[&b.2] as f64 >= MIN_PHASE_SHARE * total as f64);
     level
 }
 
@@ -336,16 +434,22 @@ fn phase_words(p: &Phase) -> RichText {
     if parts.is_empty() {
         parts.push("host work only".into());
     }
-    rich!(
-        op(&p.name),
-        format!(" {} (", dur(p.wall_ns)),
-        RichText::join(parts, "; "),
-        ")"
-    )
+    let runs = if p.runs() > 1 {
+        format!(
+            " × {} runs, {} wall and {} on the device per run, {} in all",
+            p.runs(),
+            dur(p.wall_per_run()),
+            dur(p.device_per_run()),
+            dur(p.wall_ns)
+        )
+    } else {
+        format!(" {}", dur(p.wall_ns))
+    };
+    rich!(op(&p.name), runs, " (", RichText::join(parts, "; "), ")")
 }
 
 /// Why the slowest phase is slow, from its measured parts, and what the fastest does instead.
-fn why_words(slow: &Phase, fast: &Phase) -> RichText {
+pub fn why_words(slow: &Phase, fast: &Phase) -> RichText {
     let per = |n: u64| dur(slow.wall_ns / n.max(1) as i64);
     // A read is one round trip however many blocking calls make it (the copy, a synchronise).
     let trips = |p: &Phase| {
@@ -481,17 +585,39 @@ pub fn comparison_sentence(phases: &[Phase]) -> Option<RichText> {
     if phases.iter().all(is_cold_single_shot) {
         return Some(cold_comparison(phases, each));
     }
-    let fast = phases.iter().min_by_key(|p| (p.wall_ns, p.start_ns))?;
-    let slow = phases.iter().max_by_key(|p| (p.wall_ns, -p.start_ns))?;
-    let ratio = slow.wall_ns as f64 / fast.wall_ns.max(1) as f64;
+    let (fast, slow) = fastest_and_slowest(phases)?;
+    let ratio = slow.wall_per_run() as f64 / fast.wall_per_run().max(1) as f64;
+    let repeated = phases.iter().any(|p| p.runs() > 1);
+    let per_run = if repeated { " per run" } else { "" };
     Some(rich!(
-        format!("A comparison of {} phases run one after another (named blocks of the script, not a training or serving step): ", phases.len()),
+        if repeated {
+            format!("A comparison of {} variants, each run several times in a row (named regions of the script, not a training or serving step): ", phases.len())
+        } else {
+            format!("A comparison of {} phases run one after another (named blocks of the script, not a training or serving step): ", phases.len())
+        },
         each,
         ". ",
         op(&fast.name),
         format!(" is the fastest, {ratio:.1}× faster than "),
         op(&slow.name),
-        "; why: ",
+        format!(
+            " ({} against {} of wall time{per_run}; {} against {} on the device); why: ",
+            dur(fast.wall_per_run()),
+            dur(slow.wall_per_run()),
+            dur(fast.device_per_run()),
+            dur(slow.device_per_run())
+        ),
         why_words(slow, fast)
     ))
+}
+
+/// The phases with the least and the most wall time per run (the earlier on a tie).
+pub fn fastest_and_slowest(phases: &[Phase]) -> Option<(&Phase, &Phase)> {
+    let fast = phases
+        .iter()
+        .min_by_key(|p| (p.wall_per_run(), p.start_ns))?;
+    let slow = phases
+        .iter()
+        .max_by_key(|p| (p.wall_per_run(), -p.start_ns))?;
+    Some((fast, slow))
 }

@@ -7,7 +7,7 @@ use crate::report::cold::RECORD_AFTER_WARMUP;
 use crate::report::context::host_only::HostOnly;
 use crate::report::context::{TraceContext, TraceHolds, TraceOrigin};
 use crate::report::inputs::pct;
-use crate::report::rich_text::{op_as, op_short, RichText};
+use crate::report::rich_text::{code, op_as, op_short, RichText};
 use crate::report::wording::{dur, short_names};
 use crate::rich;
 use crate::trace::dialect::DeviceKind;
@@ -60,9 +60,9 @@ pub fn headline_and_action(ctx: &TraceContext) -> (RichText, Vec<RichText>) {
         ),
         (false, Some(k)) => (
             rich!(
-                format!("A {} run recorded without its device activity: the host ran ", kind_word(k)),
-                &evidence,
-                ", which only run on the device, but the trace holds no kernel or copy, so the device's work and GPU time are not in it"
+                format!("A {} run recorded without its device activity: ", kind_word(k)),
+                device_evidence_words(&evidence, h.device_memory.as_ref()),
+                ", but the trace holds no kernel or copy (the profiler's activities did not include the device's), so the device's work and its time are not in it"
             ),
             rich!(
                 "Re-record with ",
@@ -114,8 +114,50 @@ fn gpu_visible(ctx: &TraceContext) -> bool {
     ctx.device.count > 0 || ctx.device.name.is_some()
 }
 
+/// What shows the device ran: "the host ran `aten::cudnn_convolution`, which only runs on the
+/// device" and/or "412 memory events allocate on GPU 0 (peak 1.2 GB allocated)".
+fn device_evidence_words(
+    ops: &RichText,
+    memory: Option<&crate::report::context::host_only::DeviceAllocations>,
+) -> RichText {
+    let mut parts: Vec<RichText> = Vec::new();
+    if !ops.is_empty() {
+        parts.push(rich!(
+            "the host ran ",
+            ops,
+            ", which only run on the device"
+        ));
+    }
+    if let Some(m) = memory {
+        let ids = m
+            .devices
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        parts.push(rich!(
+            format!(
+                "{} memory events allocate and free on {} {ids} (",
+                m.events,
+                if m.devices.len() == 1 {
+                    "device"
+                } else {
+                    "devices"
+                },
+            ),
+            code("[memory]"),
+            format!(
+                " events, peak {} allocated): the model's tensors lived on the device",
+                crate::report::format::bytes(m.peak_bytes.max(0) as u64)
+            )
+        ));
+    }
+    RichText::join(parts, "; ")
+}
+
 fn kind_word(k: DeviceKind) -> &'static str {
     match k {
+        DeviceKind::Unknown => "PrivateUse1 accelerator",
         DeviceKind::Rocm => "AMD GPU (ROCm)",
         DeviceKind::Npu => "Ascend NPU",
         DeviceKind::Xpu => "Intel GPU (XPU)",

@@ -238,7 +238,10 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
             Some(_) => "These kernels run in full fp32, and this GPU has no unit faster than fp32 for them.".into(),
             None => "These kernels run on the CUDA cores in full fp32; tensor cores run the same products several times faster in TF32, fp16 or bf16.".into(),
         },
-        actions: vec![fp32_action(i)],
+        actions: vec![fp32_action(
+            i,
+            &ks.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+        )],
         evidence: top_evidence(ks.iter().flat_map(|k| k.evidence.iter().cloned()), 5),
     }
     .finish(i))
@@ -246,10 +249,13 @@ pub fn fp32_matmul(i: &DiagnosisInputs) -> Option<Finding> {
 
 /// What to do about fp32 GEMMs: TF32 or bf16 where the GPU has them, fp16 autocast where it has not
 /// (the device name, or else the GPU generation the kernel names say).
-fn fp32_action(i: &DiagnosisInputs) -> RichText {
+fn fp32_action(i: &DiagnosisInputs, names: &[&str]) -> RichText {
     if let Some(a) =
         crate::report::wording::precision_advice(i, "these fp32 GEMMs and convolutions".into())
     {
+        return a;
+    }
+    if let Some(a) = crate::report::wording::fp32_advice(i, names) {
         return a;
     }
     if let Some(a) =

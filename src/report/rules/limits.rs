@@ -47,6 +47,11 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
             ).into(),
             "Profile the replay instead: start the profiler after the capture (e.g. `schedule(wait=…, warmup=…, active=…)` past the capture steps) so the trace holds `cudaGraphLaunch` calls and the kernels they run.".into(),
         ),
+        TraceHolds::NoKernelEvents if ctx.launch_calls + ctx.graph_launches == 0 => {
+            // No launch call: the device shows in its allocations (or operators) alone.
+            let (headline, actions) = super::host_only::headline_and_action(ctx);
+            (FindingId::NoKernelEvents, headline, split(actions))
+        }
         TraceHolds::NoKernelEvents => (
             FindingId::NoKernelEvents,
             rich!(
@@ -107,7 +112,7 @@ pub(super) fn trace_limit(i: &DiagnosisInputs, ctx: &TraceContext) -> Option<Fin
     Some(Finding {
         id,
         headline: headline.clone().into(),
-        title: blocking_words(b).to_string().into(),
+        title: blocking_words(ctx, b).to_string().into(),
         severity: Severity::Warning,
         threshold: "a PyTorch profiler trace with steady-state device work".into(),
         measured: measured_of(ctx, i).into(),

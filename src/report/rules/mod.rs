@@ -23,6 +23,7 @@ mod memory;
 mod notes;
 mod ranks;
 mod sync;
+mod variants;
 mod workload;
 
 pub use host_idle::{between_steps, data_loading, dispatch, host_stalls, residual_warmup};
@@ -129,6 +130,10 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
         }
     }
     crate::sort::sort_by_key(&mut out, |f| f.rank_key());
+    // A benchmark of variants: its comparison is what the trace measures, said first.
+    if let Some(f) = variants::variant_comparison(inputs, ctx) {
+        out.insert(0, f);
+    }
     out
 }
 
