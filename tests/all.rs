@@ -18,6 +18,7 @@ mod diagnosis_context;
 mod diagnosis_cpu_runs;
 mod diagnosis_device_side;
 mod diagnosis_devices;
+mod diagnosis_host_work;
 mod diagnosis_identity;
 mod diagnosis_kinds;
 mod diagnosis_one_event;

@@ -111,6 +111,19 @@ pub fn is_capture_end(name: &str) -> bool {
     )
 }
 
+/// Operators that only allocate or reshape storage (`aten::empty`, `aten::resize_`): a long one
+/// is an allocation or a lazy device initialisation, never computation on CPU tensors.
+pub fn is_allocation_op(name: &str) -> bool {
+    [
+        "aten::empty",
+        "aten::new_empty",
+        "aten::resize",
+        "aten::set_",
+    ]
+    .iter()
+    .any(|p| name.starts_with(p))
+}
+
 /// Runtime calls that block the host until the device catches up.
 pub fn is_sync_call(name: &str) -> bool {
     matches!(

@@ -177,6 +177,7 @@ impl Hue {
             IdleCause::BlockedWait => Hue::BlockedWait,
             IdleCause::CommunicationWait => Hue::CommunicationWait,
             IdleCause::BetweenSteps => Hue::BetweenSteps,
+            IdleCause::HostCompute => Hue::CpuExec,
             IdleCause::DispatchOverhead | IdleCause::HostStall => Hue::Dispatch,
             IdleCause::DeviceSide => Hue::DeviceSide,
             IdleCause::Other => Hue::Idle,

@@ -16,6 +16,8 @@
 //!    waits for work this trace does not hold (launched before the profiler started, another
 //!    process or device);
 //! 5. `communication_wait`: a CPU-side communication call (c10d, barrier, gloo) runs;
+//! 6. `host_compute`: the launching thread is inside an operator that launched nothing and runs
+//!    long ([`super::host::host_compute_ops`]): CPU compute on CPU tensors, not dispatch;
 //! 6. `between_steps`: the host is outside every `ProfilerStep` (only when the trace has steps);
 //! 7. `dispatch_overhead`: the work that ends the gap was launched after the gap began: the host was
 //!    still dispatching (Python, ATen, launch calls) while the GPU had nothing queued;
@@ -53,6 +55,7 @@ crate::stable_enum! {
         Synchronization,
         BlockedWait,
         CommunicationWait,
+        HostCompute,
         BetweenSteps,
         DispatchOverhead,
         HostStall,
@@ -85,6 +88,9 @@ impl IdleCause {
                 "host blocked in a wait with nothing queued (work outside the trace)"
             }
             IdleCause::CommunicationWait => "waiting in CPU-side communication calls",
+            IdleCause::HostCompute => {
+                "host computing on CPU tensors (operators that launched nothing)"
+            }
             IdleCause::BetweenSteps => "host work between steps",
             IdleCause::DispatchOverhead => "CPU dispatch and kernel launch inside steps",
             IdleCause::HostStall => "host stalls (few long gaps with nothing launched)",
@@ -132,6 +138,8 @@ pub struct CauseIntervals {
     /// Where calls that wait for the device (the syncs but device frees) block the host.
     pub waits: Intervals,
     pub comm_ops: Intervals,
+    /// Where a launching thread computes on the CPU ([`super::host::HostTimeline::host_compute`]).
+    pub host_compute: Intervals,
     /// Host `ProfilerStep` spans; empty when the trace has none.
     pub steps: Intervals,
 }
@@ -209,7 +217,7 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
     } else {
         subtract(&[(lo, hi)], &causes.steps)
     };
-    let ordered: [(IdleCause, &Intervals); 8] = [
+    let ordered: [(IdleCause, &Intervals); 9] = [
         (IdleCause::GraphCapture, &causes.captures),
         (IdleCause::Warmup, &causes.warmup),
         (IdleCause::Startup, &causes.startup),
@@ -217,6 +225,7 @@ pub fn attribute_rank(prep: &RankPrep, causes: &CauseIntervals) -> RankAttributi
         (IdleCause::Synchronization, &sync_idle),
         (IdleCause::BlockedWait, &blocked),
         (IdleCause::CommunicationWait, &causes.comm_ops),
+        (IdleCause::HostCompute, &causes.host_compute),
         (IdleCause::BetweenSteps, &outside_steps),
     ];
     let mut rest = gaps.clone();

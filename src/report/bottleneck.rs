@@ -45,6 +45,7 @@ impl BottleneckKind {
             | FindingId::HostBound
             | FindingId::HostOverhead
             | FindingId::HostStall
+            | FindingId::HostCompute
             | FindingId::LaunchOverhead
             | FindingId::Warmup => BottleneckKind::Cpu,
             FindingId::Communication | FindingId::Straggler => BottleneckKind::Communication,
@@ -223,6 +224,14 @@ pub fn classify(i: &DiagnosisInputs, ctx: &TraceContext, main: Option<&Finding>)
         None => BottleneckKind::Undetermined,
     };
     b.reason = match b.kind {
+        BottleneckKind::Cpu if main.is_some_and(|f| f.id == FindingId::HostCompute) => format!(
+            "the host computes on CPU tensors {:.1}% of the analysed window on the host while the {} runs nothing ({} idle {:.1}% of its own window)",
+            i.host_compute.pct(),
+            i.device_word(),
+            i.device_word(),
+            b.idle_pct
+        )
+        .into(),
         BottleneckKind::Cpu => rich!(
             format!("{} idle {:.1}% of the window; ", i.device_word(), b.idle_pct),
             main.map(|f| rich!(

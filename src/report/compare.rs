@@ -381,6 +381,7 @@ pub(crate) fn idle_part_name(cause: IdleCause) -> &'static str {
         IdleCause::BlockedWait => "blocked wait (work outside the trace)",
         IdleCause::CommunicationWait => "CPU-side communication wait",
         IdleCause::BetweenSteps => "host work between steps",
+        IdleCause::HostCompute => "host compute on CPU tensors",
         IdleCause::DispatchOverhead => "CPU dispatch and launch",
         IdleCause::HostStall => "host stalls",
         IdleCause::DeviceSide => "GPU-side gaps",

@@ -4,7 +4,7 @@
 //! what the host timeline does not (device, dialect, dropped events, fused ranks, data loss),
 //! `completeness` turns them into holds and the report's first lines.
 
-mod completeness;
+pub mod completeness;
 pub mod cpu_run;
 mod facts;
 pub mod host_only;
@@ -222,6 +222,14 @@ pub struct TraceContext {
 impl TraceContext {
     pub fn holds(&self, h: TraceHolds) -> bool {
         self.holds.contains(&h)
+    }
+
+    /// The run was recorded on a Mac ([`cpu_run::apple_hints`]): advice without CUDA.
+    pub fn apple(&self) -> bool {
+        self.host_only
+            .as_ref()
+            .and_then(|h| h.cpu.as_ref())
+            .is_some_and(|c| c.apple)
     }
 
     /// The first thing held that leaves nothing to diagnose.

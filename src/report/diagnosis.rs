@@ -166,6 +166,10 @@ pub fn nothing_found(
 
 /// A finding below this share (%) of the window never states the main finding.
 pub const MAIN_FINDING_MIN_PCT: f64 = 2.0;
+/// A finding whose time is under this (ns) states the main finding only when no larger finding
+/// can: a sync that blocks a few hundred µs is not what a run is about, whatever its share of a
+/// short window.
+pub const MAIN_FINDING_MIN_NS: i64 = 1_000_000;
 
 /// When the GPU is busy at least [`super::bottleneck::COMPUTE_BOUND_BUSY_PCT`] of the window, an
 /// idle cause under this share (%) of it is a note, not what limits the run: the job is GPU-bound.
@@ -178,23 +182,33 @@ pub fn minor_idle(f: &Finding, i: &DiagnosisInputs) -> bool {
         && f.impact.pct_of_gpu_time.unwrap_or(0.0) < MINOR_IDLE_PCT
 }
 
+/// The size rule for the main finding, in one place: at least [`MAIN_FINDING_MIN_PCT`] of the
+/// window, and (`absolute`) at least [`MAIN_FINDING_MIN_NS`].
+pub fn big_enough_to_lead(f: &Finding, absolute: bool) -> bool {
+    f.impact.pct_of_gpu_time.unwrap_or(0.0) >= MAIN_FINDING_MIN_PCT
+        && (!absolute || f.impact.time_ns >= MAIN_FINDING_MIN_NS)
+}
+
 /// The finding the main sentence states: a limit of the trace itself, else the largest recoverable
-/// time (findings come sorted so) that is not a minor idle cause of a busy GPU.
+/// time (findings come sorted so) that is big enough ([`big_enough_to_lead`]) and not a minor idle
+/// cause of a busy GPU; else one dominant kernel of a busy GPU; else a finding under
+/// [`MAIN_FINDING_MIN_NS`], the largest, when nothing larger can lead.
 fn pick_main<'a>(findings: &'a [Finding], i: &DiagnosisInputs) -> Option<&'a Finding> {
     let busy = i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT;
-    findings
-        .iter()
-        .find(|f| {
+    let leads = |absolute: bool| {
+        findings.iter().find(move |f| {
             f.id.is_about_the_trace()
                 || f.id == FindingId::Warmup && f.impact.time_ns == 0
-                || f.impact.pct_of_gpu_time.unwrap_or(0.0) >= MAIN_FINDING_MIN_PCT
-                    && !minor_idle(f, i)
+                || big_enough_to_lead(f, absolute) && !minor_idle(f, i)
         })
+    };
+    leads(true)
         .or_else(|| {
             findings
                 .iter()
                 .find(|f| busy && f.id == FindingId::DominantKernel)
         })
+        .or_else(|| leads(false))
 }
 
 /// The report of gathered figures (pure; used by the scenario tests).

@@ -39,6 +39,9 @@ crate::stable_enum! {
         /// A few long gaps in which the host launched nothing (scheduling, input preparation,
         /// Python work between forwards): host stalls, not launch overhead.
         HostStall,
+        /// The host computes on CPU tensors (operators that launched no device work) while the
+        /// device runs nothing: CPU compute, not dispatch.
+        HostCompute,
         /// Many tiny kernels: the launch cost, not the kernels, sets the pace.
         LaunchOverhead,
         /// One kernel takes most of the kernel time.

@@ -39,6 +39,10 @@ pub struct WindowWork {
     /// Copies and sets (their union, all ranks), ns: a copy that fills the window is a clear single
     /// cause however few device operations there are.
     pub copy_ns: i64,
+    /// Host compute with the device idle ([`crate::report::inputs::HostCompute`]) and the
+    /// analysed window on the host it is measured over (all ranks), ns.
+    pub host_compute_ns: i64,
+    pub host_window_ns: i64,
 }
 
 /// Whether the analysed window holds too little to diagnose: fewer than [`MIN_DEVICE_OPS`] device
@@ -46,13 +50,19 @@ pub struct WindowWork {
 /// keeping the GPU busy under [`MIN_BUSY_NS`] while no clear cause holds the GPU idle for
 /// [`MIN_CLEAR_IDLE_SHARE`] of the window. Copies that fill [`MIN_CLEAR_IDLE_SHARE`] of the window
 /// are always diagnosed, however short it is: the copy is the finding (a timed transfer is
-/// measured in hundreds of µs).
+/// measured in hundreds of µs). So is a run whose host computes on CPU tensors (operators that
+/// launched nothing) for [`MIN_CLEAR_IDLE_SHARE`] of the analysed window on the host and at least
+/// [`MIN_BUSY_NS`], however few device operations it has: the host's work is the finding.
 pub fn too_little(w: WindowWork) -> bool {
     let share =
         |ns: i64| w.windows_ns > 0 && ns as f64 >= MIN_CLEAR_IDLE_SHARE * w.windows_ns as f64;
     let clear_idle = share(w.clear_idle_ns);
     let copy_fills = w.device_ops > 0 && share(w.copy_ns);
+    let host_fills = w.device_ops > 0
+        && w.host_compute_ns >= MIN_BUSY_NS
+        && w.host_compute_ns as f64 >= MIN_CLEAR_IDLE_SHARE * w.host_window_ns as f64;
     !copy_fills
+        && !host_fills
         && (w.window_ns < MIN_WINDOW_NS
             || w.device_ops < MIN_DEVICE_OPS
             || w.device_ops < MANY_DEVICE_OPS && w.busy_ns < MIN_BUSY_NS && !clear_idle)
@@ -136,6 +146,8 @@ mod tests {
             clear_idle_ns: 3_000_000,
             windows_ns: 4_000_000,
             copy_ns: 0,
+            host_compute_ns: 0,
+            host_window_ns: 4_000_000,
         };
         assert!(!too_little(w));
         assert!(too_little(WindowWork {
@@ -172,6 +184,26 @@ mod tests {
         assert!(too_little(WindowWork {
             copy_ns: 400_000,
             ..short
+        }));
+        // Two kernels after 80 ms of host compute in a 100 ms window: the host is the finding.
+        let host = WindowWork {
+            device_ops: 2,
+            window_ns: 300_000,
+            windows_ns: 300_000,
+            busy_ns: 100_000,
+            copy_ns: 0,
+            host_compute_ns: 80_000_000,
+            host_window_ns: 100_000_000,
+            ..w
+        };
+        assert!(!too_little(host));
+        assert!(too_little(WindowWork {
+            host_compute_ns: 40_000_000,
+            ..host
+        }));
+        assert!(too_little(WindowWork {
+            device_ops: 0,
+            ..host
         }));
     }
 

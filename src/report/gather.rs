@@ -129,6 +129,7 @@ pub(super) fn cause_intervals(host: &HostTimeline) -> CauseIntervals {
         syncs: host.syncs.clone(),
         waits: host.waits.clone(),
         comm_ops: host.comm_ops.clone(),
+        host_compute: host.host_compute.clone(),
         steps: host.step_intervals(),
     }
 }
@@ -186,6 +187,7 @@ pub(super) fn rank_figures(
     inputs.launch_calls += launches;
     inputs.launch_call_ns += launch_ns;
     super::cold::one_off_figures(host, rank, host_window, inputs);
+    inputs.host_compute = host_compute(prep, host, attribution);
     patterns::attention_ops(t, &inside, &mut inputs.attention);
     let steps: Vec<&(i64, i64, i64)> = host
         .steps
@@ -210,6 +212,62 @@ pub(super) fn rank_figures(
         cold_comm: cold_collectives(host, rank, host_window),
         time,
     }
+}
+
+/// The rank's host compute with the device idle, over its analysed window on the host (the
+/// analysed window clipped to the rank's span, or the whole span): inside the GPU window the idle
+/// pieces attributed to it (so no other cause's time is claimed twice), outside it (before the
+/// first device operation, after the last) the operators' own spans.
+fn host_compute(
+    prep: &RankPrep,
+    host: &HostTimeline,
+    attribution: &RankAttribution,
+) -> super::inputs::HostCompute {
+    use super::attribution::IdleCause;
+    let Some((lo, hi)) = host.span else {
+        return Default::default();
+    };
+    let window = (prep.window.0.max(lo), prep.window.1.min(hi));
+    if window.1 <= window.0 {
+        return Default::default();
+    }
+    let gpu = (
+        prep.dev.iter().map(|d| d.ts).min(),
+        prep.dev.iter().map(|d| d.end).max(),
+    );
+    let outside_gpu = match gpu {
+        (Some(a), Some(b)) => subtract(&[window], &[(a, b)]),
+        _ => vec![window],
+    };
+    let inside: Vec<(i64, i64)> = attribution
+        .pieces
+        .iter()
+        .filter(|p| p.2 == IdleCause::HostCompute)
+        .map(|p| (p.0, p.1))
+        .collect();
+    let idle_compute = union(
+        intersect(&host.host_compute, &outside_gpu)
+            .into_iter()
+            .chain(inside)
+            .collect(),
+    );
+    let mut ops: BTreeMap<&str, i64> = BTreeMap::new();
+    for (s, e, name) in &host.host_compute_ops {
+        let ns = length(&intersect(&idle_compute, &[(*s, *e)]));
+        if ns > 0 {
+            *ops.entry(name.as_str()).or_insert(0) += ns;
+        }
+    }
+    let mut out = super::inputs::HostCompute {
+        ns: length(&idle_compute),
+        window_ns: window.1 - window.0,
+        ops: Vec::new(),
+    };
+    out.add(&super::inputs::HostCompute {
+        ops: ops.into_iter().map(|(n, t)| (n.to_string(), t)).collect(),
+        ..Default::default()
+    });
+    out
 }
 
 /// The rank's communication kernels whose first run (inside the window) is a one-off: many times

@@ -78,10 +78,11 @@ pub fn rank_gather_part(
 ) -> RankGatherPart {
     let prep = RankPrep::new(&rank.table, wopts);
     let mut attribution = attribute_rank(&prep, &cause_intervals(host));
-    attribution.pieces = Vec::new();
     let mut names = NameFigures::default();
     let mut sums = RankSums::default();
+    // The figures read the pieces (host compute inside the GPU window); the part leaves them out.
     let figure = rank_figures(&prep, host, &attribution, rank.rank, &mut names, &mut sums);
+    attribution.pieces = Vec::new();
     RankGatherPart {
         rank: rank.rank,
         load_order: rank.load_order,
@@ -170,6 +171,8 @@ fn window_work(i: &DiagnosisInputs, device_ops: u64, window_ns: i64) -> super::g
         clear_idle_ns,
         windows_ns: i.time.window_ns,
         copy_ns: i.time.memory_ns,
+        host_compute_ns: i.host_compute.ns,
+        host_window_ns: i.host_compute.window_ns,
     }
 }
 
@@ -207,6 +210,7 @@ pub struct RankSums {
     pub attention: AttentionFigures,
     pub one_offs: Vec<super::inputs::OneOffFigure>,
     pub one_off_kernel_ns: i64,
+    pub host_compute: super::inputs::HostCompute,
 }
 
 impl RankSums {
@@ -218,6 +222,7 @@ impl RankSums {
         inputs.launch_call_ns += self.launch_call_ns;
         inputs.one_offs.extend(self.one_offs);
         inputs.one_off_kernel_ns += self.one_off_kernel_ns;
+        inputs.host_compute.add(&self.host_compute);
         let a = &mut inputs.attention;
         a.softmax_ops += self.attention.softmax_ops;
         a.bmm_ops += self.attention.bmm_ops;

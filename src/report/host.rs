@@ -76,6 +76,12 @@ pub struct HostTimeline {
     pub host_events: u64,
     /// First and last timestamp of any timed event.
     pub span: Option<(i64, i64)>,
+    /// Where a launching thread computes on the CPU ([`host_compute_ops`]): the operators'
+    /// spans, merged, minus DataLoader, warm-up and one-off work (their own causes), and only
+    /// inside the steps when the trace has steps (between them is its own cause).
+    pub host_compute: Intervals,
+    /// Those operators: (start, end, name), by start.
+    pub host_compute_ops: Vec<(i64, i64, String)>,
 }
 
 impl HostTimeline {
@@ -235,6 +241,24 @@ impl HostTimeline {
         h.comm_ops = union(raw.comm);
         h.one_offs = one_offs(t, &classes);
         h.startup = crate::analysis::intervals::subtract(&h.one_offs.host_intervals(), &h.waits);
+        h.host_compute_ops = host_compute_ops(t, &classes);
+        let others = union(
+            h.data_loader
+                .iter()
+                .chain(&h.warmup_marks)
+                .chain(&h.startup)
+                .copied()
+                .collect(),
+        );
+        let mut compute = crate::analysis::intervals::subtract(
+            &union(h.host_compute_ops.iter().map(|o| (o.0, o.1)).collect()),
+            &others,
+        );
+        if !h.steps.is_empty() {
+            // Host work between steps is its own cause (logging, checkpointing): only the steps'.
+            compute = crate::analysis::intervals::intersect(&compute, &h.step_intervals());
+        }
+        h.host_compute = compute;
         h
     }
 
@@ -242,6 +266,81 @@ impl HostTimeline {
     pub fn step_intervals(&self) -> Intervals {
         union(self.steps.iter().map(|&(_, s, e)| (s, e)).collect())
     }
+}
+
+/// An operator that launched nothing computes on the CPU from this long (ns): dispatching an op
+/// costs microseconds, so 100 µs without a runtime call is work on CPU tensors.
+pub const HOST_COMPUTE_MIN_NS: i64 = 100_000;
+
+/// The CPU operators that computed on the host: on a thread that launches device work (it makes
+/// kernel launch or copy calls), an operator that made no runtime or driver call itself or
+/// through its children (no kernel, copy, sync or allocation: nothing for the device) and lasted
+/// at least [`HOST_COMPUTE_MIN_NS`]; the outermost of a nest. Its time is CPU compute on CPU
+/// tensors (`torch.randn` without `device=`, a tensor made on the CPU then `.to(device)`, numpy
+/// work through ATen), never dispatch or launch overhead. Profiler steps, DataLoader ops, waits,
+/// communication and compilation are left out (their own causes), and so are allocations
+/// ([`crate::analysis::names::is_allocation_op`]: a long `aten::empty` is a lazy initialisation). This is the one definition.
+pub fn host_compute_ops(t: &TraceTable, classes: &NameClasses) -> Vec<(i64, i64, String)> {
+    use std::collections::BTreeMap;
+    type Thread = (u32, u32);
+    let mut calls: BTreeMap<Thread, Vec<i64>> = BTreeMap::new();
+    let mut launching: BTreeSet<Thread> = BTreeSet::new();
+    let mut ops: BTreeMap<Thread, Vec<(i64, std::cmp::Reverse<i64>, usize)>> = BTreeMap::new();
+    for row in 0..t.len() {
+        let kind = t.kind_at(row);
+        let Some(ts) = t.ts_at(row) else {
+            continue;
+        };
+        let thread = (t.pid.keys().value(row), t.tid.keys().value(row));
+        match kind {
+            EventKind::Runtime | EventKind::Driver => {
+                calls.entry(thread).or_default().push(ts);
+                let c = classes.of_row(t, row);
+                if c.has(NameClass::LAUNCH) || c.has(NameClass::MEMCPY_CALL) {
+                    launching.insert(thread);
+                }
+            }
+            EventKind::CpuOp => {
+                let end = ts + t.dur_at(row).unwrap_or(0).max(0);
+                ops.entry(thread)
+                    .or_default()
+                    .push((ts, std::cmp::Reverse(end), row));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (thread, mut list) in ops {
+        if !launching.contains(&thread) {
+            continue;
+        }
+        let mut runtime = calls.remove(&thread).unwrap_or_default();
+        crate::sort::sort(&mut runtime);
+        crate::sort::sort(&mut list);
+        let mut covered_until = i64::MIN;
+        for (ts, std::cmp::Reverse(end), row) in list {
+            if ts < covered_until || end - ts < HOST_COMPUTE_MIN_NS {
+                continue;
+            }
+            let c = classes.of_row(t, row);
+            let other_cause = c.has(NameClass::PROFILER_STEP)
+                || c.has(NameClass::WAITING)
+                || c.has(NameClass::COMM_OP)
+                || c.has(NameClass::COMPILE)
+                || c.has(NameClass::SYNC)
+                || is_data_loader_op(EventKind::CpuOp, c)
+                || crate::analysis::names::is_allocation_op(t.name_at(row));
+            let k = runtime.partition_point(|&r| r < ts);
+            let launched = runtime.get(k).is_some_and(|&r| r < end);
+            if other_cause || launched {
+                continue;
+            }
+            covered_until = end;
+            out.push((ts, end, t.name_at(row).to_string()));
+        }
+    }
+    crate::sort::sort_by_key(&mut out, |o| (o.0, o.1));
+    out
 }
 
 /// Allocation calls recur when most pieces of the trace (its steps after the first, or tenths of it

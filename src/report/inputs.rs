@@ -262,6 +262,43 @@ pub struct DiagnosisInputs {
     /// Training or inference (the context's): the advice that fits the run.
     #[serde(default)]
     pub run: crate::analysis::names::RunKind,
+    /// Host compute on CPU tensors over the analysed window on the host (all ranks).
+    #[serde(default)]
+    pub host_compute: HostCompute,
+}
+
+/// Where the launching threads compute on the CPU while the device runs nothing
+/// ([`super::host::host_compute_ops`]), measured on the host over the analysed window: a CPU op
+/// before the first kernel counts, which the GPU window would not see.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostCompute {
+    /// Host compute with the device idle, ns (all ranks).
+    pub ns: i64,
+    /// The analysed window on the host (first to last event in it), summed over ranks, ns.
+    pub window_ns: i64,
+    /// The operators, most time first: (name, ns with the device idle).
+    pub ops: Vec<(String, i64)>,
+}
+
+impl HostCompute {
+    /// The share (%) of the host window.
+    pub fn pct(&self) -> f64 {
+        pct(self.ns, self.window_ns)
+    }
+
+    /// Adds one rank's figures (ops merged by name).
+    pub fn add(&mut self, o: &HostCompute) {
+        self.ns += o.ns;
+        self.window_ns += o.window_ns;
+        for (name, ns) in &o.ops {
+            match self.ops.iter_mut().find(|x| &x.0 == name) {
+                Some(x) => x.1 += ns,
+                None => self.ops.push((name.clone(), *ns)),
+            }
+        }
+        crate::sort::sort_by(&mut self.ops, |a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    }
 }
 
 /// What the trace shows already in use, so that no rule advises it again: one check per kind of

@@ -47,6 +47,7 @@ crate::stable_enum! {
         DuplicateRank,
         MissingRank,
         OutsideProfilingWindow,
+        MixedTimeBases,
     }
 }
 
@@ -76,7 +77,8 @@ impl DiagnosticKind {
             | TrailingData
             | DuplicateTraceEvents
             | WellKnownArgWrongType
-            | DuplicateRank => Severity::DataLoss,
+            | DuplicateRank
+            | MixedTimeBases => Severity::DataLoss,
             NegativeDuration | MalformedEvent => Severity::Error,
         }
     }
@@ -110,6 +112,7 @@ impl DiagnosticKind {
             DuplicateRank => "two files claim the same rank",
             MissingRank => "no rank in distributedInfo or the file name; rank taken from load order",
             OutsideProfilingWindow => "events outside the profiler's window",
+            MixedTimeBases => "events whose timestamps are in another time base (absolute epoch times among relative ones, years apart): the window would span years, so the cluster with the device work is analysed and these are left out of time figures",
         }
     }
 }

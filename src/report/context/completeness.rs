@@ -44,6 +44,9 @@ pub const MICRO_MAX_KERNEL_NAMES: u64 = 4;
 pub const MICRO_MAX_LAUNCHING_OPS: usize = 2;
 /// A copy benchmark has fewer device operations than this (a model's step has many more).
 pub const MICRO_MAX_COPY_BENCH_OPS: u64 = 20;
+/// A copy benchmark's copies fill at least this share of the trace's span: the copies are what
+/// the window is made of, not a transfer beside host work that fills most of it.
+pub const MICRO_COPY_SPAN_SHARE: f64 = 0.5;
 
 /// Holds that come before graph replays: what kind of file it is, whether anything ran.
 pub(super) fn before_replay(
@@ -257,7 +260,7 @@ fn micro_repeats(facts: &[&RankFacts]) -> Option<Repeats> {
         let launched_by_one_op = r.launching_ops.len() <= MICRO_MAX_LAUNCHING_OPS
             && r.linked as f64
                 >= MICRO_TOP_SHARE * r.top_kernel.as_ref().map_or(r.copies, |k| k.1) as f64;
-        let copies_only = r.kernels == 0 && r.copies >= MICRO_MIN_REPEATS;
+        let copies_only = r.kernels == 0 && r.copies >= MICRO_MIN_REPEATS && copies_fill(r);
         let one_kernel = r.top_kernel.as_ref().is_some_and(|(name, calls, ns)| {
             *calls >= MICRO_MIN_REPEATS
                 && *ns as f64 >= MICRO_TOP_SHARE * r.kernel_ns as f64
@@ -272,9 +275,17 @@ fn micro_repeats(facts: &[&RankFacts]) -> Option<Repeats> {
 /// A copy benchmark: a few device operations (under [`MICRO_MAX_COPY_BENCH_OPS`]) whose time is
 /// mostly copies ([`MICRO_TOP_SHARE`]), however few copies (one timed transfer is a benchmark).
 fn copy_bench(r: &Repeats) -> bool {
-    r.copies > 0
+    copies_fill(r)
+        && r.copies > 0
         && r.kernels + r.copies < MICRO_MAX_COPY_BENCH_OPS
         && r.copy_ns as f64 >= MICRO_TOP_SHARE * r.device_ns as f64
+}
+
+/// Whether the copies fill [`MICRO_COPY_SPAN_SHARE`] of the trace's span: a GPU run whose host
+/// computes for most of the window and then copies is not a copy benchmark, however much of the
+/// device time the copies are.
+fn copies_fill(r: &Repeats) -> bool {
+    r.copy_ns as f64 >= MICRO_COPY_SPAN_SHARE * r.span_ns as f64
 }
 
 /// The ranks' repeated work added up (the same whatever order the ranks come in).
@@ -289,6 +300,7 @@ fn merged(facts: &[&RankFacts]) -> Repeats {
         out.linked += r.linked;
         out.copy_ns += r.copy_ns;
         out.device_ns += r.device_ns;
+        out.span_ns += r.span_ns;
         out.distinct_kernels = out.distinct_kernels.max(r.distinct_kernels);
         ops.extend(r.launching_ops.iter().cloned());
         if let Some((name, calls, ns)) = &r.top_kernel {
@@ -496,7 +508,8 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
                 ctx.device_ops > 0
                     || ctx.device.count > 0
                     || ctx.device.name.is_some()
-                    || ctx.host_only.as_ref().is_some_and(|h| h.evidence_kind.is_some())
+                    || ctx.host_only.as_ref().is_some_and(|h| h.evidence_kind.is_some()),
+                ctx.apple()
             ),
             "."
         ));
@@ -526,10 +539,12 @@ fn replayed_line(ctx: &TraceContext) -> RichText {
 
 /// How to record a Kineto trace, as code: with the CUDA activity only when something says the run
 /// used a GPU (a device operation, a device seen, an operator that runs on one), else the CPU's
-/// with a word on adding CUDA.
-pub fn record_kineto(gpu: bool) -> RichText {
+/// with a word on adding CUDA (none for a run recorded on a Mac: `apple`, which has no CUDA).
+pub fn record_kineto(gpu: bool, apple: bool) -> RichText {
     if gpu {
         rich!(RECORD_KINETO)
+    } else if apple {
+        rich!(RECORD_KINETO_CPU)
     } else {
         rich!(
             RECORD_KINETO_CPU,

@@ -135,7 +135,47 @@ pub struct CpuRun {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold: Option<ColdFirst>,
     pub bound: CpuBound,
+    /// The run was recorded on a Mac ([`apple_hints`]): no CUDA, Accelerate or MPS instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub apple: bool,
+    /// Outermost operators on float64 (`double`) inputs (`record_shapes`): their time, ns, and
+    /// the one with most of it.
+    #[serde(default)]
+    pub fp64_ns: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp64_op: Option<String>,
 }
+
+/// Whether a trace was recorded on a Mac: no device in `deviceProperties`, and a name says macOS
+/// (an MPS operator, Accelerate or vecLib, a `.dylib`, a macOS path such as `/Users/` or
+/// `/opt/homebrew/`, a `com.apple` thread). One definition, read by every advice that depends on
+/// the platform.
+pub fn apple_hints(t: &TraceTable) -> bool {
+    if t.metadata.device_count > 0 || t.metadata.device_name.is_some() {
+        return false;
+    }
+    const MARKS: [&str; 9] = [
+        "_mps_",
+        "aten::mps",
+        "Accelerate",
+        "vecLib",
+        ".dylib",
+        "/Users/",
+        "/opt/homebrew/",
+        "/Library/Frameworks/",
+        "com.apple",
+    ];
+    let names = t.name_dictionary();
+    (0..names.len()).any(|i| MARKS.iter().any(|m| names.value(i).contains(m)))
+        || t.metadata
+            .thread_names
+            .values()
+            .chain(t.metadata.process_names.values())
+            .any(|n| MARKS.iter().any(|m| n.contains(m)))
+}
+
+/// Operators on float64 take this share of the operators' self time: said, with float32 advised.
+pub const FP64_SHARE: f64 = 0.1;
 
 impl Default for CpuBound {
     fn default() -> Self {
@@ -197,6 +237,7 @@ impl CpuRun {
         r.cold = cold_first(t, &outer, r.busy_ns);
         r.pool_calls = r.pools.values().max().map_or(0, |p| p.1);
         r.bound = r.bound_of();
+        r.apple = apple_hints(t);
         Some(r)
     }
 
@@ -253,9 +294,19 @@ impl CpuRun {
         let mut first_shape: Option<(u32, Option<String>)> = None;
         let mut first_count = 0u64;
         let mut matmuls: Vec<((u32, Option<String>), i64)> = Vec::new();
+        let mut fp64: BTreeMap<u32, i64> = BTreeMap::new();
         for &(ts, end, row) in outer {
             let name = t.name_at(row);
             let args = shapes.read(row);
+            let double = args.as_ref().is_some_and(|a| {
+                a.inputs
+                    .iter()
+                    .any(|i| i.dtype == Some(crate::analysis::roofline::Dtype::Fp64))
+            });
+            if double {
+                self.fp64_ns += end - ts;
+                *fp64.entry(t.name_id(row)).or_insert(0) += end - ts;
+            }
             if let Some(a) = &args {
                 for input in &a.inputs {
                     let bytes = input.bytes(0);
@@ -292,6 +343,10 @@ impl CpuRun {
                 }
             }
         }
+        self.fp64_op = fp64
+            .iter()
+            .max_by_key(|(id, ns)| (**ns, std::cmp::Reverse(**id)))
+            .map(|(id, _)| t.name_of_id(*id).to_string());
         self.single_pass = first_shape.is_some_and(|k| k.1.is_some()) && first_count == 1;
         self.passes_of(&matmuls);
     }

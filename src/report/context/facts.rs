@@ -64,6 +64,9 @@ pub struct Repeats {
     pub copy_ns: i64,
     #[serde(default)]
     pub device_ns: i64,
+    /// The trace's span (first to last timed event), ns: what a copy benchmark's copies fill.
+    #[serde(default)]
+    pub span_ns: i64,
 }
 
 /// A CPU operator's calls and total time, for a trace the report can only summarise.
@@ -388,6 +391,7 @@ impl RankFacts {
             .iter()
             .max_by_key(|(_, v)| (v.1, v.0))
             .map(|(id, _)| *id);
+        f.repeats.span_ns = h.span.map_or(0, |(a, b)| b - a);
         let (linked, ops) = launching_ops(t, top_id);
         f.repeats.linked = linked;
         f.repeats.launching_ops = ops;

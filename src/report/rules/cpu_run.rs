@@ -209,6 +209,25 @@ fn init_in_window(c: &CpuRun) -> bool {
 /// What to do on the CPU, most specific first, each tied to what was measured.
 pub fn actions(c: &CpuRun) -> Vec<RichText> {
     let mut a = Vec::new();
+    if let Some(op) = fp64(c) {
+        a.push(rich!(
+            "Run in float32, not float64: ",
+            crate::report::rich_text::op(op),
+            " and the other operators on ",
+            code("double"),
+            format!(
+                " inputs take {} ({:.0}% of the operators' self time); float64 runs at half the float32 rate or less and moves twice the bytes. Make the tensors float32 (",
+                dur(c.fp64_ns),
+                pct(c.fp64_ns, c.self_ns)
+            ),
+            code(".float()"),
+            ", ",
+            code("torch.set_default_dtype(torch.float32)"),
+            "; numpy arrays are float64 by default, so convert after ",
+            code("torch.from_numpy"),
+            ")."
+        ));
+    }
     if c.bound == CpuBound::DataLoading {
         a.push("The host waits on the DataLoader: with multiprocessing workers the first `__next__` pays their start-up (each worker re-imports the script under spawn, the default on Windows and macOS), so keep them alive across epochs (`persistent_workers=True`), start profiling after the first batch, and for a small in-memory dataset try `num_workers=0`; when later batches also wait, raise `num_workers` and `prefetch_factor` or move the decoding and augmentation out of `__getitem__`.".into());
     }
@@ -222,6 +241,7 @@ pub fn actions(c: &CpuRun) -> Vec<RichText> {
         a.push("Make the convolutions take oneDNN: check `torch.backends.mkldnn.is_available()` and that `torch.backends.mkldnn.enabled` is not turned off; a build without oneDNN (some ARM or macOS wheels), an unsupported dtype or a non-contiguous input falls back to `_slow_conv2d_forward`, usually several times slower.".into());
     }
     match c.bound {
+        CpuBound::Compute if c.apple => a.push(APPLE_COMPUTE.into()),
         CpuBound::Compute => a.extend(compute_actions(c)),
         CpuBound::Memory => a.push(memory_action(c)),
         CpuBound::Overhead => a.push(rich!(format!("Give each operator more work: a larger batch amortises the fixed cost of each of the {} calls; ", c.outer_calls), code("torch.compile"), " fuses the small operators into a few C++ loops", if c.backward { "" } else { "; run inference under `torch.inference_mode()` to drop the autograd bookkeeping" }, ".")),
@@ -237,10 +257,31 @@ pub fn actions(c: &CpuRun) -> Vec<RichText> {
         a.push(threads_action(c));
     }
     if a.is_empty() {
-        a.push(GENERIC.into());
+        a.push(if c.apple { APPLE_GENERIC } else { GENERIC }.into());
+    }
+    if c.apple {
+        a.push(APPLE_GPU.into());
     }
     a
 }
+
+/// The operator with most float64 time, when float64 operators take [`FP64_SHARE`] of the
+/// operators' self time.
+fn fp64(c: &CpuRun) -> Option<&str> {
+    use crate::report::context::cpu_run::FP64_SHARE;
+    (c.self_ns > 0 && c.fp64_ns as f64 >= FP64_SHARE * c.self_ns as f64)
+        .then_some(c.fp64_op.as_deref())
+        .flatten()
+}
+
+/// GEMMs and convolutions on a Mac's CPU.
+const APPLE_COMPUTE: &str = "On a Mac the CPU's GEMMs go through Accelerate (vecLib) and the convolutions through oneDNN or the slow fallback: check `torch.backends.mkldnn.is_available()`, run the convolutions channels-last (`model.to(memory_format=torch.channels_last)`), and compile with `torch.compile` (Inductor's C++ backend); bf16 autocast does not speed up Apple CPUs, so keep float32.";
+
+/// A Mac run's generic CPU advice.
+const APPLE_GENERIC: &str = "Cut the operators with most self time below: set the intra-op threads to the performance cores (`torch.set_num_threads`), run convolutions channels-last (`model.to(memory_format=torch.channels_last)`), and compile with `torch.compile` (Inductor's C++ backend fuses element-wise work).";
+
+/// A Mac's GPU.
+const APPLE_GPU: &str = "On a Mac with Apple silicon, run the model on its GPU through Metal: `model.to(\"mps\")` and inputs created with `device=\"mps\"` (check `torch.backends.mps.is_available()`); profile its GPU side with `torch.mps.profiler.profile()` and Instruments, as torch.profiler records no MPS device activity.";
 
 const GENERIC: &str = "Cut the operators with most self time below: set the intra-op threads to the physical cores (`torch.set_num_threads`, `OMP_NUM_THREADS`), run in bf16 where the CPU has AMX/AVX-512 BF16 (`torch.autocast(\"cpu\", dtype=torch.bfloat16)`), and compile with `torch.compile` (Inductor's C++ backend fuses element-wise work).";
 
@@ -265,6 +306,9 @@ fn memory_action(c: &CpuRun) -> RichText {
 }
 
 fn threads_action(c: &CpuRun) -> RichText {
+    if c.apple {
+        return rich!("Check the intra-op thread count (", code("torch.get_num_threads()"), format!("): the trace shows the operators on {} thread{} but not the intra-op worker threads, which should match the performance cores (", c.op_threads, if c.op_threads == 1 { "" } else { "s" }), code("torch.set_num_threads"), "); macOS has no thread pinning, so leave the efficiency cores out by count.");
+    }
     rich!("Check the intra-op thread count (", code("torch.get_num_threads()"), format!("): the trace shows the operators on {} thread{} but not the intra-op worker threads, which should match the physical cores (", c.op_threads, if c.op_threads == 1 { "" } else { "s" }), code("torch.set_num_threads"), ", ", code("OMP_NUM_THREADS"), "), pinned to one socket (", code("taskset"), ", ", code("numactl"), ").")
 }
 

@@ -128,6 +128,124 @@ pub fn between_steps(i: &DiagnosisInputs) -> Option<Finding> {
     .finish(i))
 }
 
+/// The host computes on CPU tensors while the device runs nothing: operators that launched no
+/// device work and ran long ([`crate::report::host::host_compute_ops`]), measured on the host over
+/// the analysed window (a CPU op before the first kernel counts). CPU compute, not dispatch: the
+/// answer is to create or move the work to the device, never CUDA graphs.
+pub fn host_compute(i: &DiagnosisInputs) -> Option<Finding> {
+    use crate::report::findings::Impact;
+    use crate::report::rich_text::op;
+    let h = &i.host_compute;
+    let p = h.pct();
+    if p < IDLE_CAUSE_PCT || h.ns <= 0 {
+        return None;
+    }
+    let device = i.device_word();
+    let ops = RichText::join(
+        h.ops
+            .iter()
+            .take(3)
+            .map(|(name, ns)| rich!(op(name), format!(" ({})", dur(*ns)))),
+        ", ",
+    );
+    let names: Vec<&str> = h.ops.iter().map(|o| o.0.as_str()).collect();
+    let creates = names.iter().any(|n| {
+        [
+            "randn",
+            "rand",
+            "normal_",
+            "uniform_",
+            "zeros",
+            "ones",
+            "arange",
+            "full",
+            "empty",
+            "randint",
+            "randperm",
+            "linspace",
+            "eye",
+            "tensor",
+            "from_numpy",
+        ]
+        .iter()
+        .any(|m| n.trim_start_matches("aten::").starts_with(m))
+    });
+    let device_arg = if i.device_kind.has_cuda_toolbox() {
+        "device=\"cuda\""
+    } else {
+        "device=..."
+    };
+    let mut actions = Vec::new();
+    let create = rich!(
+        "Create the tensors on the device: ",
+        code(&format!("torch.randn(..., {device_arg})")),
+        " (and ",
+        code("torch.zeros"),
+        ", ",
+        code("torch.arange"),
+        ", ",
+        code("torch.empty"),
+        format!(" with {device_arg}) instead of creating them on the CPU and moving them with "),
+        code(".to(device)"),
+        "."
+    );
+    if creates {
+        actions.push(create.clone());
+    }
+    actions.push(rich!(
+        "Move ",
+        &ops,
+        format!(" to the {device}: an operator runs where its inputs are, so one CPU tensor among them keeps it on the CPU; replace numpy or Python work in the loop by torch operations on device tensors.")
+    ));
+    if !creates {
+        actions.push(create);
+    }
+    actions.push(rich!(
+        "Where the data must come from the host, prepare it once outside the loop, or pin it (",
+        code("tensor.pin_memory()"),
+        ") and copy it with ",
+        code(".to(device, non_blocking=True)"),
+        format!(" so the copy overlaps the {device}'s work.")
+    ));
+    Some(Finding {
+        id: FindingId::HostCompute,
+        headline: rich!(
+            format!(
+                "The host computes on CPU tensors {p:.1}% of the analysed window ({} of {}{}) while the {device} runs nothing: ",
+                dur(h.ns),
+                dur(h.window_ns),
+                super::summed_over_ranks(i)
+            ),
+            &ops,
+            "."
+        ),
+        title: "Host compute on CPU tensors, not dispatch".into(),
+        threshold: format!(
+            "host time in operators that launched no device work (each ≥ {}), with the {device} idle, ≥ {IDLE_CAUSE_PCT:.0}% of the analysed window on the host",
+            dur(crate::report::host::HOST_COMPUTE_MIN_NS)
+        )
+        .into(),
+        measured: rich!(
+            format!("{} of {} ({p:.1}%) in ", dur(h.ns), dur(h.window_ns)),
+            &ops
+        ),
+        value: p,
+        impact: Impact {
+            pct_of_gpu_time: Some(p),
+            ms_per_step: i.ms_per_step(h.ns),
+            time_ns: h.ns,
+        },
+        severity: super::severity_of(p),
+        explanation: format!(
+            "These operators made no kernel launch, copy or synchronising call, by themselves or through their children: they computed on CPU tensors, on the thread that feeds the {device}. That is CPU computation, not dispatch or launch overhead, so CUDA graphs or compiling the model do not remove it; running the work on the {device} does."
+        )
+        .into(),
+        actions,
+        evidence: Vec::new(),
+        filter: None,
+    })
+}
+
 /// Share (%) of kernels under 10 µs.
 fn small_share(i: &DiagnosisInputs) -> f64 {
     pct(i.small_kernel_count as i64, i.kernel_count as i64)

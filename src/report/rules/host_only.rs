@@ -46,7 +46,10 @@ pub fn headline_and_action(ctx: &TraceContext) -> (RichText, Vec<RichText>) {
             ),
             rich!(
                 "Record a Kineto trace with torch.profiler: ",
-                crate::report::context::record_kineto(!evidence.is_empty() || gpu_visible(ctx)),
+                crate::report::context::record_kineto(
+                    !evidence.is_empty() || gpu_visible(ctx),
+                    ctx.apple()
+                ),
                 "."
             ),
         ),

@@ -26,7 +26,9 @@ mod sync;
 mod variants;
 mod workload;
 
-pub use host_idle::{between_steps, data_loading, dispatch, host_stalls, residual_warmup};
+pub use host_idle::{
+    between_steps, data_loading, dispatch, host_compute, host_stalls, residual_warmup,
+};
 pub use kernels::{
     dominant_kernel, fp32_matmul, fusion_candidates, partial_kernel_mix, unfused_attention,
 };
@@ -34,7 +36,10 @@ use limits::trace_limit;
 pub use memory::memory_traffic;
 pub use notes::notes;
 pub use ranks::{communication, straggler};
-pub use sync::{per_element_reads, synchronization, wait_outside_trace};
+pub use sync::{
+    harness_note, harness_syncs, is_harness_sync, per_element_reads, synchronization,
+    wait_outside_trace,
+};
 pub use workload::avoidable_kernels;
 
 /// A kernel shorter than this (ns) is "small": launch costs ~5-10 µs of CPU time each.
@@ -74,12 +79,13 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
     if let Some(f) = trace_limit(inputs, ctx) {
         return vec![f];
     }
-    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 17] = [
+    let rules: [fn(&DiagnosisInputs) -> Option<Finding>; 18] = [
         per_element_reads,
         data_loading,
         synchronization,
         wait_outside_trace,
         between_steps,
+        host_compute,
         dispatch,
         host_stalls,
         residual_warmup,
@@ -111,6 +117,15 @@ pub fn evaluate(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<Finding> {
             !matches!(
                 f.id,
                 FindingId::LaunchOverhead | FindingId::HostOverhead | FindingId::DominantKernel
+            )
+        });
+    }
+    if !sync::harness_syncs(inputs, ctx.holds(TraceHolds::Microbenchmark)).is_empty() {
+        // A benchmark's own syncs are its measurement: never advised away (a note says so).
+        out.retain(|f| {
+            !matches!(
+                f.id,
+                FindingId::Synchronization | FindingId::WaitOutsideTrace
             )
         });
     }
@@ -161,8 +176,7 @@ fn is_negligible(f: &Finding) -> bool {
 fn drop_dominant_restatement(i: &DiagnosisInputs, out: &mut Vec<Finding>) {
     let busy = i.time.pct(i.time.busy_ns) >= super::bottleneck::COMPUTE_BOUND_BUSY_PCT;
     let other = out.iter().any(|f| {
-        f.id != FindingId::DominantKernel
-            && f.impact.pct_of_gpu_time.unwrap_or(0.0) >= super::diagnosis::MAIN_FINDING_MIN_PCT
+        f.id != FindingId::DominantKernel && super::diagnosis::big_enough_to_lead(f, true)
     });
     if !busy && other {
         out.retain(|f| f.id != FindingId::DominantKernel);

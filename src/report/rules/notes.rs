@@ -72,6 +72,10 @@ pub fn notes(inputs: &DiagnosisInputs, ctx: &TraceContext) -> Vec<RichText> {
             )
         ));
     }
+    out.extend(super::sync::harness_note(&super::sync::harness_syncs(
+        inputs,
+        ctx.holds(TraceHolds::Microbenchmark),
+    )));
     if inputs.ranks.len() == 1 && inputs.time.comm_ns > 0 {
         out.push("The job communicates but only one rank's trace was given: load every rank's file together to compare ranks.".into());
     }

@@ -4,7 +4,7 @@
 use super::{idle_headline, top_evidence, Draft, SYNC_PCT};
 use crate::report::attribution::IdleCause;
 use crate::report::findings::{Finding, FindingId};
-use crate::report::inputs::DiagnosisInputs;
+use crate::report::inputs::{DiagnosisInputs, SyncFigure};
 use crate::report::rich_text::{code, op, runtime, RichText};
 use crate::report::wording::dur;
 use crate::rich;
@@ -76,6 +76,80 @@ fn sync_cause_words_of_caller(
     } else {
         "it waits for the GPU: move it out of the step or do it every N steps"
     }
+}
+
+/// Whether a synchronising call is the script's own (`torch.cuda.synchronize()`,
+/// `event.synchronize()`): a device or event synchronisation called by no operator, or from a
+/// Python `synchronize` frame, not a copy or a free.
+fn is_explicit_sync(s: &SyncFigure) -> bool {
+    use crate::analysis::names::{is_blocking_copy_call, is_device_free_call};
+    let caller = s
+        .callers
+        .first()
+        .map_or("(no enclosing op)", |(c, _)| c.as_str());
+    !is_blocking_copy_call(&s.name)
+        && !is_device_free_call(&s.name)
+        && s.copy.is_none()
+        && (caller == "(no enclosing op)" || caller.contains("synchronize"))
+}
+
+/// Whether a synchronising call is a benchmark harness's: an explicit synchronisation
+/// ([`is_explicit_sync`]) in a micro-benchmark (`microbenchmark`), an event synchronisation
+/// (timing with CUDA events), or a timing loop: no ProfilerStep, at least
+/// [`crate::report::context::completeness::MICRO_MIN_REPEATS`] explicit syncs, and the top kernel
+/// run the same number of times between each two of them. Its time is the measurement's: it is
+/// never advised away (only a model run's syncs are).
+pub fn is_harness_sync(s: &SyncFigure, i: &DiagnosisInputs, microbenchmark: bool) -> bool {
+    use crate::report::context::completeness::MICRO_MIN_REPEATS;
+    if !is_explicit_sync(s) {
+        return false;
+    }
+    let event = s.name.contains("EventSynchronize");
+    let timing_loop = i.steps == 0
+        && s.count >= MICRO_MIN_REPEATS
+        && i.kernels.first().is_some_and(|k| {
+            let per = k.calls / s.count;
+            per >= 1 && k.calls.abs_diff(per * s.count) <= per + 1
+        });
+    microbenchmark || event || timing_loop
+}
+
+/// The harness's syncs ([`is_harness_sync`]) when they are most of the synchronising calls'
+/// blocked time: then no sync finding advises removing them, and a note says whose they are.
+pub fn harness_syncs<'a>(i: &'a DiagnosisInputs, microbenchmark: bool) -> Vec<&'a SyncFigure> {
+    let harness: Vec<&SyncFigure> = i
+        .syncs
+        .iter()
+        .filter(|s| is_harness_sync(s, i, microbenchmark))
+        .collect();
+    let all: i64 = i.syncs.iter().map(|s| s.total_ns).sum();
+    let theirs: i64 = harness.iter().map(|s| s.total_ns).sum();
+    if harness.is_empty() || 2 * theirs < all {
+        return Vec::new();
+    }
+    harness
+}
+
+/// The note for a benchmark harness's syncs: they are the measurement's.
+pub fn harness_note(syncs: &[&SyncFigure]) -> Option<RichText> {
+    if syncs.is_empty() {
+        return None;
+    }
+    let calls = RichText::join(
+        syncs.iter().map(|s| {
+            rich!(
+                format!("{} × ", s.count),
+                runtime(&s.name),
+                format!(" ({} blocked)", dur(s.total_ns))
+            )
+        }),
+        ", ",
+    );
+    Some(rich!(
+        "The synchronisations ",
+        calls,
+        " are the benchmark harness's: a timing loop synchronises around each timed call so that the time it measures includes the device's work. They are part of the measurement, not overhead to remove; the work between them is what the benchmark measures."
+    ))
 }
 
 /// Reads of single values this many times per step are a loop reading one element at a time.

@@ -66,6 +66,19 @@ impl<T: NativeType> NullableColumn<T> {
         }
     }
 
+    /// Sets a row to null.
+    pub(super) fn set_null(&mut self, row: usize) {
+        self.values[row] = T::default();
+        if self.validity.is_none() {
+            let mut validity = MutableBitmap::with_capacity(self.values.capacity());
+            validity.extend_constant(self.values.len(), true);
+            self.validity = Some(validity);
+        }
+        if let Some(validity) = &mut self.validity {
+            validity.set(row, false);
+        }
+    }
+
     #[inline]
     pub(super) fn values(&self) -> &[T] {
         &self.values

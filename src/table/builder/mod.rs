@@ -252,6 +252,84 @@ impl TableBuilder {
             });
     }
 
+    /// Timestamps in two time bases (some events at absolute epoch times, others relative to the
+    /// start, as old exporters wrote): two clusters of timestamps at least [`MIXED_TIME_GAP_NS`]
+    /// apart, which would make a window of years out of events of milliseconds. The cluster with
+    /// the device work (else the one with more events) is kept; the other's timestamps are left
+    /// out (null: out of every time figure) and counted as [`DiagnosticKind::MixedTimeBases`].
+    fn separate_time_bases(&mut self) {
+        let meta = EventKind::Metadata as u8;
+        let valid = |c: &NullableColumn<i64>, row: usize| c.validity().is_none_or(|v| v.get(row));
+        let timed = |b: &Self, row: usize| b.kind[row] != meta && valid(&b.ts_ns, row);
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for row in 0..self.kind.len() {
+            if timed(self, row) {
+                let ts = self.ts_ns.values()[row];
+                lo = lo.min(ts);
+                hi = hi.max(ts);
+            }
+        }
+        if lo > hi || hi.saturating_sub(lo) < MIXED_TIME_GAP_NS {
+            return;
+        }
+        let mut all: Vec<i64> = (0..self.kind.len())
+            .filter(|&r| timed(self, r))
+            .map(|r| self.ts_ns.values()[r])
+            .collect();
+        all.sort_unstable();
+        let Some((gap_lo, gap_hi)) = all
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .max_by_key(|(a, b)| b.saturating_sub(*a))
+            .filter(|(a, b)| b.saturating_sub(*a) >= MIXED_TIME_GAP_NS)
+        else {
+            return;
+        };
+        // (events, device events) below and above the gap.
+        let (mut below, mut above) = ((0u64, 0u64), (0u64, 0u64));
+        for row in 0..self.kind.len() {
+            if !timed(self, row) {
+                continue;
+            }
+            let device = u64::from(EventKind::from_u8(self.kind[row]).is_gpu_activity());
+            let side = if self.ts_ns.values()[row] <= gap_lo {
+                &mut below
+            } else {
+                &mut above
+            };
+            side.0 += 1;
+            side.1 += device;
+        }
+        let keep_above = (above.1, above.0) > (below.1, below.0);
+        let mut dropped = 0u64;
+        for row in 0..self.kind.len() {
+            if !timed(self, row) {
+                continue;
+            }
+            let ts = self.ts_ns.values()[row];
+            if (ts >= gap_hi) != keep_above {
+                self.ts_ns.set_null(row);
+                dropped += 1;
+            }
+        }
+        let (kept, kept_range, left_range) = if keep_above {
+            (above.0, (gap_hi, hi), (lo, gap_lo))
+        } else {
+            (below.0, (lo, gap_lo), (gap_hi, hi))
+        };
+        self.diagnostics
+            .add_n(DiagnosticKind::MixedTimeBases, dropped, || {
+                format!(
+                    "{kept} events at ts {}..{} µs kept (the device work), {dropped} at ts {}..{} µs left out: {:.0} years apart",
+                    kept_range.0 / 1000,
+                    kept_range.1 / 1000,
+                    left_range.0 / 1000,
+                    left_range.1 / 1000,
+                    (gap_hi - gap_lo) as f64 / (365.25 * 86_400e9)
+                )
+            });
+    }
+
     /// Makes the table. `summary` is what the reader found (metadata, diagnostics).
     pub fn finish(mut self, summary: ReadSummary) -> TraceTable {
         let unpaired: usize = self.open_begins.values().map(Vec::len).sum();
@@ -259,6 +337,7 @@ impl TableBuilder {
             .add_n(DiagnosticKind::UnpairedBegin, unpaired as u64, || {
                 "a B event left open at the end".into()
             });
+        self.separate_time_bases();
         self.count_outside_profiling_window();
         let mut diagnostics = summary.diagnostics;
         diagnostics.merge(&self.diagnostics);
@@ -351,6 +430,10 @@ impl TableBuilder {
         }
     }
 }
+
+/// Two clusters of timestamps this far apart (a year, ns) are two time bases, not one recording:
+/// a profiler window lasts seconds to hours.
+pub const MIXED_TIME_GAP_NS: i64 = 365 * 86_400 * 1_000_000_000;
 
 fn as_i64(v: &ArgValue<'_>) -> Option<Option<i64>> {
     match *v {
