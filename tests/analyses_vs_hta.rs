@@ -669,7 +669,11 @@ fn stragglers(
 }
 
 /// The shares of the path by bound, and its length (the window HTA was asked for is in
-/// `meta.critical_path_args`).
+/// `meta.critical_path_args`). The length is `critical_path_total_duration`: the sum of the
+/// breakdown's `duration` column, which HTA's `summary()` divides by. It counts negative edges
+/// (a CPU child ending after its parent, kernels overlapping on a stream); networkx searched with
+/// them zeroed, so its length (`critical_path_networkx_length`, not compared) is longer when the
+/// path has any.
 fn critical_path_summary(
     meta: &Value,
     a: &AllAnalyses,
