@@ -166,7 +166,7 @@ fn key_order(
 
 /// Text as a key, `None` when empty (no args).
 fn text_key(s: String) -> Option<RowKey<'static>> {
-    (!s.is_empty()).then(|| RowKey::Text(std::borrow::Cow::Owned(s)))
+    (!s.is_empty()).then_some(RowKey::Text(std::borrow::Cow::Owned(s)))
 }
 
 /// Which rows to show and how. Every filter left empty matches everything.

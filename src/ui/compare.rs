@@ -523,8 +523,40 @@ fn StepsTable(baseline: StepSpread, candidate: StepSpread) -> impl IntoView {
     }
 }
 
+/// The findings' order under a header's sort: by name or change (A to Z, any case), or by a run's
+/// recoverable time; ties keep the comparison's order.
+fn findings_order(
+    findings: &[crate::report::compare::FindingChange],
+    sort: Option<crate::page::analyses_view::sort::SortBy>,
+) -> Vec<usize> {
+    use crate::page::analyses_view::sort::SortDir;
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    let Some(s) = sort else { return order };
+    let text = |i: usize| match s.column {
+        0 => finding_words(&findings[i]).to_lowercase(),
+        _ => change_words(findings[i].change).to_string(),
+    };
+    let figure = |i: usize| match s.column {
+        2 => findings[i].impact.baseline,
+        _ => findings[i].impact.candidate,
+    };
+    order.sort_by(|&a, &b| {
+        let o = if s.column < 2 {
+            text(a).cmp(&text(b))
+        } else {
+            figure(a).total_cmp(&figure(b))
+        };
+        match s.dir {
+            SortDir::Ascending => o,
+            SortDir::Descending => o.reverse(),
+        }
+    });
+    order
+}
+
 #[component]
 fn FindingsTable(comparison: Comparison, unit: &'static str) -> AnyView {
+    use crate::page::analyses_view::sort::SortBy;
     if comparison.findings.is_empty() {
         return view! {
             <p class="muted empty-table" data-table="compare-findings">
@@ -533,28 +565,61 @@ fn FindingsTable(comparison: Comparison, unit: &'static str) -> AnyView {
         }
         .into_any();
     }
+    let sort = RwSignal::new(None::<SortBy>);
+    let headers = [
+        ("finding".to_string(), false),
+        ("change".to_string(), false),
+        (format!("recoverable, baseline ({unit})"), true),
+        (format!("candidate ({unit})"), true),
+    ];
+    let head = headers
+        .into_iter()
+        .enumerate()
+        .map(|(i, (h, numeric))| {
+            let aria = move || SortBy::aria_of(sort.get(), i);
+            let on_click = move |_| sort.update(|s| *s = Some(SortBy::after_click(*s, i, numeric)));
+            view! {
+                <th class:num=numeric aria-sort=aria data-col=i.to_string()>
+                    <button type="button" class="sort" on:click=on_click>
+                        {h}<span class="sort-mark" aria-hidden="true">{move || match aria() {
+                            "ascending" => "▲",
+                            "descending" => "▼",
+                            _ => "",
+                        }}</span>
+                    </button>
+                </th>
+            }
+        })
+        .collect_view();
+    let findings = comparison.findings.clone();
+    let rows = move || {
+        findings_order(&findings, sort.get())
+            .into_iter()
+            .map(|i| {
+                let f = &findings[i];
+                let change = f.change.as_str();
+                let title = f
+                    .candidate_headline
+                    .as_ref()
+                    .or(f.baseline_headline.as_ref())
+                    .map(|h| h.plain())
+                    .unwrap_or_default();
+                view! {
+                    <tr data-metric="compare-finding-impact-change" data-value=f.impact.change.to_string() data-finding=f.id.as_str() data-change=change>
+                        <td title=title><span class="name-text">{finding_words(f)}</span></td>
+                        <td>{change_words(f.change)}</td>
+                        <td class="num">{ms(f.impact.baseline)}</td>
+                        <td class="num">{ms(f.impact.candidate)}</td>
+                    </tr>
+                }
+            })
+            .collect_view()
+    };
     view! {
         <div class="table-wrap">
-            <table data-table="compare-findings">
-                <thead><tr>
-                    <th>"finding"</th><th>"change"</th>
-                    <th class="num">{format!("recoverable, baseline ({unit})")}</th><th class="num">{format!("candidate ({unit})")}</th>
-                </tr></thead>
-                <tbody>
-                    {comparison.findings.iter().map(|f| {
-                        let change = f.change.as_str();
-                        let change_attr = change;
-                        let title = f.candidate_headline.as_ref().or(f.baseline_headline.as_ref()).map(|h| h.plain()).unwrap_or_default();
-                        view! {
-                            <tr data-metric="compare-finding-impact-change" data-value=f.impact.change.to_string() data-finding=f.id.as_str() data-change=change_attr>
-                                <td title=title>{finding_words(f)}</td>
-                                <td>{change_words(f.change)}</td>
-                                <td class="num">{ms(f.impact.baseline)}</td>
-                                <td class="num">{ms(f.impact.candidate)}</td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
+            <table class="sortable" data-table="compare-findings">
+                <thead><tr>{head}</tr></thead>
+                <tbody>{rows}</tbody>
             </table>
         </div>
     }

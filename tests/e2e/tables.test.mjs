@@ -198,6 +198,8 @@ test('every table sorts by its headers: views, analyses and the comparison', asy
   }
   await compareRuns(page);
   const compared = page.locator('#compare table.sortable');
+  const names = await compared.evaluateAll((ts) => ts.map((t) => t.dataset.table));
+  assert.ok(names.includes('compare-findings'), `the findings table sorts too: ${names}`);
   for (let i = 0; i < await compared.count(); i += 1) {
     const t = compared.nth(i);
     await sortsByEveryHeader(t, `comparison ${await t.getAttribute('data-table')}`, 'compare');
