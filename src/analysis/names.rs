@@ -208,12 +208,18 @@ pub fn is_algorithm_search(name: &str) -> bool {
 /// `run` and the cudagraph trees' frames wrap every replay of compiled code, steady-state work.
 pub fn is_compile_event(name: &str) -> bool {
     if let Some(file) = frame_file(name) {
-        let function = frame_function(name).to_ascii_lowercase();
-        // `compiled_function`, `compile_wrapper` (Dynamo's `eval_frame.py`) run every call.
-        let compiles = function.contains("compile")
-            && !function.contains("compiled")
-            && !function.contains("wrapper");
-        return compiles || COMPILE_ONLY_FILES.iter().any(|f| file.contains(f));
+        let f = frame_function(name).to_ascii_lowercase();
+        // Only torch.compile's own stack compiles (not `re.compile`, an import's bytecode); there
+        // `compiled_function` and `compile_wrapper` (Dynamo's `eval_frame.py`) run every call.
+        let stack = ["torch/_dynamo/", "torch/_inductor/", "torch/_functorch/"]
+            .iter()
+            .any(|p| file.contains(p));
+        let compiles = f == "compile"
+            || f == "_compile"
+            || f.starts_with("compile_") && !f.contains("wrapper")
+            || f.starts_with("_compile_")
+            || f.contains("compiler");
+        return stack && compiles || COMPILE_ONLY_FILES.iter().any(|c| file.contains(c));
     }
     is_compile_name(name)
 }
