@@ -272,6 +272,18 @@ impl HostTimeline {
 /// costs microseconds, so 100 µs without a runtime call is work on CPU tensors.
 pub const HOST_COMPUTE_MIN_NS: i64 = 100_000;
 
+/// Whether a launch call's runtime puts every device action through a call the profiler records
+/// (CUDA, HIP): only there does an operator without one run on the CPU. Other accelerators' runtimes
+/// (MTIA, Ascend, XPU) move data without a recorded call, so their threads are never read for host
+/// compute.
+fn records_every_device_call(runtime_call: &str) -> bool {
+    use crate::trace::dialect::{device_kind_of_runtime, DeviceKind};
+    matches!(
+        device_kind_of_runtime(runtime_call),
+        Some(DeviceKind::Cuda | DeviceKind::Rocm)
+    )
+}
+
 /// The CPU operators that computed on the host: on a thread that launches device work (it makes
 /// kernel launch or copy calls), an operator that made no runtime or driver call itself or
 /// through its children (no kernel, copy, sync or allocation: nothing for the device) and lasted
@@ -296,7 +308,9 @@ pub fn host_compute_ops(t: &TraceTable, classes: &NameClasses) -> Vec<(i64, i64,
             EventKind::Runtime | EventKind::Driver => {
                 calls.entry(thread).or_default().push(ts);
                 let c = classes.of_row(t, row);
-                if c.has(NameClass::LAUNCH) || c.has(NameClass::MEMCPY_CALL) {
+                if (c.has(NameClass::LAUNCH) || c.has(NameClass::MEMCPY_CALL))
+                    && records_every_device_call(t.name_at(row))
+                {
                     launching.insert(thread);
                 }
             }

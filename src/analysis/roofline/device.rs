@@ -1051,9 +1051,23 @@ fn estimate(props: &DeviceProps) -> Option<DeviceRoof> {
         note,
     );
     // A device not in the table: its memory and links are not known (never another device's);
-    // `device` names the row whose per-SM rates were used.
+    // `device` names the row whose per-SM rates were used. The exception is a device of that row's
+    // vendor, architecture and exact SM count: that is the row's chip under another name (ROCm
+    // names an Instinct GCD "AMD Radeon Graphics"), so its memory and host link are the row's.
+    roof.peer_link = None;
+    if s.sms == sms {
+        roof.note = format!(
+            "identified by architecture {}.{} and {} SMs (CUs) as the {}: {:?} is not in the datasheet table by name; peaks scaled by the trace's clock when it gives one, memory bandwidth and host link the {}'s",
+            arch.0,
+            arch.1,
+            sms,
+            s.name,
+            props.name.as_deref().unwrap_or("the device"),
+            s.name
+        );
+        return Some(roof);
+    }
     roof.memory_gbps = 0.0;
     roof.host_link = None;
-    roof.peer_link = None;
     Some(roof)
 }
