@@ -93,20 +93,41 @@ fn a_small_gpu_run_dominated_by_cpu_randn_is_host_compute_not_too_little() {
 
 // 2. Host time is not dispatch when the op launched nothing -----------------------------------------
 
-/// Ten steps, each a 2 ms CPU op then 30 small kernels. `launches` says whether the long op
-/// launches a kernel at its end (an ordinary op whose host time is dispatch) or nothing (CPU
-/// compute on CPU tensors).
-fn steps_with_long_op(launches: bool) -> DiagnosisReport {
+/// What a step's long (2 ms) CPU op is.
+#[derive(Clone, Copy)]
+enum LongOp {
+    /// An ordinary op that launches a kernel at its end: its host time is dispatch.
+    Launches,
+    /// `randn` on the CPU: compute on CPU tensors.
+    CpuRandn,
+    /// A split into many views (`split_with_sizes` > `narrow` > `slice` > `as_strided`): no compute.
+    Views,
+}
+
+/// Ten steps, each a 2 ms CPU op then 30 small kernels.
+fn steps_with_long_op(long: LongOp) -> DiagnosisReport {
     let mut b = TraceBuilder::new();
     for k in 0..10 {
         let t0 = 3_200.0 * k as f64;
         b.step(k + 1, t0, 3_100.0);
-        if launches {
-            b.cpu_op("aten::index", t0 + 10.0, 2_000.0);
-            b.kernel(ADD, 7, t0 + 2_000.0, 8.0, t0 + 2_011.0, 20.0);
-        } else {
-            b.cpu_op("aten::randn", t0 + 10.0, 2_000.0);
-            b.cpu_op("aten::normal_", t0 + 20.0, 1_980.0);
+        match long {
+            LongOp::Launches => {
+                b.cpu_op("aten::index", t0 + 10.0, 2_000.0);
+                b.kernel(ADD, 7, t0 + 2_000.0, 8.0, t0 + 2_011.0, 20.0);
+            }
+            LongOp::CpuRandn => {
+                b.cpu_op("aten::randn", t0 + 10.0, 2_000.0);
+                b.cpu_op("aten::normal_", t0 + 20.0, 1_980.0);
+            }
+            LongOp::Views => {
+                b.cpu_op("aten::split_with_sizes", t0 + 10.0, 2_000.0);
+                for v in 0..10 {
+                    let tv = t0 + 20.0 + 198.0 * v as f64;
+                    b.cpu_op("aten::narrow", tv, 190.0);
+                    b.cpu_op("aten::slice", tv + 5.0, 180.0);
+                    b.cpu_op("aten::as_strided", tv + 10.0, 170.0);
+                }
+            }
         }
         let mut t = t0 + 2_100.0;
         for _ in 0..30 {
@@ -123,7 +144,7 @@ fn steps_with_long_op(launches: bool) -> DiagnosisReport {
 /// end stay the host's dispatch story, and no host compute is claimed.
 #[test]
 fn host_time_in_an_op_that_launched_nothing_is_host_compute_not_dispatch() {
-    let r = steps_with_long_op(false);
+    let r = steps_with_long_op(LongOp::CpuRandn);
     // Independently: steps 2-10 each hold 2 ms of randn inside the GPU window.
     let inside = idle_us(&r, IdleCause::HostCompute);
     assert!(
@@ -152,7 +173,7 @@ fn host_time_in_an_op_that_launched_nothing_is_host_compute_not_dispatch() {
     assert_eq!(f.impact.time_ns, 10 * 2_000_000);
     assert!(!f.actions_markdown("\n").contains("torch.compile"));
 
-    let launching = steps_with_long_op(true);
+    let launching = steps_with_long_op(LongOp::Launches);
     assert_eq!(idle_us(&launching, IdleCause::HostCompute), 0.0);
     assert!(!has(&launching, FindingId::HostCompute));
     assert!(
@@ -160,6 +181,20 @@ fn host_time_in_an_op_that_launched_nothing_is_host_compute_not_dispatch() {
         "{}",
         launching.to_markdown()
     );
+}
+
+/// Host time in view operators (a split into many pieces) is not compute on CPU tensors: views
+/// compute nothing on any device, so no host compute and no "create on the device" advice.
+#[test]
+fn host_time_in_view_ops_is_not_host_compute() {
+    let r = steps_with_long_op(LongOp::Views);
+    assert_eq!(
+        idle_us(&r, IdleCause::HostCompute),
+        0.0,
+        "{}",
+        r.to_markdown()
+    );
+    assert!(!has(&r, FindingId::HostCompute), "{}", r.to_markdown());
 }
 
 // 3. Host compute then copies is not a copy benchmark -----------------------------------------------

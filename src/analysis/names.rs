@@ -124,6 +124,48 @@ pub fn is_allocation_op(name: &str) -> bool {
     .any(|p| name.starts_with(p))
 }
 
+/// Operators that only make a view of a tensor (new sizes, strides or offset over the same memory):
+/// they compute nothing on any device, so their host time is framework overhead, never compute on
+/// CPU tensors. A view that must copy (a `reshape` of a non-contiguous tensor) shows its copy as a
+/// child operator (`aten::clone`, `aten::copy_`), read on its own.
+pub fn is_view_op(name: &str) -> bool {
+    let Some(op) = name.strip_prefix("aten::") else {
+        return false;
+    };
+    matches!(
+        op,
+        "as_strided"
+            | "view"
+            | "view_as"
+            | "_unsafe_view"
+            | "_reshape_alias"
+            | "reshape"
+            | "flatten"
+            | "unflatten"
+            | "narrow"
+            | "slice"
+            | "select"
+            | "split"
+            | "split_with_sizes"
+            | "unsafe_split"
+            | "unbind"
+            | "chunk"
+            | "tensor_split"
+            | "expand"
+            | "expand_as"
+            | "t"
+            | "transpose"
+            | "permute"
+            | "squeeze"
+            | "unsqueeze"
+            | "detach"
+            | "alias"
+            | "diagonal"
+            | "unfold"
+            | "lift_fresh"
+    )
+}
+
 /// Runtime calls that block the host until the device catches up.
 pub fn is_sync_call(name: &str) -> bool {
     matches!(

@@ -291,7 +291,8 @@ fn records_every_device_call(runtime_call: &str) -> bool {
 /// tensors (`torch.randn` without `device=`, a tensor made on the CPU then `.to(device)`, numpy
 /// work through ATen), never dispatch or launch overhead. Profiler steps, DataLoader ops, waits,
 /// communication and compilation are left out (their own causes), and so are allocations
-/// ([`crate::analysis::names::is_allocation_op`]: a long `aten::empty` is a lazy initialisation). This is the one definition.
+/// ([`crate::analysis::names::is_allocation_op`]: a long `aten::empty` is a lazy initialisation), and
+/// views ([`crate::analysis::names::is_view_op`]: they compute nothing). This is the one definition.
 pub fn host_compute_ops(t: &TraceTable, classes: &NameClasses) -> Vec<(i64, i64, String)> {
     use std::collections::BTreeMap;
     type Thread = (u32, u32);
@@ -343,7 +344,8 @@ pub fn host_compute_ops(t: &TraceTable, classes: &NameClasses) -> Vec<(i64, i64,
                 || c.has(NameClass::COMPILE)
                 || c.has(NameClass::SYNC)
                 || is_data_loader_op(EventKind::CpuOp, c)
-                || crate::analysis::names::is_allocation_op(t.name_at(row));
+                || crate::analysis::names::is_allocation_op(t.name_at(row))
+                || crate::analysis::names::is_view_op(t.name_at(row));
             let k = runtime.partition_point(|&r| r < ts);
             let launched = runtime.get(k).is_some_and(|&r| r < end);
             if other_cause || launched {
