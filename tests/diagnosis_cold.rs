@@ -4,6 +4,7 @@
 //! cut, and reconciled figures (compile time by union, denominators named, unique short names).
 
 use crate::common;
+use crate::common::idle_us;
 
 use crate::common::{TraceBuilder, HOST_PID};
 use profile_model::analysis::all::AnalysisOptions;
@@ -24,14 +25,6 @@ fn report(b: &TraceBuilder) -> DiagnosisReport {
     let r = diagnose(&TraceSet::single(b.table("trace.json")));
     common::assert_report_invariants(&r, "scenario");
     r
-}
-
-fn idle_us(r: &DiagnosisReport, cause: IdleCause) -> f64 {
-    r.idle_attribution
-        .iter()
-        .filter(|s| s.cause == cause)
-        .map(|s| s.time_us)
-        .sum()
 }
 
 /// A forward of `n` small kernels, each launched 8 µs after the previous one ends, from `t0` (µs);

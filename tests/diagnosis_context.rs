@@ -180,6 +180,9 @@ fn launches_whose_kernels_are_missing_withhold_idle_findings() {
         (30, 40)
     );
     assert!(r.to_markdown().contains("30 of 40 kernel launches"));
+    // The device idle when the recorded launches end: a full buffer, not queued work.
+    assert!(!r.context.orphans_trail);
+    assert!(r.to_markdown().contains("overflow"));
     invariants(&r, "dropped");
     // The whole trace drops nothing.
     b.cpu_op("aten::tail", 100_000.0, 5.0);
@@ -187,6 +190,47 @@ fn launches_whose_kernels_are_missing_withhold_idle_findings() {
     assert!(!r.context.holds(TraceHolds::EventsDropped));
     assert_eq!(r.context.orphan_launches, 0);
     invariants(&r, "whole");
+}
+
+/// Launches whose kernels are missing only at the end, queued behind a device still busy with the
+/// recorded ones (each kernel 400 µs, launched every 50 µs): the profiler stopped while the device was
+/// behind. Said as such, with a sync before the profiler stops; missing kernels spread over the trace
+/// (the test above: the device idle when recording stops) stay a full buffer.
+#[test]
+fn missing_kernels_queued_at_the_end_are_said_to_be_unfinished_work() {
+    let mut b = TraceBuilder::new();
+    let mut device_free = 0.0_f64;
+    for k in 0..40 {
+        let t = 50.0 * k as f64;
+        b.cpu_op("aten::mm", t, 30.0);
+        let start = device_free.max(t + 20.0);
+        let name = if k < 10 { "gemm_a" } else { "gemm_b" };
+        b.kernel(name, 7, t + 5.0, 10.0, start, 400.0);
+        device_free = start + 400.0;
+    }
+    let full: Value = serde_json::from_str(&b.json()).unwrap();
+    let events: Vec<Value> = full["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !(e["cat"] == "kernel" && e["name"] == "gemm_b"))
+        .cloned()
+        .collect();
+    let mut top = full.clone();
+    top["traceEvents"] = Value::Array(events);
+    let r = report_of(&top.to_string());
+    assert!(
+        r.context.holds(TraceHolds::EventsDropped),
+        "{:?}",
+        r.context.holds
+    );
+    // Independently: the 10th kernel ends at 10 × 400 + 20 = 4,020 µs, the 11th launch is at 505 µs.
+    assert!(r.context.orphans_trail);
+    let md = r.to_markdown();
+    assert!(md.contains("The last 30 of 40 kernel launches"), "{md}");
+    assert!(md.contains("torch.cuda.synchronize()"), "{md}");
+    assert!(!md.contains("overflow"), "{md}");
+    invariants(&r, "queued at the end");
 }
 
 #[test]

@@ -6,6 +6,7 @@
 //! two time bases are separated, the cluster with the device work analysed.
 
 use crate::common::{self, all_words, TraceBuilder, HOST_PID, HOST_TID};
+use crate::common::{has_finding as has, idle_us};
 use profile_model::report::attribution::IdleCause;
 use profile_model::report::context::TraceHolds;
 use profile_model::report::diagnosis::{diagnose, DiagnosisReport};
@@ -22,18 +23,6 @@ fn report(b: &TraceBuilder) -> DiagnosisReport {
     let r = diagnose(&TraceSet::single(b.table("trace.json")));
     common::assert_report_invariants(&r, "host work");
     r
-}
-
-fn idle_us(r: &DiagnosisReport, cause: IdleCause) -> f64 {
-    r.idle_attribution
-        .iter()
-        .filter(|s| s.cause == cause)
-        .map(|s| s.time_us)
-        .sum()
-}
-
-fn has(r: &DiagnosisReport, id: FindingId) -> bool {
-    r.findings.iter().any(|f| f.id == id)
 }
 
 // 1. A small trace with a clear host story -----------------------------------------------------------

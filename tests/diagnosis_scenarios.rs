@@ -3,6 +3,7 @@
 //! and figures computed here from the timestamps the test wrote.
 
 use crate::common;
+use crate::common::has_finding as has;
 
 use crate::common::TraceBuilder;
 use profile_model::report::attribution::IdleCause;
@@ -37,10 +38,6 @@ fn finding<'a>(r: &'a DiagnosisReport, id: FindingId) -> &'a Finding {
         .iter()
         .find(|f| f.id == id)
         .unwrap_or_else(|| panic!("no `{id}` finding in\n{}", r.to_markdown()))
-}
-
-fn has(r: &DiagnosisReport, id: FindingId) -> bool {
-    r.findings.iter().any(|f| f.id == id)
 }
 
 fn bottleneck(r: &DiagnosisReport) -> BottleneckKind {

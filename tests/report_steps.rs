@@ -3,6 +3,7 @@
 //! a way the report must show: other kernels, a DataLoader stall, a warm-up step the automatic
 //! window leaves out; ranges the trace does not have are refused in words that say which it has.
 
+use crate::common::has_finding as has;
 use crate::common::TraceBuilder;
 
 use profile_model::report::diagnosis::{diagnose, diagnose_steps, DiagnosisReport};
@@ -65,10 +66,6 @@ fn kernels(r: &DiagnosisReport) -> Vec<(String, u64, f64)> {
             )
         })
         .collect()
-}
-
-fn has(r: &DiagnosisReport, id: FindingId) -> bool {
-    r.findings.iter().any(|f| f.id == id)
 }
 
 #[test]

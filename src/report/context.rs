@@ -182,6 +182,10 @@ pub struct TraceContext {
     pub correlated_launches: u64,
     #[serde(default)]
     pub orphan_launches: u64,
+    /// Whether, on every rank with orphan launches, they are the tail of its launches: the trace
+    /// ended while the device still had them queued (see `RankFacts::orphans_trail`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub orphans_trail: bool,
     /// Graph launches (replays) with a correlation id, and those no device operation carries.
     #[serde(default)]
     pub graph_correlated: u64,

@@ -565,3 +565,23 @@ pub fn all_words(r: &profile_model::report::diagnosis::DiagnosisReport) -> Strin
     }
     s
 }
+
+/// The time (µs) a report's idle attribution gives one cause.
+pub fn idle_us(
+    r: &profile_model::report::diagnosis::DiagnosisReport,
+    cause: profile_model::report::attribution::IdleCause,
+) -> f64 {
+    r.idle_attribution
+        .iter()
+        .filter(|s| s.cause == cause)
+        .map(|s| s.time_us)
+        .sum()
+}
+
+/// Whether a report has a finding of this id.
+pub fn has_finding(
+    r: &profile_model::report::diagnosis::DiagnosisReport,
+    id: profile_model::report::findings::FindingId,
+) -> bool {
+    r.findings.iter().any(|f| f.id == id)
+}

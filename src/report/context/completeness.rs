@@ -62,6 +62,10 @@ pub(super) fn before_replay(
     c.device = device_of(parts, cut);
     c.correlated_launches = facts.iter().map(|f| f.correlated_launches).sum();
     c.orphan_launches = facts.iter().map(|f| f.orphan_launches).sum();
+    c.orphans_trail = c.orphan_launches > 0
+        && facts
+            .iter()
+            .all(|f| f.orphan_launches == 0 || f.orphans_trail);
     c.origin = Some(if legacy {
         TraceOrigin::PytorchLegacy
     } else {
@@ -475,7 +479,11 @@ pub fn trace_lines(ctx: &TraceContext) -> Vec<RichText> {
     }
     if ctx.holds(TraceHolds::EventsDropped) && dropped(ctx.orphan_launches, ctx.correlated_launches)
     {
-        out.push(rich!(format!("{} of {} kernel launches have no device operation in the trace (matched by correlation id): the profiler dropped device events, so the GPU's idle time is unknowable and idle-based findings are withheld. Re-record with a shorter active window (fewer steps in ", ctx.orphan_launches, ctx.correlated_launches), code("schedule(active=...)"), ") so the profiler's activity buffers do not overflow."));
+        out.push(if ctx.orphans_trail {
+            rich!(format!("The last {} of {} kernel launches have no device operation in the trace (matched by correlation id), and every one of them came after the last launch whose kernel was recorded: the profiler stopped while the {} still had them queued (the host ran ahead of the device), so the device's work at the end is unrecorded and idle-based findings are withheld. Synchronize before the profiler stops (", ctx.orphan_launches, ctx.correlated_launches, ctx.device.kind.device_word()), code("torch.cuda.synchronize()"), " before the last ", code("prof.step()"), " or the end of the ", code("with torch.profiler.profile(...)"), " block) so the queued work is recorded.")
+        } else {
+            rich!(format!("{} of {} kernel launches have no device operation in the trace (matched by correlation id): the profiler dropped device events, so the GPU's idle time is unknowable and idle-based findings are withheld. Re-record with a shorter active window (fewer steps in ", ctx.orphan_launches, ctx.correlated_launches), code("schedule(active=...)"), ") so the profiler's activity buffers do not overflow.")
+        });
     }
     if ctx.holds(TraceHolds::EventsDropped) && dropped(ctx.graph_orphans, ctx.graph_correlated) {
         out.push(format!(

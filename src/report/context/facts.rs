@@ -115,6 +115,12 @@ pub struct RankFacts {
     pub correlated_launches: u64,
     /// Of those, the ones whose device operation is absent.
     pub orphan_launches: u64,
+    /// Whether every orphan launch came after the last launch whose device operation was recorded,
+    /// and the recorded device work still had at least [`QUEUED_AT_STOP_NS`] to run when the first
+    /// of them was launched: the trace ends with work queued behind a busy device (the profiler
+    /// stopped while the device was behind), not records lost to a full buffer.
+    #[serde(default)]
+    pub orphans_trail: bool,
     /// Graph launches (replays) with a correlation id, outside stream captures, and those that no
     /// device operation carries (their replayed kernels were not recorded).
     pub graph_correlated: u64,
@@ -354,6 +360,7 @@ impl RankFacts {
         f.legacy = is_legacy(t) && !f.kineto_marks;
         (f.correlated_launches, f.orphan_launches) =
             launched_and_orphaned(&launches, &h.captures, &device_correlations);
+        let first_trailing_orphan = trailing_orphans(&launches, &h.captures, &device_correlations);
         (f.graph_correlated, f.graph_orphans) =
             launched_and_orphaned(&graph_launches, &h.captures, &device_correlations);
         let graph_ids: BTreeSet<i64> = graph_launches.iter().map(|g| g.0).collect();
@@ -362,6 +369,10 @@ impl RankFacts {
             .filter(|c| graph_ids.contains(c))
             .count() as u64;
         let device = crate::analysis::intervals::union(device_spans);
+        f.orphans_trail = match (first_trailing_orphan, device.last()) {
+            (Some(first), Some(&(_, end))) => end - first >= QUEUED_AT_STOP_NS,
+            _ => false,
+        };
         f.device_window_ns = match (device.first(), device.last()) {
             (Some(a), Some(b)) => b.1 - a.0,
             _ => 0,
@@ -630,6 +641,36 @@ mod tests {
 
 /// Of `(correlation, ts)` launches outside graph captures: how many, and how many carry no device
 /// operation (their correlation absent from `device_correlations`).
+/// How much recorded device work must still be queued when the launches stop being recorded for
+/// the missing ones to be work the profiler stopped before (1 ms: a device behind, not idle).
+const QUEUED_AT_STOP_NS: i64 = 1_000_000;
+
+/// The first orphan launch (outside captures, no device operation) when every orphan starts after
+/// the last launch whose device operation was recorded (a tail, not gaps along the way).
+fn trailing_orphans(
+    launches: &[(i64, i64)],
+    captures: &crate::analysis::intervals::Intervals,
+    device_correlations: &BTreeSet<i64>,
+) -> Option<i64> {
+    let outside = || {
+        launches
+            .iter()
+            .filter(|(_, ts)| covered(captures, *ts, *ts + 1) == 0)
+    };
+    let last_recorded = outside()
+        .filter(|(c, _)| device_correlations.contains(c))
+        .map(|(_, ts)| *ts)
+        .max();
+    let first_orphan = outside()
+        .filter(|(c, _)| !device_correlations.contains(c))
+        .map(|(_, ts)| *ts)
+        .min();
+    match (last_recorded, first_orphan) {
+        (Some(last), Some(first)) if first > last => Some(first),
+        _ => None,
+    }
+}
+
 fn launched_and_orphaned(
     launches: &[(i64, i64)],
     captures: &crate::analysis::intervals::Intervals,
